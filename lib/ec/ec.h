@@ -1,0 +1,62 @@
+/* ec.h - G1 and G2 of BN254 and BLS12-381.
+ *
+ * Forms:
+ *   affine  zp_<G>a_<C>_t {x, y}: coordinates in Montgomery form; byte-identical to the
+ *           zkey/ptau encoding. The all-zero point (0,0) is the point at infinity (snarkjs
+ *           convention; (0,0) is on neither curve).
+ *   jacobian zp_<G>_<C>_t {x, y, z}: (X/Z^2, Y/Z^3); z == 0 is infinity.
+ * Curves: y^2 = x^3 + b; BN254 b = 3 (G1), 3/(9+u) (G2); BLS12-381 b = 4 (G1), 4(1+u) (G2).
+ * Groups G in {g1, g2}, curves C in {bn254, bls12_381}; each gets the API below, written once
+ * as a template (ec_impl.h) and instantiated per group and curve.
+ * Scalars for mul are zp_scalar_t in STANDARD form (any 256-bit value; not reduced first).
+ * Tests: tests/test_ec.c */
+#ifndef ZP_EC_H
+#define ZP_EC_H
+#include "../ff/ff.h"
+
+#define ZP_GROUP_API(G, C, FQ)                                                                \
+    typedef struct { zp_##FQ##_##C##_t x, y; } zp_##G##a_##C##_t;                             \
+    typedef struct { zp_##FQ##_##C##_t x, y, z; } zp_##G##_##C##_t;                           \
+    void zp_##G##_##C##_generator(zp_##G##a_##C##_t *r);                                      \
+    void zp_##G##_##C##_set_inf(zp_##G##_##C##_t *r);                                         \
+    bool zp_##G##_##C##_is_inf(const zp_##G##_##C##_t *p);                                    \
+    bool zp_##G##a_##C##_is_inf(const zp_##G##a_##C##_t *p);                                  \
+    void zp_##G##_##C##_from_affine(zp_##G##_##C##_t *r, const zp_##G##a_##C##_t *a);         \
+    void zp_##G##_##C##_to_affine(zp_##G##a_##C##_t *r, const zp_##G##_##C##_t *p);           \
+    /* n points to affine with one inversion; scratch: n field elements */                    \
+    void zp_##G##_##C##_batch_to_affine(zp_##G##a_##C##_t *r, const zp_##G##_##C##_t *p, size_t n, zp_##FQ##_##C##_t *scratch); \
+    void zp_##G##_##C##_add(zp_##G##_##C##_t *r, const zp_##G##_##C##_t *a, const zp_##G##_##C##_t *b); \
+    void zp_##G##_##C##_add_affine(zp_##G##_##C##_t *r, const zp_##G##_##C##_t *a, const zp_##G##a_##C##_t *b); \
+    void zp_##G##_##C##_dbl(zp_##G##_##C##_t *r, const zp_##G##_##C##_t *a);                  \
+    void zp_##G##_##C##_neg(zp_##G##_##C##_t *r, const zp_##G##_##C##_t *a);                  \
+    void zp_##G##a_##C##_neg(zp_##G##a_##C##_t *r, const zp_##G##a_##C##_t *a);               \
+    void zp_##G##_##C##_mul(zp_##G##_##C##_t *r, const zp_##G##_##C##_t *p, const zp_scalar_t *k); \
+    bool zp_##G##_##C##_eq(const zp_##G##_##C##_t *a, const zp_##G##_##C##_t *b);             \
+    bool zp_##G##a_##C##_on_curve(const zp_##G##a_##C##_t *p);     /* infinity: true */      \
+    bool zp_##G##a_##C##_in_subgroup(const zp_##G##a_##C##_t *p);  /* on curve and r*P = 0 */ \
+    bool zp_##G##_##C##_on_curve(const zp_##G##_##C##_t *p);
+
+ZP_GROUP_API(g1, bn254, fq)
+ZP_GROUP_API(g2, bn254, fq2)
+ZP_GROUP_API(g1, bls12_381, fq)
+ZP_GROUP_API(g2, bls12_381, fq2)
+
+/* Compressed encodings.
+ * BLS12-381: zcash/bellperson (Filecoin): big-endian x, 48 bytes G1, 96 bytes G2 (x.c1 then
+ *   x.c0); byte 0 bits: 0x80 compressed, 0x40 infinity, 0x20 y is the lexicographically larger.
+ * BN254: gnark's: big-endian x, 32 bytes G1, 64 bytes G2 (x.c1 then x.c0); top two bits of byte 0:
+ *   0b10 y smallest, 0b11 y largest, 0b01 infinity.
+ * decompress checks canonical x, on-curve and subgroup; errors are ZP_EFORMAT with detail. */
+enum {
+    ZP_G1_BN254_COMPRESSED = 32, ZP_G2_BN254_COMPRESSED = 64,
+    ZP_G1_BLS12_381_COMPRESSED = 48, ZP_G2_BLS12_381_COMPRESSED = 96,
+};
+void zp_g1a_bn254_compress(uint8_t *out, const zp_g1a_bn254_t *p);
+int zp_g1a_bn254_decompress(zp_g1a_bn254_t *r, const uint8_t *in);
+void zp_g2a_bn254_compress(uint8_t *out, const zp_g2a_bn254_t *p);
+int zp_g2a_bn254_decompress(zp_g2a_bn254_t *r, const uint8_t *in);
+void zp_g1a_bls12_381_compress(uint8_t *out, const zp_g1a_bls12_381_t *p);
+int zp_g1a_bls12_381_decompress(zp_g1a_bls12_381_t *r, const uint8_t *in);
+void zp_g2a_bls12_381_compress(uint8_t *out, const zp_g2a_bls12_381_t *p);
+int zp_g2a_bls12_381_decompress(zp_g2a_bls12_381_t *r, const uint8_t *in);
+#endif

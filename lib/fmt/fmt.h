@@ -1,0 +1,102 @@
+/* fmt.h - readers for snarkjs/circom binary files and the JSON files of the ecosystem.
+ *
+ * .zkey (Groth16, version 1..2), .wtns (version 2), .r1cs (version 1): see
+ * shared/snarkjs-groth16.md. Files are mmap'd read-only; sections are found by id; every
+ * count and size is checked against the file before anything is read. Pointers into the map
+ * are byte pointers: NOT aligned; copy before using as typed arrays.
+ * Every error returns ZP_EFORMAT / ZP_ECURVE / ZP_EVERSION / ZP_EMISMATCH / -errno and sets
+ * zp_err_msg() to a message naming the file and what is wrong.
+ * JSON: proof.json / public.json written byte-exactly as snarkjs (JSON.stringify(x, null, 1),
+ * no trailing newline); verification_key.json, proof.json, public.json parsed strictly.
+ * Tests: tests/test_fmt.c (crafted bad files), tests/oracle/ */
+#ifndef ZP_FMT_H
+#define ZP_FMT_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum { ZP_CURVE_NONE = 0, ZP_CURVE_BN254 = 1, ZP_CURVE_BLS12_381 = 2 } zp_curve_id_t;
+const char *zp_curve_name(zp_curve_id_t c);            /* "bn128" / "bls12381" (snarkjs names) */
+/* curve from its scalar field r given as n8 LE bytes; ZP_CURVE_NONE if unknown */
+zp_curve_id_t zp_curve_from_r(const uint8_t *r, size_t n8);
+zp_curve_id_t zp_curve_from_q(const uint8_t *q, size_t n8);
+
+typedef struct {
+    const char *path;          /* for messages; not owned */
+    const uint8_t *map;        /* whole file */
+    size_t size;
+    int mapped;                /* 1: munmap on close; 0: caller's memory */
+} zp_binfile_t;
+
+typedef struct zp_zkey {
+    zp_binfile_t f;
+    zp_curve_id_t curve;
+    uint32_t n8q, n8r;
+    uint32_t n_vars, n_public, domain_size, log_n;
+    /* section 2 points: affine, LEM (Montgomery little-endian), x then y */
+    const uint8_t *alpha1, *beta1, *beta2, *gamma2, *delta1, *delta2;
+    const uint8_t *ic;         /* n_public + 1 G1 */
+    const uint8_t *coefs;      /* n_coefs entries of 12 + n8r bytes: u32 matrix, u32 row, u32 wire, value (R^2-Montgomery) */
+    uint32_t n_coefs;
+    const uint8_t *points_a, *points_b1, *points_b2, *points_c, *points_h;
+    /* sizes in points: a, b1, b2: n_vars; c: n_vars - n_public - 1; h: domain_size */
+} zp_zkey_t;
+
+typedef struct zp_wtns {
+    zp_binfile_t f;
+    zp_curve_id_t curve;       /* from the prime (= r) */
+    uint32_t n8;
+    uint32_t n_witness;
+    const uint8_t *values;     /* n_witness x n8 bytes, standard form LE, each checked < r */
+} zp_wtns_t;
+
+typedef struct zp_r1cs {
+    zp_binfile_t f;
+    zp_curve_id_t curve;
+    uint32_t n8;
+    uint32_t n_wires, n_pub_out, n_pub_in, n_prv_in, n_constraints;
+    uint64_t n_labels;
+    const uint8_t *constraints; /* section 2, fully validated at open (wire ids < n_wires, coefs < r) */
+    size_t constraints_len;
+} zp_r1cs_t;
+
+int zp_zkey_open(zp_zkey_t *z, const char *path);
+int zp_wtns_open(zp_wtns_t *w, const char *path);
+int zp_r1cs_open(zp_r1cs_t *r, const char *path);
+/* the same, over memory the caller keeps alive (e.g. a witness copied into a shm slot) */
+int zp_zkey_parse(zp_zkey_t *z, const void *buf, size_t len, const char *name);
+int zp_wtns_parse(zp_wtns_t *w, const void *buf, size_t len, const char *name);
+int zp_r1cs_parse(zp_r1cs_t *r, const void *buf, size_t len, const char *name);
+void zp_zkey_close(zp_zkey_t *z);
+void zp_wtns_close(zp_wtns_t *w);
+void zp_r1cs_close(zp_r1cs_t *r);
+/* checks witness prime == zkey r, length == n_vars; r1cs prime, nWires == n_vars,
+ * nPubOut + nPubIn == n_public, domain fits. ZP_EMISMATCH with detail. */
+int zp_check_wtns_zkey(const zp_wtns_t *w, const zp_zkey_t *z);
+int zp_check_r1cs_zkey(const zp_r1cs_t *r, const zp_zkey_t *z);
+
+/* ---- JSON ---- decimal strings are canonical standard-form integers */
+typedef struct {
+    zp_curve_id_t curve;
+    char a[2][100], b[2][2][100], c[2][100];   /* affine decimal: a = (x, y); b = ((x.c0, x.c1), (y.c0, y.c1)) */
+} zp_proof_json_t;
+/* writes exactly snarkjs's bytes: {"pi_a": [x, y, "1"], "pi_b": [...], "pi_c": [...], "protocol": "groth16", "curve": ...} */
+int zp_proof_json_write(const char *path, const zp_proof_json_t *p);
+size_t zp_proof_json_format(char *buf, size_t cap, const zp_proof_json_t *p);
+int zp_public_json_write(const char *path, char (*const sig)[100], size_t n);
+size_t zp_public_json_format(char *buf, size_t cap, char (*const sig)[100], size_t n);
+/* parsing: accepts snarkjs's own output and any equivalent JSON; projective z must be "1"
+ * (or "0" = infinity, reported by empty x) */
+int zp_proof_json_read(zp_proof_json_t *p, const char *path);
+/* public.json: array of decimal strings; *sig malloc'd (caller frees) */
+int zp_public_json_read(char (**sig)[100], size_t *n, const char *path);
+
+typedef struct {
+    zp_curve_id_t curve;
+    uint32_t n_public;
+    char alpha1[2][100], beta2[2][2][100], gamma2[2][2][100], delta2[2][2][100];
+    char (*ic)[2][100];         /* n_public + 1 points, malloc'd */
+} zp_vk_json_t;
+int zp_vk_json_read(zp_vk_json_t *vk, const char *path);
+void zp_vk_json_free(zp_vk_json_t *vk);
+#endif

@@ -1,0 +1,126 @@
+/* groth16.h - the Groth16 prover of snarkjs, split into stage functions, and the backend
+ * ops table that the CPU backend (reference, lib/groth16/backend_cpu.c) and the CUDA backend
+ * (gpu-worker/cuda/) implement.
+ *
+ * Stages (each a plain function over caller-owned buffers; no I/O, no globals):
+ *   1. zp_g16_synth     witness -> a, b, c = a∘b (Montgomery), optional r1cs satisfaction check
+ *   2. zp_g16_prove_g1  via a backend: iNTT/coset/NTT -> h; G1 MSMs A, B1, C, H -> 4 Jacobian points
+ *   3. zp_g16_finalize  G2 MSM B2, blinding r,s, assembly, pairing self-check -> proof
+ *   4. zp_g16_verify    the Groth16 pairing equation
+ * Fr values of either curve are stored as zp_scalar_t (4 limbs); whether a buffer holds
+ * Montgomery or standard form is stated at each function.
+ * Tests: tests/test_groth16.c, tests/oracle/ */
+#ifndef ZP_GROTH16_H
+#define ZP_GROTH16_H
+#include "../ec/ec.h"
+#include "../fmt/fmt.h"
+#include "../util/util.h"
+
+/* a point of either curve (POD, fits in a shm slot's result area) */
+typedef union { zp_g1a_bn254_t bn254; zp_g1a_bls12_381_t bls12_381; } zp_g1a_any_t;
+typedef union { zp_g1_bn254_t bn254; zp_g1_bls12_381_t bls12_381; } zp_g1_any_t;
+typedef union { zp_g2a_bn254_t bn254; zp_g2a_bls12_381_t bls12_381; } zp_g2a_any_t;
+typedef union { zp_g2_bn254_t bn254; zp_g2_bls12_381_t bls12_381; } zp_g2_any_t;
+
+enum { ZP_G16_A = 0, ZP_G16_B1 = 1, ZP_G16_C = 2, ZP_G16_H = 3, ZP_G16_NMSM = 4 };
+
+/* The proving key in memory: every point array copied once, aligned, from the zkey (same
+ * bytes: affine Montgomery), coefficients decoded and validated. Built by zp_g16_key_load;
+ * the arrays may also live in a shared-memory region (zp_g16_key_load_into). */
+typedef struct zp_g16_key {
+    zp_curve_id_t curve;
+    uint32_t n_vars, n_public, domain_size, log_n;
+    zp_g1a_any_t alpha1, beta1, delta1;
+    zp_g2a_any_t beta2, gamma2, delta2;
+    void *ic;            /* n_public+1 G1 affine (curve's type) */
+    void *a, *b1, *c, *h;/* G1 affine arrays: n_vars, n_vars, n_vars-n_public-1, domain_size */
+    void *b2;            /* G2 affine, n_vars */
+    struct zp_g16_coef { uint32_t matrix, row, wire, pad; zp_scalar_t v; } *coefs; /* v: as in the zkey (R^2 Montgomery) */
+    uint32_t n_coefs;
+    void *mem; size_t mem_len; int mem_owned; /* backing store */
+} zp_g16_key_t;
+
+size_t zp_g16_key_bytes(const zp_zkey_t *z);                 /* size needed by load_into */
+int zp_g16_key_load(zp_g16_key_t *k, const zp_zkey_t *z);    /* mallocs (aligned) */
+int zp_g16_key_load_into(zp_g16_key_t *k, const zp_zkey_t *z, void *mem, size_t len);
+void zp_g16_key_close(zp_g16_key_t *k);
+size_t zp_g1a_size(zp_curve_id_t c);                         /* 64 / 96 */
+size_t zp_g2a_size(zp_curve_id_t c);                         /* 128 / 192 */
+
+/* ---- stage 1: synth ----
+ * w: n_vars witness values, STANDARD form (wtns). a, b, c: domain_size each, Montgomery out.
+ * With r1cs: checks C·w == a∘b for every constraint; on the first failure returns ZP_EUNSAT
+ * and sets the message with the constraint index. */
+int zp_g16_synth(const zp_g16_key_t *k, const zp_scalar_t *w, const zp_r1cs_t *r1cs,
+                 zp_scalar_t *a, zp_scalar_t *b, zp_scalar_t *c, zp_pool_t *pool);
+
+/* ---- backend ops table ---- */
+typedef struct zp_backend zp_backend_t;
+typedef struct {
+    uint64_t h2d_ns, ntt_ns, msm_ns[ZP_G16_NMSM], d2h_ns, total_ns;
+} zp_g16_times_t;
+typedef struct {
+    unsigned threads;     /* CPU threads (0 = all cores) */
+    int device;           /* CUDA device ordinal */
+} zp_backend_cfg_t;
+typedef struct zp_backend_ops {
+    const char *name;     /* "cpu", "cuda" */
+    int (*open)(zp_backend_t **be, const zp_backend_cfg_t *cfg);   /* ZP_ENODEV: no device */
+    void (*close)(zp_backend_t **be);
+    /* pin host memory for DMA (cudaHostRegister); no-op on CPU */
+    int (*host_register)(zp_backend_t *be, void *p, size_t len);
+    int (*host_unregister)(zp_backend_t *be, void *p);
+    /* make the key's bases resident (upload once); called before prove_g1 for that key */
+    int (*load_key)(zp_backend_t *be, const zp_g16_key_t *k);
+    /* a, b, c: domain_size Montgomery values each (clobbered); h out: domain_size STANDARD form */
+    int (*compute_h)(zp_backend_t *be, const zp_g16_key_t *k, zp_scalar_t *a, zp_scalar_t *b,
+                     const zp_scalar_t *c, zp_scalar_t *h, zp_g16_times_t *t);
+    /* generic G1 MSM over caller points (tests, benches): scalars standard form */
+    int (*msm_g1)(zp_backend_t *be, zp_curve_id_t curve, zp_g1_any_t *out, const void *points,
+                  const zp_scalar_t *scalars, size_t n);
+    /* the whole G1 part: h from a, b, c (as compute_h, h written into h), then the 4 MSMs
+     * (A, B1 over w; C over w[n_public+1..]; H over h) into out[ZP_G16_*] */
+    int (*prove_g1)(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_t *w,
+                    zp_scalar_t *a, zp_scalar_t *b, const zp_scalar_t *c, zp_scalar_t *h,
+                    zp_g1_any_t out[ZP_G16_NMSM], zp_g16_times_t *t);
+} zp_backend_ops_t;
+extern const zp_backend_ops_t zp_backend_cpu;
+
+/* ---- stage 3: finalize ----
+ * r, s: NULL = fresh from the OS's random source; given = deterministic (tests only).
+ * The proof is checked with the pairing against the key's verification key before it is
+ * returned: ZP_EVERIFY if it does not verify (nothing is produced then). */
+typedef struct {
+    zp_curve_id_t curve;
+    zp_g1a_any_t a, c;
+    zp_g2a_any_t b;
+} zp_g16_proof_t;
+typedef struct { uint64_t msm_g2_ns, assemble_ns, check_ns, total_ns; } zp_g16_fin_times_t;
+int zp_g16_finalize(const zp_g16_key_t *k, const zp_scalar_t *w, const zp_g1_any_t part[ZP_G16_NMSM],
+                    const zp_scalar_t *r, const zp_scalar_t *s, zp_g16_proof_t *proof,
+                    zp_pool_t *pool, zp_g16_fin_times_t *t);
+
+/* ---- verification ---- */
+typedef struct {
+    zp_curve_id_t curve;
+    uint32_t n_public;
+    zp_g1a_any_t alpha1;
+    zp_g2a_any_t beta2, gamma2, delta2;
+    zp_g1a_any_t *ic;     /* n_public + 1, malloc'd */
+} zp_g16_vk_t;
+int zp_g16_vk_from_key(zp_g16_vk_t *vk, const zp_g16_key_t *k);
+int zp_g16_vk_from_json(zp_g16_vk_t *vk, const zp_vk_json_t *j);   /* checks points on curve / in subgroup */
+void zp_g16_vk_free(zp_g16_vk_t *vk);
+/* pub: n_public values STANDARD form. Returns 0 valid, ZP_EVERIFY invalid, other < 0 bad input. */
+int zp_g16_verify(const zp_g16_vk_t *vk, const zp_scalar_t *pub, size_t npub, const zp_g16_proof_t *p);
+
+/* ---- encodings ---- */
+int zp_g16_proof_to_json(zp_proof_json_t *j, const zp_g16_proof_t *p);
+int zp_g16_proof_from_json(zp_g16_proof_t *p, const zp_proof_json_t *j); /* on-curve + subgroup checked */
+/* public signals w[1..n_public] as decimal strings */
+int zp_g16_public_to_json(char (*sig)[100], const zp_g16_key_t *k, const zp_scalar_t *w);
+/* compressed binary: A (G1) | B (G2) | C (G1): 192 bytes BLS12-381 (Filecoin layout), 128 BN254 */
+size_t zp_g16_proof_bin_size(zp_curve_id_t c);
+int zp_g16_proof_to_bin(uint8_t *out, const zp_g16_proof_t *p);
+int zp_g16_proof_from_bin(zp_g16_proof_t *p, zp_curve_id_t c, const uint8_t *in);
+#endif

@@ -1,0 +1,22 @@
+/* msm.h - multi-scalar multiplication sum_i k_i * P_i (Pippenger, signed digits, threads).
+ *
+ * Points are affine (zkey layout; (0,0) = infinity, skipped). Scalars are zp_scalar_t in
+ * STANDARD form (not Montgomery), < r. n may be 0 (result: infinity).
+ * Scratch is owned by the caller: zp_msm_<G>_<C>_scratch_size(n, nthreads) bytes, 64-byte
+ * aligned. pool may be NULL (single thread). Never allocates, never fails.
+ * Tests: tests/test_msm.c (against a naive sum). Bench: zkpipe bench */
+#ifndef ZP_MSM_H
+#define ZP_MSM_H
+#include "../ec/ec.h"
+#include "../util/util.h"
+
+#define ZP_MSM_API(G, C)                                                                       \
+    size_t zp_msm_##G##_##C##_scratch_size(size_t n, unsigned nthreads);                       \
+    void zp_msm_##G##_##C(zp_##G##_##C##_t *out, const zp_##G##a_##C##_t *points,             \
+                          const zp_scalar_t *scalars, size_t n, void *scratch, zp_pool_t *pool);
+
+ZP_MSM_API(g1, bn254)
+ZP_MSM_API(g2, bn254)
+ZP_MSM_API(g1, bls12_381)
+ZP_MSM_API(g2, bls12_381)
+#endif

@@ -1,0 +1,111 @@
+/* pool.c - a fixed pthread pool running one function on every thread (SPMD), with the
+ * caller as thread 0. Generation counter + condvars; no allocation per run.
+ * Invariant: at most one zp_pool_run in flight per pool. Tests: tests/test_util.c */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "util.h"
+
+struct zp_pool {
+    unsigned n;
+    pthread_t *th;
+    pthread_mutex_t mu;
+    pthread_cond_t go, done;
+    unsigned long gen;
+    unsigned pending;
+    int stop;
+    void (*fn)(void *, unsigned, unsigned);
+    void *arg;
+};
+
+typedef struct { zp_pool_t *p; unsigned tid; } pool_arg_t;
+
+static void *pool_main(void *v)
+{
+    pool_arg_t a = *(pool_arg_t *)v;
+    free(v);
+    zp_pool_t *p = a.p;
+    unsigned long seen = 0;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (p->gen == seen && !p->stop) pthread_cond_wait(&p->go, &p->mu);
+        if (p->stop) break;
+        seen = p->gen;
+        void (*fn)(void *, unsigned, unsigned) = p->fn;
+        void *arg = p->arg;
+        pthread_mutex_unlock(&p->mu);
+        fn(arg, a.tid, p->n);
+        pthread_mutex_lock(&p->mu);
+        if (--p->pending == 0) pthread_cond_signal(&p->done);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+zp_pool_t *zp_pool_new(unsigned nthreads)
+{
+    if (nthreads == 0) {
+        long c = sysconf(_SC_NPROCESSORS_ONLN);
+        nthreads = c > 0 ? (unsigned)c : 1;
+    }
+    zp_pool_t *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->n = nthreads;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->go, NULL);
+    pthread_cond_init(&p->done, NULL);
+    p->th = calloc(nthreads, sizeof *p->th);
+    if (!p->th) { free(p); return NULL; }
+    for (unsigned i = 1; i < nthreads; i++) {
+        pool_arg_t *a = malloc(sizeof *a);
+        if (!a) { p->n = i; break; }
+        a->p = p;
+        a->tid = i;
+        if (pthread_create(&p->th[i], NULL, pool_main, a) != 0) { free(a); p->n = i; break; }
+    }
+    return p;
+}
+
+void zp_pool_destroy(zp_pool_t **pp)
+{
+    if (!pp || !*pp) return;
+    zp_pool_t *p = *pp;
+    pthread_mutex_lock(&p->mu);
+    p->stop = 1;
+    pthread_cond_broadcast(&p->go);
+    pthread_mutex_unlock(&p->mu);
+    for (unsigned i = 1; i < p->n; i++) pthread_join(p->th[i], NULL);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->go);
+    pthread_cond_destroy(&p->done);
+    free(p->th);
+    free(p);
+    *pp = NULL;
+}
+
+unsigned zp_pool_size(const zp_pool_t *p) { return p ? p->n : 1; }
+
+void zp_pool_run(zp_pool_t *p, void (*fn)(void *, unsigned, unsigned), void *arg)
+{
+    if (!p || p->n == 1) { fn(arg, 0, 1); return; }
+    pthread_mutex_lock(&p->mu);
+    p->fn = fn;
+    p->arg = arg;
+    p->pending = p->n - 1;
+    p->gen++;
+    pthread_cond_broadcast(&p->go);
+    pthread_mutex_unlock(&p->mu);
+    fn(arg, 0, p->n);
+    pthread_mutex_lock(&p->mu);
+    while (p->pending) pthread_cond_wait(&p->done, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+}
+
+void zp_split(size_t total, unsigned tid, unsigned n, size_t *lo, size_t *hi)
+{
+    size_t q = total / n, r = total % n;
+    *lo = tid * q + (tid < r ? tid : r);
+    *hi = *lo + q + (tid < r ? 1 : 0);
+}

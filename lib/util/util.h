@@ -1,0 +1,67 @@
+/* util.h - errors, logging, timing and the thread pool shared by every zkpipe module.
+ *
+ * Errors: actions return int, 0 on success, negative on failure: -errno for system failures,
+ * ZP_E* codes (below) for project failures. zp_err_set() records a human-readable detail
+ * ("witness.wtns: section 2 is 96 bytes, 13 values of 32 bytes need 416") in a thread-local
+ * buffer that zp_err_msg() returns; callers print it next to zp_strerror(code).
+ * Logging: zp_log() checks the level before formatting; each line carries role and pid.
+ * Timing: zp_now_ns() is CLOCK_MONOTONIC in nanoseconds.
+ * Pool: a fixed set of pthreads that run one function on every thread (SPMD style); the
+ * calling thread takes part as thread 0. A NULL pool means "run on the caller only".
+ * Tests: tests/test_util.c */
+#ifndef ZP_UTIL_H
+#define ZP_UTIL_H
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ZP_ERRNO_MAP(X)                                                   \
+    X(EFORMAT, 1000, "malformed or corrupt input")                        \
+    X(ECURVE, 1001, "curve not supported")                                \
+    X(EMISMATCH, 1002, "inputs do not belong together")                   \
+    X(EVERIFY, 1003, "proof does not verify")                             \
+    X(EUNSAT, 1004, "witness does not satisfy the circuit")               \
+    X(ESTALE, 1005, "stale slot generation")                              \
+    X(EPROTO, 1006, "protocol error")                                     \
+    X(EDEVICE, 1007, "device (CUDA) error")                               \
+    X(ENODEV, 1008, "no usable device")                                   \
+    X(ETOOBIG, 1009, "input larger than configured limits")               \
+    X(ESTATE, 1010, "operation not valid in the current state")           \
+    X(ETIMEDOUT, 1011, "timed out")                                       \
+    X(ECANCELED, 1012, "canceled")                                        \
+    X(EVERSION, 1013, "unsupported version")
+
+enum {
+#define ZP_ERR_ENUM(name, num, msg) ZP_##name = -(num),
+    ZP_ERRNO_MAP(ZP_ERR_ENUM)
+#undef ZP_ERR_ENUM
+};
+
+const char *zp_strerror(int err);                       /* ZP_E* or -errno */
+int zp_err_set(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3))); /* returns err */
+const char *zp_err_msg(void);                           /* detail of the last zp_err_set on this thread, "" if none */
+void zp_err_clear(void);
+
+enum { ZP_LOG_ERROR = 0, ZP_LOG_WARN = 1, ZP_LOG_INFO = 2, ZP_LOG_DEBUG = 3 };
+extern int zp_log_level;                                /* process-wide; default ZP_LOG_INFO (env ZP_LOG=debug|info|warn|error) */
+void zp_log_init(const char *role);                     /* role printed on each line; reads ZP_LOG */
+void zp_log_write(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define zp_log(level, ...) do { if ((level) <= zp_log_level) zp_log_write((level), __VA_ARGS__); } while (0)
+
+uint64_t zp_now_ns(void);                               /* CLOCK_MONOTONIC */
+uint64_t zp_wall_us(void);                              /* CLOCK_REALTIME, microseconds since the epoch */
+
+typedef struct zp_pool zp_pool_t;
+zp_pool_t *zp_pool_new(unsigned nthreads);              /* nthreads >= 1 (caller included); 0 = online CPUs */
+void zp_pool_destroy(zp_pool_t **pp);
+unsigned zp_pool_size(const zp_pool_t *p);              /* 1 for NULL */
+/* Run fn(arg, tid, n) on all n threads of the pool (tid 0 = caller) and wait for all.
+ * Not reentrant: fn must not call zp_pool_run on the same pool. */
+void zp_pool_run(zp_pool_t *p, void (*fn)(void *arg, unsigned tid, unsigned n), void *arg);
+/* Split [0, total) into n near-equal parts; part tid is [*lo, *hi). */
+void zp_split(size_t total, unsigned tid, unsigned n, size_t *lo, size_t *hi);
+
+/* Fill buf with len bytes from the OS's random source (getrandom). */
+int zp_random_bytes(void *buf, size_t len);
+#endif

@@ -1,0 +1,49 @@
+/* test_util.c - errors, pool, split. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/util/util.h"
+
+#define CHECK(c) do { if (!(c)) { fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); exit(1); } } while (0)
+
+static void add_tid(void *arg, unsigned tid, unsigned n)
+{
+    unsigned long *sum = arg;
+    __atomic_fetch_add(sum, tid + 1, __ATOMIC_RELAXED);
+    (void)n;
+}
+
+int main(void)
+{
+    CHECK(strcmp(zp_strerror(ZP_EFORMAT), "malformed or corrupt input") == 0);
+    CHECK(strcmp(zp_strerror(-2), "No such file or directory") == 0);
+    CHECK(zp_err_set(ZP_EUNSAT, "constraint %d", 7) == ZP_EUNSAT);
+    CHECK(strcmp(zp_err_msg(), "constraint 7") == 0);
+    for (unsigned nt = 1; nt <= 5; nt++) {
+        zp_pool_t *p = zp_pool_new(nt);
+        CHECK(p && zp_pool_size(p) == nt);
+        for (int rep = 0; rep < 200; rep++) {
+            unsigned long sum = 0;
+            zp_pool_run(p, add_tid, &sum);
+            CHECK(sum == (unsigned long)nt * (nt + 1) / 2);
+        }
+        zp_pool_destroy(&p);
+        CHECK(p == NULL);
+    }
+    for (unsigned n = 1; n < 7; n++)
+        for (size_t total = 0; total < 50; total++) {
+            size_t prev = 0;
+            for (unsigned t = 0; t < n; t++) {
+                size_t lo, hi;
+                zp_split(total, t, n, &lo, &hi);
+                CHECK(lo == prev && hi >= lo);
+                prev = hi;
+            }
+            CHECK(prev == total);
+        }
+    unsigned char b[64] = {0};
+    CHECK(zp_random_bytes(b, sizeof b) == 0);
+    printf("util: ok\n");
+    return 0;
+}
