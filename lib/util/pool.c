@@ -1,7 +1,6 @@
 /* pool.c - a fixed pthread pool running one function on every thread (SPMD), with the
  * caller as thread 0. Generation counter + condvars; no allocation per run.
  * Invariant: at most one zp_pool_run in flight per pool. Tests: tests/test_util.c */
-#define _GNU_SOURCE
 #include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>

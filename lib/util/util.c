@@ -1,5 +1,4 @@
 /* util.c - errors, logging, clocks, randomness. See util.h. Tests: tests/test_util.c */
-#define _GNU_SOURCE
 #include "util.h"
 
 #include <errno.h>

@@ -1,0 +1,14 @@
+/* cli.h - subcommands of the `zkpipe` command. Each returns the process exit status.
+ * main.c dispatches argv[1]; each subcommand parses its own options (argv[0] = subcommand). */
+#ifndef ZP_CLI_H
+#define ZP_CLI_H
+int zp_cmd_prove(int argc, char **argv);    /* cli/prove.c   */
+int zp_cmd_verify(int argc, char **argv);   /* cli/verify.c  */
+int zp_cmd_bench(int argc, char **argv);    /* cli/bench.c   */
+int zp_cmd_up(int argc, char **argv);       /* cli/up.c      */
+int zp_cmd_submit(int argc, char **argv);   /* cli/client.c  */
+int zp_cmd_await(int argc, char **argv);    /* cli/client.c  */
+int zp_cmd_status(int argc, char **argv);   /* cli/client.c  */
+int zp_cmd_cancel(int argc, char **argv);   /* cli/client.c  */
+int zp_cmd_trace(int argc, char **argv);    /* cli/client.c  */
+#endif
