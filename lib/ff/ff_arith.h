@@ -2,11 +2,11 @@
  * static inline functions. Included by ff_inline.h once per field with
  *   FF    the field name (fr_bn254, ...)   FF_N  the limb count (4 or 6)
  * Defines zp_<F>_{add,sub,neg,dbl,mul,sqr,eq,is_zero}_inl and the portable reference
- * zp_<F>_{mul,sqr}_ref. Invariants: Montgomery form, little-endian limbs, inputs and outputs
+ * zp_<F>_{add,sub,mul,sqr}_ref. Invariants: Montgomery form, little-endian limbs, inputs and outputs
  * fully reduced (< p); output may alias inputs. Every modulus here has its top bit clear
  * (p < 2^(64N-1)), so a+b never carries out of N limbs and the "no-carry" CIOS variant is
  * valid (top limb of p < 2^63 - 1).
- * The _inl mul/sqr use the x86-64 mulx/adcx/adox code of ff_asm.h when ZP_FF_ASM is set
+ * The _inl add/sub/mul/sqr use the x86-64 mulx/adcx/adox code of ff_asm.h when ZP_FF_ASM is set
  * (BMI2 + ADX available), otherwise the _ref C code. Tests: tests/test_ff.c */
 
 #define FT FF_XCAT3(zp_, FF, _t)
@@ -31,7 +31,7 @@ static inline void FN(reduce_once_)(FT *r, const uint64_t *t)
         r->l[j] = (t[j] & keep) | (d[j] & ~keep);
 }
 
-static inline void FN(add_inl)(FT *r, const FT *a, const FT *b)
+static inline void FN(add_ref)(FT *r, const FT *a, const FT *b)
 {
     uint64_t t[FF_N];
     uint64_t c = 0;
@@ -43,12 +43,7 @@ static inline void FN(add_inl)(FT *r, const FT *a, const FT *b)
     FN(reduce_once_)(r, t);
 }
 
-static inline void FN(dbl_inl)(FT *r, const FT *a)
-{
-    FN(add_inl)(r, a, a);
-}
-
-static inline void FN(sub_inl)(FT *r, const FT *a, const FT *b)
+static inline void FN(sub_ref)(FT *r, const FT *a, const FT *b)
 {
     uint64_t t[FF_N];
     uint64_t borrow = 0;
@@ -137,7 +132,20 @@ static inline void FN(sqr_inl)(FT *r, const FT *a)
 {
     FN(sqr_ref)(r, a);
 }
+static inline void FN(add_inl)(FT *r, const FT *a, const FT *b)
+{
+    FN(add_ref)(r, a, b);
+}
+static inline void FN(sub_inl)(FT *r, const FT *a, const FT *b)
+{
+    FN(sub_ref)(r, a, b);
+}
 #endif
+
+static inline void FN(dbl_inl)(FT *r, const FT *a)
+{
+    FN(add_inl)(r, a, a);
+}
 
 #undef FT
 #undef FN

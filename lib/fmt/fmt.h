@@ -71,16 +71,30 @@ void zp_zkey_close(zp_zkey_t *z);
 void zp_wtns_close(zp_wtns_t *w);
 void zp_r1cs_close(zp_r1cs_t *r);
 /* checks witness prime == zkey r, length == n_vars; r1cs prime, nWires == n_vars,
- * nPubOut + nPubIn == n_public, domain fits. ZP_EMISMATCH with detail. */
+ * nPubOut + nPubIn == n_public, domain_size == the power of two snarkjs picks for
+ * nConstraints + nPublic + 1 rows, and the zkey coefs are exactly the r1cs A and B terms in
+ * snarkjs's order (matrix, row, wire; coefficient values are not compared) followed by the
+ * nPublic + 1 public rows. ZP_EMISMATCH with detail.
+ * (wtns open also rejects a witness whose value 0, the constant wire, is not 1.) */
 int zp_check_wtns_zkey(const zp_wtns_t *w, const zp_zkey_t *z);
 int zp_check_r1cs_zkey(const zp_r1cs_t *r, const zp_zkey_t *z);
+/* (added) every point coordinate of the key < q: reads the whole file, so not done at open */
+int zp_zkey_check_points(const zp_zkey_t *z);
 
-/* ---- JSON ---- decimal strings are canonical standard-form integers */
+/* ---- JSON ---- decimal strings are canonical standard-form integers (no sign, no leading
+ * zeros). A BLS12-381 base-field coordinate has up to 115 digits, so coordinates use
+ * ZP_DEC_LEN bytes; public signals (< r, at most 78 digits) keep char[100]. */
+#define ZP_DEC_LEN 128
 typedef struct {
     zp_curve_id_t curve;
-    char a[2][100], b[2][2][100], c[2][100];   /* affine decimal: a = (x, y); b = ((x.c0, x.c1), (y.c0, y.c1)) */
+    /* affine decimal: a = (x, y); b = ((x.c0, x.c1), (y.c0, y.c1)); infinity: x = y = "" */
+    char a[2][ZP_DEC_LEN], b[2][2][ZP_DEC_LEN], c[2][ZP_DEC_LEN];
 } zp_proof_json_t;
-/* writes exactly snarkjs's bytes: {"pi_a": [x, y, "1"], "pi_b": [...], "pi_c": [...], "protocol": "groth16", "curve": ...} */
+/* writes exactly snarkjs's bytes: {"pi_a": [x, y, "1"], "pi_b": [...], "pi_c": [...], "protocol": "groth16", "curve": ...}
+ * _format: like snprintf (returns the full length, writes at most cap-1 bytes + NUL), but
+ * returns 0 when a string is not a canonical decimal or the curve is unknown. A point with
+ * all coordinates "" is infinity, written as snarkjs does (["0","1","0"]). n == 0 gives "[]"
+ * (JSON.stringify; the snarkjs CLI writes "[\n]" there). _write: temp file + rename. */
 int zp_proof_json_write(const char *path, const zp_proof_json_t *p);
 size_t zp_proof_json_format(char *buf, size_t cap, const zp_proof_json_t *p);
 int zp_public_json_write(const char *path, char (*const sig)[100], size_t n);
@@ -90,13 +104,18 @@ size_t zp_public_json_format(char *buf, size_t cap, char (*const sig)[100], size
 int zp_proof_json_read(zp_proof_json_t *p, const char *path);
 /* public.json: array of decimal strings; *sig malloc'd (caller frees) */
 int zp_public_json_read(char (**sig)[100], size_t *n, const char *path);
+/* (added) the same from memory (name for messages); and the check that each signal is < r */
+int zp_proof_json_parse(zp_proof_json_t *p, const char *text, size_t len, const char *name);
+int zp_public_json_parse(char (**sig)[100], size_t *n, const char *text, size_t len, const char *name);
+int zp_public_json_check(char (*const sig)[100], size_t n, zp_curve_id_t curve, const char *name);
 
 typedef struct {
     zp_curve_id_t curve;
     uint32_t n_public;
-    char alpha1[2][100], beta2[2][2][100], gamma2[2][2][100], delta2[2][2][100];
-    char (*ic)[2][100];         /* n_public + 1 points, malloc'd */
+    char alpha1[2][ZP_DEC_LEN], beta2[2][2][ZP_DEC_LEN], gamma2[2][2][ZP_DEC_LEN], delta2[2][2][ZP_DEC_LEN];
+    char (*ic)[2][ZP_DEC_LEN];  /* n_public + 1 points, malloc'd */
 } zp_vk_json_t;
 int zp_vk_json_read(zp_vk_json_t *vk, const char *path);
+int zp_vk_json_parse(zp_vk_json_t *vk, const char *text, size_t len, const char *name);  /* (added) */
 void zp_vk_json_free(zp_vk_json_t *vk);
 #endif

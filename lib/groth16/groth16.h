@@ -37,6 +37,7 @@ typedef struct zp_g16_key {
     void *b2;            /* G2 affine, n_vars */
     struct zp_g16_coef { uint32_t matrix, row, wire, pad; zp_scalar_t v; } *coefs; /* v: as in the zkey (R^2 Montgomery) */
     uint32_t n_coefs;
+    int coefs_sorted;    /* rows non-decreasing (snarkjs order): synth splits rows by binary search */
     void *mem; size_t mem_len; int mem_owned; /* backing store */
 } zp_g16_key_t;
 
@@ -109,6 +110,9 @@ typedef struct {
     zp_g1a_any_t *ic;     /* n_public + 1, malloc'd */
 } zp_g16_vk_t;
 int zp_g16_vk_from_key(zp_g16_vk_t *vk, const zp_g16_key_t *k);
+/* straight from an opened zkey (header points and IC only; subgroup-checked), without
+ * loading the whole key (added by the groth16 module) */
+int zp_g16_vk_from_zkey(zp_g16_vk_t *vk, const zp_zkey_t *z);
 int zp_g16_vk_from_json(zp_g16_vk_t *vk, const zp_vk_json_t *j);   /* checks points on curve / in subgroup */
 void zp_g16_vk_free(zp_g16_vk_t *vk);
 /* pub: n_public values STANDARD form. Returns 0 valid, ZP_EVERIFY invalid, other < 0 bad input. */
@@ -123,4 +127,22 @@ int zp_g16_public_to_json(char (*sig)[100], const zp_g16_key_t *k, const zp_scal
 size_t zp_g16_proof_bin_size(zp_curve_id_t c);
 int zp_g16_proof_to_bin(uint8_t *out, const zp_g16_proof_t *p);
 int zp_g16_proof_from_bin(zp_g16_proof_t *p, zp_curve_id_t c, const uint8_t *in);
+
+/* ---- helpers (added by the groth16 module) ---- */
+/* decimal (or 0x hex) scalar < r of curve c -> standard form; ZP_EFORMAT otherwise */
+int zp_g16_scalar_from_dec(zp_scalar_t *v, zp_curve_id_t c, const char *s);
+/* w: n_witness aligned scalars (standard form) copied from the wtns; caller frees (free()) */
+int zp_g16_witness_load(zp_scalar_t **w, const zp_wtns_t *wt);
+/* The whole proof in one process: synth (+ r1cs check) -> be's prove_g1 -> finalize.
+ * be: an open backend of ops whose load_key was called for k; pool: for synth and finalize
+ * (may be NULL). r, s as zp_g16_finalize. Buffers are allocated per call. */
+typedef struct {
+    uint64_t synth_ns;
+    zp_g16_times_t g1;
+    zp_g16_fin_times_t fin;
+    uint64_t total_ns;
+} zp_g16_prove_times_t;
+int zp_g16_prove(zp_g16_proof_t *proof, const zp_g16_key_t *k, const zp_scalar_t *w, const zp_r1cs_t *r1cs,
+                 const zp_scalar_t *r, const zp_scalar_t *s, const zp_backend_ops_t *ops, zp_backend_t *be,
+                 zp_pool_t *pool, zp_g16_prove_times_t *t);
 #endif

@@ -3,7 +3,9 @@
  * Points are affine (zkey layout; (0,0) = infinity, skipped). Scalars are zp_scalar_t in
  * STANDARD form (not Montgomery), < r. n may be 0 (result: infinity).
  * Scratch is owned by the caller: zp_msm_<G>_<C>_scratch_size(n, nthreads) bytes, 64-byte
- * aligned. pool may be NULL (single thread). Never allocates, never fails.
+ * aligned, with nthreads == zp_pool_size(pool) (the plan, and so the layout, depends on it).
+ * pool may be NULL (single thread). Never allocates, never fails. Scalars are read as full
+ * 256-bit integers, so unreduced scalars give sum k_i P_i all the same.
  * Tests: tests/test_msm.c (against a naive sum). Bench: zkpipe bench */
 #ifndef ZP_MSM_H
 #define ZP_MSM_H

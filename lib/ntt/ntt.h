@@ -6,8 +6,11 @@
  *   inverse:  x_k = (1/n) sum_j X_j w^(-jk)
  *   coset:    x_k *= g^k  (g = shift element given by the caller; snarkjs uses w[log_n + 1])
  * log_n: 1..28 (BN254), 1..32 (BLS12-381), and 0 (identity). Root tables are built once per
- * domain by zp_ntt_<C>_domain_init (caller owns the memory; no globals) and reused.
- * pool may be NULL. Tests: tests/test_ntt.c */
+ * domain by zp_ntt_<C>_domain_init (caller owns the memory; no globals) and reused; a domain
+ * is read-only after init, so several threads may transform with one domain at once.
+ * Table memory: roots and iroots hold n/2 elements each (2^27 * 32 B = 4 GiB each at 2^28).
+ * pool may be NULL (caller's thread only). Transforms never allocate (64 KiB of stack).
+ * Tests: tests/test_ntt.c */
 #ifndef ZP_NTT_H
 #define ZP_NTT_H
 #include "../ff/ff.h"
@@ -20,8 +23,13 @@
         zp_fr_##C##_t *roots;      /* n/2 powers of w (forward twiddles), owned */           \
         zp_fr_##C##_t *iroots;     /* n/2 powers of w^-1, owned */                           \
         zp_fr_##C##_t n_inv;       /* 1/n */                                                  \
+        /* private (ntt.c): schedule and compact twiddles of the in-cache phase */              \
+        unsigned blk_log, tile_k;                                                             \
+        zp_fr_##C##_t *tw, *itw;   /* 2^(blk_log-1) powers of w^(n/2^blk_log) (and inverse), owned; NULL if n <= 2^blk_log */ \
     } zp_ntt_##C##_domain_t;                                                                  \
     int zp_ntt_##C##_domain_init(zp_ntt_##C##_domain_t *d, unsigned log_n); /* 0 / -ENOMEM / ZP_ETOOBIG */ \
+    /* the same, building the tables on pool's threads (pool may be NULL) */                  \
+    int zp_ntt_##C##_domain_init_pool(zp_ntt_##C##_domain_t *d, unsigned log_n, zp_pool_t *pool); \
     void zp_ntt_##C##_domain_close(zp_ntt_##C##_domain_t *d);                                 \
     void zp_ntt_##C##_forward(const zp_ntt_##C##_domain_t *d, zp_fr_##C##_t *x, zp_pool_t *pool); \
     void zp_ntt_##C##_inverse(const zp_ntt_##C##_domain_t *d, zp_fr_##C##_t *x, zp_pool_t *pool); \

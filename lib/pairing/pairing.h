@@ -1,8 +1,13 @@
 /* pairing.h - optimal ate pairing on BN254 and BLS12-381.
  *
- * e(P, Q) with P in G1, Q in G2 (affine; infinity allowed, giving 1). The value matches the
- * standard optimal ate pairing (final exponentiation (q^12-1)/r), so that e(alpha1, beta2)
- * equals snarkjs's vk_alphabeta_12.
+ * e(P, Q) with P in G1, Q in G2 (affine; infinity allowed, giving 1). The value equals
+ * snarkjs/ffjavascript's pairing, so that e(alpha1, beta2) equals snarkjs's vk_alphabeta_12:
+ * the optimal ate Miller loop followed by the final exponentiation f^(lambda (q^12-1)/r) with
+ * lambda = 2x(6x^2+3x+1) on BN254 and lambda = 3 on BLS12-381 (the exponents of their hard
+ * parts). That is the textbook pairing (lambda = 1) raised to a fixed power coprime to r: the
+ * same bilinear, non-degenerate map up to that power, and identical for product checks.
+ * Points must lie in G1 x G2 (callers check untrusted input with zp_g*a_*_in_subgroup); for
+ * other points the value is unspecified, but nothing faults. Nothing allocates.
  * zp_pairing_C_check computes prod_i e(P_i, Q_i) with one shared final exponentiation and
  * returns true iff it is 1 (the Groth16 verifier's product check).
  * Tests: tests/test_pairing.c (bilinearity, known values) */

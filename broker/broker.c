@@ -1,0 +1,470 @@
+/* broker.c - the zkpipe broker process: owns the shared-memory arena and all scheduling state.
+ *
+ * NOTES
+ * One thread. A ROUTER socket at ipc://<runtime dir>/broker.sock (ZMQ_ROUTER_MANDATORY, so a
+ * send to a vanished peer fails with EHOSTUNREACH instead of being dropped; ZMQ_MAXMSGSIZE as
+ * the hard bound, the configured frame limit checked per frame). A libbsd pidfile in the
+ * runtime dir keeps a second broker from stealing the endpoint. The loop: zmq_poll with a
+ * timeout of half the heartbeat interval; each turn handles up to a batch of frames, checks
+ * liveness, sends heartbeats, expires AWAITs and dispatches.
+ * Workers are keyed by ZMQ routing id; (role, instance) names the logical worker: a HELLO
+ * with a new incarnation for the same (role, instance) means the old process is gone.
+ * Every frame is decoded strictly; anything malformed is counted and answered with ERROR;
+ * the broker keeps serving. Tests: tests/ipc/. */
+#include <bsd/libutil.h>
+#include <bsd/unistd.h>
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "broker/broker_int.h"
+#include "lib/util/util.h"
+#include "proto/peer.h"
+
+static volatile sig_atomic_t g_stop;
+static void on_signal(int sig) { (void)sig; g_stop = 1; }
+
+int brk_send(brk_t *b, const uint8_t *id, size_t id_len, uint8_t *buf, size_t len)
+{
+    if (zmq_send(b->sock, id, id_len, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0) { free(buf); return -errno; }
+    zmq_msg_t m;
+    zmq_msg_init_size(&m, len);
+    memcpy(zmq_msg_data(&m), buf, len);
+    free(buf);
+    if (zmq_msg_send(&m, b->sock, ZMQ_DONTWAIT) < 0) { int e = errno; zmq_msg_close(&m); return -e; }
+    return 0;
+}
+
+static void send_error(brk_t *b, const uint8_t *id, size_t id_len, int code, const char *msg)
+{
+    zp_msg_error_t e = {.code = code, .message = zp_str(msg)};
+    uint8_t *buf; size_t len;
+    if (zp_msg_error_encode(&buf, &len, &e) == 0) brk_send(b, id, id_len, buf, len);
+}
+
+static brk_worker_t *worker_by_id(brk_t *b, const uint8_t *id, size_t n)
+{
+    for (unsigned i = 0; i < BRK_MAX_WORKERS; i++) {
+        brk_worker_t *w = &b->workers[i];
+        if (w->used && w->id_len == n && !memcmp(w->id, id, n)) return w;
+    }
+    return NULL;
+}
+
+/* Everything the dead worker held goes back to its queue with attempt+1 and a new generation. */
+void brk_worker_dead(brk_t *b, brk_worker_t *w, const char *why, bool kill_it)
+{
+    char msg[300];
+    if (!w->used) return;
+    zp_log(ZP_LOG_WARN, "%s worker #%u pid %u (%s) is gone: %s; requeueing %u slot(s)", zp_role_name(w->role),
+           w->instance, w->pid, w->name, why, w->n_inflight);
+    if (kill_it && w->pid > 1 && w->pid != (uint32_t)getpid()) kill((pid_t)w->pid, SIGKILL); /* fence a hung owner */
+    b->c.deaths[w->role]++;
+    snprintf(msg, sizeof msg, "%s worker pid %u %s", zp_role_name(w->role), w->pid, why);
+    unsigned n = w->n_inflight;
+    brk_inflight_t fl[BRK_MAX_INFLIGHT];
+    memcpy(fl, w->inflight, sizeof fl);
+    w->n_inflight = 0;
+    w->used = false;
+    w->alive = false;
+    for (unsigned i = 0; i < n; i++) {
+        brk_part_t *p = fl[i].part;
+        if (!p || p->state != PS_RUNNING || p->worker != w) continue;
+        p->worker = NULL;
+        brk_part_failed(b, p, true, false, msg);
+    }
+}
+
+/* ---------------------------------------------------------------- worker messages */
+static void on_hello(brk_t *b, const uint8_t *id, size_t id_len, const zp_frame_t *f)
+{
+    zp_msg_hello_t m;
+    if (zp_msg_hello_decode(&m, f) < 0) {
+        b->c.malformed++;
+        send_error(b, id, id_len, ZP_EPROTO, zp_err_msg());
+        return;
+    }
+    brk_worker_t *w = worker_by_id(b, id, id_len);
+    /* the same logical worker with a new incarnation (or another connection): the old one is gone */
+    for (unsigned i = 0; i < BRK_MAX_WORKERS; i++) {
+        brk_worker_t *o = &b->workers[i];
+        if (!o->used || o == w || o->role != m.role || o->instance != m.instance) continue;
+        if (o->incarnation != m.incarnation) brk_worker_dead(b, o, "restarted (new incarnation)", false);
+        else { /* same process, new connection: move it */ w = o; memcpy(w->id, id, id_len); w->id_len = id_len; }
+    }
+    if (w && w->incarnation != m.incarnation) { brk_worker_dead(b, w, "restarted (new incarnation)", false); w = NULL; }
+    if (!w) {
+        for (unsigned i = 0; i < BRK_MAX_WORKERS && !w; i++)
+            if (!b->workers[i].used) w = &b->workers[i];
+        if (!w) { send_error(b, id, id_len, ZP_ETOOBIG, "too many workers"); return; }
+        memset(w, 0, sizeof *w);
+        w->used = true;
+        memcpy(w->id, id, id_len);
+        w->id_len = id_len;
+        w->first_seen = zp_now_ns();
+        zp_log(ZP_LOG_INFO, "%s worker #%u pid %u (%.*s) joined with %u credit(s)", zp_role_name(m.role),
+               m.instance, m.pid, (int)m.name.len, m.name.p, m.credits);
+    }
+    w->alive = true;
+    w->role = m.role; w->instance = m.instance; w->pid = m.pid; w->caps = m.capabilities;
+    w->credits = m.credits; w->incarnation = m.incarnation;
+    snprintf(w->name, sizeof w->name, "%.*s", (int)m.name.len, m.name.p);
+    w->last_seen = zp_now_ns();
+    /* slots we think it holds but it does not list: requeue; slots it holds that we do not
+     * know: keep them as orphans so its credit stays consumed until it reports them */
+    for (unsigned i = 0; i < w->n_inflight;) {
+        bool listed = false;
+        for (size_t k = 0; k < m.n_held; k++)
+            if (m.held[k].slot == w->inflight[i].slot && m.held[k].gen == w->inflight[i].gen) listed = true;
+        if (listed) { i++; continue; }
+        brk_part_t *p = w->inflight[i].part;
+        w->inflight[i] = w->inflight[--w->n_inflight];
+        if (p && p->state == PS_RUNNING && p->worker == w) {
+            p->worker = NULL;
+            brk_part_failed(b, p, true, false, "worker lost the assignment (reconnected)");
+        }
+    }
+    for (size_t k = 0; k < m.n_held && w->n_inflight < BRK_MAX_INFLIGHT; k++) {
+        bool known = false;
+        for (unsigned i = 0; i < w->n_inflight; i++)
+            if (w->inflight[i].slot == m.held[k].slot && w->inflight[i].gen == m.held[k].gen) known = true;
+        if (!known) w->inflight[w->n_inflight++] = (brk_inflight_t){m.held[k].slot, m.held[k].gen, NULL};
+    }
+}
+
+static void on_worker_msg(brk_t *b, const uint8_t *id, size_t id_len, const zp_frame_t *f)
+{
+    brk_worker_t *w = worker_by_id(b, id, id_len);
+    if (!w) {
+        /* unknown connection (we restarted, or declared it dead): ask it to start over */
+        b->c.unknown_peer++;
+        zp_msg_reset_t r = {.reason = zp_str("unknown worker: say HELLO")};
+        uint8_t *buf; size_t len;
+        if (zp_msg_reset_encode(&buf, &len, &r) == 0) brk_send(b, id, id_len, buf, len);
+        return;
+    }
+    w->last_seen = zp_now_ns();
+    if (f->cmd == ZP_CMD_HEARTBEAT) {
+        zp_msg_heartbeat_t m;
+        if (zp_msg_heartbeat_decode(&m, f) < 0) b->c.malformed++;
+        else if (m.incarnation && m.incarnation != w->incarnation) brk_worker_dead(b, w, "incarnation changed", false);
+    } else if (f->cmd == ZP_CMD_DONE) {
+        zp_msg_done_t m;
+        if (zp_msg_done_decode(&m, f) < 0) { b->c.malformed++; zp_log(ZP_LOG_WARN, "bad DONE: %s", zp_err_msg()); }
+        else brk_on_done(b, w, &m);
+    } else if (f->cmd == ZP_CMD_FAIL) {
+        zp_msg_fail_t m;
+        if (zp_msg_fail_decode(&m, f) < 0) { b->c.malformed++; zp_log(ZP_LOG_WARN, "bad FAIL: %s", zp_err_msg()); }
+        else brk_on_fail(b, w, &m);
+    }
+}
+
+/* ---------------------------------------------------------------- client messages */
+static void on_client_msg(brk_t *b, const uint8_t *id, size_t id_len, const zp_frame_t *f)
+{
+    uint8_t *buf = NULL; size_t len = 0;
+    int rc = 0;
+    switch (f->cmd) {
+    case ZP_CMD_SUBMIT: {
+        zp_msg_submit_t *m = malloc(sizeof *m);
+        brk_job_t *j = NULL;
+        bool existed = false;
+        if (!m) { rc = -ENOMEM; break; }
+        if ((rc = zp_msg_submit_decode(m, f)) < 0) { b->c.malformed++; free(m); break; }
+        rc = brk_submit(b, m, &j, &existed);
+        free(m);
+        if (rc < 0) break;
+        zp_msg_submitted_t r = {.job = j->id, .n_parts = j->n_parts, .existed = existed};
+        rc = zp_msg_submitted_encode(&buf, &len, &r);
+        break;
+    }
+    case ZP_CMD_STATUS: {
+        zp_msg_status_t m;
+        if ((rc = zp_msg_status_decode(&m, f)) < 0) { b->c.malformed++; break; }
+        char *t = brk_status_text(b, m.json);
+        if (!t) { rc = -ENOMEM; break; }
+        zp_msg_text_t r = {.text = zp_str(t)};
+        rc = zp_msg_text_encode(&buf, &len, &r);
+        free(t);
+        break;
+    }
+    case ZP_CMD_TRACE: {
+        zp_msg_trace_t m;
+        if ((rc = zp_msg_trace_decode(&m, f)) < 0) { b->c.malformed++; break; }
+        char *t = brk_trace_json(b, m.max_parts);
+        if (!t) { rc = -ENOMEM; break; }
+        zp_msg_text_t r = {.text = zp_str(t)};
+        rc = zp_msg_text_encode(&buf, &len, &r);
+        free(t);
+        break;
+    }
+    case ZP_CMD_AWAIT: {
+        zp_msg_await_t m;
+        if ((rc = zp_msg_await_decode(&m, f)) < 0) { b->c.malformed++; break; }
+        brk_job_t *j = brk_job_get(b, m.job);
+        if (!j) { rc = zp_err_set(-ENOENT, "no job %llu", (unsigned long long)m.job); break; }
+        if (j->state != ZP_JOB_RUNNING || m.timeout_ms == 0) {
+            rc = brk_result_encode(b, j, j->state == ZP_JOB_RUNNING, &buf, &len);
+            break;
+        }
+        brk_waiter_t *wt = calloc(1, sizeof *wt);
+        if (!wt || id_len > BRK_ID_MAX) { free(wt); rc = -ENOMEM; break; }
+        memcpy(wt->id, id, id_len);
+        wt->id_len = id_len;
+        wt->job = j->id;
+        wt->deadline = zp_now_ns() + (uint64_t)m.timeout_ms * 1000000u;
+        wt->next = b->waiters;
+        b->waiters = wt;
+        return;
+    }
+    case ZP_CMD_CANCEL: {
+        zp_msg_cancel_t m;
+        if ((rc = zp_msg_cancel_decode(&m, f)) < 0) { b->c.malformed++; break; }
+        brk_job_t *j = brk_job_get(b, m.job);
+        if (!j) { rc = zp_err_set(-ENOENT, "no job %llu", (unsigned long long)m.job); break; }
+        uint32_t freed = 0;
+        if ((rc = brk_cancel(b, j, &freed)) < 0) break;
+        zp_msg_canceled_t r = {.job = j->id, .freed = freed};
+        rc = zp_msg_canceled_encode(&buf, &len, &r);
+        break;
+    }
+    default:
+        rc = zp_err_set(ZP_EPROTO, "unexpected command %u", f->cmd);
+    }
+    if (rc < 0) {
+        const char *msg = zp_err_msg();
+        send_error(b, id, id_len, rc, *msg ? msg : zp_strerror(rc));
+        return;
+    }
+    brk_send(b, id, id_len, buf, len);
+}
+
+/* one ROUTER message: [routing id][frame] */
+static void handle_one(brk_t *b)
+{
+    uint8_t id[BRK_ID_MAX];
+    int idn = zmq_recv(b->sock, id, sizeof id, ZMQ_DONTWAIT);
+    if (idn < 0) return;
+    int more = 0;
+    size_t ms = sizeof more;
+    zmq_getsockopt(b->sock, ZMQ_RCVMORE, &more, &ms);
+    if (!more || idn > BRK_ID_MAX) { b->c.malformed++; return; }
+    zmq_msg_t msg;
+    zmq_msg_init(&msg);
+    if (zmq_msg_recv(&msg, b->sock, ZMQ_DONTWAIT) < 0) { zmq_msg_close(&msg); return; }
+    bool extra = zmq_msg_more(&msg);
+    while (zmq_msg_more(&msg)) {      /* drain and count multi-part junk */
+        zmq_msg_close(&msg);
+        zmq_msg_init(&msg);
+        if (zmq_msg_recv(&msg, b->sock, ZMQ_DONTWAIT) < 0) break;
+    }
+    zp_frame_t f;
+    size_t len = zmq_msg_size(&msg);
+    int rc = extra ? zp_err_set(ZP_EPROTO, "multi-part message") :
+                     zp_frame_decode_cmds(&f, zmq_msg_data(&msg), len, b->max_frame, ZP_CMDS_TO_BROKER);
+    if (rc < 0) {
+        if (rc == ZP_ETOOBIG) b->c.oversized++; else b->c.malformed++;
+        zp_log(ZP_LOG_WARN, "dropped a %s frame (%zu bytes): %s", rc == ZP_ETOOBIG ? "oversized" : "malformed",
+               len, zp_err_msg());
+        send_error(b, id, (size_t)idn, rc, rc == ZP_ETOOBIG ? "frame too large" : zp_err_msg());
+    } else if ((1ull << f.cmd) & ZP_CMDS_FROM_WORKER) {
+        if (f.cmd == ZP_CMD_HELLO) on_hello(b, id, (size_t)idn, &f);
+        else on_worker_msg(b, id, (size_t)idn, &f);
+    } else {
+        on_client_msg(b, id, (size_t)idn, &f);
+    }
+    zmq_msg_close(&msg);
+}
+
+static void heartbeat_and_liveness(brk_t *b)
+{
+    uint64_t now = zp_now_ns();
+    uint64_t dead_after = (uint64_t)b->heartbeat_ms * b->liveness * 1000000u;
+    for (unsigned i = 0; i < BRK_MAX_WORKERS; i++) {
+        brk_worker_t *w = &b->workers[i];
+        if (!w->used) continue;
+        if (now - w->last_seen > dead_after) {
+            char why[80];
+            snprintf(why, sizeof why, "missed heartbeats (silent for %llu ms)",
+                     (unsigned long long)((now - w->last_seen) / 1000000u));
+            brk_worker_dead(b, w, why, true);
+            continue;
+        }
+        zp_msg_heartbeat_t m = {.incarnation = 0, .busy = w->n_inflight};
+        uint8_t *buf; size_t len;
+        if (zp_msg_heartbeat_encode(&buf, &len, &m) == 0 && brk_send(b, w->id, w->id_len, buf, len) == -EHOSTUNREACH)
+            brk_worker_dead(b, w, "unreachable (connection closed)", false);
+    }
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: zkpipe-broker [--runtime-dir DIR] [--arena NAME] [--slots N] [--max-domain N]\n"
+               "                     [--max-vars N] [--heartbeat-ms MS] [--liveness N] [--max-attempts K]\n"
+               "                     [--max-frame BYTES]\n");
+}
+
+static int parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out, const char *what)
+{
+    char *e;
+    errno = 0;
+    unsigned long long v = strtoull(s, &e, 0);
+    if (errno || e == s || *e || v < lo || v > hi) {
+        fprintf(stderr, "zkpipe-broker: --%s: '%s' is not a number in [%u, %u]\n", what, s, lo, hi);
+        return -1;
+    }
+    *out = (uint32_t)v;
+    return 0;
+}
+
+int main(int argc, char **argv, char **envp)
+{
+    static brk_t B;
+    brk_t *b = &B;
+    const char *rundir_opt = NULL, *arena = "default";
+    uint32_t hb = 500, maxframe = ZP_FRAME_MAX_DEFAULT;
+    int rc;
+
+    setproctitle_init(argc, argv, envp);
+    zp_log_init("broker");
+    b->n_slots = 8; b->max_domain = 1u << 16; b->max_vars = 0; b->max_attempts = 3; b->liveness = 3;
+    static const struct option opts[] = {
+        {"runtime-dir", 1, 0, 'r'}, {"arena", 1, 0, 'a'}, {"slots", 1, 0, 's'}, {"max-domain", 1, 0, 'd'},
+        {"max-vars", 1, 0, 'v'}, {"heartbeat-ms", 1, 0, 'H'}, {"liveness", 1, 0, 'l'},
+        {"max-attempts", 1, 0, 'k'}, {"max-frame", 1, 0, 'F'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+    int c;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'r': rundir_opt = optarg; break;
+        case 'a': arena = optarg; break;
+        case 's': if (parse_u32(optarg, 1, 4096, &b->n_slots, "slots")) return 2; break;
+        case 'd': if (parse_u32(optarg, 2, 1u << 28, &b->max_domain, "max-domain")) return 2; break;
+        case 'v': if (parse_u32(optarg, 2, 1u << 28, &b->max_vars, "max-vars")) return 2; break;
+        case 'H': if (parse_u32(optarg, 10, 60000, &hb, "heartbeat-ms")) return 2; break;
+        case 'l': if (parse_u32(optarg, 2, 1000, &b->liveness, "liveness")) return 2; break;
+        case 'k': if (parse_u32(optarg, 1, 100, &b->max_attempts, "max-attempts")) return 2; break;
+        case 'F': if (parse_u32(optarg, 1024, ZP_FRAME_MAX_LIMIT, &maxframe, "max-frame")) return 2; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind != argc) { usage(stderr); return 2; }
+    b->heartbeat_ms = (int)hb;
+    b->max_frame = maxframe;
+    if (!b->max_vars) b->max_vars = b->max_domain;
+
+    if ((rc = zp_runtime_dir(b->rundir, sizeof b->rundir, rundir_opt, true)) < 0) {
+        fprintf(stderr, "zkpipe-broker: %s\n", zp_err_msg());
+        return 1;
+    }
+    char pidpath[600];
+    snprintf(pidpath, sizeof pidpath, "%s/broker.pid", b->rundir);
+    pid_t other = 0;
+    struct pidfh *pfh = pidfile_open(pidpath, 0600, &other);
+    if (!pfh) {
+        if (errno == EEXIST)
+            fprintf(stderr, "zkpipe-broker: another broker (pid %ld) already serves %s; stop it first\n",
+                    (long)other, b->rundir);
+        else fprintf(stderr, "zkpipe-broker: pidfile %s: %s\n", pidpath, strerror(errno));
+        return 1;
+    }
+    pidfile_write(pfh);
+
+    /* the arena: a stale one (from a broker that died) is replaced; we hold the pidfile */
+    if ((rc = zp_shm_default_name(b->arena_name, sizeof b->arena_name, arena)) < 0) {
+        fprintf(stderr, "zkpipe-broker: arena name '%s': %s\n", arena, zp_err_msg());
+        goto out_pid;
+    }
+    uint64_t sb = zp_shm_slot_bytes_for(b->max_vars, b->max_domain, 32);
+    zp_shm_cfg_t cfg = {.name = b->arena_name, .n_slots = b->n_slots, .slot_bytes = sb};
+    if (!sb) { fprintf(stderr, "zkpipe-broker: slot size overflows\n"); rc = 1; goto out_pid; }
+    rc = zp_shm_create(&b->arena, &cfg);
+    if (rc == -EEXIST) {
+        zp_log(ZP_LOG_WARN, "arena %s exists (left by a previous broker): replacing it", b->arena_name);
+        zp_shm_unlink(b->arena_name, NULL);
+        rc = zp_shm_create(&b->arena, &cfg);
+    }
+    if (rc < 0) {
+        fprintf(stderr, "zkpipe-broker: cannot create arena %s (%u slots of %llu bytes): %s %s\n", b->arena_name,
+                b->n_slots, (unsigned long long)sb, zp_strerror(rc), zp_err_msg());
+        goto out_pid;
+    }
+    b->epoch = zp_shm_epoch(b->arena);
+    b->slot_part = calloc(b->n_slots, sizeof *b->slot_part);
+    if (!b->slot_part) { rc = -ENOMEM; goto out_arena; }
+
+    zp_broker_endpoint(b->endpoint, sizeof b->endpoint, b->rundir);
+    b->ctx = zmq_ctx_new();
+    b->sock = zmq_socket(b->ctx, ZMQ_ROUTER);
+    int one = 1, linger = 0;
+    int64_t hard = ZP_FRAME_MAX_LIMIT;
+    zmq_setsockopt(b->sock, ZMQ_ROUTER_MANDATORY, &one, sizeof one);
+    zmq_setsockopt(b->sock, ZMQ_MAXMSGSIZE, &hard, sizeof hard);
+    zmq_setsockopt(b->sock, ZMQ_LINGER, &linger, sizeof linger);
+    /* a socket file left by a dead broker: we hold the pidfile, so it is stale */
+    unlink(b->endpoint + strlen("ipc://"));
+    if (zmq_bind(b->sock, b->endpoint) < 0) {
+        fprintf(stderr, "zkpipe-broker: bind %s: %s\n", b->endpoint, zmq_strerror(errno));
+        rc = 1;
+        goto out_zmq;
+    }
+    chmod(b->endpoint + strlen("ipc://"), 0600);
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    b->t_start = zp_now_ns();
+    zp_log(ZP_LOG_INFO, "serving %s; arena %s: %u slots x %llu MiB (max domain %u, max vars %u), epoch %016llx",
+           b->endpoint, b->arena_name, b->n_slots, (unsigned long long)(sb >> 20), b->max_domain, b->max_vars,
+           (unsigned long long)b->epoch);
+    setproctitle("serving %s", b->endpoint);
+
+    uint64_t next_hb = zp_now_ns();
+    while (!g_stop) {
+        zmq_pollitem_t it = {b->sock, 0, ZMQ_POLLIN, 0};
+        int n = zmq_poll(&it, 1, b->heartbeat_ms / 2);
+        if (n < 0 && errno != EINTR) { zp_log(ZP_LOG_ERROR, "zmq_poll: %s", zmq_strerror(errno)); break; }
+        if (n > 0)
+            for (int k = 0; k < 256; k++) {
+                int ev = 0;
+                size_t evs = sizeof ev;
+                zmq_getsockopt(b->sock, ZMQ_EVENTS, &ev, &evs);
+                if (!(ev & ZMQ_POLLIN)) break;
+                handle_one(b);
+            }
+        uint64_t now = zp_now_ns();
+        if (now >= next_hb) {
+            heartbeat_and_liveness(b);
+            next_hb = now + (uint64_t)b->heartbeat_ms * 1000000u;
+        }
+        brk_dispatch(b);
+        brk_waiters_poll(b, false);
+        static uint64_t last_title;
+        if (now - last_title > 1000000000u) {
+            zp_shm_stats_t st;
+            zp_shm_stats(b->arena, &st);
+            setproctitle("%zu jobs, queues %zu/%zu/%zu, %u/%u slots free", b->n_jobs, b->qn[0], b->qn[1],
+                         b->qn[2], st.by_state[ZP_SLOT_FREE], st.n_slots);
+            last_title = now;
+        }
+    }
+    zp_log(ZP_LOG_INFO, "stopping");
+    brk_waiters_poll(b, true);
+    rc = 0;
+out_zmq:
+    zmq_close(b->sock);
+    zmq_ctx_term(b->ctx);
+    unlink(b->endpoint + strlen("ipc://"));
+out_arena:
+    zp_shm_close(&b->arena);
+    zp_shm_unlink(b->arena_name, NULL);
+out_pid:
+    pidfile_remove(pfh);
+    return rc < 0 ? 1 : rc;
+}

@@ -1,0 +1,134 @@
+/* broker_int.h - the broker's private state: job table, per-stage queues, workers, counters.
+ * One thread owns all of it (the zmq_poll loop in broker.c); nothing here is locked.
+ * Files: broker.c (sockets, loop, message handlers), sched.c (queues, dispatch, requeue,
+ * cancel), report.c (status text/JSON, Chrome trace, await results). */
+#ifndef ZP_BROKER_INT_H
+#define ZP_BROKER_INT_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/proto.h"
+#include "shm/shm.h"
+
+#define BRK_MAX_WORKERS 256
+#define BRK_MAX_INFLIGHT ZP_MSG_MAX_CREDITS
+#define BRK_ID_MAX 256
+#define BRK_BUSY_RING 512
+
+typedef enum { PS_QUEUED = 0, PS_RUNNING = 1, PS_DONE = 2, PS_FAILED = 3, PS_CANCELED = 4 } brk_pstate_t;
+
+struct brk_worker;
+struct brk_job;
+
+typedef struct brk_part {
+    struct brk_job *job;
+    uint32_t idx;
+    char *wtns;
+    brk_pstate_t state;
+    unsigned stage;             /* stage queued at / running in (zp_role_t) */
+    int32_t slot;               /* -1: none */
+    uint64_t word_gen;          /* generation the broker expects in the slot word now */
+    uint64_t payload_gen, result_gen;
+    uint32_t attempt;           /* 1-based */
+    struct brk_worker *worker;  /* while RUNNING */
+    bool queued;
+    /* monotonic ns */
+    uint64_t t_submit, t_queued[ZP_NROLES], t_assign[ZP_NROLES], t_start[ZP_NROLES], t_end[ZP_NROLES],
+        t_done[ZP_NROLES];
+    uint32_t wpid[ZP_NROLES];   /* who ran each stage (last attempt) */
+    uint64_t dt[ZP_NROLES][ZP_DT_N];
+    char *reasons;              /* collected failure reasons, "; "-separated */
+    char *proof_json, *public_json;
+    uint8_t proof_bin[ZP_MSG_BIN_MAX];
+    size_t proof_bin_len;
+} brk_part_t;
+
+typedef struct brk_job {
+    uint64_t id, seq;
+    char *request_id, *zkey, *r1cs;
+    uint32_t priority;
+    zp_job_state_t state;
+    uint32_t n_parts, n_done, n_failed;
+    brk_part_t *parts;
+    uint64_t t_submit, t_finish;
+} brk_job_t;
+
+typedef struct { uint32_t slot; uint64_t gen; brk_part_t *part; } brk_inflight_t;
+typedef struct { uint64_t s, e; } brk_interval_t;
+
+typedef struct brk_worker {
+    bool used, alive;
+    uint8_t id[BRK_ID_MAX];
+    size_t id_len;
+    uint32_t role, instance, pid, caps, credits;
+    uint64_t incarnation;
+    char name[ZP_MSG_NAME_MAX + 1];
+    uint64_t last_seen, first_seen;
+    unsigned n_inflight;
+    brk_inflight_t inflight[BRK_MAX_INFLIGHT];
+    uint64_t n_done, n_fail;
+    brk_interval_t busy[BRK_BUSY_RING];
+    unsigned busy_head, busy_n;
+} brk_worker_t;
+
+typedef struct brk_waiter {
+    uint8_t id[BRK_ID_MAX];
+    size_t id_len;
+    uint64_t job, deadline;
+    struct brk_waiter *next;
+} brk_waiter_t;
+
+typedef struct {
+    uint64_t malformed, oversized, stale, unknown_peer, assigns, requeued[ZP_NROLES], deaths[ZP_NROLES],
+        parts_done, parts_failed, jobs_submitted;
+} brk_counters_t;
+
+typedef struct brk {
+    /* config */
+    char rundir[512], endpoint[600], arena_name[ZP_SHM_NAME_MAX + 1];
+    uint32_t n_slots, max_domain, max_vars, max_attempts, liveness;
+    int heartbeat_ms;
+    size_t max_frame;
+    /* runtime */
+    void *ctx, *sock;
+    zp_shm_t *arena;
+    uint64_t epoch;
+    brk_part_t **slot_part;     /* n_slots */
+    brk_job_t **jobs;           /* by id - 1 */
+    size_t n_jobs, cap_jobs;
+    brk_part_t **q[ZP_NROLES];  /* unordered; dispatch picks the best */
+    size_t qn[ZP_NROLES], qcap[ZP_NROLES];
+    brk_worker_t workers[BRK_MAX_WORKERS];
+    brk_waiter_t *waiters;
+    brk_counters_t c;
+    uint64_t t_start;
+    uint64_t job_seq;
+    uint32_t claim_hint;
+} brk_t;
+
+/* broker.c */
+int brk_send(brk_t *b, const uint8_t *id, size_t id_len, uint8_t *buf, size_t len); /* frees buf */
+void brk_worker_dead(brk_t *b, brk_worker_t *w, const char *why, bool kill_it);
+
+/* sched.c */
+int brk_q_push(brk_t *b, brk_part_t *p, unsigned stage);
+void brk_q_remove(brk_t *b, brk_part_t *p);
+void brk_dispatch(brk_t *b);
+void brk_on_done(brk_t *b, brk_worker_t *w, const zp_msg_done_t *m);
+void brk_on_fail(brk_t *b, brk_worker_t *w, const zp_msg_fail_t *m);
+/* the part's current attempt failed at its stage: requeue (retryable) or fail it */
+void brk_part_failed(brk_t *b, brk_part_t *p, bool retryable, bool redo_synth, const char *why);
+int brk_submit(brk_t *b, const zp_msg_submit_t *m, brk_job_t **jp, bool *existed);
+int brk_cancel(brk_t *b, brk_job_t *j, uint32_t *freed);
+brk_job_t *brk_job_get(brk_t *b, uint64_t id);
+void brk_job_check_finished(brk_t *b, brk_job_t *j);
+void brk_release_slot(brk_t *b, brk_part_t *p);
+
+/* report.c */
+char *brk_status_text(brk_t *b, bool json);
+char *brk_trace_json(brk_t *b, uint32_t max_parts);
+int brk_result_encode(brk_t *b, brk_job_t *j, bool timed_out, uint8_t **buf, size_t *len);
+void brk_waiters_poll(brk_t *b, bool all_due);
+double brk_busy_ratio(const brk_worker_t *w, uint64_t now, uint64_t window);
+#endif

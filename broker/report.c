@@ -1,0 +1,249 @@
+/* report.c - what the broker tells clients: STATUS (text or JSON), the Chrome/Perfetto trace
+ * of every partition through every stage, AWAIT results, and the GPU busy ratio.
+ * JSON is written by hand (every string we emit is escaped by json_str). Tests: tests/ipc/. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "broker/broker_int.h"
+#include "lib/util/util.h"
+
+typedef struct { char *p; size_t n, cap; bool oom; } sb_t;
+
+static void sb_printf(sb_t *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(sb_t *s, const char *fmt, ...)
+{
+    if (s->oom) return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int k = vsnprintf(s->p ? s->p + s->n : NULL, s->p ? s->cap - s->n : 0, fmt, ap);
+        va_end(ap);
+        if (k < 0) { s->oom = true; return; }
+        if (s->p && s->n + (size_t)k < s->cap) { s->n += (size_t)k; return; }
+        size_t nc = (s->cap ? s->cap * 2 : 4096) + (size_t)k;
+        char *np = realloc(s->p, nc);
+        if (!np) { s->oom = true; return; }
+        s->p = np;
+        s->cap = nc;
+    }
+}
+static void json_str(sb_t *s, const char *z)
+{
+    sb_printf(s, "\"");
+    for (; z && *z; z++) {
+        unsigned char c = (unsigned char)*z;
+        if (c == '"' || c == '\\') sb_printf(s, "\\%c", c);
+        else if (c < 0x20) sb_printf(s, "\\u%04x", c);
+        else sb_printf(s, "%c", c);
+    }
+    sb_printf(s, "\"");
+}
+static char *sb_take(sb_t *s)
+{
+    if (s->oom) { free(s->p); return NULL; }
+    if (!s->p) return strdup("");
+    return s->p;
+}
+
+double brk_busy_ratio(const brk_worker_t *w, uint64_t now, uint64_t window)
+{
+    uint64_t lo = now > window ? now - window : 0;
+    if (w->first_seen > lo) lo = w->first_seen;
+    if (now <= lo) return 0;
+    uint64_t busy = 0;
+    for (unsigned i = 0; i < w->busy_n; i++) {
+        brk_interval_t iv = w->busy[(w->busy_head + BRK_BUSY_RING - 1 - i) % BRK_BUSY_RING];
+        uint64_t s = iv.s > lo ? iv.s : lo, e = iv.e < now ? iv.e : now;
+        if (e > s) busy += e - s;
+    }
+    double r = (double)busy / (double)(now - lo);
+    return r > 1 ? 1 : r;
+}
+
+char *brk_status_text(brk_t *b, bool json)
+{
+    sb_t s = {0};
+    uint64_t now = zp_now_ns();
+    zp_shm_stats_t st;
+    zp_shm_stats(b->arena, &st);
+    unsigned nq[ZP_NROLES][ZP_NPRIO] = {{0}};
+    for (unsigned r = 0; r < ZP_NROLES; r++)
+        for (size_t i = 0; i < b->qn[r]; i++) nq[r][b->q[r][i]->job->priority]++;
+    unsigned running[ZP_NROLES] = {0}, jobs_run = 0, jobs_done = 0, jobs_failed = 0, jobs_cancel = 0;
+    for (size_t i = 0; i < b->n_jobs; i++) {
+        brk_job_t *j = b->jobs[i];
+        jobs_run += j->state == ZP_JOB_RUNNING; jobs_done += j->state == ZP_JOB_DONE;
+        jobs_failed += j->state == ZP_JOB_FAILED; jobs_cancel += j->state == ZP_JOB_CANCELED;
+        for (uint32_t k = 0; k < j->n_parts; k++)
+            if (j->parts[k].state == PS_RUNNING) running[j->parts[k].stage]++;
+    }
+    if (json) {
+        sb_printf(&s, "{\"pid\": %d, \"endpoint\": ", (int)getpid());
+        json_str(&s, b->endpoint);
+        sb_printf(&s, ", \"arena\": ");
+        json_str(&s, b->arena_name);
+        sb_printf(&s, ", \"uptime_s\": %.3f, \"slots\": {\"total\": %u", (now - b->t_start) / 1e9, st.n_slots);
+        for (unsigned k = 0; k < ZP_SLOT_NSTATES; k++) sb_printf(&s, ", \"%s\": %u", zp_shm_state_name(k), st.by_state[k]);
+        sb_printf(&s, "}, \"queues\": {");
+        for (unsigned r = 0; r < ZP_NROLES; r++) {
+            sb_printf(&s, "%s\"%s\": {\"total\": %zu", r ? ", " : "", zp_role_name(r), b->qn[r]);
+            for (unsigned pr = 0; pr < ZP_NPRIO; pr++) sb_printf(&s, ", \"%s\": %u", zp_prio_name(pr), nq[r][pr]);
+            sb_printf(&s, ", \"running\": %u}", running[r]);
+        }
+        sb_printf(&s, "}, \"jobs\": {\"total\": %zu, \"running\": %u, \"done\": %u, \"failed\": %u, \"canceled\": %u}",
+                  b->n_jobs, jobs_run, jobs_done, jobs_failed, jobs_cancel);
+        sb_printf(&s, ", \"counters\": {\"assigns\": %llu, \"parts_done\": %llu, \"parts_failed\": %llu, \"stale\": %llu,"
+                      " \"malformed\": %llu, \"oversized\": %llu, \"unknown_peer\": %llu",
+                  (unsigned long long)b->c.assigns, (unsigned long long)b->c.parts_done,
+                  (unsigned long long)b->c.parts_failed, (unsigned long long)b->c.stale,
+                  (unsigned long long)b->c.malformed, (unsigned long long)b->c.oversized,
+                  (unsigned long long)b->c.unknown_peer);
+        sb_printf(&s, ", \"requeued\": {");
+        for (unsigned r = 0; r < ZP_NROLES; r++)
+            sb_printf(&s, "%s\"%s\": %llu", r ? ", " : "", zp_role_name(r), (unsigned long long)b->c.requeued[r]);
+        sb_printf(&s, "}, \"deaths\": {");
+        for (unsigned r = 0; r < ZP_NROLES; r++)
+            sb_printf(&s, "%s\"%s\": %llu", r ? ", " : "", zp_role_name(r), (unsigned long long)b->c.deaths[r]);
+        sb_printf(&s, "}}, \"workers\": [");
+        bool first = true;
+        for (unsigned i = 0; i < BRK_MAX_WORKERS; i++) {
+            brk_worker_t *w = &b->workers[i];
+            if (!w->used) continue;
+            sb_printf(&s, "%s{\"role\": \"%s\", \"instance\": %u, \"pid\": %u, \"name\": ", first ? "" : ", ",
+                      zp_role_name(w->role), w->instance, w->pid);
+            json_str(&s, w->name);
+            sb_printf(&s, ", \"credits\": %u, \"held\": %u, \"last_heartbeat_ms\": %.1f, \"done\": %llu, \"failed\": %llu",
+                      w->credits, w->n_inflight, (now - w->last_seen) / 1e6, (unsigned long long)w->n_done,
+                      (unsigned long long)w->n_fail);
+            sb_printf(&s, ", \"busy_ratio_60s\": %.4f, \"slots\": [", brk_busy_ratio(w, now, 60000000000ull));
+            for (unsigned k = 0; k < w->n_inflight; k++)
+                sb_printf(&s, "%s%u", k ? ", " : "", w->inflight[k].slot);
+            sb_printf(&s, "]}");
+            first = false;
+        }
+        sb_printf(&s, "]}\n");
+        return sb_take(&s);
+    }
+    sb_printf(&s, "broker pid %d  %s  up %.0f s\n", (int)getpid(), b->endpoint, (now - b->t_start) / 1e9);
+    sb_printf(&s, "slots: %u total:", st.n_slots);
+    for (unsigned k = 0; k < ZP_SLOT_NSTATES; k++) sb_printf(&s, " %s %u", zp_shm_state_name(k), st.by_state[k]);
+    sb_printf(&s, "\nqueues (critical/high/normal/low, running):\n");
+    for (unsigned r = 0; r < ZP_NROLES; r++)
+        sb_printf(&s, "  %-6s %3zu queued (%u/%u/%u/%u), %u running\n", zp_role_name(r), b->qn[r], nq[r][0], nq[r][1],
+                  nq[r][2], nq[r][3], running[r]);
+    sb_printf(&s, "jobs: %zu (running %u, done %u, failed %u, canceled %u)\n", b->n_jobs, jobs_run, jobs_done,
+              jobs_failed, jobs_cancel);
+    sb_printf(&s, "partitions: %llu done, %llu failed; requeued synth %llu gpu %llu final %llu; deaths synth %llu gpu %llu final %llu\n",
+              (unsigned long long)b->c.parts_done, (unsigned long long)b->c.parts_failed,
+              (unsigned long long)b->c.requeued[0], (unsigned long long)b->c.requeued[1],
+              (unsigned long long)b->c.requeued[2], (unsigned long long)b->c.deaths[0],
+              (unsigned long long)b->c.deaths[1], (unsigned long long)b->c.deaths[2]);
+    sb_printf(&s, "frames: %llu stale, %llu malformed, %llu oversized, %llu from unknown peers\n",
+              (unsigned long long)b->c.stale, (unsigned long long)b->c.malformed,
+              (unsigned long long)b->c.oversized, (unsigned long long)b->c.unknown_peer);
+    sb_printf(&s, "workers:\n");
+    for (unsigned i = 0; i < BRK_MAX_WORKERS; i++) {
+        brk_worker_t *w = &b->workers[i];
+        if (!w->used) continue;
+        sb_printf(&s, "  %-5s #%u pid %-7u %-22s credit %u/%u  heartbeat %5.0f ms ago  done %llu failed %llu",
+                  zp_role_name(w->role), w->instance, w->pid, w->name, w->credits - w->n_inflight, w->credits,
+                  (now - w->last_seen) / 1e6, (unsigned long long)w->n_done, (unsigned long long)w->n_fail);
+        if (w->role == ZP_ROLE_GPU) sb_printf(&s, "  busy %.1f%% (last minute)", 100 * brk_busy_ratio(w, now, 60000000000ull));
+        sb_printf(&s, "\n");
+    }
+    return sb_take(&s);
+}
+
+/* Chrome trace events: one complete ("X") slice per partition per stage on the track of the
+ * process that ran it; metadata names each process track. Raw monotonic ns in args so that
+ * scripts can compute handoff latencies. */
+char *brk_trace_json(brk_t *b, uint32_t max_parts)
+{
+    sb_t s = {0};
+    uint64_t t0 = b->t_start;
+    sb_printf(&s, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n");
+    sb_printf(&s, "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, \"tid\": 0, \"args\": {\"name\": \"broker\"}}",
+              (int)getpid());
+    for (unsigned i = 0; i < BRK_MAX_WORKERS; i++) {
+        brk_worker_t *w = &b->workers[i];
+        if (!w->used) continue;
+        sb_printf(&s, ",\n{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %u, \"tid\": 0, \"args\": {\"name\": \"%s #%u ",
+                  w->pid, zp_role_name(w->role), w->instance);
+        for (const char *c = w->name; *c; c++) if (*c != '"' && *c != '\\' && (unsigned char)*c >= 0x20) sb_printf(&s, "%c", *c);
+        sb_printf(&s, "\"}}");
+    }
+    uint32_t count = 0;
+    for (size_t ji = b->n_jobs; ji-- > 0;) {
+        brk_job_t *j = b->jobs[ji];
+        for (uint32_t k = 0; k < j->n_parts; k++) {
+            brk_part_t *p = &j->parts[k];
+            if (max_parts && count >= max_parts) goto out;
+            count++;
+            for (unsigned r = 0; r < ZP_NROLES; r++) {
+                if (!p->t_start[r] || p->t_end[r] < p->t_start[r] || p->t_start[r] < t0) continue;
+                sb_printf(&s, ",\n{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"job %llu part %u\", \"pid\": %u, \"tid\": 1, "
+                              "\"ts\": %.3f, \"dur\": %.3f, \"args\": {\"job\": %llu, \"part\": %u, \"stage\": \"%s\", "
+                              "\"priority\": \"%s\", \"attempt\": %u, \"t_queued\": %llu, \"t_assign\": %llu, "
+                              "\"t_start\": %llu, \"t_end\": %llu, \"t_done\": %llu",
+                          zp_role_name(r), (unsigned long long)j->id, p->idx, p->wpid[r], (p->t_start[r] - t0) / 1e3,
+                          (p->t_end[r] - p->t_start[r]) / 1e3, (unsigned long long)j->id, p->idx, zp_role_name(r),
+                          zp_prio_name(j->priority), p->attempt, (unsigned long long)p->t_queued[r],
+                          (unsigned long long)p->t_assign[r], (unsigned long long)p->t_start[r],
+                          (unsigned long long)p->t_end[r], (unsigned long long)p->t_done[r]);
+                static const char *dtn[ZP_DT_N] = {"h2d_ns", "ntt_ns", "msm_ns", "d2h_ns", "msm_g2_ns", "check_ns",
+                                                   "verify_in_ns", "spare_ns"};
+                for (unsigned d = 0; d < ZP_DT_N; d++)
+                    if (p->dt[r][d]) sb_printf(&s, ", \"%s\": %llu", dtn[d], (unsigned long long)p->dt[r][d]);
+                sb_printf(&s, "}}");
+            }
+        }
+    }
+out:
+    sb_printf(&s, "\n]}\n");
+    return sb_take(&s);
+}
+
+int brk_result_encode(brk_t *b, brk_job_t *j, bool timed_out, uint8_t **buf, size_t *len)
+{
+    (void)b;
+    zp_msg_result_t r = {.job = j->id, .state = j->state, .timed_out = timed_out, .n_parts = j->n_parts};
+    r.parts = calloc(j->n_parts, sizeof *r.parts);
+    if (!r.parts) return -ENOMEM;
+    for (uint32_t i = 0; i < j->n_parts; i++) {
+        brk_part_t *p = &j->parts[i];
+        zp_msg_part_result_t *o = &r.parts[i];
+        static const uint32_t map[] = {ZP_PART_QUEUED, ZP_PART_RUNNING, ZP_PART_DONE, ZP_PART_FAILED, ZP_PART_CANCELED};
+        o->state = map[p->state];
+        o->attempts = p->attempt;
+        o->error = zp_str(p->state == PS_FAILED ? p->reasons : NULL);
+        if (p->state == PS_DONE) {
+            o->proof_json = zp_str(p->proof_json);
+            o->public_json = zp_str(p->public_json);
+            o->proof_bin = p->proof_bin;
+            o->proof_bin_len = p->proof_bin_len;
+        }
+    }
+    int rc = zp_msg_result_encode(buf, len, &r);
+    free(r.parts);
+    return rc;
+}
+
+/* answer AWAITs whose job finished or whose deadline passed (all_due: answer all now) */
+void brk_waiters_poll(brk_t *b, bool all_due)
+{
+    uint64_t now = zp_now_ns();
+    for (brk_waiter_t **pp = &b->waiters; *pp;) {
+        brk_waiter_t *w = *pp;
+        brk_job_t *j = brk_job_get(b, w->job);
+        bool fin = !j || j->state != ZP_JOB_RUNNING;
+        if (!fin && !all_due && now < w->deadline) { pp = &w->next; continue; }
+        uint8_t *buf; size_t len;
+        if (j && brk_result_encode(b, j, !fin, &buf, &len) == 0) brk_send(b, w->id, w->id_len, buf, len);
+        *pp = w->next;
+        free(w);
+    }
+}

@@ -1,0 +1,109 @@
+/* cu_api.h - the C boundary of the CUDA code: every function the .cu files export, all
+ * extern "C", plain C types only (no project headers, no CUDA headers), so that
+ * backend_cuda.c (the zp_backend_cuda ops table) and the tests stay plain C.
+ *
+ * Memory conventions: field elements and points are lib/ff / lib/ec layouts (little-endian
+ * 64-bit limbs, Montgomery form); scalars are 4 limbs, standard form. Curves are
+ * zp_curve_id_t values (1 = BN254, 2 = BLS12-381). Errors: 0, or a negative ZP_E* / -errno
+ * with zp_err_set detail (ZP_ENODEV: no usable device; ZP_EDEVICE: a CUDA call failed, the
+ * message names the call, file and line; the process should exit and be restarted clean).
+ * Device code: cu_device.cu; host emulation for tests: cu_hostemu.cu. */
+#ifndef ZP_CU_API_H
+#define ZP_CU_API_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cu_consts.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { ZP_CU_MAX_WIN = 130 };   /* windows of an MSM: ceil(256 / 2) + 2 */
+
+/* window sums of one MSM: the result is sum_w 2^(c*w) win[w] (Jacobian, lib/ec layout:
+ * x, y, z of N limbs each at the start of win[w]) */
+typedef struct {
+    unsigned c, nwin;
+    uint64_t win[ZP_CU_MAX_WIN][ZP_CU_JAC_LIMBS];
+} zp_cu_msm_out_t;
+
+/* tuning knobs (0 = default); see cu_msm.cuh */
+typedef struct {
+    unsigned c, task, groups;
+    size_t max_pairs;
+} zp_cu_msm_tune_t;
+
+/* mirrors zp_g16_times_t (lib/groth16/groth16.h) */
+typedef struct {
+    uint64_t h2d_ns, ntt_ns, msm_ns[4], d2h_ns, total_ns;
+} zp_cu_times_t;
+
+/* power tables of the NTT (host memory, Montgomery Fr): value(i) = hi[i >> k1] * lo[i & mask] */
+typedef struct {
+    const uint64_t *lo, *hi;
+    unsigned k1;            /* lo has 2^k1 entries */
+    size_t nhi;             /* entries of hi */
+} zp_cu_pow_table_t;
+
+/* one proof's G1 part (compute_h when w == NULL) */
+typedef struct {
+    int curve;
+    unsigned log_n;
+    uint32_t n_vars, n_public;
+    zp_cu_pow_table_t tw;   /* w^i, i < n/2 (w = w[log_n]) */
+    zp_cu_pow_table_t cs;   /* g^i / n, i < n (g = w[log_n + 1]) */
+    const uint64_t *w;      /* n_vars scalars (standard) or NULL */
+    const uint64_t *a, *b, *c;  /* n Montgomery each (host) */
+    uint64_t *h;            /* n out, standard form (host) */
+} zp_cu_prove_args_t;
+
+typedef struct zp_cu zp_cu_t;
+
+/* device: ordinal as CUDA numbers it (after CUDA_VISIBLE_DEVICES). desc: a one-line
+ * description for the log (name, memory, compute capability), may be NULL. */
+int zp_cu_open(zp_cu_t **cu, int device, char *desc, size_t desc_cap);
+void zp_cu_close(zp_cu_t **cu);
+/* cudaHostRegister in chunks of at most 64 GiB after pre-faulting; unregister takes the same p */
+int zp_cu_host_register(zp_cu_t *cu, void *p, size_t len);
+int zp_cu_host_unregister(zp_cu_t *cu, void *p);
+/* make the four G1 base arrays (A, B1, C, H; affine, host) resident on the device if they fit
+ * next to the working memory of a proof of 2^log_n; *resident = 1 if they were uploaded,
+ * 0 if they will be copied per proof instead. key_id identifies the key (its address) so a
+ * second call for the same key does nothing. */
+int zp_cu_load_bases(zp_cu_t *cu, int curve, uintptr_t key_id, unsigned log_n,
+                     const void *const bases[4], const size_t counts[4], int *resident);
+/* MSM over host points / scalars */
+int zp_cu_msm_g1(zp_cu_t *cu, int curve, zp_cu_msm_out_t *out, const void *points,
+                 const uint64_t *scalars, size_t n, const zp_cu_msm_tune_t *tune);
+/* the G1 part of a proof with the bases of the last zp_cu_load_bases (curve must match).
+ * out: 4 MSMs (A, B1, C, H) when args->w != NULL. */
+int zp_cu_prove(zp_cu_t *cu, const zp_cu_prove_args_t *args, zp_cu_msm_out_t out[4], zp_cu_times_t *t);
+/* H2D bandwidth of a bytes-long copy from pageable and from registered host memory, GB/s */
+int zp_cu_bench_h2d(zp_cu_t *cu, size_t bytes, double *gbps_pageable, double *gbps_pinned);
+
+/* ---- host emulation (cu_hostemu.cu): the same templates run on the CPU, for tests ---- */
+enum { ZP_CU_OP_ADD, ZP_CU_OP_SUB, ZP_CU_OP_NEG, ZP_CU_OP_DBL, ZP_CU_OP_MUL, ZP_CU_OP_SQR,
+       ZP_CU_OP_TO_MONT, ZP_CU_OP_FROM_MONT };
+/* field: ZP_CU_FR_BN254 ... (cu_consts.h); r = a op b */
+void zp_cu_host_fp(int field, int op, uint64_t *r, const uint64_t *a, const uint64_t *b);
+enum {
+    ZP_CU_G1_SUM_MIXED,   /* r = p[0] + ... + p[k-1] by mixed adds into one xyzz */
+    ZP_CU_G1_SUM_FULL,    /* r = (mixed sum of the first half) + (of the second half), full add */
+    ZP_CU_G1_DBL,         /* r = 2 * (mixed sum of p[0..k)) with xyzz_dbl */
+    ZP_CU_G1_MUL_SMALL,   /* r = k32 * (mixed sum of p[0..k)) */
+    ZP_CU_G1_SUM_SIGNED,  /* r = sum (-1)^i p[i], mixed adds with the sign flag */
+};
+/* affine points in, Jacobian (lib/ec layout) out */
+void zp_cu_host_g1(int curve, int op, uint64_t *r_jac, const void *p_aff, size_t k, uint32_t k32);
+int zp_cu_host_msm(int curve, zp_cu_msm_out_t *out, const void *points, const uint64_t *scalars,
+                   size_t n, const zp_cu_msm_tune_t *tune);
+/* a <- h = fft(coset(ifft(a))) * ... (the whole compute_h): a, b clobbered; h written */
+int zp_cu_host_compute_h(int curve, unsigned log_n, const zp_cu_pow_table_t *tw,
+                         const zp_cu_pow_table_t *cs, uint64_t *a, uint64_t *b, const uint64_t *c,
+                         uint64_t *h);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,164 @@
+/* backend_cpu.c - the CPU backend (zp_backend_cpu): stage 2 of the prover on the host.
+ * compute_h: three inverse NTTs, coset shift by w[log_n+1], three forward NTTs,
+ * h = a*b - c, from Montgomery (lib/ntt); msm_g1 / prove_g1: Pippenger MSMs (lib/msm).
+ * The instance owns one thread pool (cfg.threads, 0 = all cores) used by every NTT and MSM,
+ * one NTT domain per curve (built on first use for a log_n, rebuilt only when log_n changes)
+ * and one MSM scratch area grown to the largest size seen (load_key sizes it for the key, so
+ * proofs do not allocate). It is the reference the CUDA backend is tested against.
+ * Not thread-safe: one call at a time per instance.
+ * Tests: tests/test_groth16.c */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "groth16_int.h"
+
+struct zp_backend {
+    const zp_backend_ops_t *ops;
+    zp_pool_t *pool;
+    void *dom[3];              /* indexed by zp_curve_id_t */
+    unsigned dom_log[3];
+    void *scratch;
+    size_t scratch_len;
+};
+
+static int cpu_open(zp_backend_t **be, const zp_backend_cfg_t *cfg)
+{
+    zp_backend_t *b = calloc(1, sizeof *b);
+    if (!b) return zp_err_set(-ENOMEM, "cpu backend: out of memory");
+    b->ops = &zp_backend_cpu;
+    b->pool = zp_pool_new(cfg ? cfg->threads : 0);
+    if (!b->pool) {
+        free(b);
+        return zp_err_set(-ENOMEM, "cpu backend: cannot start the thread pool");
+    }
+    *be = b;
+    return 0;
+}
+
+static void cpu_close(zp_backend_t **be)
+{
+    if (!be || !*be) return;
+    zp_backend_t *b = *be;
+    for (int i = 0; i < 3; i++)
+        if (b->dom[i]) g16_curve((zp_curve_id_t)i)->dom_free(b->dom[i]);
+    free(b->scratch);
+    zp_pool_destroy(&b->pool);
+    free(b);
+    *be = NULL;
+}
+
+static int cpu_host_register(zp_backend_t *be, void *p, size_t len)
+{
+    (void)be; (void)p; (void)len;
+    return 0;
+}
+
+static int cpu_host_unregister(zp_backend_t *be, void *p)
+{
+    (void)be; (void)p;
+    return 0;
+}
+
+static int ensure_domain(zp_backend_t *be, const g16_curve_t *cv, unsigned log_n)
+{
+    int ci = (int)cv->id;
+    if (be->dom[ci] && be->dom_log[ci] == log_n) return 0;
+    if (be->dom[ci]) cv->dom_free(be->dom[ci]);
+    be->dom[ci] = NULL;
+    int rc = cv->dom_new(&be->dom[ci], log_n);
+    if (rc) return zp_err_set(rc, "cpu backend: NTT domain 2^%u: %s", log_n, zp_strerror(rc));
+    be->dom_log[ci] = log_n;
+    return 0;
+}
+
+static int ensure_scratch(zp_backend_t *be, size_t len)
+{
+    if (len <= be->scratch_len) return 0;
+    void *p = g16_alloc(len);
+    if (!p) return zp_err_set(-ENOMEM, "cpu backend: cannot allocate %zu bytes of MSM scratch", len);
+    free(be->scratch);
+    be->scratch = p;
+    be->scratch_len = len;
+    return 0;
+}
+
+static size_t key_msm_max(const zp_g16_key_t *k)
+{
+    return k->n_vars > k->domain_size ? k->n_vars : k->domain_size;
+}
+
+static int cpu_load_key(zp_backend_t *be, const zp_g16_key_t *k)
+{
+    const g16_curve_t *cv = g16_curve(k->curve);
+    if (!cv) return ZP_ECURVE;
+    int rc = ensure_domain(be, cv, k->log_n);
+    if (rc) return rc;
+    return ensure_scratch(be, cv->msm_g1_scratch(key_msm_max(k), zp_pool_size(be->pool)));
+}
+
+static int cpu_compute_h(zp_backend_t *be, const zp_g16_key_t *k, zp_scalar_t *a, zp_scalar_t *b,
+                         const zp_scalar_t *c, zp_scalar_t *h, zp_g16_times_t *t)
+{
+    const g16_curve_t *cv = g16_curve(k->curve);
+    if (!cv) return ZP_ECURVE;
+    int rc = ensure_domain(be, cv, k->log_n);
+    if (rc) return rc;
+    uint64_t t0 = zp_now_ns();
+    if (h != c) memmove(h, c, (size_t)k->domain_size * sizeof *h);
+    cv->compute_h(be->dom[cv->id], k->log_n, a, b, h, be->pool);
+    if (t) t->ntt_ns = zp_now_ns() - t0;
+    return 0;
+}
+
+static int cpu_msm_g1(zp_backend_t *be, zp_curve_id_t curve, zp_g1_any_t *out, const void *points,
+                      const zp_scalar_t *scalars, size_t n)
+{
+    const g16_curve_t *cv = g16_curve(curve);
+    if (!cv) return ZP_ECURVE;
+    int rc = ensure_scratch(be, cv->msm_g1_scratch(n, zp_pool_size(be->pool)));
+    if (rc) return rc;
+    cv->msm_g1(out, points, scalars, n, be->scratch, be->pool);
+    return 0;
+}
+
+static int cpu_prove_g1(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_t *w, zp_scalar_t *a,
+                        zp_scalar_t *b, const zp_scalar_t *c, zp_scalar_t *h, zp_g1_any_t out[ZP_G16_NMSM],
+                        zp_g16_times_t *t)
+{
+    const g16_curve_t *cv = g16_curve(k->curve);
+    if (!cv) return ZP_ECURVE;
+    uint64_t t0 = zp_now_ns();
+    zp_g16_times_t tt;
+    memset(&tt, 0, sizeof tt);
+    int rc = cpu_compute_h(be, k, a, b, c, h, &tt);
+    if (!rc) rc = ensure_scratch(be, cv->msm_g1_scratch(key_msm_max(k), zp_pool_size(be->pool)));
+    if (rc) return rc;
+    const size_t nc = (size_t)k->n_vars - k->n_public - 1;
+    const struct { const void *pts; const zp_scalar_t *s; size_t n; } job[ZP_G16_NMSM] = {
+        [ZP_G16_A] = {k->a, w, k->n_vars},
+        [ZP_G16_B1] = {k->b1, w, k->n_vars},
+        [ZP_G16_C] = {k->c, w + k->n_public + 1, nc},
+        [ZP_G16_H] = {k->h, h, k->domain_size},
+    };
+    for (int i = 0; i < ZP_G16_NMSM; i++) {
+        uint64_t m0 = zp_now_ns();
+        cv->msm_g1(&out[i], job[i].pts, job[i].s, job[i].n, be->scratch, be->pool);
+        tt.msm_ns[i] = zp_now_ns() - m0;
+    }
+    tt.total_ns = zp_now_ns() - t0;
+    if (t) *t = tt;
+    return 0;
+}
+
+const zp_backend_ops_t zp_backend_cpu = {
+    .name = "cpu",
+    .open = cpu_open,
+    .close = cpu_close,
+    .host_register = cpu_host_register,
+    .host_unregister = cpu_host_unregister,
+    .load_key = cpu_load_key,
+    .compute_h = cpu_compute_h,
+    .msm_g1 = cpu_msm_g1,
+    .prove_g1 = cpu_prove_g1,
+};

@@ -1,0 +1,255 @@
+/* key.c - the proving key in memory: zp_g16_key_load / load_into / close, and the
+ * verification key derived from it.
+ *
+ * Layout of the key memory (one block, every array 64-byte aligned, in this order):
+ *   IC (n_public+1 G1) | A (n_vars G1) | B1 (n_vars G1) | C (n_vars-n_public-1 G1) |
+ *   H (domain_size G1) | B2 (n_vars G2) | coefs (n_coefs x 48 bytes)
+ * Points are the zkey's bytes copied unchanged (affine, Montgomery, LE; (0,0) = infinity).
+ * Coefficients keep the zkey's value (coef*R^2 mod r, "double Montgomery").
+ * Checks done while loading (the zkey is untrusted input):
+ *   - every coordinate canonical (< q) and every point on its curve (or (0,0)): all arrays;
+ *     cost ~0.1-0.5 us per G1 point and ~1 us per G2 point, i.e. a few tens of ms at 2^16
+ *     constraints, a fraction of one proof;
+ *   - alpha1, beta1, delta1, beta2, gamma2, delta2 and IC: also in the r-torsion subgroup (and,
+ *     for the header points, not infinity);
+ *   - coefs: matrix 0/1, row < domain_size, wire < n_vars, value < r.
+ * Tests: tests/test_groth16.c */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "groth16_int.h"
+
+#define ALIGN64(x) (((x) + 63) & ~(size_t)63)
+
+enum { K_IC, K_A, K_B1, K_C, K_H, K_B2, K_COEFS, K_N };
+
+static size_t key_layout(const zp_zkey_t *z, const g16_curve_t *cv, size_t off[K_N])
+{
+    size_t g1 = cv->g1a_size, g2 = cv->g2a_size;
+    size_t len[K_N] = {
+        [K_IC] = ((size_t)z->n_public + 1) * g1,
+        [K_A] = (size_t)z->n_vars * g1,
+        [K_B1] = (size_t)z->n_vars * g1,
+        [K_C] = ((size_t)z->n_vars - z->n_public - 1) * g1,
+        [K_H] = (size_t)z->domain_size * g1,
+        [K_B2] = (size_t)z->n_vars * g2,
+        [K_COEFS] = (size_t)z->n_coefs * sizeof(struct zp_g16_coef),
+    };
+    size_t pos = 0;
+    for (int i = 0; i < K_N; i++) {
+        off[i] = pos;
+        pos += ALIGN64(len[i]);
+    }
+    return pos;
+}
+
+size_t zp_g1a_size(zp_curve_id_t c)
+{
+    const g16_curve_t *cv = g16_curve(c);
+    return cv ? cv->g1a_size : 0;
+}
+
+size_t zp_g2a_size(zp_curve_id_t c)
+{
+    const g16_curve_t *cv = g16_curve(c);
+    return cv ? cv->g2a_size : 0;
+}
+
+size_t zp_g16_key_bytes(const zp_zkey_t *z)
+{
+    const g16_curve_t *cv = g16_curve(z->curve);
+    if (!cv || z->n_vars < (uint64_t)z->n_public + 1) return 0;
+    size_t off[K_N];
+    return key_layout(z, cv, off) + 64;   /* + 64: room to align caller memory */
+}
+
+static int check_g1(const g16_curve_t *cv, const zp_zkey_t *z, const void *p, size_t n, bool sub, bool inf,
+                    const char *what)
+{
+    size_t bad = cv->g1_check(p, n, sub, inf);
+    if (bad == n) return 0;
+    return zp_err_set(ZP_EFORMAT, "%s: %s[%zu] is not a valid G1 point (%s)", z->f.path ? z->f.path : "zkey",
+                      what, bad, sub ? "canonical, on the curve, in the subgroup" : "canonical, on the curve");
+}
+
+static int check_g2(const g16_curve_t *cv, const zp_zkey_t *z, const void *p, size_t n, bool sub, bool inf,
+                    const char *what)
+{
+    size_t bad = cv->g2_check(p, n, sub, inf);
+    if (bad == n) return 0;
+    return zp_err_set(ZP_EFORMAT, "%s: %s[%zu] is not a valid G2 point (%s)", z->f.path ? z->f.path : "zkey",
+                      what, bad, sub ? "canonical, on the curve, in the subgroup" : "canonical, on the curve");
+}
+
+static int load_coefs(zp_g16_key_t *k, const zp_zkey_t *z, const g16_curve_t *cv)
+{
+    const char *name = z->f.path ? z->f.path : "zkey";
+    size_t esz = 12 + (size_t)z->n8r;
+    uint32_t prev = 0;
+    k->coefs_sorted = 1;
+    for (uint32_t i = 0; i < z->n_coefs; i++) {
+        const uint8_t *e = z->coefs + (size_t)i * esz;
+        struct zp_g16_coef *c = &k->coefs[i];
+        memcpy(&c->matrix, e, 4);
+        memcpy(&c->row, e + 4, 4);
+        memcpy(&c->wire, e + 8, 4);
+        c->pad = 0;
+        memcpy(&c->v, e + 12, sizeof c->v);
+        if (c->matrix > 1 || c->row >= z->domain_size || c->wire >= z->n_vars || !cv->fr_canonical(&c->v))
+            return zp_err_set(ZP_EFORMAT,
+                              "%s: coefficient %u (matrix %u, row %u, wire %u) out of range (matrix 0/1, row < %u, "
+                              "wire < %u, value < r)", name, i, c->matrix, c->row, c->wire, z->domain_size, z->n_vars);
+        if (c->row < prev) k->coefs_sorted = 0;
+        prev = c->row;
+    }
+    return 0;
+}
+
+int zp_g16_key_load_into(zp_g16_key_t *k, const zp_zkey_t *z, void *mem, size_t len)
+{
+    const g16_curve_t *cv = g16_curve(z->curve);
+    if (!cv) return ZP_ECURVE;
+    const char *name = z->f.path ? z->f.path : "zkey";
+    if (z->n8r != 32 || z->n8q * 2 != cv->g1a_size)
+        return zp_err_set(ZP_EFORMAT, "%s: field sizes n8q %u / n8r %u do not match %s", name, z->n8q, z->n8r, cv->name);
+    if (z->n_vars < (uint64_t)z->n_public + 1 || z->domain_size != ((uint64_t)1 << z->log_n) ||
+        z->domain_size < (uint64_t)z->n_public + 1)
+        return zp_err_set(ZP_EFORMAT, "%s: inconsistent sizes (nVars %u, nPublic %u, domain %u)", name, z->n_vars,
+                          z->n_public, z->domain_size);
+    size_t off[K_N];
+    size_t need = key_layout(z, cv, off);
+    uint8_t *base = (uint8_t *)(((uintptr_t)mem + 63) & ~(uintptr_t)63);
+    if (!mem || len < need || (size_t)(base - (uint8_t *)mem) > len - need)
+        return zp_err_set(ZP_ETOOBIG, "%s: key needs %zu bytes (+ alignment), %zu given", name, need, len);
+
+    memset(k, 0, sizeof *k);
+    k->curve = z->curve;
+    k->n_vars = z->n_vars;
+    k->n_public = z->n_public;
+    k->domain_size = z->domain_size;
+    k->log_n = z->log_n;
+    k->n_coefs = z->n_coefs;
+    k->mem = mem;
+    k->mem_len = len;
+    memcpy(&k->alpha1, z->alpha1, cv->g1a_size);
+    memcpy(&k->beta1, z->beta1, cv->g1a_size);
+    memcpy(&k->delta1, z->delta1, cv->g1a_size);
+    memcpy(&k->beta2, z->beta2, cv->g2a_size);
+    memcpy(&k->gamma2, z->gamma2, cv->g2a_size);
+    memcpy(&k->delta2, z->delta2, cv->g2a_size);
+    k->ic = base + off[K_IC];
+    k->a = base + off[K_A];
+    k->b1 = base + off[K_B1];
+    k->c = base + off[K_C];
+    k->h = base + off[K_H];
+    k->b2 = base + off[K_B2];
+    k->coefs = (struct zp_g16_coef *)(base + off[K_COEFS]);
+    size_t g1 = cv->g1a_size, g2 = cv->g2a_size, nc = (size_t)z->n_vars - z->n_public - 1;
+    memcpy(k->ic, z->ic, ((size_t)z->n_public + 1) * g1);
+    memcpy(k->a, z->points_a, (size_t)z->n_vars * g1);
+    memcpy(k->b1, z->points_b1, (size_t)z->n_vars * g1);
+    if (nc) memcpy(k->c, z->points_c, nc * g1);
+    memcpy(k->h, z->points_h, (size_t)z->domain_size * g1);
+    memcpy(k->b2, z->points_b2, (size_t)z->n_vars * g2);
+
+    int rc;
+    if ((rc = check_g1(cv, z, &k->alpha1, 1, true, false, "alpha1")) ||
+        (rc = check_g1(cv, z, &k->beta1, 1, true, false, "beta1")) ||
+        (rc = check_g1(cv, z, &k->delta1, 1, true, false, "delta1")) ||
+        (rc = check_g2(cv, z, &k->beta2, 1, true, false, "beta2")) ||
+        (rc = check_g2(cv, z, &k->gamma2, 1, true, false, "gamma2")) ||
+        (rc = check_g2(cv, z, &k->delta2, 1, true, false, "delta2")) ||
+        (rc = check_g1(cv, z, k->ic, (size_t)z->n_public + 1, true, true, "IC")) ||
+        (rc = check_g1(cv, z, k->a, z->n_vars, false, true, "pointsA")) ||
+        (rc = check_g1(cv, z, k->b1, z->n_vars, false, true, "pointsB1")) ||
+        (rc = check_g1(cv, z, k->c, nc, false, true, "pointsC")) ||
+        (rc = check_g1(cv, z, k->h, z->domain_size, false, true, "pointsH")) ||
+        (rc = check_g2(cv, z, k->b2, z->n_vars, false, true, "pointsB2")) ||
+        (rc = load_coefs(k, z, cv))) {
+        memset(k, 0, sizeof *k);
+        return rc;
+    }
+    return 0;
+}
+
+int zp_g16_key_load(zp_g16_key_t *k, const zp_zkey_t *z)
+{
+    size_t len = zp_g16_key_bytes(z);
+    if (!len) return g16_curve(z->curve) ? zp_err_set(ZP_EFORMAT, "zkey: nVars < nPublic + 1") : ZP_ECURVE;
+    void *mem = g16_alloc(len);
+    if (!mem) return zp_err_set(-ENOMEM, "proving key: cannot allocate %zu bytes", len);
+    int rc = zp_g16_key_load_into(k, z, mem, len);
+    if (rc) {
+        free(mem);
+        return rc;
+    }
+    k->mem_owned = 1;
+    return 0;
+}
+
+void zp_g16_key_close(zp_g16_key_t *k)
+{
+    if (!k) return;
+    if (k->mem_owned) free(k->mem);
+    memset(k, 0, sizeof *k);
+}
+
+int zp_g16_vk_from_key(zp_g16_vk_t *vk, const zp_g16_key_t *k)
+{
+    const g16_curve_t *cv = g16_curve(k->curve);
+    if (!cv) return ZP_ECURVE;
+    memset(vk, 0, sizeof *vk);
+    vk->ic = calloc((size_t)k->n_public + 1, sizeof *vk->ic);
+    if (!vk->ic) return zp_err_set(-ENOMEM, "verification key: out of memory");
+    vk->curve = k->curve;
+    vk->n_public = k->n_public;
+    vk->alpha1 = k->alpha1;
+    vk->beta2 = k->beta2;
+    vk->gamma2 = k->gamma2;
+    vk->delta2 = k->delta2;
+    for (size_t i = 0; i <= k->n_public; i++) memcpy(&vk->ic[i], (const uint8_t *)k->ic + i * cv->g1a_size, cv->g1a_size);
+    return 0;
+}
+
+int zp_g16_vk_from_json(zp_g16_vk_t *vk, const zp_vk_json_t *j)
+{
+    const g16_curve_t *cv = g16_curve(j->curve);
+    if (!cv) return ZP_ECURVE;
+    return cv->vk_from_json(vk, j);
+}
+
+void zp_g16_vk_free(zp_g16_vk_t *vk)
+{
+    if (!vk) return;
+    free(vk->ic);
+    vk->ic = NULL;
+}
+
+int zp_g16_vk_from_zkey(zp_g16_vk_t *vk, const zp_zkey_t *z)
+{
+    const g16_curve_t *cv = g16_curve(z->curve);
+    if (!cv) return ZP_ECURVE;
+    const char *name = z->f.path ? z->f.path : "zkey";
+    if (z->n8q * 2 != cv->g1a_size) return zp_err_set(ZP_EFORMAT, "%s: n8q %u does not match %s", name, z->n8q, cv->name);
+    memset(vk, 0, sizeof *vk);
+    vk->curve = z->curve;
+    vk->n_public = z->n_public;
+    memcpy(&vk->alpha1, z->alpha1, cv->g1a_size);
+    memcpy(&vk->beta2, z->beta2, cv->g2a_size);
+    memcpy(&vk->gamma2, z->gamma2, cv->g2a_size);
+    memcpy(&vk->delta2, z->delta2, cv->g2a_size);
+    vk->ic = calloc((size_t)z->n_public + 1, sizeof *vk->ic);
+    if (!vk->ic) return zp_err_set(-ENOMEM, "verification key: out of memory");
+    for (size_t i = 0; i <= z->n_public; i++) memcpy(&vk->ic[i], z->ic + i * cv->g1a_size, cv->g1a_size);
+    int rc = 0;
+    if (cv->g1_check(&vk->alpha1, 1, true, false) != 1) rc = zp_err_set(ZP_EFORMAT, "%s: alpha1 is not a valid G1 point", name);
+    else if (cv->g2_check(&vk->beta2, 1, true, false) != 1) rc = zp_err_set(ZP_EFORMAT, "%s: beta2 is not a valid G2 point", name);
+    else if (cv->g2_check(&vk->gamma2, 1, true, false) != 1) rc = zp_err_set(ZP_EFORMAT, "%s: gamma2 is not a valid G2 point", name);
+    else if (cv->g2_check(&vk->delta2, 1, true, false) != 1) rc = zp_err_set(ZP_EFORMAT, "%s: delta2 is not a valid G2 point", name);
+    else
+        for (size_t i = 0; i <= z->n_public && !rc; i++)
+            if (cv->g1_check(&vk->ic[i], 1, true, true) != 1) rc = zp_err_set(ZP_EFORMAT, "%s: IC[%zu] is not a valid G1 point", name, i);
+    if (rc) zp_g16_vk_free(vk);
+    return rc;
+}

@@ -1,0 +1,392 @@
+/* msm_impl.h - Pippenger MSM for one group, written once; included by msm.c per group and
+ * curve (no include guard on purpose). msm.c defines before including:
+ *   MSM_G, MSM_C   group (g1|g2) and curve name parts
+ *   MSM_F          coordinate field (fq_bn254, fq2_bls12_381, ...): ops mf_<MSM_F>_<op>
+ *
+ * Algorithm (see msm.c for the plan and the scratch layout):
+ *   - Booth-recoded signed digits of c bits, computed on the fly per window (stateless: digit
+ *     w needs bits [cw-1, cw+c) of the scalar only), |digit| <= 2^(c-1) = nb buckets.
+ *   - bucket accumulation in AFFINE buckets with batched additions: up to K pending
+ *     (bucket, point) pairs with distinct buckets share one field inversion (Montgomery's
+ *     trick), ~6 multiplications per addition. A point whose bucket is already pending goes
+ *     into a second, XYZZ bucket set with a mixed addition instead (never waits, so inputs
+ *     with many equal digits stay linear).
+ *   - running-sum reduction over both bucket sets in XYZZ; windows combined by doubling.
+ *   - tasks (window, point range) handed out to pool threads by an atomic counter.
+ * Infinity points (0,0) and zero digits are skipped; P + P and P + (-P) inside a bucket are
+ * handled in both bucket sets. */
+
+#define MSM_CAT5_(a, b, c, d, e) a##b##c##d##e
+#define MSM_CAT5(a, b, c, d, e) MSM_CAT5_(a, b, c, d, e)
+#define MSM_CAT3_(a, b, c) a##b##c
+#define MSM_CAT3(a, b, c) MSM_CAT3_(a, b, c)
+#define P_T MSM_CAT5(zp_, MSM_G, _, MSM_C, _t)
+#define PA_T MSM_CAT5(zp_, MSM_G, a_, MSM_C, _t)
+#define FE_T MSM_CAT3(zp_, MSM_F, _t)
+#define EC(n) MSM_CAT5(zp_, MSM_G, _, MSM_C, _##n)
+#define ECA(n) MSM_CAT5(zp_, MSM_G, a_, MSM_C, _##n)
+#define S(n) MSM_CAT5(msm_, MSM_G, _, MSM_C, _##n)
+#define F(op) MSM_CAT3(mf_, MSM_F, _##op)
+
+/* XYZZ point: x = X/ZZ, y = Y/ZZZ, ZZ^3 = ZZZ^2; ZZ == 0 is infinity */
+typedef struct { FE_T x, y, zz, zzz; } S(xyzz_t);
+
+static inline void S(xz_set_affine)(S(xyzz_t) *r, const PA_T *p)
+{
+    r->x = p->x;
+    r->y = p->y;
+    F(one)(&r->zz);
+    r->zzz = r->zz;
+}
+
+/* r = 2 p for affine p (mdbl-2008-s-1) */
+static inline void S(xz_dbl_affine)(S(xyzz_t) *r, const PA_T *p)
+{
+    FE_T u, v, w, s, m, t;
+    F(dbl)(&u, &p->y);
+    F(sqr)(&v, &u);
+    F(mul)(&w, &u, &v);
+    F(mul)(&s, &p->x, &v);
+    F(sqr)(&m, &p->x);
+    F(dbl)(&t, &m);
+    F(add)(&m, &m, &t);
+    F(sqr)(&r->x, &m);
+    F(dbl)(&t, &s);
+    F(sub)(&r->x, &r->x, &t);
+    F(sub)(&t, &s, &r->x);
+    F(mul)(&t, &t, &m);
+    F(mul)(&r->y, &w, &p->y);
+    F(sub)(&r->y, &t, &r->y);
+    r->zz = v;
+    r->zzz = w;
+}
+
+/* r = 2 r (dbl-2008-s-1) */
+static inline void S(xz_dbl)(S(xyzz_t) *r)
+{
+    if (F(is_zero)(&r->zz)) return;
+    if (F(is_zero)(&r->y)) {
+        memset(r, 0, sizeof *r);
+        return;
+    }
+    FE_T u, v, w, s, m, t;
+    F(dbl)(&u, &r->y);
+    F(sqr)(&v, &u);
+    F(mul)(&w, &u, &v);
+    F(mul)(&s, &r->x, &v);
+    F(sqr)(&m, &r->x);
+    F(dbl)(&t, &m);
+    F(add)(&m, &m, &t);
+    F(mul)(&r->zz, &r->zz, &v);
+    F(mul)(&r->zzz, &r->zzz, &w);
+    F(mul)(&w, &w, &r->y);
+    F(sqr)(&r->x, &m);
+    F(dbl)(&t, &s);
+    F(sub)(&r->x, &r->x, &t);
+    F(sub)(&t, &s, &r->x);
+    F(mul)(&t, &t, &m);
+    F(sub)(&r->y, &t, &w);
+}
+
+/* r += p, p affine and not infinity (madd-2008-s) */
+static inline void S(xz_madd)(S(xyzz_t) *r, const PA_T *p)
+{
+    if (F(is_zero)(&r->zz)) {
+        S(xz_set_affine)(r, p);
+        return;
+    }
+    FE_T pp, ppp, q, rr, t;
+    F(mul)(&pp, &p->x, &r->zz);
+    F(sub)(&pp, &pp, &r->x);                    /* P = X2 ZZ1 - X1 */
+    F(mul)(&rr, &p->y, &r->zzz);
+    F(sub)(&rr, &rr, &r->y);                    /* R = Y2 ZZZ1 - Y1 */
+    if (F(is_zero)(&pp)) {
+        if (F(is_zero)(&rr))
+            S(xz_dbl_affine)(r, p);
+        else
+            memset(r, 0, sizeof *r);
+        return;
+    }
+    F(sqr)(&t, &pp);                            /* PP */
+    F(mul)(&ppp, &pp, &t);                      /* PPP */
+    F(mul)(&q, &r->x, &t);                      /* Q = X1 PP */
+    F(mul)(&r->zz, &r->zz, &t);
+    F(mul)(&r->zzz, &r->zzz, &ppp);
+    F(sqr)(&t, &rr);
+    F(sub)(&t, &t, &ppp);
+    F(sub)(&t, &t, &q);
+    F(sub)(&r->x, &t, &q);                      /* X3 = R^2 - PPP - 2Q */
+    F(sub)(&q, &q, &r->x);
+    F(mul)(&q, &q, &rr);
+    F(mul)(&t, &r->y, &ppp);
+    F(sub)(&r->y, &q, &t);                      /* Y3 = R (Q - X3) - Y1 PPP */
+}
+
+/* r += p (add-2008-s) */
+static inline void S(xz_add)(S(xyzz_t) *r, const S(xyzz_t) *p)
+{
+    if (F(is_zero)(&p->zz)) return;
+    if (F(is_zero)(&r->zz)) {
+        *r = *p;
+        return;
+    }
+    FE_T u1, s1, pp, rr, t, ppp, q;
+    F(mul)(&u1, &r->x, &p->zz);
+    F(mul)(&pp, &p->x, &r->zz);
+    F(sub)(&pp, &pp, &u1);                      /* P = U2 - U1 */
+    F(mul)(&s1, &r->y, &p->zzz);
+    F(mul)(&rr, &p->y, &r->zzz);
+    F(sub)(&rr, &rr, &s1);                      /* R = S2 - S1 */
+    if (F(is_zero)(&pp)) {
+        if (F(is_zero)(&rr))
+            S(xz_dbl)(r);
+        else
+            memset(r, 0, sizeof *r);
+        return;
+    }
+    F(sqr)(&t, &pp);
+    F(mul)(&ppp, &pp, &t);
+    F(mul)(&q, &u1, &t);
+    F(mul)(&r->zz, &r->zz, &p->zz);
+    F(mul)(&r->zz, &r->zz, &t);
+    F(mul)(&r->zzz, &r->zzz, &p->zzz);
+    F(mul)(&r->zzz, &r->zzz, &ppp);
+    F(sqr)(&t, &rr);
+    F(sub)(&t, &t, &ppp);
+    F(sub)(&t, &t, &q);
+    F(sub)(&r->x, &t, &q);
+    F(sub)(&q, &q, &r->x);
+    F(mul)(&q, &q, &rr);
+    F(mul)(&t, &s1, &ppp);
+    F(sub)(&r->y, &q, &t);
+}
+
+/* Jacobian (X ZZ^2, Y ZZZ^2, ZZZ) */
+static void S(xz_to_jac)(P_T *r, const S(xyzz_t) *p)
+{
+    if (F(is_zero)(&p->zz)) {
+        EC(set_inf)(r);
+        return;
+    }
+    FE_T t;
+    F(sqr)(&t, &p->zz);
+    F(mul)(&r->x, &p->x, &t);
+    F(sqr)(&t, &p->zzz);
+    F(mul)(&r->y, &p->y, &t);
+    r->z = p->zzz;
+}
+
+/* per-thread working set, carved from the scratch (msm.c: msm_layout) */
+typedef struct {
+    PA_T *bk;            /* nb affine buckets */
+    S(xyzz_t) *xb;       /* nb XYZZ overflow buckets */
+    uint8_t *st;         /* nb states: MSM_ST_* bits */
+    PA_T *bp;            /* K pending points (sign applied) */
+    uint32_t *bb;        /* K pending bucket indices */
+    FE_T *den;           /* K denominators */
+    FE_T *pre;           /* K prefix products */
+    unsigned cnt;        /* pending count */
+} S(ws_t);
+
+/* Apply the pending additions bk[bb[j]] += bp[j] with one inversion. */
+static void S(flush)(S(ws_t) *ws)
+{
+    unsigned m = ws->cnt;
+    if (m == 0) return;
+    FE_T acc;
+    F(one)(&acc);
+    for (unsigned j = 0; j < m; j++) {
+        const PA_T *b = &ws->bk[ws->bb[j]], *p = &ws->bp[j];
+        FE_T *d = &ws->den[j];
+        F(sub)(d, &p->x, &b->x);
+        if (F(is_zero)(d)) {
+            if (F(eq)(&p->y, &b->y))
+                F(dbl)(d, &b->y);                /* doubling: lambda = 3x^2 / 2y */
+            else
+                F(one)(d);                       /* P + (-P): bucket empties */
+        }
+        ws->pre[j] = acc;
+        F(mul)(&acc, &acc, d);
+    }
+    F(inv)(&acc, &acc);
+    for (unsigned j = m; j-- > 0;) {
+        uint32_t bi = ws->bb[j];
+        PA_T *b = &ws->bk[bi];
+        const PA_T *p = &ws->bp[j];
+        FE_T inv, lam, t;
+        F(mul)(&inv, &acc, &ws->pre[j]);
+        F(mul)(&acc, &acc, &ws->den[j]);
+        ws->st[bi] &= (uint8_t)~MSM_ST_BUSY;
+        if (F(eq)(&p->x, &b->x)) {
+            if (!F(eq)(&p->y, &b->y)) {
+                ws->st[bi] &= (uint8_t)~MSM_ST_AFF;
+                continue;
+            }
+            F(sqr)(&t, &b->x);
+            F(dbl)(&lam, &t);
+            F(add)(&t, &lam, &t);
+            F(mul)(&lam, &t, &inv);
+        } else {
+            F(sub)(&t, &p->y, &b->y);
+            F(mul)(&lam, &t, &inv);
+        }
+        F(sqr)(&t, &lam);
+        F(sub)(&t, &t, &b->x);
+        F(sub)(&t, &t, &p->x);                   /* x3 = lam^2 - x1 - x2 */
+        FE_T dx;
+        F(sub)(&dx, &b->x, &t);
+        b->x = t;
+        F(mul)(&dx, &dx, &lam);
+        F(sub)(&b->y, &dx, &b->y);               /* y3 = lam (x1 - x3) - y1 */
+    }
+    ws->cnt = 0;
+}
+
+/* One task: window w over points [lo, hi); result in *out. */
+static void S(task)(S(ws_t) *ws, const msm_plan_t *pl, unsigned w, const PA_T *pts,
+                    const zp_scalar_t *sc, size_t lo, size_t hi, P_T *out)
+{
+    const unsigned c = pl->c, nb = pl->nb, K = pl->K;
+    memset(ws->st, 0, nb);
+    ws->cnt = 0;
+    for (size_t i = lo; i < hi; i++) {
+        int32_t d = msm_digit(&sc[i], w, c);
+        if (d == 0) continue;
+        const PA_T *p = &pts[i];
+        if (ECA(is_inf)(p)) continue;
+        uint32_t bi = (uint32_t)(d < 0 ? -d : d) - 1;
+        uint8_t s = ws->st[bi];
+        if (!(s & MSM_ST_AFF)) {                 /* empty bucket: just place the point */
+            ws->bk[bi].x = p->x;
+            if (d < 0)
+                F(neg)(&ws->bk[bi].y, &p->y);
+            else
+                ws->bk[bi].y = p->y;
+            ws->st[bi] = s | MSM_ST_AFF;
+            continue;
+        }
+        PA_T q = *p;
+        if (d < 0) F(neg)(&q.y, &q.y);
+        if (s & MSM_ST_BUSY) {                   /* already pending: XYZZ bucket instead */
+            if (s & MSM_ST_XYZZ) {
+                S(xz_madd)(&ws->xb[bi], &q);
+            } else {
+                S(xz_set_affine)(&ws->xb[bi], &q);
+                ws->st[bi] = s | MSM_ST_XYZZ;
+            }
+            continue;
+        }
+        ws->st[bi] = s | MSM_ST_BUSY;
+        ws->bb[ws->cnt] = bi;
+        ws->bp[ws->cnt] = q;
+        if (++ws->cnt == K) S(flush)(ws);
+    }
+    S(flush)(ws);
+    /* sum_j (j+1) B_j by running sums, top bucket first */
+    S(xyzz_t) run, sum;
+    memset(&run, 0, sizeof run);
+    memset(&sum, 0, sizeof sum);
+    for (unsigned j = nb; j-- > 0;) {
+        uint8_t s = ws->st[j];
+        if (s & MSM_ST_AFF) S(xz_madd)(&run, &ws->bk[j]);
+        if (s & MSM_ST_XYZZ) S(xz_add)(&run, &ws->xb[j]);
+        S(xz_add)(&sum, &run);
+    }
+    S(xz_to_jac)(out, &sum);
+}
+
+typedef struct {
+    const msm_plan_t *pl;
+    const PA_T *pts;
+    const zp_scalar_t *sc;
+    size_t n;
+    uint8_t *scratch;
+    P_T *res;            /* W * P partial sums, index w * P + part */
+    atomic_uint next;
+} S(job_t);
+
+static void S(worker)(void *arg, unsigned tid, unsigned nthr)
+{
+    (void)nthr;
+    S(job_t) *job = arg;
+    const msm_plan_t *pl = job->pl;
+    msm_layout_t lay;
+    msm_layout(&lay, pl, sizeof(PA_T), sizeof(S(xyzz_t)), sizeof(FE_T), sizeof(P_T));
+    uint8_t *base = job->scratch + lay.res_bytes + (size_t)tid * lay.thread_bytes;
+    S(ws_t) ws = {
+        .bk = (PA_T *)(void *)(base + lay.off_bk),
+        .xb = (S(xyzz_t) *)(void *)(base + lay.off_xb),
+        .st = base + lay.off_st,
+        .bp = (PA_T *)(void *)(base + lay.off_bp),
+        .bb = (uint32_t *)(void *)(base + lay.off_bb),
+        .den = (FE_T *)(void *)(base + lay.off_den),
+        .pre = (FE_T *)(void *)(base + lay.off_pre),
+        .cnt = 0,
+    };
+    unsigned ntask = pl->W * pl->P;
+    for (;;) {
+        unsigned t = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
+        if (t >= ntask) break;
+        unsigned w = t / pl->P, part = t % pl->P;
+        size_t lo, hi;
+        zp_split(job->n, part, pl->P, &lo, &hi);
+        S(task)(&ws, pl, w, job->pts, job->sc, lo, hi, &job->res[t]);
+    }
+}
+
+size_t MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _scratch_size)(size_t n, unsigned nthreads)
+{
+    msm_plan_t pl;
+    msm_layout_t lay;
+    if (nthreads == 0) nthreads = 1;
+    msm_plan(&pl, n, nthreads, MSM_BITS_MAX, MSM_COST_FQ);
+    msm_layout(&lay, &pl, sizeof(PA_T), sizeof(S(xyzz_t)), sizeof(FE_T), sizeof(P_T));
+    return lay.res_bytes + (size_t)nthreads * lay.thread_bytes;
+}
+
+void MSM_CAT3(zp_msm_, MSM_G, MSM_CAT3(_, MSM_C, ))(P_T *out, const PA_T *points,
+                                                      const zp_scalar_t *scalars, size_t n,
+                                                      void *scratch, zp_pool_t *pool)
+{
+    unsigned nthr = zp_pool_size(pool);
+    unsigned bits = msm_max_bits(scalars, n);
+    EC(set_inf)(out);
+    if (bits == 0) return;
+    if (n <= MSM_NAIVE_MAX) {                    /* tiny: plain double-and-add per point */
+        for (size_t i = 0; i < n; i++) {
+            P_T p, t;
+            EC(from_affine)(&p, &points[i]);
+            EC(mul)(&t, &p, &scalars[i]);
+            EC(add)(out, out, &t);
+        }
+        return;
+    }
+    msm_plan_t pl;
+    msm_plan(&pl, n, nthr, MSM_BITS_MAX, MSM_COST_FQ);
+    pl.W = bits / pl.c + 1;                      /* top window < c bits: no final carry */
+    msm_layout_t lay;
+    msm_layout(&lay, &pl, sizeof(PA_T), sizeof(S(xyzz_t)), sizeof(FE_T), sizeof(P_T));
+    S(job_t) job = {.pl = &pl, .pts = points, .sc = scalars, .n = n, .scratch = scratch,
+                    .res = (P_T *)scratch};
+    atomic_init(&job.next, 0);
+    if (nthr > 1 && pl.W * pl.P > 1)
+        zp_pool_run(pool, S(worker), &job);
+    else
+        S(worker)(&job, 0, 1);
+    /* sum_w 2^(cw) S_w, Horner from the top window */
+    P_T acc;
+    EC(set_inf)(&acc);
+    for (unsigned w = pl.W; w-- > 0;) {
+        for (unsigned k = 0; k < pl.c; k++) EC(dbl)(&acc, &acc);
+        for (unsigned part = 0; part < pl.P; part++) EC(add)(&acc, &acc, &job.res[w * pl.P + part]);
+    }
+    *out = acc;
+}
+
+#undef P_T
+#undef PA_T
+#undef FE_T
+#undef EC
+#undef ECA
+#undef S
+#undef F

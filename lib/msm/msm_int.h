@@ -1,0 +1,87 @@
+/* msm_int.h - private to lib/msm: one set of static inline coordinate-field operations with
+ * uniform names, so that msm_impl.h can be written once for G1 (Fq) and G2 (Fq2):
+ *   mf_<F>_{add,sub,dbl,neg,mul,sqr,is_zero,eq,inv,one}  for F in fq_C, fq2_C.
+ * Fq maps onto ff_inline.h; Fq2 = Fq[u]/(u^2+1) is built here from the inline Fq ops
+ * (Karatsuba mul, complex squaring) so that nothing in the MSM inner loop is a call.
+ * Invariants: Montgomery form, fully reduced, outputs may alias inputs. */
+#ifndef ZP_MSM_INT_H
+#define ZP_MSM_INT_H
+#include "lib/ff/ff_inline.h"
+
+#define MF_FQ(C)                                                                               \
+    static inline void mf_fq_##C##_add(zp_fq_##C##_t *r, const zp_fq_##C##_t *a, const zp_fq_##C##_t *b) \
+    { zp_fq_##C##_add_inl(r, a, b); }                                                          \
+    static inline void mf_fq_##C##_sub(zp_fq_##C##_t *r, const zp_fq_##C##_t *a, const zp_fq_##C##_t *b) \
+    { zp_fq_##C##_sub_inl(r, a, b); }                                                          \
+    static inline void mf_fq_##C##_dbl(zp_fq_##C##_t *r, const zp_fq_##C##_t *a)               \
+    { zp_fq_##C##_dbl_inl(r, a); }                                                             \
+    static inline void mf_fq_##C##_neg(zp_fq_##C##_t *r, const zp_fq_##C##_t *a)               \
+    { zp_fq_##C##_neg_inl(r, a); }                                                             \
+    static inline void mf_fq_##C##_mul(zp_fq_##C##_t *r, const zp_fq_##C##_t *a, const zp_fq_##C##_t *b) \
+    { zp_fq_##C##_mul_inl(r, a, b); }                                                          \
+    static inline void mf_fq_##C##_sqr(zp_fq_##C##_t *r, const zp_fq_##C##_t *a)               \
+    { zp_fq_##C##_sqr_inl(r, a); }                                                             \
+    static inline bool mf_fq_##C##_is_zero(const zp_fq_##C##_t *a) { return zp_fq_##C##_is_zero_inl(a); } \
+    static inline bool mf_fq_##C##_eq(const zp_fq_##C##_t *a, const zp_fq_##C##_t *b)         \
+    { return zp_fq_##C##_eq_inl(a, b); }                                                       \
+    static inline void mf_fq_##C##_inv(zp_fq_##C##_t *r, const zp_fq_##C##_t *a)               \
+    { zp_fq_##C##_inv(r, a); }                                                                 \
+    static inline void mf_fq_##C##_one(zp_fq_##C##_t *r) { *r = zp_fq_##C##_one; }             \
+                                                                                               \
+    static inline void mf_fq2_##C##_add(zp_fq2_##C##_t *r, const zp_fq2_##C##_t *a, const zp_fq2_##C##_t *b) \
+    {                                                                                          \
+        zp_fq_##C##_add_inl(&r->c0, &a->c0, &b->c0);                                           \
+        zp_fq_##C##_add_inl(&r->c1, &a->c1, &b->c1);                                           \
+    }                                                                                          \
+    static inline void mf_fq2_##C##_sub(zp_fq2_##C##_t *r, const zp_fq2_##C##_t *a, const zp_fq2_##C##_t *b) \
+    {                                                                                          \
+        zp_fq_##C##_sub_inl(&r->c0, &a->c0, &b->c0);                                           \
+        zp_fq_##C##_sub_inl(&r->c1, &a->c1, &b->c1);                                           \
+    }                                                                                          \
+    static inline void mf_fq2_##C##_dbl(zp_fq2_##C##_t *r, const zp_fq2_##C##_t *a)            \
+    {                                                                                          \
+        zp_fq_##C##_dbl_inl(&r->c0, &a->c0);                                                   \
+        zp_fq_##C##_dbl_inl(&r->c1, &a->c1);                                                   \
+    }                                                                                          \
+    static inline void mf_fq2_##C##_neg(zp_fq2_##C##_t *r, const zp_fq2_##C##_t *a)            \
+    {                                                                                          \
+        zp_fq_##C##_neg_inl(&r->c0, &a->c0);                                                   \
+        zp_fq_##C##_neg_inl(&r->c1, &a->c1);                                                   \
+    }                                                                                          \
+    static inline void mf_fq2_##C##_mul(zp_fq2_##C##_t *r, const zp_fq2_##C##_t *a, const zp_fq2_##C##_t *b) \
+    {                                                                                          \
+        zp_fq_##C##_t t0, t1, s0, s1;                                                          \
+        zp_fq_##C##_mul_inl(&t0, &a->c0, &b->c0);                                              \
+        zp_fq_##C##_mul_inl(&t1, &a->c1, &b->c1);                                              \
+        zp_fq_##C##_add_inl(&s0, &a->c0, &a->c1);                                              \
+        zp_fq_##C##_add_inl(&s1, &b->c0, &b->c1);                                              \
+        zp_fq_##C##_mul_inl(&s0, &s0, &s1);                                                    \
+        zp_fq_##C##_sub_inl(&r->c0, &t0, &t1);                                                 \
+        zp_fq_##C##_sub_inl(&s0, &s0, &t0);                                                    \
+        zp_fq_##C##_sub_inl(&r->c1, &s0, &t1);                                                 \
+    }                                                                                          \
+    static inline void mf_fq2_##C##_sqr(zp_fq2_##C##_t *r, const zp_fq2_##C##_t *a)            \
+    {                                                                                          \
+        zp_fq_##C##_t s, d, m;                                                                 \
+        zp_fq_##C##_add_inl(&s, &a->c0, &a->c1);                                               \
+        zp_fq_##C##_sub_inl(&d, &a->c0, &a->c1);                                               \
+        zp_fq_##C##_mul_inl(&m, &a->c0, &a->c1);                                               \
+        zp_fq_##C##_mul_inl(&r->c0, &s, &d);                                                   \
+        zp_fq_##C##_dbl_inl(&r->c1, &m);                                                       \
+    }                                                                                          \
+    static inline bool mf_fq2_##C##_is_zero(const zp_fq2_##C##_t *a)                           \
+    { return zp_fq_##C##_is_zero_inl(&a->c0) && zp_fq_##C##_is_zero_inl(&a->c1); }             \
+    static inline bool mf_fq2_##C##_eq(const zp_fq2_##C##_t *a, const zp_fq2_##C##_t *b)       \
+    { return zp_fq_##C##_eq_inl(&a->c0, &b->c0) && zp_fq_##C##_eq_inl(&a->c1, &b->c1); }       \
+    static inline void mf_fq2_##C##_inv(zp_fq2_##C##_t *r, const zp_fq2_##C##_t *a)            \
+    { zp_fq2_##C##_inv(r, a); }                                                                \
+    static inline void mf_fq2_##C##_one(zp_fq2_##C##_t *r)                                     \
+    {                                                                                          \
+        r->c0 = zp_fq_##C##_one;                                                               \
+        for (size_t i = 0; i < sizeof r->c1.l / sizeof r->c1.l[0]; i++) r->c1.l[i] = 0;        \
+    }
+
+MF_FQ(bn254)
+MF_FQ(bls12_381)
+
+#endif

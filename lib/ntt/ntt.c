@@ -1,0 +1,58 @@
+/* ntt.c - number-theoretic transforms over Fr of BN254 and BLS12-381 (ntt.h).
+ * The transform is written once in ntt_impl.h and instantiated here per curve; this file
+ * holds the curve-independent helpers (bit reversal, table allocation).
+ * Elements are Montgomery form, little-endian limbs (ff.h); twiddle tables are owned by the
+ * domain and read-only after zp_ntt_<C>_domain_init. Tests: tests/test_ntt.c */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "lib/ff/ff_inline.h"
+#include "lib/ntt/ntt.h"
+#include "lib/ntt/ntt_int.h"
+
+#define NTT_CAT3_(a, b, c) a##b##c
+#define NTT_XCAT3(a, b, c) NTT_CAT3_(a, b, c)
+
+enum { NTT_RB = 4 };  /* bit reversal tiles: 2^4 x 2^4 elements */
+enum { NTT_LOG2_TILE_W = 4 };
+_Static_assert((1 << NTT_LOG2_TILE_W) == ZP_NTT_TILE_W, "tile width");
+_Static_assert(sizeof(size_t) >= 8, "domains up to 2^32 need a 64-bit size_t");
+
+/* the low `bits` bits of v, reversed */
+static inline size_t ntt_rev(size_t v, unsigned bits)
+{
+    if (bits == 0) return 0;
+    uint64_t x = v;
+    x = ((x >> 1) & 0x5555555555555555ull) | ((x & 0x5555555555555555ull) << 1);
+    x = ((x >> 2) & 0x3333333333333333ull) | ((x & 0x3333333333333333ull) << 2);
+    x = ((x >> 4) & 0x0F0F0F0F0F0F0F0Full) | ((x & 0x0F0F0F0F0F0F0F0Full) << 4);
+    x = __builtin_bswap64(x);
+    return (size_t)(x >> (64 - bits));
+}
+
+/* 64-byte aligned; 2 MiB aligned with a transparent-huge-page hint for large tables
+ * (fewer TLB misses on strided twiddle reads). Freed with free(). */
+static void *ntt_alloc(size_t bytes)
+{
+    void *p = NULL;
+    size_t align = bytes >= ((size_t)4 << 20) ? ((size_t)2 << 20) : 64;
+    if (posix_memalign(&p, align, bytes) != 0) return NULL;
+#ifdef MADV_HUGEPAGE
+    if (align > 64) (void)madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+
+#define NTT_C bn254
+#define NTT_TWO_ADICITY ZP_FR_BN254_TWO_ADICITY
+#include "lib/ntt/ntt_impl.h"
+#undef NTT_C
+#undef NTT_TWO_ADICITY
+
+#define NTT_C bls12_381
+#define NTT_TWO_ADICITY ZP_FR_BLS12_381_TWO_ADICITY
+#include "lib/ntt/ntt_impl.h"
+#undef NTT_C
+#undef NTT_TWO_ADICITY

@@ -1,0 +1,272 @@
+/* ntt_impl.h - TEMPLATE (no include guard): the NTT of ntt.h for one curve's Fr.
+ * Included by ntt.c once per curve with NTT_C set to the curve name (bn254, bls12_381).
+ *
+ * Schedule of a transform of n = 2^L (natural order in and out, Cooley-Tukey DIT):
+ *   1. bit-reversal permutation, done on pairs of 16x16 tiles so that both sides of every
+ *      swap are cache-line friendly;
+ *   2. phase 1: radix-2 stages with half-span 1 .. B/2 inside contiguous blocks of B = 2^blk_log
+ *      elements (a block and the compact twiddle table tw[] stay in L2);
+ *   3. phase 2: the remaining stages (half-span B .. n/2) in column passes: each task copies a
+ *      tile of 2^k rows (stride = first half-span of the pass) x W contiguous elements to the
+ *      stack, runs k stages there and copies it back. A copy avoids the cache-set conflicts of
+ *      power-of-two strides; each pass is one streaming read and write of the array.
+ * Threads split bit-reversal tiles, blocks and column tiles; each step is one zp_pool_run, so
+ * the pool's join is the barrier. Results do not depend on the thread count (same operations
+ * on the same elements in the same order, only distributed differently).
+ * Invariants: elements are Montgomery form and fully reduced (ff_inline.h); roots[k] = w^k,
+ * iroots[k] = w^-k (k < n/2). */
+
+#define FT NTT_XCAT3(zp_fr_, NTT_C, _t)
+#define FN(x) NTT_XCAT3(zp_fr_, NTT_C, _##x)
+#define NN(x) NTT_XCAT3(zp_ntt_, NTT_C, _##x)
+#define DT NTT_XCAT3(zp_ntt_, NTT_C, _domain_t)
+#define SN(x) NTT_XCAT3(ntt_, NTT_C, _##x)
+
+typedef struct {
+    const DT *d;
+    FT *x;
+    size_t n;
+    const FT *roots;  /* powers of w (forward) or w^-1 (inverse) */
+    const FT *tw;     /* phase-1 twiddles: powers of the block's root */
+    bool inv;
+    unsigned blk;     /* effective block log = min(blk_log, L) */
+    unsigned m0_log;  /* phase 2: log2 of the first half-span of this pass */
+    unsigned k;       /* phase 2: stages in this pass */
+    unsigned w;       /* phase 2: tile columns */
+    const FT *g;      /* coset / powers: generator */
+} SN(job_t);
+
+static inline void SN(bfly)(FT *a, FT *b, const FT *t)
+{
+    FT v;
+    FN(mul_inl)(&v, b, t);
+    FN(sub_inl)(b, a, &v);
+    FN(add_inl)(a, a, &v);
+}
+
+static inline void SN(bfly1)(FT *a, FT *b)
+{
+    FT v = *b;
+    FN(sub_inl)(b, a, &v);
+    FN(add_inl)(a, a, &v);
+}
+
+/* ---- bit reversal ---- */
+static void SN(bitrev_job)(void *arg, unsigned tid, unsigned nt)
+{
+    const SN(job_t) *j = arg;
+    FT *x = j->x;
+    unsigned L = j->d->log_n;
+    if (L < 2 * NTT_RB + 1) {
+        size_t lo, hi;
+        zp_split(j->n, tid, nt, &lo, &hi);
+        for (size_t i = lo; i < hi; i++) {
+            size_t r = ntt_rev(i, L);
+            if (i < r) { FT t = x[i]; x[i] = x[r]; x[r] = t; }
+        }
+        return;
+    }
+    unsigned M = L - 2 * NTT_RB;
+    size_t nbm = (size_t)1 << M, R = (size_t)1 << NTT_RB;
+    for (size_t b = tid; b < nbm; b += nt) {
+        size_t rb = ntt_rev(b, M);
+        if (rb < b) continue;
+        for (size_t a = 0; a < R; a++) {
+            size_t ra = ntt_rev(a, NTT_RB);
+            for (size_t c = 0; c < R; c++) {
+                size_t i = (a << (M + NTT_RB)) | (b << NTT_RB) | c;
+                size_t r = (ntt_rev(c, NTT_RB) << (M + NTT_RB)) | (rb << NTT_RB) | ra;
+                if (b < rb || i < r) { FT t = x[i]; x[i] = x[r]; x[r] = t; }
+            }
+        }
+    }
+}
+
+/* ---- phase 1: the first blk stages inside contiguous blocks ---- */
+static void SN(block_job)(void *arg, unsigned tid, unsigned nt)
+{
+    const SN(job_t) *j = arg;
+    size_t B = (size_t)1 << j->blk, nb = j->n >> j->blk, lo, hi;
+    const FT *tw = j->tw;
+    zp_split(nb, tid, nt, &lo, &hi);
+    for (size_t blk = lo; blk < hi; blk++) {
+        FT *y = j->x + blk * B;
+        if (j->inv)
+            for (size_t i = 0; i < B; i++) FN(mul_inl)(&y[i], &y[i], &j->d->n_inv);
+        if (B < 2) continue;
+        for (size_t i = 0; i < B; i += 2) SN(bfly1)(&y[i], &y[i + 1]);
+        for (size_t h = 2; h < B; h <<= 1) {
+            size_t step = B / (2 * h);
+            for (size_t g = 0; g < B; g += 2 * h) {
+                FT *a = y + g, *b = y + g + h;
+                SN(bfly1)(&a[0], &b[0]);
+                for (size_t q = 1; q < h; q++) SN(bfly)(&a[q], &b[q], &tw[q * step]);
+            }
+        }
+    }
+}
+
+/* ---- phase 2: k stages (half-spans 2^m0_log .. 2^(m0_log+k-1)) in stack tiles ---- */
+static void SN(col_job)(void *arg, unsigned tid, unsigned nt)
+{
+    const SN(job_t) *j = arg;
+    FT tile[(size_t)1 << ZP_NTT_TILE_LOG];
+    unsigned L = j->d->log_n, m0l = j->m0_log, K = j->k;
+    size_t W = j->w, rows = (size_t)1 << K, m0 = (size_t)1 << m0l;
+    size_t chunks = m0 / W, nbases = j->n >> (m0l + K), lo, hi;
+    const FT *roots = j->roots;
+    zp_split(nbases * chunks, tid, nt, &lo, &hi);
+    for (size_t task = lo; task < hi; task++) {
+        size_t bi = task / chunks, c0 = (task % chunks) * W;
+        FT *src = j->x + (bi << (m0l + K)) + c0;
+        for (size_t t = 0; t < rows; t++) memcpy(tile + t * W, src + (t << m0l), W * sizeof(FT));
+        for (unsigned s = 0; s < K; s++) {
+            size_t half = (size_t)1 << s;
+            unsigned sl = L - (m0l + s + 1);  /* twiddle index stride n/(2m), m = m0 2^s */
+            for (size_t u = 0; u < half; u++)
+                for (size_t cc = 0; cc < W; cc++) {
+                    const FT *t = &roots[(c0 + cc + (u << m0l)) << sl];
+                    for (size_t tt = u; tt < rows; tt += 2 * half) {
+                        FT *a = &tile[tt * W + cc];
+                        SN(bfly)(a, a + half * W, t);
+                    }
+                }
+        }
+        for (size_t t = 0; t < rows; t++) memcpy(src + (t << m0l), tile + t * W, W * sizeof(FT));
+    }
+}
+
+static void SN(run)(const DT *d, FT *x, zp_pool_t *pool, bool inv)
+{
+    unsigned L = d->log_n;
+    if (L == 0) return; /* n = 1: identity (and 1/n = 1) */
+    if (L < ZP_NTT_PAR_MIN_LOG) pool = NULL;
+    SN(job_t) j = {.d = d, .x = x, .n = d->n, .inv = inv};
+    j.roots = inv ? d->iroots : d->roots;
+    j.blk = d->blk_log < L ? d->blk_log : L;
+    j.tw = d->tw ? (inv ? d->itw : d->tw) : j.roots;
+    zp_pool_run(pool, SN(bitrev_job), &j);
+    zp_pool_run(pool, SN(block_job), &j);
+    unsigned left = L - j.blk, cur = j.blk;
+    if (!left) return;
+    unsigned passes = (left + d->tile_k - 1) / d->tile_k;
+    j.w = ZP_NTT_TILE_W;
+    if (j.w > ((size_t)1 << j.blk)) j.w = 1u << j.blk;
+    for (unsigned p = 0; p < passes; p++) {
+        unsigned k = (left + (passes - p) - 1) / (passes - p);
+        j.m0_log = cur;
+        j.k = k;
+        zp_pool_run(pool, SN(col_job), &j);
+        cur += k;
+        left -= k;
+    }
+}
+
+void NN(forward)(const DT *d, FT *x, zp_pool_t *pool) { SN(run)(d, x, pool, false); }
+
+void NN(inverse)(const DT *d, FT *x, zp_pool_t *pool) { SN(run)(d, x, pool, true); }
+
+/* x[k] *= g^k (mul = true) or x[k] = g^k (mul = false), split over threads */
+typedef struct { FT *x; size_t n; const FT *g; bool mul; } SN(pow_job_t);
+
+static void SN(pow_job)(void *arg, unsigned tid, unsigned nt)
+{
+    const SN(pow_job_t) *j = arg;
+    size_t lo, hi;
+    zp_split(j->n, tid, nt, &lo, &hi);
+    if (lo >= hi) return;
+    uint64_t e = lo;
+    FT cur;
+    FN(pow)(&cur, j->g, &e, 1);
+    for (size_t k = lo; k < hi; k++) {
+        if (j->mul) FN(mul_inl)(&j->x[k], &j->x[k], &cur);
+        else j->x[k] = cur;
+        if (k + 1 < hi) FN(mul_inl)(&cur, &cur, j->g);
+    }
+}
+
+void NN(coset_shift)(FT *x, size_t n, const FT *g, zp_pool_t *pool)
+{
+    SN(pow_job_t) j = {x, n, g, true};
+    zp_pool_run(n < ((size_t)1 << ZP_NTT_PAR_MIN_LOG) ? NULL : pool, SN(pow_job), &j);
+}
+
+typedef struct { FT *dst; const FT *src; size_t n, half; } SN(neg_job_t);
+
+/* iroots[k] = w^-k = w^(n-k) = -w^(n/2-k) = -roots[n/2-k] for 0 < k < n/2 */
+static void SN(neg_job)(void *arg, unsigned tid, unsigned nt)
+{
+    const SN(neg_job_t) *j = arg;
+    size_t lo, hi;
+    zp_split(j->half, tid, nt, &lo, &hi);
+    for (size_t k = lo; k < hi; k++) {
+        if (k == 0) j->dst[0] = FN(one);
+        else FN(neg_inl)(&j->dst[k], &j->src[j->half - k]);
+    }
+}
+
+void NN(domain_close)(DT *d)
+{
+    if (!d) return;
+    free(d->roots);
+    free(d->iroots);
+    free(d->tw);
+    free(d->itw);
+    memset(d, 0, sizeof *d);
+}
+
+int NN(domain_init_tuned)(DT *d, unsigned log_n, zp_pool_t *pool, unsigned blk_log, unsigned tile_k)
+{
+    memset(d, 0, sizeof *d);
+    if (log_n > NTT_TWO_ADICITY)
+        return zp_err_set(ZP_ETOOBIG, "ntt: domain 2^%u exceeds the 2-adicity 2^%u of Fr",
+                          log_n, (unsigned)NTT_TWO_ADICITY);
+    if (blk_log < 1 || tile_k < 1 || ((size_t)ZP_NTT_TILE_W << tile_k) > ((size_t)1 << ZP_NTT_TILE_LOG))
+        return zp_err_set(-EINVAL, "ntt: bad schedule blk_log=%u tile_k=%u", blk_log, tile_k);
+    d->log_n = log_n;
+    d->n = (size_t)1 << log_n;
+    d->blk_log = blk_log;
+    d->tile_k = tile_k;
+    size_t half = d->n / 2;
+    if (log_n < ZP_NTT_PAR_MIN_LOG) pool = NULL;
+    FN(set_u64)(&d->n_inv, (uint64_t)d->n);
+    FN(inv)(&d->n_inv, &d->n_inv);
+    if (half == 0) return 0;
+    d->roots = ntt_alloc(half * sizeof(FT));
+    d->iroots = ntt_alloc(half * sizeof(FT));
+    if (!d->roots || !d->iroots) goto out_nomem;
+    SN(pow_job_t) pj = {d->roots, half, FN(root)(log_n), false};
+    zp_pool_run(pool, SN(pow_job), &pj);
+    SN(neg_job_t) nj = {d->iroots, d->roots, d->n, half};
+    zp_pool_run(pool, SN(neg_job), &nj);
+    if (log_n > blk_log) {
+        size_t bh = (size_t)1 << (blk_log - 1);
+        unsigned sh = log_n - blk_log;
+        d->tw = ntt_alloc(bh * sizeof(FT));
+        d->itw = ntt_alloc(bh * sizeof(FT));
+        if (!d->tw || !d->itw) goto out_nomem;
+        for (size_t q = 0; q < bh; q++) {
+            d->tw[q] = d->roots[q << sh];
+            d->itw[q] = d->iroots[q << sh];
+        }
+    }
+    return 0;
+out_nomem:
+    NN(domain_close)(d);
+    return zp_err_set(-ENOMEM, "ntt: no memory for the root tables of a 2^%u domain (%zu bytes)",
+                      log_n, 2 * half * sizeof(FT));
+}
+
+int NN(domain_init_pool)(DT *d, unsigned log_n, zp_pool_t *pool)
+{
+    return NN(domain_init_tuned)(d, log_n, pool, ZP_NTT_BLK_LOG,
+                                 ZP_NTT_TILE_LOG - NTT_LOG2_TILE_W);
+}
+
+int NN(domain_init)(DT *d, unsigned log_n) { return NN(domain_init_pool)(d, log_n, NULL); }
+
+#undef FT
+#undef FN
+#undef NN
+#undef DT
+#undef SN

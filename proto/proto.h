@@ -1,0 +1,218 @@
+/* proto.h - the messages of zkpipe's control plane, on top of the strict frame codec (codec.h).
+ *
+ * Every message is one frame: tag | command byte | msgpack map {0: version, 1..: fields}.
+ * zp_msg_<name>_encode() builds the frame into a malloc'd buffer (caller frees);
+ * zp_msg_<name>_decode() validates every field (type, range, length) of a frame that
+ * zp_frame_decode() accepted, and fills a struct whose strings are VIEWS into the frame
+ * (zp_strref_t: pointer + length, not NUL-terminated): the frame buffer must outlive them.
+ *
+ * Who sends what:
+ *   worker -> broker  HELLO, HEARTBEAT, DONE, FAIL
+ *   broker -> worker  ASSIGN, ACK, REVOKE, RESET, HEARTBEAT
+ *   client -> broker  SUBMIT, STATUS, AWAIT, CANCEL, TRACE
+ *   broker -> client  SUBMITTED, TEXT (status/trace), RESULT, CANCELED, ERROR
+ * Times in messages are CLOCK_MONOTONIC nanoseconds (zp_now_ns): all processes of a group run
+ * on one host, so they share the clock.
+ * Tests: tests/ipc/ (real processes) and tests/test_proto.c. */
+#ifndef ZP_PROTO_H
+#define ZP_PROTO_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/codec.h"
+
+#define ZP_PROTO_VERSION 1
+
+enum zp_cmd {
+    ZP_CMD_HELLO = 1, ZP_CMD_HEARTBEAT = 2, ZP_CMD_DONE = 3, ZP_CMD_FAIL = 4,
+    ZP_CMD_ASSIGN = 10, ZP_CMD_ACK = 11, ZP_CMD_REVOKE = 12, ZP_CMD_RESET = 13,
+    ZP_CMD_SUBMIT = 20, ZP_CMD_STATUS = 21, ZP_CMD_AWAIT = 22, ZP_CMD_CANCEL = 23, ZP_CMD_TRACE = 24,
+    ZP_CMD_SUBMITTED = 30, ZP_CMD_TEXT = 31, ZP_CMD_RESULT = 32, ZP_CMD_CANCELED = 33,
+    ZP_CMD_ERROR = 34,
+};
+#define ZP_CMDS_FROM_WORKER ((1ull << ZP_CMD_HELLO) | (1ull << ZP_CMD_HEARTBEAT) | (1ull << ZP_CMD_DONE) | (1ull << ZP_CMD_FAIL))
+#define ZP_CMDS_FROM_CLIENT ((1ull << ZP_CMD_SUBMIT) | (1ull << ZP_CMD_STATUS) | (1ull << ZP_CMD_AWAIT) | (1ull << ZP_CMD_CANCEL) | (1ull << ZP_CMD_TRACE))
+#define ZP_CMDS_TO_BROKER (ZP_CMDS_FROM_WORKER | ZP_CMDS_FROM_CLIENT)
+#define ZP_CMDS_TO_WORKER ((1ull << ZP_CMD_ASSIGN) | (1ull << ZP_CMD_ACK) | (1ull << ZP_CMD_REVOKE) | (1ull << ZP_CMD_RESET) | (1ull << ZP_CMD_HEARTBEAT))
+#define ZP_CMDS_TO_CLIENT ((1ull << ZP_CMD_SUBMITTED) | (1ull << ZP_CMD_TEXT) | (1ull << ZP_CMD_RESULT) | (1ull << ZP_CMD_CANCELED) | (1ull << ZP_CMD_ERROR))
+
+/* roles = stages; a worker has exactly one */
+typedef enum { ZP_ROLE_SYNTH = 0, ZP_ROLE_GPU = 1, ZP_ROLE_FINAL = 2, ZP_NROLES = 3 } zp_role_t;
+const char *zp_role_name(unsigned role);                 /* "synth", "gpu", "final", "?" */
+
+typedef enum { ZP_PRIO_CRITICAL = 0, ZP_PRIO_HIGH = 1, ZP_PRIO_NORMAL = 2, ZP_PRIO_LOW = 3, ZP_NPRIO = 4 } zp_prio_t;
+const char *zp_prio_name(unsigned prio);                 /* "critical", ... */
+int zp_prio_parse(const char *s);                        /* case-insensitive name or 0..3; -1 */
+
+/* partition / job states as reported to clients */
+typedef enum {
+    ZP_PART_QUEUED = 0, ZP_PART_RUNNING = 1, ZP_PART_DONE = 2, ZP_PART_FAILED = 3, ZP_PART_CANCELED = 4
+} zp_part_state_t;
+typedef enum { ZP_JOB_RUNNING = 0, ZP_JOB_DONE = 1, ZP_JOB_FAILED = 2, ZP_JOB_CANCELED = 3 } zp_job_state_t;
+const char *zp_part_state_name(unsigned s);
+const char *zp_job_state_name(unsigned s);
+
+/* capability bits in HELLO */
+#define ZP_CAP_CUDA 1u              /* GPU worker runs the CUDA backend */
+#define ZP_CAP_R1CS_CHECK 2u        /* synth checks C·w = a∘b when given the r1cs */
+
+/* limits (also enforced by the decoders) */
+#define ZP_MSG_PATH_MAX 4096
+#define ZP_MSG_TEXT_MAX 4096        /* error messages */
+#define ZP_MSG_NAME_MAX 128
+#define ZP_MSG_MAX_HELD 64
+#define ZP_MSG_MAX_PARTS 1024       /* partitions per job */
+#define ZP_MSG_MAX_CREDITS 64
+#define ZP_MSG_JSON_MAX 8192        /* proof.json / public.json of one partition */
+#define ZP_MSG_BIN_MAX 512          /* binary proof */
+
+typedef zp_strref_t zp_str_t;      /* a view: p, len (not NUL-terminated) */
+static inline zp_str_t zp_str(const char *s);
+
+/* ---- worker -> broker ---- */
+typedef struct { uint32_t slot; uint64_t gen; } zp_held_t;
+typedef struct {
+    uint32_t role, instance;
+    uint64_t incarnation;     /* random per process start, non-zero */
+    uint32_t pid;
+    uint32_t capabilities;    /* ZP_CAP_* */
+    uint32_t credits;         /* 1..ZP_MSG_MAX_CREDITS */
+    zp_str_t name;            /* free text: "gpu-worker cuda:0", "synth" */
+    size_t n_held;
+    zp_held_t held[ZP_MSG_MAX_HELD];
+} zp_msg_hello_t;
+
+typedef struct {
+    uint64_t incarnation;
+    uint32_t busy;            /* assignments held now */
+} zp_msg_heartbeat_t;
+
+/* DONE: the stage committed slot `slot` from generation gen to new_gen (the seal/commit
+ * generation, which the next stage reads with). */
+enum { ZP_DT_H2D = 0, ZP_DT_NTT = 1, ZP_DT_MSM = 2, ZP_DT_D2H = 3, ZP_DT_MSM_G2 = 4, ZP_DT_CHECK = 5,
+       ZP_DT_VERIFY_IN = 6, ZP_DT_N = 8 };
+typedef struct {
+    uint32_t slot;
+    uint64_t gen, new_gen;
+    uint64_t job;
+    uint32_t part;
+    uint64_t t_start, t_end;  /* monotonic ns: work began (assignment taken) / committed */
+    uint64_t dt[ZP_DT_N];     /* stage detail durations, ns (ZP_DT_*) */
+    zp_str_t proof_json, public_json; /* finalizer only (else len 0) */
+    const uint8_t *proof_bin; size_t proof_bin_len;
+} zp_msg_done_t;
+
+typedef struct {
+    uint32_t slot;
+    uint64_t gen;
+    uint64_t job;
+    uint32_t part;
+    bool retryable;
+    int32_t code;             /* ZP_E* / -errno */
+    bool payload_bad;         /* the slot's input vectors are unusable: redo from synthesis */
+    uint64_t t_start, t_end;
+    zp_str_t message;
+} zp_msg_fail_t;
+
+/* ---- broker -> worker ---- */
+typedef struct {
+    uint32_t slot;
+    uint64_t gen;             /* the worker holds the slot at (stage's busy state, gen) */
+    uint64_t in_gen;          /* commit generation of the previous stage's output (0 for synth) */
+    uint64_t payload_gen;     /* the synth's seal generation (0 for synth) */
+    uint32_t stage;           /* zp_role_t */
+    uint64_t job;
+    uint32_t part, attempt, priority;
+    zp_str_t zkey, r1cs, wtns;/* r1cs, wtns may be empty */
+    uint64_t epoch;           /* the arena's epoch: a worker re-opens the arena when it changed */
+} zp_msg_assign_t;
+
+typedef struct { uint32_t slot; uint64_t gen; bool accepted; } zp_msg_ack_t;
+typedef struct { uint32_t slot; uint64_t gen; } zp_msg_revoke_t;
+typedef struct { zp_str_t reason; } zp_msg_reset_t;
+
+/* ---- client -> broker ---- */
+typedef struct {
+    zp_str_t request_id;      /* 1..128 bytes; the idempotency key */
+    zp_str_t zkey, r1cs;      /* r1cs may be empty */
+    uint32_t priority;
+    size_t n_wtns;
+    zp_str_t wtns[ZP_MSG_MAX_PARTS];
+} zp_msg_submit_t;
+typedef struct { bool json; } zp_msg_status_t;
+typedef struct { uint64_t job; uint32_t timeout_ms; } zp_msg_await_t;   /* 0 = poll */
+typedef struct { uint64_t job; } zp_msg_cancel_t;
+typedef struct { uint32_t max_parts; } zp_msg_trace_t;
+
+/* ---- broker -> client ---- */
+typedef struct { uint64_t job; uint32_t n_parts; bool existed; } zp_msg_submitted_t;
+typedef struct { zp_str_t text; } zp_msg_text_t;
+typedef struct {
+    uint32_t state;           /* zp_part_state_t */
+    uint32_t attempts;
+    zp_str_t error;           /* FAILED: the collected reasons */
+    zp_str_t proof_json, public_json;
+    const uint8_t *proof_bin; size_t proof_bin_len;
+} zp_msg_part_result_t;
+typedef struct {
+    uint64_t job;
+    uint32_t state;           /* zp_job_state_t */
+    bool timed_out;           /* the await ran out before the job finished */
+    size_t n_parts;
+    zp_msg_part_result_t *parts; /* decode: malloc'd array (zp_msg_result_free); encode: caller's */
+} zp_msg_result_t;
+typedef struct { uint64_t job; uint32_t freed; } zp_msg_canceled_t;
+typedef struct { int32_t code; zp_str_t message; } zp_msg_error_t;
+
+/* encoders: 0 or negative (ZP_ETOOBIG when the frame would exceed max; 0 = default max) */
+int zp_msg_hello_encode(uint8_t **buf, size_t *len, const zp_msg_hello_t *m);
+int zp_msg_heartbeat_encode(uint8_t **buf, size_t *len, const zp_msg_heartbeat_t *m);
+int zp_msg_done_encode(uint8_t **buf, size_t *len, const zp_msg_done_t *m);
+int zp_msg_fail_encode(uint8_t **buf, size_t *len, const zp_msg_fail_t *m);
+int zp_msg_assign_encode(uint8_t **buf, size_t *len, const zp_msg_assign_t *m);
+int zp_msg_ack_encode(uint8_t **buf, size_t *len, const zp_msg_ack_t *m);
+int zp_msg_revoke_encode(uint8_t **buf, size_t *len, const zp_msg_revoke_t *m);
+int zp_msg_reset_encode(uint8_t **buf, size_t *len, const zp_msg_reset_t *m);
+int zp_msg_submit_encode(uint8_t **buf, size_t *len, const zp_msg_submit_t *m);
+int zp_msg_status_encode(uint8_t **buf, size_t *len, const zp_msg_status_t *m);
+int zp_msg_await_encode(uint8_t **buf, size_t *len, const zp_msg_await_t *m);
+int zp_msg_cancel_encode(uint8_t **buf, size_t *len, const zp_msg_cancel_t *m);
+int zp_msg_trace_encode(uint8_t **buf, size_t *len, const zp_msg_trace_t *m);
+int zp_msg_submitted_encode(uint8_t **buf, size_t *len, const zp_msg_submitted_t *m);
+int zp_msg_text_encode(uint8_t **buf, size_t *len, const zp_msg_text_t *m);
+int zp_msg_result_encode(uint8_t **buf, size_t *len, const zp_msg_result_t *m);
+int zp_msg_canceled_encode(uint8_t **buf, size_t *len, const zp_msg_canceled_t *m);
+int zp_msg_error_encode(uint8_t **buf, size_t *len, const zp_msg_error_t *m);
+
+/* decoders: f must carry the matching command (else ZP_EPROTO); every field validated. */
+int zp_msg_hello_decode(zp_msg_hello_t *m, const zp_frame_t *f);
+int zp_msg_heartbeat_decode(zp_msg_heartbeat_t *m, const zp_frame_t *f);
+int zp_msg_done_decode(zp_msg_done_t *m, const zp_frame_t *f);
+int zp_msg_fail_decode(zp_msg_fail_t *m, const zp_frame_t *f);
+int zp_msg_assign_decode(zp_msg_assign_t *m, const zp_frame_t *f);
+int zp_msg_ack_decode(zp_msg_ack_t *m, const zp_frame_t *f);
+int zp_msg_revoke_decode(zp_msg_revoke_t *m, const zp_frame_t *f);
+int zp_msg_reset_decode(zp_msg_reset_t *m, const zp_frame_t *f);
+int zp_msg_submit_decode(zp_msg_submit_t *m, const zp_frame_t *f);
+int zp_msg_status_decode(zp_msg_status_t *m, const zp_frame_t *f);
+int zp_msg_await_decode(zp_msg_await_t *m, const zp_frame_t *f);
+int zp_msg_cancel_decode(zp_msg_cancel_t *m, const zp_frame_t *f);
+int zp_msg_trace_decode(zp_msg_trace_t *m, const zp_frame_t *f);
+int zp_msg_submitted_decode(zp_msg_submitted_t *m, const zp_frame_t *f);
+int zp_msg_text_decode(zp_msg_text_t *m, const zp_frame_t *f);
+int zp_msg_result_decode(zp_msg_result_t *m, const zp_frame_t *f);   /* mallocs m->parts */
+void zp_msg_result_free(zp_msg_result_t *m);
+int zp_msg_canceled_decode(zp_msg_canceled_t *m, const zp_frame_t *f);
+int zp_msg_error_decode(zp_msg_error_t *m, const zp_frame_t *f);
+
+/* helpers */
+char *zp_str_dup(zp_str_t s);                 /* malloc'd NUL-terminated copy; NULL on ENOMEM */
+bool zp_str_eq(zp_str_t s, const char *z);
+static inline zp_str_t zp_str(const char *s)
+{
+    zp_str_t r = {s, 0};
+    if (s) while (s[r.len]) r.len++;
+    return r;
+}
+#endif

@@ -1,0 +1,469 @@
+/* test_groth16.c - the Groth16 prover against snarkjs's own proofs, for every fixture in
+ * tests/fixtures/ (or $ZP_FIXTURES):
+ *   - r = s = 0: the proof JSON equals proof_rs0.json byte for byte (and proof_rs0-<i>.json for
+ *     the extra witnesses), public signals equal public_rs0.json;
+ *   - meta.json's fixed r, s: equals proof_rs.json;
+ *   - random r, s: verifies (vk from the key, from the zkey, from verification_key.json);
+ *     snarkjs's proof.json verifies; tampered proofs / public signals / binary encodings are
+ *     rejected; the binary encoding round-trips;
+ *   - witness-bad.wtns: rejected by synth with the r1cs (ZP_EUNSAT naming the first constraint
+ *     that uses the changed wire, found here independently), and by finalize's pairing check
+ *     without it (ZP_EVERIFY, no proof);
+ *   - a corrupted point in the zkey is rejected by zp_g16_key_load;
+ *   - the backend's generic msm_g1 against a naive sum.
+ * Exit 77 (skip) only when there is no fixture at all. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/ec/ec.h"
+#include "lib/fmt/fmt.h"
+#include "lib/groth16/groth16.h"
+#include "lib/util/util.h"
+
+static int failures;
+#define CHECK(c)                                                                                          \
+    do {                                                                                                  \
+        if (!(c)) {                                                                                       \
+            fprintf(stderr, "%s:%d: [%s] CHECK(%s) failed (%s)\n", __FILE__, __LINE__, cur, #c, zp_err_msg()); \
+            failures++;                                                                                   \
+        }                                                                                                 \
+    } while (0)
+static const char *cur = "";
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (buf) {
+        buf[n] = 0;
+        if (len) *len = (size_t)n;
+    }
+    return buf;
+}
+
+static bool exists(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f) fclose(f);
+    return f != NULL;
+}
+
+/* value of "key2": "..." (string) or number inside the object that follows "key1" */
+static bool json_find(char *out, size_t cap, const char *text, const char *key1, const char *key2)
+{
+    char k[64];
+    const char *p = text;
+    if (key1) {
+        snprintf(k, sizeof k, "\"%s\"", key1);
+        if (!(p = strstr(p, k))) return false;
+    }
+    snprintf(k, sizeof k, "\"%s\"", key2);
+    if (!(p = strstr(p, k))) return false;
+    p += strlen(k);
+    while (*p == ' ' || *p == ':' || *p == '\n' || *p == '"') p++;
+    size_t n = 0;
+    while (p[n] && p[n] != '"' && p[n] != ',' && p[n] != '\n' && p[n] != '}' && n + 1 < cap) n++;
+    memcpy(out, p, n);
+    out[n] = 0;
+    return n > 0;
+}
+
+typedef struct {
+    char dir[1024];
+    zp_zkey_t z;
+    zp_g16_key_t key;
+    zp_backend_t *be;
+    zp_pool_t *pool;
+} fx_t;
+
+static const zp_backend_ops_t *ops = &zp_backend_cpu;
+
+static int load_witness(zp_scalar_t **w, const fx_t *fx, const char *name)
+{
+    char p[1200];
+    zp_wtns_t wt;
+    snprintf(p, sizeof p, "%s/%s", fx->dir, name);
+    int rc = zp_wtns_open(&wt, p);
+    if (rc) return rc;
+    rc = zp_check_wtns_zkey(&wt, &fx->z);
+    if (!rc) rc = zp_g16_witness_load(w, &wt);
+    zp_wtns_close(&wt);
+    return rc;
+}
+
+static int prove(zp_g16_proof_t *proof, fx_t *fx, const zp_scalar_t *w, const zp_r1cs_t *r1, const zp_scalar_t *r,
+                 const zp_scalar_t *s)
+{
+    return zp_g16_prove(proof, &fx->key, w, r1, r, s, ops, fx->be, fx->pool, NULL);
+}
+
+static bool proof_json_equals(const zp_g16_proof_t *proof, const fx_t *fx, const char *name)
+{
+    char p[1200], buf[4096];
+    zp_proof_json_t pj;
+    snprintf(p, sizeof p, "%s/%s", fx->dir, name);
+    size_t len;
+    char *want = read_file(p, &len);
+    if (!want) return false;
+    bool ok = zp_g16_proof_to_json(&pj, proof) == 0;
+    size_t n = ok ? zp_proof_json_format(buf, sizeof buf, &pj) : 0;
+    ok = ok && n == len && !memcmp(buf, want, len);
+    if (!ok) fprintf(stderr, "[%s] %s differs:\n got: %.*s\nwant: %s\n", cur, name, (int)n, buf, want);
+    free(want);
+    return ok;
+}
+
+static bool public_json_equals(const fx_t *fx, const zp_scalar_t *w, const char *name)
+{
+    char p[1200];
+    snprintf(p, sizeof p, "%s/%s", fx->dir, name);
+    size_t len, cap = 256 + (size_t)fx->key.n_public * 110;
+    char *want = read_file(p, &len), *buf = malloc(cap);
+    char (*sig)[100] = calloc((size_t)fx->key.n_public + 1, sizeof *sig);
+    bool ok = want && buf && sig && zp_g16_public_to_json(sig, &fx->key, w) == 0;
+    size_t n = ok ? zp_public_json_format(buf, cap, sig, fx->key.n_public) : 0;
+    ok = ok && n == len && !memcmp(buf, want, len);
+    if (!ok) fprintf(stderr, "[%s] %s differs\n", cur, name);
+    free(want);
+    free(buf);
+    free(sig);
+    return ok;
+}
+
+/* first constraint of the r1cs whose A, B or C uses wire (independent of synth.c) */
+static long first_constraint_using(const zp_r1cs_t *r, uint32_t wire)
+{
+    size_t pos = 0;
+    for (uint32_t i = 0; i < r->n_constraints; i++) {
+        bool uses = false;
+        for (int m = 0; m < 3; m++) {
+            uint32_t nt;
+            memcpy(&nt, r->constraints + pos, 4);
+            pos += 4;
+            for (uint32_t t = 0; t < nt; t++, pos += 4 + r->n8) {
+                uint32_t wi;
+                memcpy(&wi, r->constraints + pos, 4);
+                if (wi == wire) uses = true;
+            }
+        }
+        if (uses) return i;
+    }
+    return -1;
+}
+
+static void test_verify_paths(fx_t *fx, const zp_g16_proof_t *proof, const zp_scalar_t *w)
+{
+    const zp_scalar_t *pub = w + 1;
+    uint32_t np = fx->key.n_public;
+    zp_g16_vk_t vk, vkz, vkj;
+    char p[1200];
+    CHECK(zp_g16_vk_from_key(&vk, &fx->key) == 0);
+    CHECK(zp_g16_vk_from_zkey(&vkz, &fx->z) == 0);
+    CHECK(zp_g16_verify(&vk, pub, np, proof) == 0);
+    CHECK(zp_g16_verify(&vkz, pub, np, proof) == 0);
+    zp_vk_json_t vj;
+    snprintf(p, sizeof p, "%s/verification_key.json", fx->dir);
+    int rc = zp_vk_json_read(&vj, p);
+    CHECK(rc == 0);
+    if (!rc) {
+        CHECK(zp_g16_vk_from_json(&vkj, &vj) == 0);
+        CHECK(vkj.n_public == np);
+        CHECK(zp_g16_verify(&vkj, pub, np, proof) == 0);
+        zp_g16_vk_free(&vkj);
+        zp_vk_json_free(&vj);
+    }
+
+    /* snarkjs's own random-r,s proof */
+    zp_proof_json_t pj;
+    zp_g16_proof_t sp;
+    snprintf(p, sizeof p, "%s/proof.json", fx->dir);
+    CHECK(zp_proof_json_read(&pj, p) == 0);
+    CHECK(zp_g16_proof_from_json(&sp, &pj) == 0);
+    CHECK(zp_g16_verify(&vk, pub, np, &sp) == 0);
+
+    /* JSON round trip of ours */
+    zp_g16_proof_t rt;
+    CHECK(zp_g16_proof_to_json(&pj, proof) == 0);
+    CHECK(zp_g16_proof_from_json(&rt, &pj) == 0);
+    CHECK(!memcmp(&rt, proof, sizeof rt));
+
+    /* tampering */
+    zp_scalar_t *pub2 = calloc((size_t)np + 1, sizeof *pub2);
+    if (np) {
+        memcpy(pub2, pub, np * sizeof *pub2);
+        pub2[np - 1].l[0] ^= 1;
+        CHECK(zp_g16_verify(&vk, pub2, np, proof) == ZP_EVERIFY);
+        pub2[np - 1].l[0] ^= 1;
+        pub2[0].l[3] = ~(uint64_t)0;   /* >= r: bad input */
+        CHECK(zp_g16_verify(&vk, pub2, np, proof) == ZP_EFORMAT);
+    }
+    CHECK(zp_g16_verify(&vk, pub, np + 1, proof) == ZP_EMISMATCH);
+    free(pub2);
+    zp_g16_proof_t t = *proof;
+    t.a = proof->c;
+    t.c = proof->a;
+    CHECK(zp_g16_verify(&vk, pub, np, &t) == ZP_EVERIFY);
+    t = sp;                  /* snarkjs's A with our B and C */
+    t.b = proof->b;
+    t.c = proof->c;
+    CHECK(zp_g16_verify(&vk, pub, np, &t) == ZP_EVERIFY);
+    /* a JSON coordinate changed: off the curve -> rejected at parse */
+    CHECK(zp_g16_proof_to_json(&pj, proof) == 0);
+    size_t l = strlen(pj.c[1]);
+    pj.c[1][l - 1] = pj.c[1][l - 1] == '0' ? '1' : '0';
+    CHECK(zp_g16_proof_from_json(&rt, &pj) == ZP_EFORMAT);
+
+    /* binary encoding */
+    uint8_t bin[256];
+    size_t bl = zp_g16_proof_bin_size(fx->key.curve);
+    CHECK(bl == (fx->key.curve == ZP_CURVE_BLS12_381 ? 192u : 128u));
+    CHECK(zp_g16_proof_to_bin(bin, proof) == 0);
+    CHECK(zp_g16_proof_from_bin(&rt, fx->key.curve, bin) == 0);
+    CHECK(!memcmp(&rt, proof, sizeof rt));
+    for (size_t off = 0; off < bl; off += bl / 4) {
+        bin[off + 5] ^= 0x10;
+        int r2 = zp_g16_proof_from_bin(&rt, fx->key.curve, bin);
+        CHECK(r2 == ZP_EFORMAT || (r2 == 0 && zp_g16_verify(&vk, pub, np, &rt) == ZP_EVERIFY));
+        bin[off + 5] ^= 0x10;
+    }
+    zp_g16_vk_free(&vk);
+    zp_g16_vk_free(&vkz);
+}
+
+static void test_bad_witness(fx_t *fx)
+{
+    char p[1200], *meta;
+    snprintf(p, sizeof p, "%s/witness-bad.wtns", fx->dir);
+    if (!exists(p)) return;
+    snprintf(p, sizeof p, "%s/meta.json", fx->dir);
+    meta = read_file(p, NULL);
+    char wire_s[32];
+    CHECK(meta && json_find(wire_s, sizeof wire_s, meta, "witness_bad", "wire"));
+    free(meta);
+    uint32_t wire = (uint32_t)strtoul(wire_s, NULL, 10);
+
+    zp_r1cs_t r1;
+    snprintf(p, sizeof p, "%s/circuit.r1cs", fx->dir);
+    if (zp_r1cs_open(&r1, p)) {
+        CHECK(!"r1cs opens");
+        return;
+    }
+    CHECK(zp_check_r1cs_zkey(&r1, &fx->z) == 0);
+    long want = first_constraint_using(&r1, wire);
+    CHECK(want >= 0);
+    zp_scalar_t *w = NULL, *wg = NULL;
+    CHECK(load_witness(&w, fx, "witness-bad.wtns") == 0);
+    CHECK(load_witness(&wg, fx, "witness.wtns") == 0);
+    size_t n = fx->key.domain_size;
+    zp_scalar_t *buf = calloc(3 * n, sizeof *buf);
+    if (w && wg && buf) {
+        int rc = zp_g16_synth(&fx->key, w, &r1, buf, buf + n, buf + 2 * n, fx->pool);
+        CHECK(rc == ZP_EUNSAT);
+        char expect[64];
+        snprintf(expect, sizeof expect, "constraint %ld ", want);
+        CHECK(strstr(zp_err_msg(), expect) != NULL);
+        if (!strstr(zp_err_msg(), expect)) fprintf(stderr, "  message: %s (want %s)\n", zp_err_msg(), expect);
+        /* single thread gives the same index */
+        CHECK(zp_g16_synth(&fx->key, w, &r1, buf, buf + n, buf + 2 * n, NULL) == ZP_EUNSAT);
+        CHECK(strstr(zp_err_msg(), expect) != NULL);
+        CHECK(zp_g16_synth(&fx->key, wg, &r1, buf, buf + n, buf + 2 * n, fx->pool) == 0);
+        /* without the r1cs the pairing self-check refuses it */
+        zp_g16_proof_t proof;
+        memset(&proof, 0x5a, sizeof proof);
+        CHECK(prove(&proof, fx, w, NULL, NULL, NULL) == ZP_EVERIFY);
+        zp_g16_proof_t zero;
+        memset(&zero, 0, sizeof zero);
+        CHECK(!memcmp(&proof, &zero, sizeof proof));
+        /* and with it, before any MSM */
+        CHECK(prove(&proof, fx, w, &r1, NULL, NULL) == ZP_EUNSAT);
+    }
+    free(buf);
+    free(w);
+    free(wg);
+    zp_r1cs_close(&r1);
+}
+
+static void test_corrupt_key(fx_t *fx)
+{
+    size_t len;
+    char p[1200];
+    snprintf(p, sizeof p, "%s/circuit.zkey", fx->dir);
+    uint8_t *buf = (uint8_t *)read_file(p, &len);
+    if (!buf) return;
+    zp_zkey_t z;
+    zp_g16_key_t k;
+    const struct { const uint8_t *const *sec; size_t idx; const char *what; } cases[] = {
+        {&fx->z.points_a, 1, "pointsA"}, {&fx->z.points_h, 3, "pointsH"}, {&fx->z.points_b2, 0, "pointsB2"},
+        {&fx->z.delta1, 0, "delta1"}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        size_t psz = cases[c].sec == &fx->z.points_b2 ? zp_g2a_size(fx->key.curve) : zp_g1a_size(fx->key.curve);
+        size_t off = (size_t)(*cases[c].sec - fx->z.f.map) + cases[c].idx * psz + psz - 3; /* inside y */
+        buf[off] ^= 0x01;
+        CHECK(zp_zkey_parse(&z, buf, len, "corrupt.zkey") == 0);
+        int rc = zp_g16_key_load(&k, &z);
+        CHECK(rc == ZP_EFORMAT);
+        CHECK(strstr(zp_err_msg(), cases[c].what) != NULL);
+        if (!rc) zp_g16_key_close(&k);
+        zp_zkey_close(&z);
+        buf[off] ^= 0x01;
+    }
+    CHECK(zp_zkey_parse(&z, buf, len, "ok.zkey") == 0);
+    CHECK(zp_g16_key_load(&k, &z) == 0);
+    zp_g16_key_close(&k);
+    zp_zkey_close(&z);
+    free(buf);
+}
+
+static void test_msm(fx_t *fx, const zp_scalar_t *w)
+{
+    /* backend msm_g1 over the first pointsH with witness scalars vs a naive sum */
+    size_t n = fx->key.domain_size < 7 ? fx->key.domain_size : 7;
+    if (n > fx->key.n_vars) n = fx->key.n_vars;
+    zp_g1_any_t got;
+    CHECK(ops->msm_g1(fx->be, fx->key.curve, &got, fx->key.h, w, n) == 0);
+    if (fx->key.curve == ZP_CURVE_BN254) {
+        zp_g1_bn254_t acc, t;
+        zp_g1_bn254_set_inf(&acc);
+        for (size_t i = 0; i < n; i++) {
+            zp_g1_bn254_from_affine(&t, &((const zp_g1a_bn254_t *)fx->key.h)[i]);
+            zp_g1_bn254_mul(&t, &t, &w[i]);
+            zp_g1_bn254_add(&acc, &acc, &t);
+        }
+        CHECK(zp_g1_bn254_eq(&acc, &got.bn254));
+    } else {
+        zp_g1_bls12_381_t acc, t;
+        zp_g1_bls12_381_set_inf(&acc);
+        for (size_t i = 0; i < n; i++) {
+            zp_g1_bls12_381_from_affine(&t, &((const zp_g1a_bls12_381_t *)fx->key.h)[i]);
+            zp_g1_bls12_381_mul(&t, &t, &w[i]);
+            zp_g1_bls12_381_add(&acc, &acc, &t);
+        }
+        CHECK(zp_g1_bls12_381_eq(&acc, &got.bls12_381));
+    }
+}
+
+static void test_fixture(const char *dir, const char *name)
+{
+    fx_t fx;
+    memset(&fx, 0, sizeof fx);
+    snprintf(fx.dir, sizeof fx.dir, "%s", dir);
+    cur = name;
+    char p[1200];
+    int before = failures;
+    snprintf(p, sizeof p, "%s/circuit.zkey", dir);
+    int rc = zp_zkey_open(&fx.z, p);
+    CHECK(rc == 0);
+    if (rc) return;
+    zp_backend_cfg_t cfg = {.threads = 2};
+    uint64_t t0 = zp_now_ns();
+    CHECK((rc = zp_g16_key_load(&fx.key, &fx.z)) == 0);
+    uint64_t t_load = zp_now_ns() - t0;
+    if (!rc) CHECK((rc = ops->open(&fx.be, &cfg)) == 0);
+    if (!rc) CHECK((rc = ops->load_key(fx.be, &fx.key)) == 0);
+    fx.pool = zp_pool_new(2);
+    zp_scalar_t *w = NULL;
+    if (!rc) CHECK((rc = load_witness(&w, &fx, "witness.wtns")) == 0);
+    if (!rc) {
+        zp_g16_proof_t proof;
+        zp_scalar_t zero = {{0}}, r, s;
+        /* r = s = 0 */
+        CHECK(prove(&proof, &fx, w, NULL, &zero, &zero) == 0);
+        CHECK(proof_json_equals(&proof, &fx, "proof_rs0.json"));
+        CHECK(public_json_equals(&fx, w, "public_rs0.json"));   /* JSON.stringify bytes (the CLI writes "[\n]" for an empty array) */
+        /* fixed r, s from meta.json */
+        snprintf(p, sizeof p, "%s/meta.json", dir);
+        char *meta = read_file(p, NULL), rs_r[128], rs_s[128];
+        CHECK(meta && json_find(rs_r, sizeof rs_r, meta, "proof_rs", "r") && json_find(rs_s, sizeof rs_s, meta, "proof_rs", "s"));
+        if (meta && zp_g16_scalar_from_dec(&r, fx.key.curve, rs_r) == 0 && zp_g16_scalar_from_dec(&s, fx.key.curve, rs_s) == 0) {
+            CHECK(prove(&proof, &fx, w, NULL, &r, &s) == 0);
+            CHECK(proof_json_equals(&proof, &fx, "proof_rs.json"));
+        } else {
+            CHECK(!"meta.json r/s parse");
+        }
+        free(meta);
+        /* blinding values >= r are refused */
+        zp_scalar_t big = {{~0ull, ~0ull, ~0ull, ~0ull}};
+        CHECK(prove(&proof, &fx, w, NULL, &big, &zero) == ZP_EFORMAT);
+        /* random r, s: valid, and different each time */
+        zp_g16_proof_t p2;
+        CHECK(prove(&proof, &fx, w, NULL, NULL, NULL) == 0);
+        CHECK(prove(&p2, &fx, w, NULL, NULL, NULL) == 0);
+        CHECK(memcmp(&proof.a, &p2.a, sizeof p2.a) != 0);
+        test_verify_paths(&fx, &proof, w);
+        test_msm(&fx, w);
+        /* the extra witnesses */
+        for (int i = 0; i < 16; i++) {
+            char wn[64], pn[64];
+            snprintf(wn, sizeof wn, "witness-%d.wtns", i);
+            snprintf(pn, sizeof pn, "proof_rs0-%d.json", i);
+            snprintf(p, sizeof p, "%s/%s", dir, wn);
+            if (!exists(p)) break;
+            zp_scalar_t *wi = NULL;
+            CHECK(load_witness(&wi, &fx, wn) == 0);
+            if (wi) {
+                CHECK(prove(&proof, &fx, wi, NULL, &zero, &zero) == 0);
+                CHECK(proof_json_equals(&proof, &fx, pn));
+            }
+            free(wi);
+        }
+        test_bad_witness(&fx);
+        test_corrupt_key(&fx);
+    }
+    printf("%-24s %s  (nVars %u, nPublic %u, domain %u, key load %.1f ms)\n", name,
+           failures == before ? "ok" : "FAILED", fx.key.n_vars, fx.key.n_public, fx.key.domain_size, t_load / 1e6);
+    free(w);
+    zp_pool_destroy(&fx.pool);
+    if (fx.be) ops->close(&fx.be);
+    zp_g16_key_close(&fx.key);
+    zp_zkey_close(&fx.z);
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+int main(void)
+{
+    const char *root = getenv("ZP_FIXTURES") ? getenv("ZP_FIXTURES") : ZP_FIXTURES_DIR;
+    DIR *d = opendir(root);
+    if (!d) {
+        printf("groth16: no fixtures in %s: skipped\n", root);
+        return 77;
+    }
+    char *names[256];
+    int nn = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && nn < 256) {
+        char p[1024];
+        snprintf(p, sizeof p, "%s/%s/circuit.zkey", root, e->d_name);
+        if (e->d_name[0] != '.' && exists(p)) names[nn++] = strdup(e->d_name);
+    }
+    closedir(d);
+    if (nn == 0) {
+        printf("groth16: no fixtures in %s: skipped\n", root);
+        return 77;
+    }
+    qsort(names, (size_t)nn, sizeof *names, cmp_str);
+    for (int i = 0; i < nn; i++) {
+        char p[1024];
+        snprintf(p, sizeof p, "%s/%s", root, names[i]);
+        test_fixture(p, names[i]);
+        free(names[i]);
+    }
+    if (failures) {
+        fprintf(stderr, "groth16: %d check(s) FAILED\n", failures);
+        return 1;
+    }
+    printf("groth16: all %d fixtures ok\n", nn);
+    return 0;
+}

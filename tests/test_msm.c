@@ -1,0 +1,183 @@
+/* test_msm.c - unit tests of lib/msm: every MSM equals the naive sum of scalar
+ * multiplications (lib/ec), for G1/G2 of BN254 and BLS12-381, sizes 0..~1000 and one size
+ * that splits points across tasks, with 1, 2 and 3 threads. Inputs mix random scalars with
+ * 0, 1, r-1, small values, unreduced 256-bit values and repeated scalars (conflicting buckets), and random points with
+ * infinity, repeated points and negated points (P + P and P + (-P) inside a bucket). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/msm/msm.h"
+#include "lib/util/util.h"
+
+static int fails;
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
+            fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
+            fails++;                                                                 \
+        }                                                                            \
+    } while (0)
+
+static uint64_t rng_state = 0x243f6a8885a308d3ULL;
+static uint64_t rnd64(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* scalar i of a test vector: a mix of special and random values below r */
+static void pick_scalar(zp_scalar_t *k, size_t i, const zp_scalar_t *r, const zp_scalar_t *rep)
+{
+    memset(k, 0, sizeof *k);
+    switch (rnd64() % 10) {
+    case 0: break;                                           /* 0 */
+    case 1: k->l[0] = 1; break;                              /* 1 */
+    case 2:                                                  /* r - 1 */
+        *k = *r;
+        k->l[0] -= 1;
+        break;
+    case 3: k->l[0] = rnd64() % 1000; break;                 /* small */
+    case 4: *k = *rep; break;                                /* repeated: same buckets */
+    case 5:                                                  /* unreduced, up to 2^256-1 */
+        for (int j = 0; j < 4; j++) k->l[j] = rnd64();
+        break;
+    default:
+        for (int j = 0; j < 4; j++) k->l[j] = rnd64();
+        k->l[3] &= r->l[3] >> 1;                             /* < r */
+        break;
+    }
+    (void)i;
+}
+
+#define MSM_TESTS(G, C, FQ)                                                                    \
+    static void naive_##G##_##C(zp_##G##_##C##_t *out, const zp_##G##a_##C##_t *p,             \
+                                const zp_scalar_t *k, size_t n)                                \
+    {                                                                                          \
+        zp_##G##_##C##_set_inf(out);                                                           \
+        for (size_t i = 0; i < n; i++) {                                                       \
+            zp_##G##_##C##_t t, u;                                                             \
+            zp_##G##_##C##_from_affine(&t, &p[i]);                                             \
+            zp_##G##_##C##_mul(&u, &t, &k[i]);                                                 \
+            zp_##G##_##C##_add(out, out, &u);                                                  \
+        }                                                                                      \
+    }                                                                                          \
+    /* n points: a few random multiples of G, then sums, negations, repeats and infinity */    \
+    static void points_##G##_##C(zp_##G##a_##C##_t *pa, size_t n)                             \
+    {                                                                                          \
+        zp_##G##_##C##_t *pj = malloc((n + 1) * sizeof *pj), g;                                \
+        zp_##FQ##_t *scr = malloc((n + 1) * sizeof *scr);                                      \
+        zp_##G##a_##C##_t ga;                                                                  \
+        zp_##G##_##C##_generator(&ga);                                                         \
+        zp_##G##_##C##_from_affine(&g, &ga);                                                   \
+        for (size_t i = 0; i < n; i++) {                                                       \
+            if (i < 4) {                                                                       \
+                zp_scalar_t k = {{rnd64(), rnd64(), rnd64(), rnd64() >> 4}};                   \
+                zp_##G##_##C##_mul(&pj[i], &g, &k);                                            \
+            } else {                                                                           \
+                zp_##G##_##C##_add(&pj[i], &pj[i - 1], &pj[rnd64() % 4]);                      \
+            }                                                                                  \
+        }                                                                                      \
+        zp_##G##_##C##_batch_to_affine(pa, pj, n, scr);                                        \
+        for (size_t i = 4; i < n; i++) {                                                       \
+            unsigned sel = (unsigned)(rnd64() % 16);                                           \
+            if (sel == 0) memset(&pa[i], 0, sizeof pa[i]);          /* infinity */              \
+            else if (sel == 1) pa[i] = pa[rnd64() % i];              /* repeated */             \
+            else if (sel == 2) zp_##G##a_##C##_neg(&pa[i], &pa[rnd64() % i]); /* negated */     \
+        }                                                                                      \
+        free(pj);                                                                              \
+        free(scr);                                                                             \
+    }                                                                                          \
+    static void test_##G##_##C(zp_pool_t **pools, unsigned npools, const size_t *sizes,        \
+                               size_t nsizes)                                                  \
+    {                                                                                          \
+        const zp_scalar_t *r = (const zp_scalar_t *)(const void *)&zp_fr_##C##_modulus;        \
+        for (size_t si = 0; si < nsizes; si++) {                                               \
+            size_t n = sizes[si];                                                              \
+            zp_##G##a_##C##_t *pa = malloc((n + 1) * sizeof *pa);                              \
+            zp_scalar_t *k = malloc((n + 1) * sizeof *k), rep;                                 \
+            for (int j = 0; j < 4; j++) rep.l[j] = rnd64();                                    \
+            rep.l[3] &= r->l[3] >> 1;                                                          \
+            points_##G##_##C(pa, n);                                                           \
+            for (size_t i = 0; i < n; i++) pick_scalar(&k[i], i, r, &rep);                     \
+            /* the worst case for bucket conflicts: every scalar and point equal */            \
+            if (si == nsizes - 1 && n > 8)                                                     \
+                for (size_t i = 0; i < n / 4; i++) {                                           \
+                    k[i] = rep;                                                                \
+                    pa[i] = pa[n - 1];                                                         \
+                }                                                                              \
+            zp_##G##_##C##_t want, got;                                                        \
+            naive_##G##_##C(&want, pa, k, n);                                                  \
+            for (unsigned pi = 0; pi < npools; pi++) {                                         \
+                unsigned nt = zp_pool_size(pools[pi]);                                         \
+                size_t sz = zp_msm_##G##_##C##_scratch_size(n, nt);                            \
+                void *scr = NULL;                                                              \
+                if (posix_memalign(&scr, 64, sz ? sz : 64)) abort();                           \
+                zp_msm_##G##_##C(&got, pa, k, n, scr, pools[pi]);                              \
+                if (!zp_##G##_##C##_eq(&got, &want)) {                                         \
+                    fprintf(stderr, "msm %s n=%zu threads=%u: wrong sum\n", #G "_" #C, n, nt);  \
+                    fails++;                                                                   \
+                }                                                                              \
+                free(scr);                                                                     \
+            }                                                                                  \
+            /* all scalars 1: the plain sum; all zero: infinity */                             \
+            if (n > 0 && n < 300) {                                                            \
+                for (size_t i = 0; i < n; i++) {                                               \
+                    memset(&k[i], 0, sizeof k[i]);                                             \
+                    k[i].l[0] = 1;                                                             \
+                }                                                                              \
+                naive_##G##_##C(&want, pa, k, n);                                              \
+                void *scr = NULL;                                                              \
+                if (posix_memalign(&scr, 64, zp_msm_##G##_##C##_scratch_size(n, 1))) abort();  \
+                zp_msm_##G##_##C(&got, pa, k, n, scr, NULL);                                   \
+                CHECK(zp_##G##_##C##_eq(&got, &want));                                         \
+                memset(k, 0, n * sizeof *k);                                                   \
+                zp_msm_##G##_##C(&got, pa, k, n, scr, NULL);                                   \
+                CHECK(zp_##G##_##C##_is_inf(&got));                                            \
+                free(scr);                                                                     \
+            }                                                                                  \
+            free(pa);                                                                          \
+            free(k);                                                                           \
+        }                                                                                      \
+    }
+
+MSM_TESTS(g1, bn254, fq_bn254)
+MSM_TESTS(g2, bn254, fq2_bn254)
+MSM_TESTS(g1, bls12_381, fq_bls12_381)
+MSM_TESTS(g2, bls12_381, fq2_bls12_381)
+
+int main(void)
+{
+    zp_pool_t *pools[3] = {NULL, zp_pool_new(2), zp_pool_new(3)};
+    if (!pools[1] || !pools[2]) {
+        fprintf(stderr, "test_msm: cannot create thread pools\n");
+        return 1;
+    }
+    static const size_t g1_sizes[] = {0, 1, 2, 3, 8, 9, 10, 17, 31, 64, 100, 257, 1000, 2500};
+    static const size_t g2_sizes[] = {0, 1, 3, 9, 13, 50, 129, 700};
+    size_t ng1 = sizeof g1_sizes / sizeof g1_sizes[0], ng2 = sizeof g2_sizes / sizeof g2_sizes[0];
+    test_g1_bn254(pools, 3, g1_sizes, ng1);
+    test_g1_bls12_381(pools, 3, g1_sizes, ng1);
+    test_g2_bn254(pools, 3, g2_sizes, ng2);
+    test_g2_bls12_381(pools, 3, g2_sizes, ng2);
+    /* large enough for the plan to split points across tasks with several threads */
+    /* 16 threads: more threads than windows, so the plan also splits the points (P > 1) */
+    zp_pool_t *wide[2] = {NULL, zp_pool_new(16)};
+    static const size_t big[] = {9000};
+    if (!wide[1]) {
+        fprintf(stderr, "test_msm: cannot create thread pools\n");
+        return 1;
+    }
+    test_g1_bn254(wide, 2, big, 1);
+    zp_pool_destroy(&wide[1]);
+    zp_pool_destroy(&pools[1]);
+    zp_pool_destroy(&pools[2]);
+    if (fails) {
+        fprintf(stderr, "test_msm: %d checks failed\n", fails);
+        return 1;
+    }
+    printf("test_msm: ok\n");
+    return 0;
+}
