@@ -363,8 +363,8 @@ int main(int argc, char **argv, char **envp)
         fprintf(stderr, "zkpipe-broker: %s\n", zp_err_msg());
         return 1;
     }
-    char pidpath[600];
-    snprintf(pidpath, sizeof pidpath, "%s/broker.pid", b->rundir);
+    char pidpath[sizeof b->rundir + 16];
+    if (snprintf(pidpath, sizeof pidpath, "%s/broker.pid", b->rundir) >= (int)sizeof pidpath) return 1;
     pid_t other = 0;
     struct pidfh *pfh = pidfile_open(pidpath, 0600, &other);
     if (!pfh) {

@@ -476,20 +476,24 @@ static size_t scalar_end(const item_t *it)
 typedef struct {
     const uint8_t *b;
     size_t end;
-    char path[ZP_PATH_MAX]; /* key path of the item being checked, for messages */
+    unsigned sp;                                 /* the key path, formatted only on error */
+    struct { bool arr; uint64_t k; } stk[ZP_FRAME_MAX_DEPTH + 2];
 } walk_t;
 
 static int werr(const walk_t *w, size_t pos, const char *why)
 {
-    return zp_err_set(ZP_EPROTO, "frame byte %zu%s%s: %s", pos, w->path[0] ? ", key " : "", w->path, why);
-}
-
-static void path_push(char *path, size_t sz, size_t *save, const char *fmt, uint64_t k)
-{
-    size_t l = strlen(path);
-    *save = l;
-    if (l < sz - 1)
-        snprintf(path + l, sz - l, fmt, l ? "." : "", k);
+    char path[ZP_PATH_MAX] = "";
+    size_t l = 0;
+    for (unsigned i = 0; i < w->sp && l < sizeof path - 1; i++) {
+        int n = w->stk[i].arr ? snprintf(path + l, sizeof path - l, "[%" PRIu64 "]", w->stk[i].k)
+                              : snprintf(path + l, sizeof path - l, "%s%" PRIu64, l ? "." : "", w->stk[i].k);
+        if (n < 0)
+            break;
+        l += (size_t)n;
+        if (l >= sizeof path)
+            l = sizeof path - 1;
+    }
+    return zp_err_set(ZP_EPROTO, "frame byte %zu%s%s: %s", pos, path[0] ? ", key " : "", path, why);
 }
 
 /* Validate the item at *pos (depth: of this item if it is a container) and advance *pos. */
@@ -505,42 +509,41 @@ static int walk(walk_t *w, size_t *pos, unsigned depth)
     }
     if (depth > ZP_FRAME_MAX_DEPTH)
         return werr(w, *pos, "nesting too deep");
-    size_t p = it.body, save;
-    int r;
+    size_t p = it.body;
+    unsigned sp = w->sp++;
+    int r = 0;
+    w->stk[sp].arr = it.type == T_ARR;
     if (it.type == T_ARR) {
-        for (uint64_t i = 0; i < it.u; i++) {
-            size_t l = strlen(w->path);
-            snprintf(w->path + l, sizeof w->path - l, "[%" PRIu64 "]", i);
+        for (uint64_t i = 0; i < it.u && r == 0; i++) {
+            w->stk[sp].k = i;
             r = walk(w, &p, depth + 1);
-            w->path[l] = 0;
-            if (r < 0)
-                return r;
         }
     } else {
         uint64_t seen = 0;
-        for (uint64_t i = 0; i < it.u; i++) {
+        for (uint64_t i = 0; i < it.u && r == 0; i++) {
             item_t k;
-            size_t kpos = p;
+            w->sp = sp;                          /* a key's problem is reported at the map's path */
             if ((why = head(w->b, w->end, p, &k)))
                 return werr(w, p, why);
             if (k.type != T_UINT)
-                return werr(w, kpos, k.type == T_NEG ? "negative map key" : "map key is not an unsigned integer");
+                return werr(w, p, k.type == T_NEG ? "negative map key" : "map key is not an unsigned integer");
             if (k.u > ZP_KEY_MAX)
-                return werr(w, kpos, "map key larger than 63");
+                return werr(w, p, "map key larger than 63");
             if (seen >> k.u & 1) {
                 char m[48];
                 snprintf(m, sizeof m, "duplicate map key %" PRIu64, k.u);
-                return werr(w, kpos, m);
+                return werr(w, p, m);
             }
             seen |= UINT64_C(1) << k.u;
             p = k.body;
-            path_push(w->path, sizeof w->path, &save, "%s%" PRIu64, k.u);
+            w->sp = sp + 1;
+            w->stk[sp].k = k.u;
             r = walk(w, &p, depth + 1);
-            w->path[save] = 0;
-            if (r < 0)
-                return r;
         }
     }
+    if (r < 0)
+        return r;
+    w->sp = sp;
     *pos = p;
     return 0;
 }

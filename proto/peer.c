@@ -334,6 +334,7 @@ int zp_stage_main(const zp_stage_def_t *def)
     uint64_t next_hb = zp_now_ns() + (uint64_t)hb * 1000000u;
     uint64_t last_rx = zp_now_ns();
     bool stopping = false;
+    int fatal = 0;
     for (;;) {
         if (def->stop && *def->stop && !stopping) {
             stopping = true;
@@ -352,7 +353,7 @@ int zp_stage_main(const zp_stage_def_t *def)
         int to = next_hb > now ? (int)((next_hb - now) / 1000000u) + 1 : 0;
         if (to > hb / 2) to = hb / 2;
         rc = zmq_poll(it, 2, to);
-        if (rc < 0 && errno != EINTR) { rc = zp_err_set(-errno, "zmq_poll: %s", zmq_strerror(errno)); break; }
+        if (rc < 0 && errno != EINTR) { fatal = zp_err_set(-errno, "zmq_poll: %s", zmq_strerror(errno)); break; }
         if (rc > 0 && (it[1].revents & ZMQ_POLLIN)) {
             uint64_t v;
             if (read(h.efd, &v, sizeof v) < 0) { /* spurious wake */ }
@@ -422,7 +423,7 @@ int zp_stage_main(const zp_stage_def_t *def)
     pthread_cond_broadcast(&h.cv);
     pthread_mutex_unlock(&h.mu);
     pthread_join(th, NULL);
-    if (rc > 0) rc = 0;
+    rc = fatal;
     zp_log(ZP_LOG_INFO, "stopped");
 out_efd:
     close(h.efd);
@@ -472,7 +473,7 @@ static int file_id(const char *path, uint64_t id[4])
 
 int zp_keycache_key(zp_keycache_t *kc, const char *path, bool with_key, zp_keyent_t **out)
 {
-    uint64_t id[4];
+    uint64_t id[4] = {0};
     int rc = file_id(path, id);
     if (rc < 0) return rc;
     for (unsigned i = 0; i < kc->nk; i++) {
@@ -503,7 +504,7 @@ int zp_keycache_key(zp_keycache_t *kc, const char *path, bool with_key, zp_keyen
 
 int zp_keycache_r1cs(zp_keycache_t *kc, const char *path, const zp_r1cs_t **out)
 {
-    uint64_t id[4];
+    uint64_t id[4] = {0};
     int rc = file_id(path, id);
     if (rc < 0) return rc;
     for (unsigned i = 0; i < kc->nr; i++) {

@@ -580,6 +580,9 @@ static void accepted_is_msgpack(const uint8_t *b, size_t n)
 static void fuzz(const uint8_t *seed, size_t seedlen)
 {
     unsigned accepted = 0, iters = 6000;
+    const char *env = getenv("ZP_FUZZ_ITERS");          /* longer runs by hand, e.g. under ASan */
+    if (env && atoi(env) > 0)
+        iters = (unsigned)atoi(env);
     static const uint8_t interesting[] = { 0x00, 0x01, 0x3f, 0x40, 0x7f, 0x80, 0x81, 0x8f, 0x90, 0x91, 0x9f, 0xa0,
                                            0xbf, 0xc0, 0xc1, 0xc2, 0xc3, 0xc4, 0xc6, 0xca, 0xcc, 0xcf, 0xd0, 0xd3,
                                            0xd9, 0xdb, 0xdc, 0xdd, 0xde, 0xdf, 0xe0, 0xff };

@@ -504,9 +504,10 @@ typedef struct {
     _Atomic uint32_t go;
     _Atomic uint32_t wins[2];
     _Atomic uint32_t done[2];
+    _Atomic uint32_t progress[2], tries[2];
 } race_t;
 
-enum { ROUNDS = 300, CYCLE_ITERS = 20000 };
+enum { ROUNDS = 300, CYCLE_ITERS = 200000 };
 
 static void racer(const char *name, uint64_t epoch, int me)
 {
@@ -530,12 +531,19 @@ static void racer(const char *name, uint64_t epoch, int me)
     uint32_t mine = 0;
     while (atomic_load(&r->go) != ROUNDS + 1)
         sched_yield();
-    for (int i = 0; i < CYCLE_ITERS; i++) {
+    /* each keeps going until both have made CYCLE_ITERS attempts: their runs overlap */
+    for (uint32_t i = 1;; i++) {
         uint64_t w = zp_shm_slot_word_load(c, 3);
         unsigned st = zp_shm_word_state(w);
         if (zp_shm_slot_transition(c, 3, st, zp_shm_word_gen(w), next[st], NULL) == 0)
             mine++;
+        if (i % 256 == 0) {
+            atomic_store(&r->progress[me], i);
+            if (i >= CYCLE_ITERS && atomic_load(&r->progress[!me]) >= CYCLE_ITERS)
+                break;
+        }
     }
+    atomic_store(&r->tries[me], atomic_load(&r->progress[me]));
     atomic_store(&r->done[me], mine + 1);
     zp_shm_close(&c);
     _exit(0);
@@ -574,9 +582,11 @@ static void test_race(const char *name, uint64_t epoch)
     uint32_t s0 = atomic_load(&r->done[0]) - 1, s1 = atomic_load(&r->done[1]) - 1;
     /* every successful CAS is exactly one generation: none lost, none doubled */
     CHECK(g1 - g0 == (uint64_t)s0 + s1);
-    CHECK(s0 + s1 >= CYCLE_ITERS);
-    printf("shm race: claim rounds %u (wins %u/%u); cycle CAS wins %u + %u = %llu generations\n", ROUNDS,
-           atomic_load(&r->wins[0]), atomic_load(&r->wins[1]), s0, s1, (unsigned long long)(g1 - g0));
+    uint32_t tries = atomic_load(&r->tries[0]) + atomic_load(&r->tries[1]);
+    CHECK(s0 + s1 <= tries && tries >= 2 * CYCLE_ITERS);
+    printf("shm race: claim rounds %u (wins %u/%u); cycle: %u CAS attempts, wins %u + %u = %llu generations, "
+           "%u lost races\n", ROUNDS, atomic_load(&r->wins[0]), atomic_load(&r->wins[1]), tries, s0, s1,
+           (unsigned long long)(g1 - g0), tries - s0 - s1);
     uint64_t w = zp_shm_slot_word_load(a, 3);
     CHECK(zp_shm_slot_reset(a, 3, zp_shm_word_gen(w), ZP_SLOT_FREE, NULL) == 0);
     zp_shm_close(&a);

@@ -8,6 +8,7 @@
 #define ZP_FF_ASM_H
 #define ZP_FF_ASM_MUL4(r_, a_, b_) do { \
     uint64_t t0, t1, t2, t3, t4, lo, hi; \
+    (void)0; \
     __asm__( \
         "movq 0(%[b]), %%rdx\n\t" \
         "xorl %k[lo], %k[lo]\n\t" \
@@ -148,16 +149,17 @@
         "cmovncq %[lo], %[t0]\n\t" \
         "cmovncq %[hi], %[t1]\n\t" \
         "cmovncq %%rdx, %[t2]\n\t" \
-        : [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [t4] "=&r"(t4), [lo] "=&r"(lo), [hi] "=&r"(hi) \
-        : [a] "r"(a_), "m"(*(const uint64_t(*)[4])(a_)), [b] "r"(b_), "m"(*(const uint64_t(*)[4])(b_)), [p0] "m"(FP[0]), [p1] "m"(FP[1]), [p2] "m"(FP[2]), [p3] "m"(FP[3]), [inv] "m"(FI) \
+        "movq %[t4], 0(%[r])\n\t" \
+        "movq %[t0], 8(%[r])\n\t" \
+        "movq %[t1], 16(%[r])\n\t" \
+        "movq %[t2], 24(%[r])\n\t" \
+        : "=m"(*(uint64_t(*)[4])(r_)), [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [t4] "=&r"(t4), [lo] "=&r"(lo), [hi] "=&r"(hi) \
+        : [r] "r"(r_), [a] "r"(a_), "m"(*(const uint64_t(*)[4])(a_)), [b] "r"(b_), "m"(*(const uint64_t(*)[4])(b_)), [p0] "m"(FP[0]), [p1] "m"(FP[1]), [p2] "m"(FP[2]), [p3] "m"(FP[3]), [inv] "m"(FI) \
         : "rdx", "cc"); \
-    (r_)[0] = t4; \
-    (r_)[1] = t0; \
-    (r_)[2] = t1; \
-    (r_)[3] = t2; \
 } while (0)
 #define ZP_FF_ASM_MUL6(r_, a_, b_) do { \
     uint64_t t0, t1, t2, t3, t4, t5, t6, lo, hi; \
+    (void)0; \
     __asm__( \
         "movq 0(%[b]), %%rdx\n\t" \
         "xorl %k[lo], %k[lo]\n\t" \
@@ -448,18 +450,19 @@
         "movl $0, %k[lo]\n\t" \
         "cmovnzq %[p5], %[lo]\n\t" \
         "adcxq %[lo], %[t4]\n\t" \
+        "movq %[t6], 0(%[r])\n\t" \
+        "movq %[t0], 8(%[r])\n\t" \
+        "movq %[t1], 16(%[r])\n\t" \
+        "movq %[t2], 24(%[r])\n\t" \
+        "movq %[t3], 32(%[r])\n\t" \
+        "movq %[t4], 40(%[r])\n\t" \
         : [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [t4] "=&r"(t4), [t5] "=&r"(t5), [t6] "=&r"(t6), [lo] "=&r"(lo), [hi] "=&r"(hi) \
-        : [a] "r"(a_), "m"(*(const uint64_t(*)[6])(a_)), [b] "r"(b_), "m"(*(const uint64_t(*)[6])(b_)), [p0] "m"(FP[0]), [p1] "m"(FP[1]), [p2] "m"(FP[2]), [p3] "m"(FP[3]), [p4] "m"(FP[4]), [p5] "m"(FP[5]), [inv] "m"(FI) \
-        : "rdx", "cc"); \
-    (r_)[0] = t6; \
-    (r_)[1] = t0; \
-    (r_)[2] = t1; \
-    (r_)[3] = t2; \
-    (r_)[4] = t3; \
-    (r_)[5] = t4; \
+        : [r] "r"(r_), [a] "r"(a_), [b] "r"(b_), [p0] "m"(FP[0]), [p1] "m"(FP[1]), [p2] "m"(FP[2]), [p3] "m"(FP[3]), [p4] "m"(FP[4]), [p5] "m"(FP[5]), [inv] "m"(FI) \
+        : "rdx", "cc", "memory"); \
 } while (0)
 #define ZP_FF_ASM_ADD4(r_, a_, b_) do { \
     uint64_t t0, t1, t2, t3, s0, s1, s2, s3; \
+    (void)0; \
     __asm__( \
         "movq 0(%[a]), %[t0]\n\t" \
         "movq 8(%[a]), %[t1]\n\t" \
@@ -481,16 +484,17 @@
         "cmovncq %[s1], %[t1]\n\t" \
         "cmovncq %[s2], %[t2]\n\t" \
         "cmovncq %[s3], %[t3]\n\t" \
-        : [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [s0] "=&r"(s0), [s1] "=&r"(s1), [s2] "=&r"(s2), [s3] "=&r"(s3) \
-        : [a] "r"(a_), "m"(*(const uint64_t(*)[4])(a_)), [b] "r"(b_), "m"(*(const uint64_t(*)[4])(b_)), [p0] "m"(FP[0]), [p1] "m"(FP[1]), [p2] "m"(FP[2]), [p3] "m"(FP[3]) \
+        "movq %[t0], 0(%[r])\n\t" \
+        "movq %[t1], 8(%[r])\n\t" \
+        "movq %[t2], 16(%[r])\n\t" \
+        "movq %[t3], 24(%[r])\n\t" \
+        : "=m"(*(uint64_t(*)[4])(r_)), [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [s0] "=&r"(s0), [s1] "=&r"(s1), [s2] "=&r"(s2), [s3] "=&r"(s3) \
+        : [r] "r"(r_), [a] "r"(a_), "m"(*(const uint64_t(*)[4])(a_)), [b] "r"(b_), "m"(*(const uint64_t(*)[4])(b_)), [p0] "m"(FP[0]), [p1] "m"(FP[1]), [p2] "m"(FP[2]), [p3] "m"(FP[3]) \
         : "cc"); \
-    (r_)[0] = t0; \
-    (r_)[1] = t1; \
-    (r_)[2] = t2; \
-    (r_)[3] = t3; \
 } while (0)
 #define ZP_FF_ASM_SUB4(r_, a_, b_) do { \
     uint64_t t0, t1, t2, t3, s0, s1; \
+    (void)0; \
     __asm__( \
         "movq 0(%[a]), %[t0]\n\t" \
         "movq 8(%[a]), %[t1]\n\t" \
@@ -514,16 +518,17 @@
         "movl $0, %k[s1]\n\t" \
         "cmovnzq %[p3], %[s1]\n\t" \
         "adcxq %[s1], %[t3]\n\t" \
-        : [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [s0] "=&r"(s0), [s1] "=&r"(s1) \
-        : [a] "r"(a_), "m"(*(const uint64_t(*)[4])(a_)), [b] "r"(b_), "m"(*(const uint64_t(*)[4])(b_)), [p0] "m"(FP[0]), [p1] "m"(FP[1]), [p2] "m"(FP[2]), [p3] "m"(FP[3]) \
+        "movq %[t0], 0(%[r])\n\t" \
+        "movq %[t1], 8(%[r])\n\t" \
+        "movq %[t2], 16(%[r])\n\t" \
+        "movq %[t3], 24(%[r])\n\t" \
+        : "=m"(*(uint64_t(*)[4])(r_)), [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [s0] "=&r"(s0), [s1] "=&r"(s1) \
+        : [r] "r"(r_), [a] "r"(a_), "m"(*(const uint64_t(*)[4])(a_)), [b] "r"(b_), "m"(*(const uint64_t(*)[4])(b_)), [p0] "m"(FP[0]), [p1] "m"(FP[1]), [p2] "m"(FP[2]), [p3] "m"(FP[3]) \
         : "cc"); \
-    (r_)[0] = t0; \
-    (r_)[1] = t1; \
-    (r_)[2] = t2; \
-    (r_)[3] = t3; \
 } while (0)
 #define ZP_FF_ASM_ADD6(r_, a_, b_) do { \
     uint64_t t0, t1, t2, t3, t4, t5, s0, s1; \
+    (void)0; \
     __asm__( \
         "movq 0(%[a]), %[t0]\n\t" \
         "movq 8(%[a]), %[t1]\n\t" \
@@ -563,18 +568,19 @@
         "movl $0, %k[s1]\n\t" \
         "cmovnzq %[p5], %[s1]\n\t" \
         "adcxq %[s1], %[t5]\n\t" \
-        : [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [t4] "=&r"(t4), [t5] "=&r"(t5), [s0] "=&r"(s0), [s1] "=&r"(s1) \
-        : [a] "r"(a_), "m"(*(const uint64_t(*)[6])(a_)), [b] "r"(b_), "m"(*(const uint64_t(*)[6])(b_)), [p0] "m"(FP[0]), [p1] "m"(FP[1]), [p2] "m"(FP[2]), [p3] "m"(FP[3]), [p4] "m"(FP[4]), [p5] "m"(FP[5]) \
+        "movq %[t0], 0(%[r])\n\t" \
+        "movq %[t1], 8(%[r])\n\t" \
+        "movq %[t2], 16(%[r])\n\t" \
+        "movq %[t3], 24(%[r])\n\t" \
+        "movq %[t4], 32(%[r])\n\t" \
+        "movq %[t5], 40(%[r])\n\t" \
+        : "=m"(*(uint64_t(*)[6])(r_)), [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [t4] "=&r"(t4), [t5] "=&r"(t5), [s0] "=&r"(s0), [s1] "=&r"(s1) \
+        : [r] "r"(r_), [a] "r"(a_), "m"(*(const uint64_t(*)[6])(a_)), [b] "r"(b_), "m"(*(const uint64_t(*)[6])(b_)), [p0] "m"(FP[0]), [p1] "m"(FP[1]), [p2] "m"(FP[2]), [p3] "m"(FP[3]), [p4] "m"(FP[4]), [p5] "m"(FP[5]) \
         : "cc"); \
-    (r_)[0] = t0; \
-    (r_)[1] = t1; \
-    (r_)[2] = t2; \
-    (r_)[3] = t3; \
-    (r_)[4] = t4; \
-    (r_)[5] = t5; \
 } while (0)
 #define ZP_FF_ASM_SUB6(r_, a_, b_) do { \
     uint64_t t0, t1, t2, t3, t4, t5, s0, s1; \
+    (void)0; \
     __asm__( \
         "movq 0(%[a]), %[t0]\n\t" \
         "movq 8(%[a]), %[t1]\n\t" \
@@ -608,18 +614,19 @@
         "movl $0, %k[s1]\n\t" \
         "cmovnzq %[p5], %[s1]\n\t" \
         "adcxq %[s1], %[t5]\n\t" \
-        : [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [t4] "=&r"(t4), [t5] "=&r"(t5), [s0] "=&r"(s0), [s1] "=&r"(s1) \
-        : [a] "r"(a_), "m"(*(const uint64_t(*)[6])(a_)), [b] "r"(b_), "m"(*(const uint64_t(*)[6])(b_)), [p0] "m"(FP[0]), [p1] "m"(FP[1]), [p2] "m"(FP[2]), [p3] "m"(FP[3]), [p4] "m"(FP[4]), [p5] "m"(FP[5]) \
+        "movq %[t0], 0(%[r])\n\t" \
+        "movq %[t1], 8(%[r])\n\t" \
+        "movq %[t2], 16(%[r])\n\t" \
+        "movq %[t3], 24(%[r])\n\t" \
+        "movq %[t4], 32(%[r])\n\t" \
+        "movq %[t5], 40(%[r])\n\t" \
+        : "=m"(*(uint64_t(*)[6])(r_)), [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [t4] "=&r"(t4), [t5] "=&r"(t5), [s0] "=&r"(s0), [s1] "=&r"(s1) \
+        : [r] "r"(r_), [a] "r"(a_), "m"(*(const uint64_t(*)[6])(a_)), [b] "r"(b_), "m"(*(const uint64_t(*)[6])(b_)), [p0] "m"(FP[0]), [p1] "m"(FP[1]), [p2] "m"(FP[2]), [p3] "m"(FP[3]), [p4] "m"(FP[4]), [p5] "m"(FP[5]) \
         : "cc"); \
-    (r_)[0] = t0; \
-    (r_)[1] = t1; \
-    (r_)[2] = t2; \
-    (r_)[3] = t3; \
-    (r_)[4] = t4; \
-    (r_)[5] = t5; \
 } while (0)
 #define ZP_FF_ASM_SQR4(r_, a_) do { \
     uint64_t u0, u1, u2, u3, u4, u5, u6, u7, lo, hi; \
+    (void)0; \
     uintptr_t ap_ = (uintptr_t)(a_); \
     __asm__( \
         "movq 0(%[a]), %%rdx\n\t" \
@@ -749,13 +756,13 @@
         "cmovncq %[lo], %[u0]\n\t" \
         "cmovncq %[hi], %[u1]\n\t" \
         "cmovncq %%rdx, %[u2]\n\t" \
-        : [u0] "=&r"(u0), [u1] "=&r"(u1), [u2] "=&r"(u2), [u3] "=&r"(u3), [u4] "=&r"(u4), [u5] "=&r"(u5), [u6] "=&r"(u6), [u7] "=&r"(u7), [lo] "=&r"(lo), [hi] "=&r"(hi), [a] "+r"(ap_) \
-        : "m"(*(const uint64_t(*)[4])(a_)), [p0] "m"(FP[0]), [p1] "m"(FP[1]), [p2] "m"(FP[2]), [p3] "m"(FP[3]), [inv] "m"(FI) \
+        "movq %[a], 0(%[r])\n\t" \
+        "movq %[u0], 8(%[r])\n\t" \
+        "movq %[u1], 16(%[r])\n\t" \
+        "movq %[u2], 24(%[r])\n\t" \
+        : "=m"(*(uint64_t(*)[4])(r_)), [u0] "=&r"(u0), [u1] "=&r"(u1), [u2] "=&r"(u2), [u3] "=&r"(u3), [u4] "=&r"(u4), [u5] "=&r"(u5), [u6] "=&r"(u6), [u7] "=&r"(u7), [lo] "=&r"(lo), [hi] "=&r"(hi), [a] "+&r"(ap_) \
+        : [r] "r"(r_), "m"(*(const uint64_t(*)[4])(a_)), [p0] "m"(FP[0]), [p1] "m"(FP[1]), [p2] "m"(FP[2]), [p3] "m"(FP[3]), [inv] "m"(FI) \
         : "rdx", "cc"); \
-    (r_)[0] = ap_; \
-    (r_)[1] = u0; \
-    (r_)[2] = u1; \
-    (r_)[3] = u2; \
 } while (0)
 #endif
 

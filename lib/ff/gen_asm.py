@@ -195,29 +195,33 @@ def c_macro(name, n, body, outs, kind):
         args = '(r_, a_)'
     lines.append('#define %s%s do { \\' % (name, args))
     lines.append('    uint64_t %s; \\' % ', '.join(regs))
+    lines.append('    (void)0; \\')
     if kind == 'sqr':
         lines.append('    uintptr_t ap_ = (uintptr_t)(a_); \\')
     lines.append('    __asm__( \\')
+    stores = []
+    for k, o in enumerate(outs):
+        stores.append('movq %s, %d(%%[r])' % (o, 8 * k))
+    body = body + stores
     for ins in body:
         lines.append('        "%s\\n\\t" \\' % ins)
-    outs_c = ['[%s] "=&r"(%s)' % (x, x) for x in regs]
+    # 6-limb mul needs 13 registers: its memory operands would cost more (clang does not share
+    # the address registers), so it declares a "memory" clobber instead.
+    use_mem = kind == 'mul' and n == 6
+    outs_c = ([] if use_mem else ['"=m"(*(uint64_t(*)[%d])(r_))' % n]) + ['[%s] "=&r"(%s)' % (x, x) for x in regs]
     if kind == 'sqr':
-        outs_c.append('[a] "+r"(ap_)')
+        outs_c.append('[a] "+&r"(ap_)')
     lines.append('        : %s \\' % ', '.join(outs_c))
-    ins = [] if kind == 'sqr' else ['[a] "r"(a_)']
-    ins.append('"m"(*(const uint64_t(*)[%d])(a_))' % n)
+    ins = ['[r] "r"(r_)'] + ([] if kind == 'sqr' else ['[a] "r"(a_)'])
+    if not use_mem:
+        ins.append('"m"(*(const uint64_t(*)[%d])(a_))' % n)
     if kind in ('mul', 'add'):
-        ins += ['[b] "r"(b_)', '"m"(*(const uint64_t(*)[%d])(b_))' % n]
+        ins += ['[b] "r"(b_)'] + ([] if use_mem else ['"m"(*(const uint64_t(*)[%d])(b_))' % n])
     ins += ['[p%d] "m"(FP[%d])' % (j, j) for j in range(n)]
     if kind != 'add':
         ins += ['[inv] "m"(FI)']
     lines.append('        : %s \\' % ', '.join(ins))
-    lines.append('        : %s); \\' % ('"cc"' if kind == 'add' else '"rdx", "cc"'))
-    for k, o in enumerate(outs):
-        reg = o.replace('%k[', '').replace('%[', '').replace(']', '').replace('%', '')
-        if reg == 'a':
-            reg = 'ap_'
-        lines.append('    (r_)[%d] = %s; \\' % (k, reg))
+    lines.append('        : %s); \\' % ('"cc"' if kind == 'add' else '"rdx", "cc", "memory"' if use_mem else '"rdx", "cc"'))
     lines.append('} while (0)')
     return lines
 

@@ -6,7 +6,8 @@
  * algorithm and is instantiated once per group and curve at the bottom.
  * Scratch (caller-owned, 64-byte aligned): [partial sums: Wmax*P Jacobian points]
  * then per thread [affine buckets | XYZZ buckets | bucket states | K pending points |
- * K bucket indices | K denominators | K prefix products], each part 64-byte aligned.
+ * K bucket indices | K denominators | K prefix products | K/4 deferred points and their
+ * bucket indices], each part 64-byte aligned.
  * Tests: tests/test_msm.c. Bench: cli/bench_arith.c */
 #include <stdatomic.h>
 #include <string.h>
@@ -25,6 +26,7 @@ enum {
     MSM_K_MIN = 16,
     MSM_K_MAX = 1024,
     MSM_P_MAX = 64,
+    MSM_Q_DIV = 4,        /* deferred-point queue: K / MSM_Q_DIV entries */
 };
 
 typedef struct {
@@ -37,14 +39,14 @@ typedef struct {
 
 typedef struct {
     size_t res_bytes, thread_bytes;
-    size_t off_bk, off_xb, off_st, off_bp, off_bb, off_den, off_pre;
+    size_t off_bk, off_xb, off_st, off_bp, off_bb, off_den, off_pre, off_qp, off_qb;
 } msm_layout_t;
 
 static size_t align64(size_t x) { return (x + 63) & ~(size_t)63; }
 
 /* Choose c, K, P minimising the makespan estimate. Costs in field multiplications: a batched
- * affine addition ~6, an XYZZ mixed addition ~10 (used for conflicting digits, fraction
- * ~K/2nb), a full XYZZ addition ~14, an inversion inv_cost. */
+ * affine addition ~6, an XYZZ mixed addition ~10 (for conflicting digits beyond what the
+ * deferred queue holds), a full XYZZ addition ~14, an inversion inv_cost. */
 static void msm_plan(msm_plan_t *pl, size_t n, unsigned nt, unsigned bits, double inv_cost)
 {
     double best = -1;
@@ -57,7 +59,8 @@ static void msm_plan(msm_plan_t *pl, size_t n, unsigned nt, unsigned bits, doubl
         for (unsigned P = 1; P <= MSM_P_MAX; P *= 2) {
             if (P > 1 && (nt == 1 || n / P < 4096)) break;
             double m = (double)((n + P - 1) / P);
-            double f = (double)K / (2.0 * nb);
+            double f = (double)K / (2.0 * nb) - 1.0 / MSM_Q_DIV; /* queue overflow */
+            if (f < 0) f = 0;
             if (f > 0.5) f = 0.5;
             double task = m * (6.0 * (1 - f) + 10.0 * f) + (m / K + 1) * inv_cost +
                           24.0 * nb + 0.5 * m;
@@ -90,6 +93,10 @@ static void msm_layout(msm_layout_t *l, const msm_plan_t *pl, size_t pa, size_t 
     o = align64(o + (size_t)pl->K * fe);
     l->off_pre = o;
     o = align64(o + (size_t)pl->K * fe);
+    l->off_qp = o;
+    o = align64(o + (size_t)(pl->K / MSM_Q_DIV) * pa);
+    l->off_qb = o;
+    o = align64(o + (size_t)(pl->K / MSM_Q_DIV) * sizeof(uint32_t));
     l->thread_bytes = o;
 }
 

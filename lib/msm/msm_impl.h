@@ -185,7 +185,10 @@ typedef struct {
     uint32_t *bb;        /* K pending bucket indices */
     FE_T *den;           /* K denominators */
     FE_T *pre;           /* K prefix products */
-    unsigned cnt;        /* pending count */
+    PA_T *qp;            /* qmax deferred points (their bucket was pending) */
+    uint32_t *qb;        /* qmax deferred bucket indices */
+    unsigned cnt, K;     /* pending count, batch size */
+    unsigned qn, qmax;   /* deferred count, capacity */
 } S(ws_t);
 
 /* Apply the pending additions bk[bb[j]] += bp[j] with one inversion. */
@@ -242,45 +245,69 @@ static void S(flush)(S(ws_t) *ws)
     ws->cnt = 0;
 }
 
+/* Add q (sign applied) to bucket bi: placed if the bucket is empty, batched if it is idle,
+ * otherwise deferred to the next batch (queue) or, with the queue full, added to the XYZZ
+ * bucket. Flushes when the batch is full and then re-offers the deferred points. */
+static inline void S(xz_bucket_add)(S(ws_t) *ws, uint32_t bi, const PA_T *q)
+{
+    uint8_t s = ws->st[bi];
+    if (s & MSM_ST_XYZZ) {
+        S(xz_madd)(&ws->xb[bi], q);
+    } else {
+        S(xz_set_affine)(&ws->xb[bi], q);
+        ws->st[bi] = s | MSM_ST_XYZZ;
+    }
+}
+
+static void S(bucket_add)(S(ws_t) *ws, uint32_t bi, const PA_T *q, bool requeue)
+{
+    uint8_t s = ws->st[bi];
+    if (!(s & MSM_ST_AFF)) {                     /* empty bucket: just place the point */
+        ws->bk[bi] = *q;
+        ws->st[bi] = s | MSM_ST_AFF;
+        return;
+    }
+    if (s & MSM_ST_BUSY) {                       /* already pending */
+        if (requeue && ws->qn < ws->qmax) {
+            ws->qb[ws->qn] = bi;
+            ws->qp[ws->qn++] = *q;
+        } else {
+            S(xz_bucket_add)(ws, bi, q);
+        }
+        return;
+    }
+    ws->st[bi] = s | MSM_ST_BUSY;
+    ws->bb[ws->cnt] = bi;
+    ws->bp[ws->cnt] = *q;
+    if (++ws->cnt == ws->K) {
+        S(flush)(ws);
+        unsigned qn = ws->qn;
+        ws->qn = 0;
+        for (unsigned j = 0; j < qn; j++) S(bucket_add)(ws, ws->qb[j], &ws->qp[j], false);
+    }
+}
+
 /* One task: window w over points [lo, hi); result in *out. */
 static void S(task)(S(ws_t) *ws, const msm_plan_t *pl, unsigned w, const PA_T *pts,
                     const zp_scalar_t *sc, size_t lo, size_t hi, P_T *out)
 {
-    const unsigned c = pl->c, nb = pl->nb, K = pl->K;
+    const unsigned c = pl->c, nb = pl->nb;
     memset(ws->st, 0, nb);
     ws->cnt = 0;
+    ws->qn = 0;
     for (size_t i = lo; i < hi; i++) {
         int32_t d = msm_digit(&sc[i], w, c);
         if (d == 0) continue;
         const PA_T *p = &pts[i];
         if (ECA(is_inf)(p)) continue;
-        uint32_t bi = (uint32_t)(d < 0 ? -d : d) - 1;
-        uint8_t s = ws->st[bi];
-        if (!(s & MSM_ST_AFF)) {                 /* empty bucket: just place the point */
-            ws->bk[bi].x = p->x;
-            if (d < 0)
-                F(neg)(&ws->bk[bi].y, &p->y);
-            else
-                ws->bk[bi].y = p->y;
-            ws->st[bi] = s | MSM_ST_AFF;
-            continue;
-        }
         PA_T q = *p;
         if (d < 0) F(neg)(&q.y, &q.y);
-        if (s & MSM_ST_BUSY) {                   /* already pending: XYZZ bucket instead */
-            if (s & MSM_ST_XYZZ) {
-                S(xz_madd)(&ws->xb[bi], &q);
-            } else {
-                S(xz_set_affine)(&ws->xb[bi], &q);
-                ws->st[bi] = s | MSM_ST_XYZZ;
-            }
-            continue;
-        }
-        ws->st[bi] = s | MSM_ST_BUSY;
-        ws->bb[ws->cnt] = bi;
-        ws->bp[ws->cnt] = q;
-        if (++ws->cnt == K) S(flush)(ws);
+        S(bucket_add)(ws, (uint32_t)(d < 0 ? -d : d) - 1, &q, true);
     }
+    S(flush)(ws);
+    unsigned qn = ws->qn;                        /* deferred points: one more batch */
+    ws->qn = 0;
+    for (unsigned j = 0; j < qn; j++) S(bucket_add)(ws, ws->qb[j], &ws->qp[j], false);
     S(flush)(ws);
     /* sum_j (j+1) B_j by running sums, top bucket first */
     S(xyzz_t) run, sum;
@@ -321,7 +348,10 @@ static void S(worker)(void *arg, unsigned tid, unsigned nthr)
         .bb = (uint32_t *)(void *)(base + lay.off_bb),
         .den = (FE_T *)(void *)(base + lay.off_den),
         .pre = (FE_T *)(void *)(base + lay.off_pre),
-        .cnt = 0,
+        .qp = (PA_T *)(void *)(base + lay.off_qp),
+        .qb = (uint32_t *)(void *)(base + lay.off_qb),
+        .K = pl->K,
+        .qmax = pl->K / MSM_Q_DIV,
     };
     unsigned ntask = pl->W * pl->P;
     for (;;) {

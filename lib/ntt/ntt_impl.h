@@ -29,7 +29,8 @@ typedef struct {
     const FT *roots;  /* powers of w (forward) or w^-1 (inverse) */
     const FT *tw;     /* phase-1 twiddles: powers of the block's root */
     bool inv;
-    unsigned blk;     /* effective block log = min(blk_log, L) */
+    unsigned blk;     /* effective block log <= tw_log */
+    unsigned tw_log;  /* tw[] holds powers of a primitive 2^tw_log-th root */
     unsigned m0_log;  /* phase 2: log2 of the first half-span of this pass */
     unsigned k;       /* phase 2: stages in this pass */
     unsigned w;       /* phase 2: tile columns */
@@ -96,7 +97,7 @@ static void SN(block_job)(void *arg, unsigned tid, unsigned nt)
         if (B < 2) continue;
         for (size_t i = 0; i < B; i += 2) SN(bfly1)(&y[i], &y[i + 1]);
         for (size_t h = 2; h < B; h <<= 1) {
-            size_t step = B / (2 * h);
+            size_t step = ((size_t)1 << j->tw_log) / (2 * h);
             for (size_t g = 0; g < B; g += 2 * h) {
                 FT *a = y + g, *b = y + g + h;
                 SN(bfly1)(&a[0], &b[0]);
@@ -143,8 +144,12 @@ static void SN(run)(const DT *d, FT *x, zp_pool_t *pool, bool inv)
     if (L < ZP_NTT_PAR_MIN_LOG) pool = NULL;
     SN(job_t) j = {.d = d, .x = x, .n = d->n, .inv = inv};
     j.roots = inv ? d->iroots : d->roots;
-    j.blk = d->blk_log < L ? d->blk_log : L;
+    j.tw_log = d->tw ? d->blk_log : L;
     j.tw = d->tw ? (inv ? d->itw : d->tw) : j.roots;
+    /* blocks no larger than the table's, and at least one block per thread when n allows */
+    j.blk = d->blk_log < L ? d->blk_log : L;
+    unsigned nt = zp_pool_size(pool);
+    while (j.blk > 1 && (d->n >> j.blk) < nt) j.blk--;
     zp_pool_run(pool, SN(bitrev_job), &j);
     zp_pool_run(pool, SN(block_job), &j);
     unsigned left = L - j.blk, cur = j.blk;

@@ -267,14 +267,68 @@ void PN(miller_loop)(E12T *r, const G1A *p, const G2A *q, size_t n)
     *r = acc;
 }
 
-/* a^|x| for the curve parameter x (cyclotomic input), then conjugate if x < 0 */
+/* Squaring in the cyclotomic subgroup (Granger-Scott 2010). Write Fq12 = Fq4[t]/(t^3 - s) with
+ * t = w, s = w^3, Fq4 = Fq2[s]/(s^2 - xi); f = A0 + A1 t + A2 t^2 with
+ * A0 = c0.c0 + c1.c1 s, A1 = c1.c0 + c0.c2 s, A2 = c0.c1 + c1.c2 s. For f in the cyclotomic
+ * subgroup (f^(q^4 - q^2 + 1) = 1, true after the easy part):
+ *   A0' = 3 A0^2 - 2 conj(A0),  A1' = 3 s A2^2 + 2 conj(A1),
+ * A2' = 3 A1^2 - 2 conj(A2), conj(x + y s) = x - y s. 9 Fq2 squarings instead of 12 Fq2 products. */
+static void SN(fq4_sqr)(E2T *rx, E2T *ry, const E2T *x, const E2T *y)
+{
+    E2T x2, y2, t;
+    E2(sqr)(&x2, x);
+    E2(sqr)(&y2, y);
+    E2(add)(&t, x, y);                  /* ry = (x+y)^2 - x^2 - y^2 = 2xy */
+    E2(sqr)(&t, &t);
+    E2(sub)(&t, &t, &x2);
+    E2(sub)(ry, &t, &y2);
+    E2(mul_xi)(&y2, &y2);               /* rx = x^2 + xi y^2 */
+    E2(add)(rx, &x2, &y2);
+}
+
+/* r = 3 a - 2 b (sign = -1) or 3 a + 2 b (sign = +1) */
+static void SN(gs_comb)(E2T *r, const E2T *a, const E2T *b, int sign)
+{
+    E2T t;
+    if (sign < 0) E2(sub)(&t, a, b);
+    else E2(add)(&t, a, b);
+    E2(dbl)(&t, &t);
+    E2(add)(r, &t, a);
+}
+
+static void SN(cyc_sqr)(E12T *r, const E12T *f)
+{
+    E2T x0, y0, x1, y1, x2, y2;
+    SN(fq4_sqr)(&x0, &y0, &f->c0.c0, &f->c1.c1);    /* A0^2 */
+    SN(fq4_sqr)(&x1, &y1, &f->c1.c0, &f->c0.c2);    /* A1^2 */
+    SN(fq4_sqr)(&x2, &y2, &f->c0.c1, &f->c1.c2);    /* A2^2 */
+    E12T o;
+    /* A0' = 3 A0^2 - 2 conj(A0) */
+    SN(gs_comb)(&o.c0.c0, &x0, &f->c0.c0, -1);
+    SN(gs_comb)(&o.c1.c1, &y0, &f->c1.c1, +1);
+    /* A1' = 3 s A2^2 + 2 conj(A1); s (x + y s) = xi y + x s */
+    E2(mul_xi)(&y2, &y2);
+    SN(gs_comb)(&o.c1.c0, &y2, &f->c1.c0, +1);
+    SN(gs_comb)(&o.c0.c2, &x2, &f->c0.c2, -1);
+    /* A2' = 3 A1^2 - 2 conj(A2) */
+    SN(gs_comb)(&o.c0.c1, &x1, &f->c0.c1, -1);
+    SN(gs_comb)(&o.c1.c2, &y1, &f->c1.c2, +1);
+    *r = o;
+}
+
+/* a^x for the curve parameter x; a in the cyclotomic subgroup (inverse = conjugate) */
 static void SN(pow_x)(E12T *r, const E12T *a)
 {
-    static const uint64_t ax[1] = {PAIR_XABS};
-    E12(pow)(r, a, ax, 1);
+    const uint64_t ax = PAIR_XABS;
+    E12T acc = *a;
+    for (int bit = 62 - __builtin_clzll(ax); bit >= 0; bit--) {
+        SN(cyc_sqr)(&acc, &acc);
+        if ((ax >> bit) & 1) E12(mul)(&acc, &acc, a);
+    }
 #if PAIR_XNEG
-    E12(conj)(r, r);
+    E12(conj)(&acc, &acc);
 #endif
+    *r = acc;
 }
 
 /* The hard part computes m^(lambda (p^4 - p^2 + 1)/r), the exponent snarkjs/ffjavascript use,

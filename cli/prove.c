@@ -1,0 +1,136 @@
+/* prove.c - `zkpipe prove <circuit.zkey> <witness.wtns> <proof.json> <public.json>
+ *            [--r1cs FILE] [--threads N] [--bin FILE]`: one proof in this process with the CPU
+ * backend (rapidsnark's arguments). Writes snarkjs-identical proof.json / public.json, and with
+ * --bin the compressed binary proof. The proof is pairing-checked before it is written.
+ * Test-only: with env ZP_TEST_FIXED_RS=1, `--r V --s V` (decimal or 0x hex) fix the blinding.
+ * Exit: 0 proof written, 1 failure (message on stderr), 2 usage. Tests: tests/oracle/test_prove.sh */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "lib/fmt/fmt.h"
+#include "lib/groth16/groth16.h"
+#include "lib/util/util.h"
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: zkpipe prove <circuit.zkey> <witness.wtns> <proof.json> <public.json> "
+                    "[--r1cs FILE] [--threads N] [--bin FILE]\n");
+    return 2;
+}
+
+static int fail(int rc, const char *what)
+{
+    const char *m = zp_err_msg();
+    fprintf(stderr, "zkpipe prove: %s: %s%s%s\n", what, zp_strerror(rc), *m ? ": " : "", m);
+    return 1;
+}
+
+static int write_bin(const char *path, const zp_g16_proof_t *p)
+{
+    uint8_t buf[256];
+    size_t n = zp_g16_proof_bin_size(p->curve);
+    int rc = zp_g16_proof_to_bin(buf, p);
+    if (rc) return rc;
+    FILE *f = fopen(path, "wb");
+    if (!f) return zp_err_set(-errno, "%s: %s", path, strerror(errno));
+    size_t wr = fwrite(buf, 1, n, f);
+    if (fclose(f) != 0 || wr != n) return zp_err_set(-EIO, "%s: write failed", path);
+    return 0;
+}
+
+int zp_cmd_prove(int argc, char **argv)
+{
+    const char *pos[4], *r1cs_path = NULL, *bin_path = NULL, *r_str = NULL, *s_str = NULL;
+    int npos = 0;
+    unsigned threads = 0;
+    const char *fixed = getenv("ZP_TEST_FIXED_RS");
+    int allow_rs = fixed && !strcmp(fixed, "1");
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--r1cs") && i + 1 < argc) r1cs_path = argv[++i];
+        else if (!strcmp(a, "--bin") && i + 1 < argc) bin_path = argv[++i];
+        else if (!strcmp(a, "--threads") && i + 1 < argc) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (*end || v < 0 || v > 4096) return usage();
+            threads = (unsigned)v;
+        } else if (allow_rs && !strcmp(a, "--r") && i + 1 < argc) r_str = argv[++i];
+        else if (allow_rs && !strcmp(a, "--s") && i + 1 < argc) s_str = argv[++i];
+        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(); return 0; }
+        else if (a[0] == '-' && a[1]) { fprintf(stderr, "zkpipe prove: unknown option %s\n", a); return usage(); }
+        else if (npos < 4) pos[npos++] = a;
+        else return usage();
+    }
+    if (npos != 4 || (!r_str != !s_str)) return usage();
+
+    int ret = 1, rc;
+    zp_zkey_t z = {0};
+    zp_wtns_t wt = {0};
+    zp_r1cs_t r1 = {0};
+    zp_g16_key_t key = {0};
+    zp_scalar_t *w = NULL, rs[2];
+    zp_backend_t *be = NULL;
+    zp_pool_t *pool = NULL;
+    char (*sig)[100] = NULL;
+    const zp_backend_ops_t *ops = &zp_backend_cpu;
+    zp_backend_cfg_t cfg = {.threads = threads, .device = 0};
+    uint64_t t0 = zp_now_ns();
+
+    if ((rc = zp_zkey_open(&z, pos[0]))) { fail(rc, "reading the proving key"); goto out; }
+    if ((rc = zp_wtns_open(&wt, pos[1]))) { fail(rc, "reading the witness"); goto out; }
+    if ((rc = zp_check_wtns_zkey(&wt, &z))) { fail(rc, "witness and proving key"); goto out; }
+    if (r1cs_path) {
+        if ((rc = zp_r1cs_open(&r1, r1cs_path))) { fail(rc, "reading the r1cs"); goto out; }
+        if ((rc = zp_check_r1cs_zkey(&r1, &z))) { fail(rc, "r1cs and proving key"); goto out; }
+    }
+    if (r_str && ((rc = zp_g16_scalar_from_dec(&rs[0], z.curve, r_str)) ||
+                  (rc = zp_g16_scalar_from_dec(&rs[1], z.curve, s_str)))) {
+        fail(rc, "--r/--s");
+        goto out;
+    }
+    if ((rc = zp_g16_key_load(&key, &z))) { fail(rc, "loading the proving key"); goto out; }
+    if ((rc = zp_g16_witness_load(&w, &wt))) { fail(rc, "loading the witness"); goto out; }
+    uint64_t t1 = zp_now_ns();
+    if ((rc = ops->open(&be, &cfg))) { fail(rc, "starting the cpu backend"); goto out; }
+    if ((rc = ops->load_key(be, &key))) { fail(rc, "preparing the backend"); goto out; }
+    if (!(pool = zp_pool_new(threads))) { fail(-ENOMEM, "thread pool"); goto out; }
+
+    zp_g16_proof_t proof;
+    zp_g16_prove_times_t tm;
+    rc = zp_g16_prove(&proof, &key, w, r1cs_path ? &r1 : NULL, r_str ? &rs[0] : NULL, r_str ? &rs[1] : NULL,
+                      ops, be, pool, &tm);
+    if (rc) { fail(rc, "proving"); goto out; }
+
+    zp_proof_json_t pj;
+    if ((rc = zp_g16_proof_to_json(&pj, &proof)) || (rc = zp_proof_json_write(pos[2], &pj))) {
+        fail(rc, "writing the proof");
+        goto out;
+    }
+    sig = calloc((size_t)key.n_public + 1, sizeof *sig);
+    if (!sig) { fail(-ENOMEM, "public signals"); goto out; }
+    if ((rc = zp_g16_public_to_json(sig, &key, w)) || (rc = zp_public_json_write(pos[3], sig, key.n_public))) {
+        fail(rc, "writing the public signals");
+        goto out;
+    }
+    if (bin_path && (rc = write_bin(bin_path, &proof))) { fail(rc, "writing the binary proof"); goto out; }
+    zp_log(ZP_LOG_DEBUG, "prove: load %.1f ms, synth %.1f, ntt %.1f, msm A %.1f B1 %.1f C %.1f H %.1f, G2 %.1f, "
+           "assemble %.1f, check %.1f, prove total %.1f, all %.1f ms",
+           (t1 - t0) / 1e6, tm.synth_ns / 1e6, tm.g1.ntt_ns / 1e6, tm.g1.msm_ns[ZP_G16_A] / 1e6,
+           tm.g1.msm_ns[ZP_G16_B1] / 1e6, tm.g1.msm_ns[ZP_G16_C] / 1e6, tm.g1.msm_ns[ZP_G16_H] / 1e6,
+           tm.fin.msm_g2_ns / 1e6, tm.fin.assemble_ns / 1e6, tm.fin.check_ns / 1e6, tm.total_ns / 1e6,
+           (zp_now_ns() - t0) / 1e6);
+    ret = 0;
+out:
+    free(sig);
+    zp_pool_destroy(&pool);
+    if (be) ops->close(&be);
+    free(w);
+    zp_g16_key_close(&key);
+    if (r1cs_path) zp_r1cs_close(&r1);
+    zp_wtns_close(&wt);
+    zp_zkey_close(&z);
+    return ret;
+}

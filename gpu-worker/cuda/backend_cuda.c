@@ -1,0 +1,272 @@
+/* backend_cuda.c - zp_backend_cuda: the ops table of lib/groth16 over the CUDA code of this
+ * folder (cu_api.h), plus the host-side pieces around it that use lib/ff and lib/ec:
+ *   - NTT power tables (w^i, g^i/n as two small tables each, the device expands them);
+ *   - the final 2^c-Horner combination of an MSM's window sums (Jacobian, lib/ec);
+ *   - key checks (curve, sizes, two-adicity) before anything reaches the device.
+ * Invariants: Fr values Montgomery in, h standard out (as zp_backend_cpu); points in the lib/ec
+ * layouts. The backend owns the CUDA context (zp_cu_t) and the power tables of the last
+ * domain. Tests: tests/test_cuda.c (GPU == CPU backend), tests/test_cuda_host.c. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend_cuda.h"
+
+struct zp_backend {
+    zp_cu_t *cu;
+    int device;
+    /* power tables of the last domain */
+    zp_curve_id_t tab_curve;
+    unsigned tab_log_n;
+    zp_cu_pow_table_t tw, cs;
+    void *tab_mem;
+};
+
+/* ---------------------------------------------------------------- host helpers */
+
+static unsigned ceil_log2(size_t n)
+{
+    unsigned k = 0;
+    while (((size_t)1 << k) < n) k++;
+    return k;
+}
+
+/* lo[j] = s * b^j (j < 2^k1), hi[j] = b^(j * 2^k1) (j < nhi) */
+#define POW_TABLES_IMPL(C, CU)                                                                     \
+    static void pow_tables_##C(zp_fr_##C##_t *lo, zp_fr_##C##_t *hi, unsigned k1, size_t nhi,  \
+                               const zp_fr_##C##_t *b, const zp_fr_##C##_t *s)                 \
+    {                                                                                            \
+        zp_fr_##C##_t step;                                                                      \
+        lo[0] = *s;                                                                              \
+        for (size_t j = 1; j < ((size_t)1 << k1); j++) zp_fr_##C##_mul(&lo[j], &lo[j - 1], b); \
+        step = *b;                                                                               \
+        for (unsigned i = 0; i < k1; i++) zp_fr_##C##_sqr(&step, &step);                        \
+        hi[0] = zp_fr_##C##_one;                                                                 \
+        for (size_t j = 1; j < nhi; j++) zp_fr_##C##_mul(&hi[j], &hi[j - 1], &step);            \
+    }                                                                                            \
+    static int tables_##C(unsigned log_n, zp_cu_pow_table_t *tw, zp_cu_pow_table_t *cs, void **mem) \
+    {                                                                                            \
+        if (log_n + 1 > ZP_FR_##CU##_TWO_ADICITY || log_n > 31)                                   \
+            return zp_err_set(ZP_ETOOBIG, "NTT domain 2^%u: at most 2^%u on this curve", log_n,  \
+                              ZP_FR_##CU##_TWO_ADICITY - 1);                                      \
+        size_t n = (size_t)1 << log_n, half = n / 2 ? n / 2 : 1;                                 \
+        unsigned twk = (ceil_log2(half) + 1) / 2, csk = (ceil_log2(n) + 1) / 2;                  \
+        size_t tw_lo = (size_t)1 << twk, tw_hi = (half + tw_lo - 1) / tw_lo;                     \
+        size_t cs_lo = (size_t)1 << csk, cs_hi = (n + cs_lo - 1) / cs_lo;                        \
+        zp_fr_##C##_t *m = malloc((tw_lo + tw_hi + cs_lo + cs_hi) * sizeof *m);                  \
+        if (!m) return -ENOMEM;                                                                  \
+        zp_fr_##C##_t ninv, nn;                                                                  \
+        zp_fr_##C##_set_u64(&nn, (uint64_t)n);                                                   \
+        zp_fr_##C##_inv(&ninv, &nn);                                                             \
+        pow_tables_##C(m, m + tw_lo, twk, tw_hi, zp_fr_##C##_root(log_n), &zp_fr_##C##_one);     \
+        pow_tables_##C(m + tw_lo + tw_hi, m + tw_lo + tw_hi + cs_lo, csk, cs_hi,                 \
+                       zp_fr_##C##_root(log_n + 1), &ninv);                                      \
+        tw->lo = m[0].l;                                                                         \
+        tw->hi = m[tw_lo].l;                                                                     \
+        tw->k1 = twk;                                                                            \
+        tw->nhi = tw_hi;                                                                         \
+        cs->lo = m[tw_lo + tw_hi].l;                                                             \
+        cs->hi = m[tw_lo + tw_hi + cs_lo].l;                                                     \
+        cs->k1 = csk;                                                                            \
+        cs->nhi = cs_hi;                                                                         \
+        *mem = m;                                                                                \
+        return 0;                                                                                \
+    }
+
+POW_TABLES_IMPL(bn254, BN254)
+POW_TABLES_IMPL(bls12_381, BLS12_381)
+
+int zp_cuda_pow_tables(zp_curve_id_t curve, unsigned log_n, zp_cu_pow_table_t *tw, zp_cu_pow_table_t *cs,
+                       void **mem)
+{
+    *mem = NULL;
+    if (curve == ZP_CURVE_BN254) return tables_bn254(log_n, tw, cs, mem);
+    if (curve == ZP_CURVE_BLS12_381) return tables_bls12_381(log_n, tw, cs, mem);
+    return zp_err_set(ZP_ECURVE, "cuda backend: curve %d", (int)curve);
+}
+
+#define COMBINE_IMPL(C)                                                                          \
+    static void combine_##C(zp_g1_##C##_t *out, const zp_cu_msm_out_t *m)                        \
+    {                                                                                            \
+        zp_g1_##C##_set_inf(out);                                                                \
+        for (unsigned w = m->nwin; w-- > 0;) {                                                   \
+            for (unsigned i = 0; i < m->c; i++) zp_g1_##C##_dbl(out, out);                       \
+            zp_g1_##C##_t p;                                                                     \
+            memcpy(&p, m->win[w], sizeof p);                                                     \
+            zp_g1_##C##_add(out, out, &p);                                                       \
+        }                                                                                        \
+    }
+COMBINE_IMPL(bn254)
+COMBINE_IMPL(bls12_381)
+
+int zp_cuda_msm_combine(zp_curve_id_t curve, zp_g1_any_t *out, const zp_cu_msm_out_t *m)
+{
+    _Static_assert(sizeof(zp_g1_bls12_381_t) == ZP_CU_JAC_LIMBS * 8, "Jacobian layout");
+    if (m->nwin > ZP_CU_MAX_WIN || m->c == 0 || m->c > 32)
+        return zp_err_set(ZP_EDEVICE, "cuda msm: bad window layout (c %u, %u windows)", m->c, m->nwin);
+    if (curve == ZP_CURVE_BN254)
+        combine_bn254(&out->bn254, m);
+    else if (curve == ZP_CURVE_BLS12_381)
+        combine_bls12_381(&out->bls12_381, m);
+    else
+        return zp_err_set(ZP_ECURVE, "cuda backend: curve %d", (int)curve);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- ops */
+
+static int be_open(zp_backend_t **bep, const zp_backend_cfg_t *cfg)
+{
+    char desc[256];
+    *bep = NULL;
+    zp_backend_t *be = calloc(1, sizeof *be);
+    if (!be) return -ENOMEM;
+    be->device = cfg ? cfg->device : 0;
+    int rc = zp_cu_open(&be->cu, be->device, desc, sizeof desc);
+    if (rc) {
+        free(be);
+        return rc;
+    }
+    zp_log(ZP_LOG_INFO, "cuda backend: %s", desc);
+    *bep = be;
+    return 0;
+}
+
+static void be_close(zp_backend_t **bep)
+{
+    zp_backend_t *be = *bep;
+    if (!be) return;
+    zp_cu_close(&be->cu);
+    free(be->tab_mem);
+    free(be);
+    *bep = NULL;
+}
+
+static int be_host_register(zp_backend_t *be, void *p, size_t len) { return zp_cu_host_register(be->cu, p, len); }
+static int be_host_unregister(zp_backend_t *be, void *p) { return zp_cu_host_unregister(be->cu, p); }
+
+static int check_key(const zp_g16_key_t *k)
+{
+    if (k->curve != ZP_CURVE_BN254 && k->curve != ZP_CURVE_BLS12_381)
+        return zp_err_set(ZP_ECURVE, "cuda backend: curve %d", (int)k->curve);
+    if (k->log_n > 31 || k->domain_size != (uint32_t)1 << k->log_n)
+        return zp_err_set(ZP_EFORMAT, "cuda backend: domain size %u is not 2^%u", k->domain_size, k->log_n);
+    if (k->n_vars < k->n_public + 1)
+        return zp_err_set(ZP_EFORMAT, "cuda backend: %u variables, %u public", k->n_vars, k->n_public);
+    return 0;
+}
+
+static int ensure_tables(zp_backend_t *be, zp_curve_id_t curve, unsigned log_n)
+{
+    if (be->tab_mem && be->tab_curve == curve && be->tab_log_n == log_n) return 0;
+    free(be->tab_mem);
+    be->tab_mem = NULL;
+    int rc = zp_cuda_pow_tables(curve, log_n, &be->tw, &be->cs, &be->tab_mem);
+    if (rc) return rc;
+    be->tab_curve = curve;
+    be->tab_log_n = log_n;
+    return 0;
+}
+
+/* identity of a key for "already uploaded": the array addresses, the sizes and a few bytes
+ * of each array (a key closed and another loaded at the same address is still told apart) */
+static uintptr_t key_id(const zp_g16_key_t *k, const void *const bases[4], const size_t counts[4])
+{
+    uint64_t h = 1469598103934665603ULL;
+#define MIX(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ULL)
+    MIX(k->curve);
+    MIX(k->log_n);
+    size_t pb = zp_g1a_size(k->curve);
+    for (int i = 0; i < 4; i++) {
+        MIX((uintptr_t)bases[i]);
+        MIX(counts[i]);
+        if (!counts[i]) continue;
+        const uint8_t *p = bases[i], *q = p + (counts[i] - 1) * pb;
+        for (size_t j = 0; j < pb; j += 8) {
+            uint64_t x, y;
+            memcpy(&x, p + j, 8);
+            memcpy(&y, q + j, 8);
+            MIX(x);
+            MIX(y);
+        }
+    }
+#undef MIX
+    return (uintptr_t)(h | 1);
+}
+
+static int be_load_key(zp_backend_t *be, const zp_g16_key_t *k)
+{
+    int rc, resident = 0;
+    if ((rc = check_key(k)) || (rc = ensure_tables(be, k->curve, k->log_n))) return rc;
+    const void *bases[4] = {k->a, k->b1, k->c, k->h};
+    size_t counts[4] = {k->n_vars, k->n_vars, (size_t)k->n_vars - k->n_public - 1, k->domain_size};
+    return zp_cu_load_bases(be->cu, k->curve, key_id(k, bases, counts), k->log_n, bases, counts, &resident);
+}
+
+static void copy_times(zp_g16_times_t *t, const zp_cu_times_t *ct)
+{
+    if (!t) return;
+    t->h2d_ns = ct->h2d_ns;
+    t->ntt_ns = ct->ntt_ns;
+    for (int i = 0; i < ZP_G16_NMSM; i++) t->msm_ns[i] = ct->msm_ns[i];
+    t->d2h_ns = ct->d2h_ns;
+    t->total_ns = ct->total_ns;
+}
+
+static int run_prove(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_t *w, zp_scalar_t *a,
+                     zp_scalar_t *b, const zp_scalar_t *c, zp_scalar_t *h, zp_g1_any_t *out, zp_g16_times_t *t)
+{
+    int rc;
+    if ((rc = check_key(k)) || (rc = ensure_tables(be, k->curve, k->log_n))) return rc;
+    zp_cu_prove_args_t args = {
+        .curve = k->curve, .log_n = k->log_n, .n_vars = k->n_vars, .n_public = k->n_public,
+        .tw = be->tw, .cs = be->cs, .w = w ? w[0].l : NULL,
+        .a = a[0].l, .b = b[0].l, .c = c[0].l, .h = h[0].l,
+    };
+    zp_cu_msm_out_t *m = NULL;
+    if (w && !(m = malloc(4 * sizeof *m))) return -ENOMEM;
+    zp_cu_times_t ct;
+    rc = zp_cu_prove(be->cu, &args, m, &ct);
+    for (int i = 0; rc == 0 && w && i < ZP_G16_NMSM; i++) rc = zp_cuda_msm_combine(k->curve, &out[i], &m[i]);
+    free(m);
+    copy_times(t, &ct);
+    return rc;
+}
+
+static int be_compute_h(zp_backend_t *be, const zp_g16_key_t *k, zp_scalar_t *a, zp_scalar_t *b,
+                        const zp_scalar_t *c, zp_scalar_t *h, zp_g16_times_t *t)
+{
+    return run_prove(be, k, NULL, a, b, c, h, NULL, t);
+}
+
+static int be_msm_g1(zp_backend_t *be, zp_curve_id_t curve, zp_g1_any_t *out, const void *points,
+                     const zp_scalar_t *scalars, size_t n)
+{
+    zp_cu_msm_out_t *m = malloc(sizeof *m);
+    if (!m) return -ENOMEM;
+    int rc = zp_cu_msm_g1(be->cu, curve, m, points, n ? scalars[0].l : NULL, n, NULL);
+    if (rc == 0) rc = zp_cuda_msm_combine(curve, out, m);
+    free(m);
+    return rc;
+}
+
+static int be_prove_g1(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_t *w, zp_scalar_t *a,
+                       zp_scalar_t *b, const zp_scalar_t *c, zp_scalar_t *h, zp_g1_any_t out[ZP_G16_NMSM],
+                       zp_g16_times_t *t)
+{
+    int rc = be_load_key(be, k);   /* a no-op when this key is already loaded */
+    if (rc) return rc;
+    return run_prove(be, k, w, a, b, c, h, out, t);
+}
+
+const zp_backend_ops_t zp_backend_cuda = {
+    .name = "cuda",
+    .open = be_open,
+    .close = be_close,
+    .host_register = be_host_register,
+    .host_unregister = be_host_unregister,
+    .load_key = be_load_key,
+    .compute_h = be_compute_h,
+    .msm_g1 = be_msm_g1,
+    .prove_g1 = be_prove_g1,
+};
