@@ -193,7 +193,14 @@ int zp_bench_arith(int argc, char **argv)
     size_t nmax = (size_t)1 << g1_logs[2];
     int rc = 1;
 
-    printf("zkpipe bench arith%s: best of runs, threads 1 and %u\n", quick ? " --quick" : "", nthr);
+    double load = -1;
+    FILE *lf = fopen("/proc/loadavg", "r");
+    if (lf) {
+        if (fscanf(lf, "%lf", &load) != 1) load = -1;
+        fclose(lf);
+    }
+    printf("zkpipe bench arith%s: best of runs, threads 1 and %u, load average %.2f at start\n",
+           quick ? " --quick" : "", nthr, load);
     printf("%-28s %12s %12s\n", "", "bn254", "bls12_381");
     row("Fr mul (ns)", bench_mul_fr_bn254(2000000), bench_mul_fr_bls12_381(2000000), "%.1f");
     row("Fq mul (ns)", bench_mul_fq_bn254(2000000), bench_mul_fq_bls12_381(2000000), "%.1f");

@@ -85,15 +85,17 @@ static int find_bin(char *out, size_t n, const char *name, const char *module)
     char *slash = strrchr(self, '/');
     if (slash) *slash = 0;
     const char *env = getenv("ZP_LIBEXEC_DIR");
-    char cand[4][PATH_MAX];
+    static char cand[4][2 * PATH_MAX + 64];
     int nc = 0;
-    if (env && *env) snprintf(cand[nc++], PATH_MAX, "%s/%s", env, name);
-    snprintf(cand[nc++], PATH_MAX, "%s/%s", self, name);
-    snprintf(cand[nc++], PATH_MAX, "%s/../%s/%s", self, module, name);
-    snprintf(cand[nc++], PATH_MAX, "%s/../libexec/zkpipe/%s", self, name);
+    if (env && *env) snprintf(cand[nc++], sizeof cand[0], "%.*s/%s", PATH_MAX, env, name);
+    snprintf(cand[nc++], sizeof cand[0], "%s/%s", self, name);
+    snprintf(cand[nc++], sizeof cand[0], "%s/../%s/%s", self, module, name);
+    snprintf(cand[nc++], sizeof cand[0], "%s/../libexec/zkpipe/%s", self, name);
     for (int i = 0; i < nc; i++)
         if (access(cand[i], X_OK) == 0) {
-            if (!realpath(cand[i], out)) snprintf(out, n, "%s", cand[i]);
+            char real[PATH_MAX];
+            if (!realpath(cand[i], real) || strlen(real) >= n) continue;
+            memcpy(out, real, strlen(real) + 1);
             return 0;
         }
     fprintf(stderr, "zkpipe up: cannot find %s (looked next to the zkpipe binary, in ../%s/, and in $ZP_LIBEXEC_DIR)\n",

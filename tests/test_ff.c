@@ -212,6 +212,34 @@ static void dec_minus_one(char *out, const char *s)
             CHECK(zp_##F##_eq(&x, &y) && zp_##F##_is_canonical(&x));                           \
             zp_##F##_mul_inl(&y, &a, &b);                                                      \
             CHECK(zp_##F##_eq(&x, &y));                                                        \
+            /* double-width helpers: asm/inline against the C reference */                    \
+            {                                                                                  \
+                uint64_t w1[2 * N], w2[2 * N], w3[2 * N], w4[2 * N];                           \
+                zp_##F##_mul_wide_inl(w1, &a, &b);                                             \
+                zp_##F##_mul_wide_ref(w2, &a, &b);                                             \
+                CHECK(memcmp(w1, w2, sizeof(w1)) == 0);                                        \
+                zp_##F##_redc_inl(&x, w1);                                                     \
+                zp_##F##_redc_ref(&y, w1);                                                     \
+                CHECK(zp_##F##_eq(&x, &y));                                                    \
+                zp_##F##_mul(&y, &a, &b);                                                      \
+                CHECK(zp_##F##_eq(&x, &y));                                                    \
+                zp_##F##_mul_wide_inl(w3, &c, &b);                                             \
+                zp_##F##_wsubp_inl(w4, w1, w3);                                                \
+                zp_##F##_wsubp_ref(w2, w1, w3);                                                \
+                CHECK(memcmp(w4, w2, sizeof(w4)) == 0);                                        \
+                zp_##F##_redc_inl(&x, w4);                                                     \
+                zp_##F##_mul(&y, &c, &b);                                                      \
+                zp_##F##_mul(&w, &a, &b);                                                      \
+                zp_##F##_sub(&y, &w, &y);                                                      \
+                CHECK(zp_##F##_eq(&x, &y)); /* ab - cb */                                      \
+                zp_##F##_add_nr_inl(&x, &a, &c);                                               \
+                zp_##F##_add_nr_ref(&y, &a, &c);                                               \
+                CHECK(memcmp(&x, &y, sizeof(x)) == 0);                                         \
+                zp_##F##_mul_wide_inl(w4, &x, &b); /* (a+c)b - ab = cb, exactly */             \
+                zp_##F##_wsub_inl(w2, w4, w1);                                                 \
+                zp_##F##_wsub_ref(w4, w4, w1);                                                 \
+                CHECK(memcmp(w4, w2, sizeof(w4)) == 0 && memcmp(w2, w3, sizeof(w2)) == 0);    \
+            }                                                                                  \
             zp_##F##_add(&x, &a, &b);                                                          \
             zp_##F##_add_ref(&y, &a, &b);                                                      \
             CHECK(zp_##F##_eq(&x, &y));                                                        \

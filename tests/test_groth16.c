@@ -9,7 +9,8 @@
  *   - witness-bad.wtns: rejected by synth with the r1cs (ZP_EUNSAT naming the first constraint
  *     that uses the changed wire, found here independently), and by finalize's pairing check
  *     without it (ZP_EVERIFY, no proof);
- *   - a corrupted point in the zkey is rejected by zp_g16_key_load;
+ *   - a corrupted point in the zkey is rejected by zp_g16_key_load; a zkey with its coefficient
+ *     entries reversed (unsorted rows) still gives proof_rs0.json;
  *   - the backend's generic msm_g1 against a naive sum.
  * Exit 77 (skip) only when there is no fixture at all. */
 #include <dirent.h>
@@ -326,6 +327,39 @@ static void test_corrupt_key(fx_t *fx)
     free(buf);
 }
 
+/* the same proof from a zkey whose coefficient entries are stored in reverse order (rows not
+ * sorted: synth's scan-all path instead of the binary search) */
+static void test_unsorted_coefs(fx_t *fx, const zp_scalar_t *w)
+{
+    size_t len;
+    char p[1200];
+    snprintf(p, sizeof p, "%s/circuit.zkey", fx->dir);
+    uint8_t *buf = (uint8_t *)read_file(p, &len);
+    if (!buf || fx->z.n_coefs < 2) {
+        free(buf);
+        return;
+    }
+    size_t esz = 12 + fx->z.n8r, off = (size_t)(fx->z.coefs - fx->z.f.map), nc = fx->z.n_coefs;
+    uint8_t tmp[64];
+    for (size_t i = 0; i < nc / 2; i++) {
+        memcpy(tmp, buf + off + i * esz, esz);
+        memcpy(buf + off + i * esz, buf + off + (nc - 1 - i) * esz, esz);
+        memcpy(buf + off + (nc - 1 - i) * esz, tmp, esz);
+    }
+    zp_zkey_t z;
+    fx_t f2 = *fx;
+    CHECK(zp_zkey_parse(&z, buf, len, "reversed.zkey") == 0);
+    CHECK(zp_g16_key_load(&f2.key, &z) == 0);
+    CHECK(!f2.key.coefs_sorted);
+    zp_g16_proof_t proof;
+    zp_scalar_t zero = {{0}};
+    CHECK(zp_g16_prove(&proof, &f2.key, w, NULL, &zero, &zero, ops, fx->be, fx->pool, NULL) == 0);
+    CHECK(proof_json_equals(&proof, fx, "proof_rs0.json"));
+    zp_g16_key_close(&f2.key);
+    zp_zkey_close(&z);
+    free(buf);
+}
+
 static void test_msm(fx_t *fx, const zp_scalar_t *w)
 {
     /* backend msm_g1 over the first pointsH with witness scalars vs a naive sum */
@@ -403,6 +437,7 @@ static void test_fixture(const char *dir, const char *name)
         CHECK(memcmp(&proof.a, &p2.a, sizeof p2.a) != 0);
         test_verify_paths(&fx, &proof, w);
         test_msm(&fx, w);
+        test_unsorted_coefs(&fx, w);
         /* the extra witnesses */
         for (int i = 0; i < 16; i++) {
             char wn[64], pn[64];

@@ -259,6 +259,11 @@ static int be_prove_g1(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_
     return run_prove(be, k, w, a, b, c, h, out, t);
 }
 
+int zp_cuda_bench_h2d(zp_backend_t *be, size_t bytes, double *gbps_pageable, double *gbps_pinned)
+{
+    return zp_cu_bench_h2d(be->cu, bytes, gbps_pageable, gbps_pinned);
+}
+
 const zp_backend_ops_t zp_backend_cuda = {
     .name = "cuda",
     .open = be_open,

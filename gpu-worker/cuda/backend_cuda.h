@@ -19,6 +19,9 @@ extern const zp_backend_ops_t zp_backend_cuda;
  * (g = w[log_n + 1]). ZP_ETOOBIG if log_n + 1 exceeds the curve's two-adicity. */
 int zp_cuda_pow_tables(zp_curve_id_t curve, unsigned log_n, zp_cu_pow_table_t *tw, zp_cu_pow_table_t *cs,
                        void **mem);
+/* H2D bandwidth (GB/s) of one bytes-long copy from pageable and from registered memory;
+ * be must be a zp_backend_cuda backend */
+int zp_cuda_bench_h2d(zp_backend_t *be, size_t bytes, double *gbps_pageable, double *gbps_pinned);
 /* out = sum_w 2^(c*w) win[w] (lib/ec, on the host) */
 int zp_cuda_msm_combine(zp_curve_id_t curve, zp_g1_any_t *out, const zp_cu_msm_out_t *m);
 #endif

@@ -28,7 +28,7 @@
 #include "cu_int.h"
 
 extern "C" {
-#include "../../lib/util/util.h"
+#include "lib/util/util.h"
 }
 
 /* ---------------------------------------------------------------- checker */

@@ -13,7 +13,7 @@
 #include "cu_ntt.cuh"
 
 extern "C" {
-#include "../../lib/util/util.h"
+#include "lib/util/util.h"
 }
 
 namespace {

@@ -23,7 +23,7 @@
     bool zp_##G##a_##C##_is_inf(const zp_##G##a_##C##_t *p);                                  \
     void zp_##G##_##C##_from_affine(zp_##G##_##C##_t *r, const zp_##G##a_##C##_t *a);         \
     void zp_##G##_##C##_to_affine(zp_##G##a_##C##_t *r, const zp_##G##_##C##_t *p);           \
-    /* n points to affine with one inversion; scratch: n field elements */                    \
+    /* n points to affine with one inversion; scratch: n field elements; r must not overlap p */ \
     void zp_##G##_##C##_batch_to_affine(zp_##G##a_##C##_t *r, const zp_##G##_##C##_t *p, size_t n, zp_##FQ##_##C##_t *scratch); \
     void zp_##G##_##C##_add(zp_##G##_##C##_t *r, const zp_##G##_##C##_t *a, const zp_##G##_##C##_t *b); \
     void zp_##G##_##C##_add_affine(zp_##G##_##C##_t *r, const zp_##G##_##C##_t *a, const zp_##G##a_##C##_t *b); \

@@ -121,6 +121,87 @@ static inline void FN(sqr_ref)(FT *r, const FT *a)
     FN(mul_ref)(r, a, a);
 }
 
+/* Double-width helpers for lazy reduction (sums of products reduced once), used by the
+ * Fq2 product. Wide values are 2N little-endian limbs. Requires 2p < 2^(64N) (true here). */
+/* r[0..2N) = a*b, plain integers a, b < 2^(64N) */
+static inline void FN(mul_wide_ref)(uint64_t *r, const FT *a, const FT *b)
+{
+    for (int j = 0; j < 2 * FF_N; j++)
+        r[j] = 0;
+    for (int i = 0; i < FF_N; i++) {
+        uint64_t c = 0;
+        for (int j = 0; j < FF_N; j++) {
+            zp_u128 x = (zp_u128)a->l[j] * b->l[i] + r[i + j] + c;
+            r[i + j] = (uint64_t)x;
+            c = (uint64_t)(x >> 64);
+        }
+        r[i + FF_N] = c;
+    }
+}
+
+/* r = u / R mod p for u < p*R (R = 2^(64N)), fully reduced */
+static inline void FN(redc_ref)(FT *r, const uint64_t *u)
+{
+    uint64_t t[2 * FF_N + 1];
+    for (int j = 0; j < 2 * FF_N; j++)
+        t[j] = u[j];
+    t[2 * FF_N] = 0;
+    for (int i = 0; i < FF_N; i++) {
+        uint64_t m = t[i] * FC(INV);
+        uint64_t c = 0;
+        for (int j = 0; j < FF_N; j++) {
+            zp_u128 x = (zp_u128)m * FP[j] + t[i + j] + c;
+            t[i + j] = (uint64_t)x;
+            c = (uint64_t)(x >> 64);
+        }
+        for (int j = i + FF_N; j <= 2 * FF_N && c; j++) {
+            zp_u128 x = (zp_u128)t[j] + c;
+            t[j] = (uint64_t)x;
+            c = (uint64_t)(x >> 64);
+        }
+    }
+    FN(reduce_once_)(r, t + FF_N); /* t[2N] is 0: the value is < 2p < 2^(64N) */
+}
+
+/* r = a - b over 2N limbs (caller guarantees a >= b) */
+static inline void FN(wsub_ref)(uint64_t *r, const uint64_t *a, const uint64_t *b)
+{
+    uint64_t borrow = 0;
+    for (int j = 0; j < 2 * FF_N; j++) {
+        zp_u128 x = (zp_u128)a[j] - b[j] - borrow;
+        r[j] = (uint64_t)x;
+        borrow = (uint64_t)(x >> 64) & 1;
+    }
+}
+
+/* r = a - b over 2N limbs, plus p*2^(64N) if a < b */
+static inline void FN(wsubp_ref)(uint64_t *r, const uint64_t *a, const uint64_t *b)
+{
+    uint64_t borrow = 0;
+    for (int j = 0; j < 2 * FF_N; j++) {
+        zp_u128 x = (zp_u128)a[j] - b[j] - borrow;
+        r[j] = (uint64_t)x;
+        borrow = (uint64_t)(x >> 64) & 1;
+    }
+    uint64_t mask = 0 - borrow, c = 0;
+    for (int j = 0; j < FF_N; j++) {
+        zp_u128 x = (zp_u128)r[FF_N + j] + (FP[j] & mask) + c;
+        r[FF_N + j] = (uint64_t)x;
+        c = (uint64_t)(x >> 64);
+    }
+}
+
+/* r = a + b without reduction (a + b < 2^(64N); e.g. a, b < p gives r < 2p) */
+static inline void FN(add_nr_ref)(FT *r, const FT *a, const FT *b)
+{
+    uint64_t c = 0;
+    for (int j = 0; j < FF_N; j++) {
+        zp_u128 x = (zp_u128)a->l[j] + b->l[j] + c;
+        r->l[j] = (uint64_t)x;
+        c = (uint64_t)(x >> 64);
+    }
+}
+
 #if defined(ZP_FF_ASM)
 #include "lib/ff/ff_asm.h"
 #else
@@ -139,6 +220,26 @@ static inline void FN(add_inl)(FT *r, const FT *a, const FT *b)
 static inline void FN(sub_inl)(FT *r, const FT *a, const FT *b)
 {
     FN(sub_ref)(r, a, b);
+}
+static inline void FN(mul_wide_inl)(uint64_t *r, const FT *a, const FT *b)
+{
+    FN(mul_wide_ref)(r, a, b);
+}
+static inline void FN(redc_inl)(FT *r, const uint64_t *u)
+{
+    FN(redc_ref)(r, u);
+}
+static inline void FN(wsub_inl)(uint64_t *r, const uint64_t *a, const uint64_t *b)
+{
+    FN(wsub_ref)(r, a, b);
+}
+static inline void FN(wsubp_inl)(uint64_t *r, const uint64_t *a, const uint64_t *b)
+{
+    FN(wsubp_ref)(r, a, b);
+}
+static inline void FN(add_nr_inl)(FT *r, const FT *a, const FT *b)
+{
+    FN(add_nr_ref)(r, a, b);
 }
 #endif
 

@@ -160,7 +160,7 @@
 #define ZP_FF_ASM_MUL6(r_, a_, b_) do { \
     uint64_t t0, t1, t2, t3, t4, t5, t6, lo, hi; \
     (void)0; \
-    __asm__( \
+    __asm__ volatile( \
         "movq 0(%[b]), %%rdx\n\t" \
         "xorl %k[lo], %k[lo]\n\t" \
         "mulxq 0(%[a]), %[t0], %[t1]\n\t" \
@@ -764,6 +764,760 @@
         : [r] "r"(r_), "m"(*(const uint64_t(*)[4])(a_)), [p0] "m"(FP[0]), [p1] "m"(FP[1]), [p2] "m"(FP[2]), [p3] "m"(FP[3]), [inv] "m"(FI) \
         : "rdx", "cc"); \
 } while (0)
+#define ZP_FF_ASM_MULWIDE4(r_, a_, b_) do { \
+    uint64_t t0, t1, t2, t3, t4, lo, hi; \
+    __asm__( \
+        "movq 0(%[b]), %%rdx\n\t" \
+        "xorl %k[lo], %k[lo]\n\t" \
+        "mulxq 0(%[a]), %[t0], %[t1]\n\t" \
+        "mulxq 8(%[a]), %[lo], %[t2]\n\t" \
+        "adcxq %[lo], %[t1]\n\t" \
+        "mulxq 16(%[a]), %[lo], %[t3]\n\t" \
+        "adcxq %[lo], %[t2]\n\t" \
+        "mulxq 24(%[a]), %[lo], %[t4]\n\t" \
+        "adcxq %[lo], %[t3]\n\t" \
+        "movl $0, %k[lo]\n\t" \
+        "adcxq %[lo], %[t4]\n\t" \
+        "movq %[t0], 0(%[r])\n\t" \
+        "movq 8(%[b]), %%rdx\n\t" \
+        "xorl %k[t0], %k[t0]\n\t" \
+        "mulxq 0(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t1]\n\t" \
+        "adcxq %[hi], %[t2]\n\t" \
+        "mulxq 8(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t2]\n\t" \
+        "adcxq %[hi], %[t3]\n\t" \
+        "mulxq 16(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t3]\n\t" \
+        "adcxq %[hi], %[t4]\n\t" \
+        "mulxq 24(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t4]\n\t" \
+        "adcxq %[hi], %[t0]\n\t" \
+        "movl $0, %k[lo]\n\t" \
+        "adoxq %[lo], %[t0]\n\t" \
+        "movq %[t1], 8(%[r])\n\t" \
+        "movq 16(%[b]), %%rdx\n\t" \
+        "xorl %k[t1], %k[t1]\n\t" \
+        "mulxq 0(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t2]\n\t" \
+        "adcxq %[hi], %[t3]\n\t" \
+        "mulxq 8(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t3]\n\t" \
+        "adcxq %[hi], %[t4]\n\t" \
+        "mulxq 16(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t4]\n\t" \
+        "adcxq %[hi], %[t0]\n\t" \
+        "mulxq 24(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t0]\n\t" \
+        "adcxq %[hi], %[t1]\n\t" \
+        "movl $0, %k[lo]\n\t" \
+        "adoxq %[lo], %[t1]\n\t" \
+        "movq %[t2], 16(%[r])\n\t" \
+        "movq 24(%[b]), %%rdx\n\t" \
+        "xorl %k[t2], %k[t2]\n\t" \
+        "mulxq 0(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t3]\n\t" \
+        "adcxq %[hi], %[t4]\n\t" \
+        "mulxq 8(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t4]\n\t" \
+        "adcxq %[hi], %[t0]\n\t" \
+        "mulxq 16(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t0]\n\t" \
+        "adcxq %[hi], %[t1]\n\t" \
+        "mulxq 24(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t1]\n\t" \
+        "adcxq %[hi], %[t2]\n\t" \
+        "movl $0, %k[lo]\n\t" \
+        "adoxq %[lo], %[t2]\n\t" \
+        "movq %[t3], 24(%[r])\n\t" \
+        "movq %[t4], 32(%[r])\n\t" \
+        "movq %[t0], 40(%[r])\n\t" \
+        "movq %[t1], 48(%[r])\n\t" \
+        "movq %[t2], 56(%[r])\n\t" \
+        : "=m"(*(uint64_t(*)[8])(r_)), [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [t4] "=&r"(t4), [lo] "=&r"(lo), [hi] "=&r"(hi) \
+        : [r] "r"(r_), [a] "r"(a_), "m"(*(const uint64_t(*)[4])(a_)), [b] "r"(b_), "m"(*(const uint64_t(*)[4])(b_)) \
+        : "rdx", "cc"); \
+} while (0)
+#define ZP_FF_ASM_REDC4(r_, a_) do { \
+    uint64_t t0, t1, t2, t3, t4, lo, hi; \
+    __asm__( \
+        "movq 0(%[a]), %[t0]\n\t" \
+        "movq 8(%[a]), %[t1]\n\t" \
+        "movq 16(%[a]), %[t2]\n\t" \
+        "movq 24(%[a]), %[t3]\n\t" \
+        "xorl %k[t4], %k[t4]\n\t" \
+        "movq %[t0], %%rdx\n\t" \
+        "imulq %[inv], %%rdx\n\t" \
+        "xorl %k[lo], %k[lo]\n\t" \
+        "mulxq %[p0], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t0]\n\t" \
+        "adcxq %[hi], %[t1]\n\t" \
+        "mulxq %[p1], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t1]\n\t" \
+        "adcxq %[hi], %[t2]\n\t" \
+        "mulxq %[p2], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t2]\n\t" \
+        "adcxq %[hi], %[t3]\n\t" \
+        "mulxq %[p3], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t3]\n\t" \
+        "adcxq %[hi], %[t4]\n\t" \
+        "movl $0, %k[lo]\n\t" \
+        "adoxq %[lo], %[t4]\n\t" \
+        "movq %[t1], %%rdx\n\t" \
+        "imulq %[inv], %%rdx\n\t" \
+        "xorl %k[lo], %k[lo]\n\t" \
+        "mulxq %[p0], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t1]\n\t" \
+        "adcxq %[hi], %[t2]\n\t" \
+        "mulxq %[p1], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t2]\n\t" \
+        "adcxq %[hi], %[t3]\n\t" \
+        "mulxq %[p2], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t3]\n\t" \
+        "adcxq %[hi], %[t4]\n\t" \
+        "mulxq %[p3], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t4]\n\t" \
+        "adcxq %[hi], %[t0]\n\t" \
+        "movl $0, %k[lo]\n\t" \
+        "adoxq %[lo], %[t0]\n\t" \
+        "movq %[t2], %%rdx\n\t" \
+        "imulq %[inv], %%rdx\n\t" \
+        "xorl %k[lo], %k[lo]\n\t" \
+        "mulxq %[p0], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t2]\n\t" \
+        "adcxq %[hi], %[t3]\n\t" \
+        "mulxq %[p1], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t3]\n\t" \
+        "adcxq %[hi], %[t4]\n\t" \
+        "mulxq %[p2], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t4]\n\t" \
+        "adcxq %[hi], %[t0]\n\t" \
+        "mulxq %[p3], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t0]\n\t" \
+        "adcxq %[hi], %[t1]\n\t" \
+        "movl $0, %k[lo]\n\t" \
+        "adoxq %[lo], %[t1]\n\t" \
+        "movq %[t3], %%rdx\n\t" \
+        "imulq %[inv], %%rdx\n\t" \
+        "xorl %k[lo], %k[lo]\n\t" \
+        "mulxq %[p0], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t3]\n\t" \
+        "adcxq %[hi], %[t4]\n\t" \
+        "mulxq %[p1], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t4]\n\t" \
+        "adcxq %[hi], %[t0]\n\t" \
+        "mulxq %[p2], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t0]\n\t" \
+        "adcxq %[hi], %[t1]\n\t" \
+        "mulxq %[p3], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t1]\n\t" \
+        "adcxq %[hi], %[t2]\n\t" \
+        "movl $0, %k[lo]\n\t" \
+        "adoxq %[lo], %[t2]\n\t" \
+        "addq 32(%[a]), %[t4]\n\t" \
+        "adcq 40(%[a]), %[t0]\n\t" \
+        "adcq 48(%[a]), %[t1]\n\t" \
+        "adcq 56(%[a]), %[t2]\n\t" \
+        "movq %[t4], %[t3]\n\t" \
+        "movq %[t0], %[lo]\n\t" \
+        "movq %[t1], %[hi]\n\t" \
+        "movq %[t2], %%rdx\n\t" \
+        "subq %[p0], %[t3]\n\t" \
+        "sbbq %[p1], %[lo]\n\t" \
+        "sbbq %[p2], %[hi]\n\t" \
+        "sbbq %[p3], %%rdx\n\t" \
+        "cmovncq %[t3], %[t4]\n\t" \
+        "cmovncq %[lo], %[t0]\n\t" \
+        "cmovncq %[hi], %[t1]\n\t" \
+        "cmovncq %%rdx, %[t2]\n\t" \
+        "movq %[t4], 0(%[r])\n\t" \
+        "movq %[t0], 8(%[r])\n\t" \
+        "movq %[t1], 16(%[r])\n\t" \
+        "movq %[t2], 24(%[r])\n\t" \
+        : "=m"(*(uint64_t(*)[4])(r_)), [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [t4] "=&r"(t4), [lo] "=&r"(lo), [hi] "=&r"(hi) \
+        : [r] "r"(r_), [a] "r"(a_), "m"(*(const uint64_t(*)[8])(a_)), [p0] "m"(FP[0]), [p1] "m"(FP[1]), [p2] "m"(FP[2]), [p3] "m"(FP[3]), [inv] "m"(FI) \
+        : "rdx", "cc"); \
+} while (0)
+#define ZP_FF_ASM_WSUB4(r_, a_, b_) do { \
+    uint64_t t0; \
+    __asm__( \
+        "movq 0(%[a]), %[t0]\n\t" \
+        "subq 0(%[b]), %[t0]\n\t" \
+        "movq %[t0], 0(%[r])\n\t" \
+        "movq 8(%[a]), %[t0]\n\t" \
+        "sbbq 8(%[b]), %[t0]\n\t" \
+        "movq %[t0], 8(%[r])\n\t" \
+        "movq 16(%[a]), %[t0]\n\t" \
+        "sbbq 16(%[b]), %[t0]\n\t" \
+        "movq %[t0], 16(%[r])\n\t" \
+        "movq 24(%[a]), %[t0]\n\t" \
+        "sbbq 24(%[b]), %[t0]\n\t" \
+        "movq %[t0], 24(%[r])\n\t" \
+        "movq 32(%[a]), %[t0]\n\t" \
+        "sbbq 32(%[b]), %[t0]\n\t" \
+        "movq %[t0], 32(%[r])\n\t" \
+        "movq 40(%[a]), %[t0]\n\t" \
+        "sbbq 40(%[b]), %[t0]\n\t" \
+        "movq %[t0], 40(%[r])\n\t" \
+        "movq 48(%[a]), %[t0]\n\t" \
+        "sbbq 48(%[b]), %[t0]\n\t" \
+        "movq %[t0], 48(%[r])\n\t" \
+        "movq 56(%[a]), %[t0]\n\t" \
+        "sbbq 56(%[b]), %[t0]\n\t" \
+        "movq %[t0], 56(%[r])\n\t" \
+        : "=m"(*(uint64_t(*)[8])(r_)), [t0] "=&r"(t0) \
+        : [r] "r"(r_), [a] "r"(a_), "m"(*(const uint64_t(*)[8])(a_)), [b] "r"(b_), "m"(*(const uint64_t(*)[8])(b_)) \
+        : "cc"); \
+} while (0)
+#define ZP_FF_ASM_WSUBP4(r_, a_, b_) do { \
+    uint64_t t0, t1, t2; \
+    __asm__( \
+        "movq 0(%[a]), %[t0]\n\t" \
+        "subq 0(%[b]), %[t0]\n\t" \
+        "movq %[t0], 0(%[r])\n\t" \
+        "movq 8(%[a]), %[t0]\n\t" \
+        "sbbq 8(%[b]), %[t0]\n\t" \
+        "movq %[t0], 8(%[r])\n\t" \
+        "movq 16(%[a]), %[t0]\n\t" \
+        "sbbq 16(%[b]), %[t0]\n\t" \
+        "movq %[t0], 16(%[r])\n\t" \
+        "movq 24(%[a]), %[t0]\n\t" \
+        "sbbq 24(%[b]), %[t0]\n\t" \
+        "movq %[t0], 24(%[r])\n\t" \
+        "movq 32(%[a]), %[t0]\n\t" \
+        "sbbq 32(%[b]), %[t0]\n\t" \
+        "movq %[t0], 32(%[r])\n\t" \
+        "movq 40(%[a]), %[t0]\n\t" \
+        "sbbq 40(%[b]), %[t0]\n\t" \
+        "movq %[t0], 40(%[r])\n\t" \
+        "movq 48(%[a]), %[t0]\n\t" \
+        "sbbq 48(%[b]), %[t0]\n\t" \
+        "movq %[t0], 48(%[r])\n\t" \
+        "movq 56(%[a]), %[t0]\n\t" \
+        "sbbq 56(%[b]), %[t0]\n\t" \
+        "movq %[t0], 56(%[r])\n\t" \
+        "sbbq %[t2], %[t2]\n\t" \
+        "clc\n\t" \
+        "movq 32(%[r]), %[t0]\n\t" \
+        "movl $0, %k[t1]\n\t" \
+        "cmovnzq %[p0], %[t1]\n\t" \
+        "adcxq %[t1], %[t0]\n\t" \
+        "movq %[t0], 32(%[r])\n\t" \
+        "movq 40(%[r]), %[t0]\n\t" \
+        "movl $0, %k[t1]\n\t" \
+        "cmovnzq %[p1], %[t1]\n\t" \
+        "adcxq %[t1], %[t0]\n\t" \
+        "movq %[t0], 40(%[r])\n\t" \
+        "movq 48(%[r]), %[t0]\n\t" \
+        "movl $0, %k[t1]\n\t" \
+        "cmovnzq %[p2], %[t1]\n\t" \
+        "adcxq %[t1], %[t0]\n\t" \
+        "movq %[t0], 48(%[r])\n\t" \
+        "movq 56(%[r]), %[t0]\n\t" \
+        "movl $0, %k[t1]\n\t" \
+        "cmovnzq %[p3], %[t1]\n\t" \
+        "adcxq %[t1], %[t0]\n\t" \
+        "movq %[t0], 56(%[r])\n\t" \
+        : "=m"(*(uint64_t(*)[8])(r_)), [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2) \
+        : [r] "r"(r_), [a] "r"(a_), "m"(*(const uint64_t(*)[8])(a_)), [b] "r"(b_), "m"(*(const uint64_t(*)[8])(b_)), [p0] "m"(FP[0]), [p1] "m"(FP[1]), [p2] "m"(FP[2]), [p3] "m"(FP[3]) \
+        : "cc"); \
+} while (0)
+#define ZP_FF_ASM_ADDNR4(r_, a_, b_) do { \
+    uint64_t t0; \
+    __asm__( \
+        "movq 0(%[a]), %[t0]\n\t" \
+        "addq 0(%[b]), %[t0]\n\t" \
+        "movq %[t0], 0(%[r])\n\t" \
+        "movq 8(%[a]), %[t0]\n\t" \
+        "adcq 8(%[b]), %[t0]\n\t" \
+        "movq %[t0], 8(%[r])\n\t" \
+        "movq 16(%[a]), %[t0]\n\t" \
+        "adcq 16(%[b]), %[t0]\n\t" \
+        "movq %[t0], 16(%[r])\n\t" \
+        "movq 24(%[a]), %[t0]\n\t" \
+        "adcq 24(%[b]), %[t0]\n\t" \
+        "movq %[t0], 24(%[r])\n\t" \
+        : "=m"(*(uint64_t(*)[4])(r_)), [t0] "=&r"(t0) \
+        : [r] "r"(r_), [a] "r"(a_), "m"(*(const uint64_t(*)[4])(a_)), [b] "r"(b_), "m"(*(const uint64_t(*)[4])(b_)) \
+        : "cc"); \
+} while (0)
+#define ZP_FF_ASM_MULWIDE6(r_, a_, b_) do { \
+    uint64_t t0, t1, t2, t3, t4, t5, t6, lo, hi; \
+    __asm__ volatile( \
+        "movq 0(%[b]), %%rdx\n\t" \
+        "xorl %k[lo], %k[lo]\n\t" \
+        "mulxq 0(%[a]), %[t0], %[t1]\n\t" \
+        "mulxq 8(%[a]), %[lo], %[t2]\n\t" \
+        "adcxq %[lo], %[t1]\n\t" \
+        "mulxq 16(%[a]), %[lo], %[t3]\n\t" \
+        "adcxq %[lo], %[t2]\n\t" \
+        "mulxq 24(%[a]), %[lo], %[t4]\n\t" \
+        "adcxq %[lo], %[t3]\n\t" \
+        "mulxq 32(%[a]), %[lo], %[t5]\n\t" \
+        "adcxq %[lo], %[t4]\n\t" \
+        "mulxq 40(%[a]), %[lo], %[t6]\n\t" \
+        "adcxq %[lo], %[t5]\n\t" \
+        "movl $0, %k[lo]\n\t" \
+        "adcxq %[lo], %[t6]\n\t" \
+        "movq %[t0], 0(%[r])\n\t" \
+        "movq 8(%[b]), %%rdx\n\t" \
+        "xorl %k[t0], %k[t0]\n\t" \
+        "mulxq 0(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t1]\n\t" \
+        "adcxq %[hi], %[t2]\n\t" \
+        "mulxq 8(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t2]\n\t" \
+        "adcxq %[hi], %[t3]\n\t" \
+        "mulxq 16(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t3]\n\t" \
+        "adcxq %[hi], %[t4]\n\t" \
+        "mulxq 24(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t4]\n\t" \
+        "adcxq %[hi], %[t5]\n\t" \
+        "mulxq 32(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t5]\n\t" \
+        "adcxq %[hi], %[t6]\n\t" \
+        "mulxq 40(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t6]\n\t" \
+        "adcxq %[hi], %[t0]\n\t" \
+        "movl $0, %k[lo]\n\t" \
+        "adoxq %[lo], %[t0]\n\t" \
+        "movq %[t1], 8(%[r])\n\t" \
+        "movq 16(%[b]), %%rdx\n\t" \
+        "xorl %k[t1], %k[t1]\n\t" \
+        "mulxq 0(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t2]\n\t" \
+        "adcxq %[hi], %[t3]\n\t" \
+        "mulxq 8(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t3]\n\t" \
+        "adcxq %[hi], %[t4]\n\t" \
+        "mulxq 16(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t4]\n\t" \
+        "adcxq %[hi], %[t5]\n\t" \
+        "mulxq 24(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t5]\n\t" \
+        "adcxq %[hi], %[t6]\n\t" \
+        "mulxq 32(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t6]\n\t" \
+        "adcxq %[hi], %[t0]\n\t" \
+        "mulxq 40(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t0]\n\t" \
+        "adcxq %[hi], %[t1]\n\t" \
+        "movl $0, %k[lo]\n\t" \
+        "adoxq %[lo], %[t1]\n\t" \
+        "movq %[t2], 16(%[r])\n\t" \
+        "movq 24(%[b]), %%rdx\n\t" \
+        "xorl %k[t2], %k[t2]\n\t" \
+        "mulxq 0(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t3]\n\t" \
+        "adcxq %[hi], %[t4]\n\t" \
+        "mulxq 8(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t4]\n\t" \
+        "adcxq %[hi], %[t5]\n\t" \
+        "mulxq 16(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t5]\n\t" \
+        "adcxq %[hi], %[t6]\n\t" \
+        "mulxq 24(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t6]\n\t" \
+        "adcxq %[hi], %[t0]\n\t" \
+        "mulxq 32(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t0]\n\t" \
+        "adcxq %[hi], %[t1]\n\t" \
+        "mulxq 40(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t1]\n\t" \
+        "adcxq %[hi], %[t2]\n\t" \
+        "movl $0, %k[lo]\n\t" \
+        "adoxq %[lo], %[t2]\n\t" \
+        "movq %[t3], 24(%[r])\n\t" \
+        "movq 32(%[b]), %%rdx\n\t" \
+        "xorl %k[t3], %k[t3]\n\t" \
+        "mulxq 0(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t4]\n\t" \
+        "adcxq %[hi], %[t5]\n\t" \
+        "mulxq 8(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t5]\n\t" \
+        "adcxq %[hi], %[t6]\n\t" \
+        "mulxq 16(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t6]\n\t" \
+        "adcxq %[hi], %[t0]\n\t" \
+        "mulxq 24(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t0]\n\t" \
+        "adcxq %[hi], %[t1]\n\t" \
+        "mulxq 32(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t1]\n\t" \
+        "adcxq %[hi], %[t2]\n\t" \
+        "mulxq 40(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t2]\n\t" \
+        "adcxq %[hi], %[t3]\n\t" \
+        "movl $0, %k[lo]\n\t" \
+        "adoxq %[lo], %[t3]\n\t" \
+        "movq %[t4], 32(%[r])\n\t" \
+        "movq 40(%[b]), %%rdx\n\t" \
+        "xorl %k[t4], %k[t4]\n\t" \
+        "mulxq 0(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t5]\n\t" \
+        "adcxq %[hi], %[t6]\n\t" \
+        "mulxq 8(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t6]\n\t" \
+        "adcxq %[hi], %[t0]\n\t" \
+        "mulxq 16(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t0]\n\t" \
+        "adcxq %[hi], %[t1]\n\t" \
+        "mulxq 24(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t1]\n\t" \
+        "adcxq %[hi], %[t2]\n\t" \
+        "mulxq 32(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t2]\n\t" \
+        "adcxq %[hi], %[t3]\n\t" \
+        "mulxq 40(%[a]), %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t3]\n\t" \
+        "adcxq %[hi], %[t4]\n\t" \
+        "movl $0, %k[lo]\n\t" \
+        "adoxq %[lo], %[t4]\n\t" \
+        "movq %[t5], 40(%[r])\n\t" \
+        "movq %[t6], 48(%[r])\n\t" \
+        "movq %[t0], 56(%[r])\n\t" \
+        "movq %[t1], 64(%[r])\n\t" \
+        "movq %[t2], 72(%[r])\n\t" \
+        "movq %[t3], 80(%[r])\n\t" \
+        "movq %[t4], 88(%[r])\n\t" \
+        : [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [t4] "=&r"(t4), [t5] "=&r"(t5), [t6] "=&r"(t6), [lo] "=&r"(lo), [hi] "=&r"(hi) \
+        : [r] "r"(r_), [a] "r"(a_), [b] "r"(b_) \
+        : "rdx", "cc", "memory"); \
+} while (0)
+#define ZP_FF_ASM_REDC6(r_, a_) do { \
+    uint64_t t0, t1, t2, t3, t4, t5, t6, lo, hi; \
+    __asm__ volatile( \
+        "movq 0(%[a]), %[t0]\n\t" \
+        "movq 8(%[a]), %[t1]\n\t" \
+        "movq 16(%[a]), %[t2]\n\t" \
+        "movq 24(%[a]), %[t3]\n\t" \
+        "movq 32(%[a]), %[t4]\n\t" \
+        "movq 40(%[a]), %[t5]\n\t" \
+        "xorl %k[t6], %k[t6]\n\t" \
+        "movq %[t0], %%rdx\n\t" \
+        "imulq %[inv], %%rdx\n\t" \
+        "xorl %k[lo], %k[lo]\n\t" \
+        "mulxq %[p0], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t0]\n\t" \
+        "adcxq %[hi], %[t1]\n\t" \
+        "mulxq %[p1], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t1]\n\t" \
+        "adcxq %[hi], %[t2]\n\t" \
+        "mulxq %[p2], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t2]\n\t" \
+        "adcxq %[hi], %[t3]\n\t" \
+        "mulxq %[p3], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t3]\n\t" \
+        "adcxq %[hi], %[t4]\n\t" \
+        "mulxq %[p4], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t4]\n\t" \
+        "adcxq %[hi], %[t5]\n\t" \
+        "mulxq %[p5], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t5]\n\t" \
+        "adcxq %[hi], %[t6]\n\t" \
+        "movl $0, %k[lo]\n\t" \
+        "adoxq %[lo], %[t6]\n\t" \
+        "movq %[t1], %%rdx\n\t" \
+        "imulq %[inv], %%rdx\n\t" \
+        "xorl %k[lo], %k[lo]\n\t" \
+        "mulxq %[p0], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t1]\n\t" \
+        "adcxq %[hi], %[t2]\n\t" \
+        "mulxq %[p1], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t2]\n\t" \
+        "adcxq %[hi], %[t3]\n\t" \
+        "mulxq %[p2], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t3]\n\t" \
+        "adcxq %[hi], %[t4]\n\t" \
+        "mulxq %[p3], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t4]\n\t" \
+        "adcxq %[hi], %[t5]\n\t" \
+        "mulxq %[p4], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t5]\n\t" \
+        "adcxq %[hi], %[t6]\n\t" \
+        "mulxq %[p5], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t6]\n\t" \
+        "adcxq %[hi], %[t0]\n\t" \
+        "movl $0, %k[lo]\n\t" \
+        "adoxq %[lo], %[t0]\n\t" \
+        "movq %[t2], %%rdx\n\t" \
+        "imulq %[inv], %%rdx\n\t" \
+        "xorl %k[lo], %k[lo]\n\t" \
+        "mulxq %[p0], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t2]\n\t" \
+        "adcxq %[hi], %[t3]\n\t" \
+        "mulxq %[p1], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t3]\n\t" \
+        "adcxq %[hi], %[t4]\n\t" \
+        "mulxq %[p2], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t4]\n\t" \
+        "adcxq %[hi], %[t5]\n\t" \
+        "mulxq %[p3], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t5]\n\t" \
+        "adcxq %[hi], %[t6]\n\t" \
+        "mulxq %[p4], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t6]\n\t" \
+        "adcxq %[hi], %[t0]\n\t" \
+        "mulxq %[p5], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t0]\n\t" \
+        "adcxq %[hi], %[t1]\n\t" \
+        "movl $0, %k[lo]\n\t" \
+        "adoxq %[lo], %[t1]\n\t" \
+        "movq %[t3], %%rdx\n\t" \
+        "imulq %[inv], %%rdx\n\t" \
+        "xorl %k[lo], %k[lo]\n\t" \
+        "mulxq %[p0], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t3]\n\t" \
+        "adcxq %[hi], %[t4]\n\t" \
+        "mulxq %[p1], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t4]\n\t" \
+        "adcxq %[hi], %[t5]\n\t" \
+        "mulxq %[p2], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t5]\n\t" \
+        "adcxq %[hi], %[t6]\n\t" \
+        "mulxq %[p3], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t6]\n\t" \
+        "adcxq %[hi], %[t0]\n\t" \
+        "mulxq %[p4], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t0]\n\t" \
+        "adcxq %[hi], %[t1]\n\t" \
+        "mulxq %[p5], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t1]\n\t" \
+        "adcxq %[hi], %[t2]\n\t" \
+        "movl $0, %k[lo]\n\t" \
+        "adoxq %[lo], %[t2]\n\t" \
+        "movq %[t4], %%rdx\n\t" \
+        "imulq %[inv], %%rdx\n\t" \
+        "xorl %k[lo], %k[lo]\n\t" \
+        "mulxq %[p0], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t4]\n\t" \
+        "adcxq %[hi], %[t5]\n\t" \
+        "mulxq %[p1], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t5]\n\t" \
+        "adcxq %[hi], %[t6]\n\t" \
+        "mulxq %[p2], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t6]\n\t" \
+        "adcxq %[hi], %[t0]\n\t" \
+        "mulxq %[p3], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t0]\n\t" \
+        "adcxq %[hi], %[t1]\n\t" \
+        "mulxq %[p4], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t1]\n\t" \
+        "adcxq %[hi], %[t2]\n\t" \
+        "mulxq %[p5], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t2]\n\t" \
+        "adcxq %[hi], %[t3]\n\t" \
+        "movl $0, %k[lo]\n\t" \
+        "adoxq %[lo], %[t3]\n\t" \
+        "movq %[t5], %%rdx\n\t" \
+        "imulq %[inv], %%rdx\n\t" \
+        "xorl %k[lo], %k[lo]\n\t" \
+        "mulxq %[p0], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t5]\n\t" \
+        "adcxq %[hi], %[t6]\n\t" \
+        "mulxq %[p1], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t6]\n\t" \
+        "adcxq %[hi], %[t0]\n\t" \
+        "mulxq %[p2], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t0]\n\t" \
+        "adcxq %[hi], %[t1]\n\t" \
+        "mulxq %[p3], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t1]\n\t" \
+        "adcxq %[hi], %[t2]\n\t" \
+        "mulxq %[p4], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t2]\n\t" \
+        "adcxq %[hi], %[t3]\n\t" \
+        "mulxq %[p5], %[lo], %[hi]\n\t" \
+        "adoxq %[lo], %[t3]\n\t" \
+        "adcxq %[hi], %[t4]\n\t" \
+        "movl $0, %k[lo]\n\t" \
+        "adoxq %[lo], %[t4]\n\t" \
+        "addq 48(%[a]), %[t6]\n\t" \
+        "adcq 56(%[a]), %[t0]\n\t" \
+        "adcq 64(%[a]), %[t1]\n\t" \
+        "adcq 72(%[a]), %[t2]\n\t" \
+        "adcq 80(%[a]), %[t3]\n\t" \
+        "adcq 88(%[a]), %[t4]\n\t" \
+        "subq %[p0], %[t6]\n\t" \
+        "sbbq %[p1], %[t0]\n\t" \
+        "sbbq %[p2], %[t1]\n\t" \
+        "sbbq %[p3], %[t2]\n\t" \
+        "sbbq %[p4], %[t3]\n\t" \
+        "sbbq %[p5], %[t4]\n\t" \
+        "sbbq %[hi], %[hi]\n\t" \
+        "clc\n\t" \
+        "movl $0, %k[lo]\n\t" \
+        "cmovnzq %[p0], %[lo]\n\t" \
+        "adcxq %[lo], %[t6]\n\t" \
+        "movl $0, %k[lo]\n\t" \
+        "cmovnzq %[p1], %[lo]\n\t" \
+        "adcxq %[lo], %[t0]\n\t" \
+        "movl $0, %k[lo]\n\t" \
+        "cmovnzq %[p2], %[lo]\n\t" \
+        "adcxq %[lo], %[t1]\n\t" \
+        "movl $0, %k[lo]\n\t" \
+        "cmovnzq %[p3], %[lo]\n\t" \
+        "adcxq %[lo], %[t2]\n\t" \
+        "movl $0, %k[lo]\n\t" \
+        "cmovnzq %[p4], %[lo]\n\t" \
+        "adcxq %[lo], %[t3]\n\t" \
+        "movl $0, %k[lo]\n\t" \
+        "cmovnzq %[p5], %[lo]\n\t" \
+        "adcxq %[lo], %[t4]\n\t" \
+        "movq %[t6], 0(%[r])\n\t" \
+        "movq %[t0], 8(%[r])\n\t" \
+        "movq %[t1], 16(%[r])\n\t" \
+        "movq %[t2], 24(%[r])\n\t" \
+        "movq %[t3], 32(%[r])\n\t" \
+        "movq %[t4], 40(%[r])\n\t" \
+        : [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [t4] "=&r"(t4), [t5] "=&r"(t5), [t6] "=&r"(t6), [lo] "=&r"(lo), [hi] "=&r"(hi) \
+        : [r] "r"(r_), [a] "r"(a_), [p0] "m"(FP[0]), [p1] "m"(FP[1]), [p2] "m"(FP[2]), [p3] "m"(FP[3]), [p4] "m"(FP[4]), [p5] "m"(FP[5]), [inv] "m"(FI) \
+        : "rdx", "cc", "memory"); \
+} while (0)
+#define ZP_FF_ASM_WSUB6(r_, a_, b_) do { \
+    uint64_t t0; \
+    __asm__( \
+        "movq 0(%[a]), %[t0]\n\t" \
+        "subq 0(%[b]), %[t0]\n\t" \
+        "movq %[t0], 0(%[r])\n\t" \
+        "movq 8(%[a]), %[t0]\n\t" \
+        "sbbq 8(%[b]), %[t0]\n\t" \
+        "movq %[t0], 8(%[r])\n\t" \
+        "movq 16(%[a]), %[t0]\n\t" \
+        "sbbq 16(%[b]), %[t0]\n\t" \
+        "movq %[t0], 16(%[r])\n\t" \
+        "movq 24(%[a]), %[t0]\n\t" \
+        "sbbq 24(%[b]), %[t0]\n\t" \
+        "movq %[t0], 24(%[r])\n\t" \
+        "movq 32(%[a]), %[t0]\n\t" \
+        "sbbq 32(%[b]), %[t0]\n\t" \
+        "movq %[t0], 32(%[r])\n\t" \
+        "movq 40(%[a]), %[t0]\n\t" \
+        "sbbq 40(%[b]), %[t0]\n\t" \
+        "movq %[t0], 40(%[r])\n\t" \
+        "movq 48(%[a]), %[t0]\n\t" \
+        "sbbq 48(%[b]), %[t0]\n\t" \
+        "movq %[t0], 48(%[r])\n\t" \
+        "movq 56(%[a]), %[t0]\n\t" \
+        "sbbq 56(%[b]), %[t0]\n\t" \
+        "movq %[t0], 56(%[r])\n\t" \
+        "movq 64(%[a]), %[t0]\n\t" \
+        "sbbq 64(%[b]), %[t0]\n\t" \
+        "movq %[t0], 64(%[r])\n\t" \
+        "movq 72(%[a]), %[t0]\n\t" \
+        "sbbq 72(%[b]), %[t0]\n\t" \
+        "movq %[t0], 72(%[r])\n\t" \
+        "movq 80(%[a]), %[t0]\n\t" \
+        "sbbq 80(%[b]), %[t0]\n\t" \
+        "movq %[t0], 80(%[r])\n\t" \
+        "movq 88(%[a]), %[t0]\n\t" \
+        "sbbq 88(%[b]), %[t0]\n\t" \
+        "movq %[t0], 88(%[r])\n\t" \
+        : "=m"(*(uint64_t(*)[12])(r_)), [t0] "=&r"(t0) \
+        : [r] "r"(r_), [a] "r"(a_), "m"(*(const uint64_t(*)[12])(a_)), [b] "r"(b_), "m"(*(const uint64_t(*)[12])(b_)) \
+        : "cc"); \
+} while (0)
+#define ZP_FF_ASM_WSUBP6(r_, a_, b_) do { \
+    uint64_t t0, t1, t2; \
+    __asm__( \
+        "movq 0(%[a]), %[t0]\n\t" \
+        "subq 0(%[b]), %[t0]\n\t" \
+        "movq %[t0], 0(%[r])\n\t" \
+        "movq 8(%[a]), %[t0]\n\t" \
+        "sbbq 8(%[b]), %[t0]\n\t" \
+        "movq %[t0], 8(%[r])\n\t" \
+        "movq 16(%[a]), %[t0]\n\t" \
+        "sbbq 16(%[b]), %[t0]\n\t" \
+        "movq %[t0], 16(%[r])\n\t" \
+        "movq 24(%[a]), %[t0]\n\t" \
+        "sbbq 24(%[b]), %[t0]\n\t" \
+        "movq %[t0], 24(%[r])\n\t" \
+        "movq 32(%[a]), %[t0]\n\t" \
+        "sbbq 32(%[b]), %[t0]\n\t" \
+        "movq %[t0], 32(%[r])\n\t" \
+        "movq 40(%[a]), %[t0]\n\t" \
+        "sbbq 40(%[b]), %[t0]\n\t" \
+        "movq %[t0], 40(%[r])\n\t" \
+        "movq 48(%[a]), %[t0]\n\t" \
+        "sbbq 48(%[b]), %[t0]\n\t" \
+        "movq %[t0], 48(%[r])\n\t" \
+        "movq 56(%[a]), %[t0]\n\t" \
+        "sbbq 56(%[b]), %[t0]\n\t" \
+        "movq %[t0], 56(%[r])\n\t" \
+        "movq 64(%[a]), %[t0]\n\t" \
+        "sbbq 64(%[b]), %[t0]\n\t" \
+        "movq %[t0], 64(%[r])\n\t" \
+        "movq 72(%[a]), %[t0]\n\t" \
+        "sbbq 72(%[b]), %[t0]\n\t" \
+        "movq %[t0], 72(%[r])\n\t" \
+        "movq 80(%[a]), %[t0]\n\t" \
+        "sbbq 80(%[b]), %[t0]\n\t" \
+        "movq %[t0], 80(%[r])\n\t" \
+        "movq 88(%[a]), %[t0]\n\t" \
+        "sbbq 88(%[b]), %[t0]\n\t" \
+        "movq %[t0], 88(%[r])\n\t" \
+        "sbbq %[t2], %[t2]\n\t" \
+        "clc\n\t" \
+        "movq 48(%[r]), %[t0]\n\t" \
+        "movl $0, %k[t1]\n\t" \
+        "cmovnzq %[p0], %[t1]\n\t" \
+        "adcxq %[t1], %[t0]\n\t" \
+        "movq %[t0], 48(%[r])\n\t" \
+        "movq 56(%[r]), %[t0]\n\t" \
+        "movl $0, %k[t1]\n\t" \
+        "cmovnzq %[p1], %[t1]\n\t" \
+        "adcxq %[t1], %[t0]\n\t" \
+        "movq %[t0], 56(%[r])\n\t" \
+        "movq 64(%[r]), %[t0]\n\t" \
+        "movl $0, %k[t1]\n\t" \
+        "cmovnzq %[p2], %[t1]\n\t" \
+        "adcxq %[t1], %[t0]\n\t" \
+        "movq %[t0], 64(%[r])\n\t" \
+        "movq 72(%[r]), %[t0]\n\t" \
+        "movl $0, %k[t1]\n\t" \
+        "cmovnzq %[p3], %[t1]\n\t" \
+        "adcxq %[t1], %[t0]\n\t" \
+        "movq %[t0], 72(%[r])\n\t" \
+        "movq 80(%[r]), %[t0]\n\t" \
+        "movl $0, %k[t1]\n\t" \
+        "cmovnzq %[p4], %[t1]\n\t" \
+        "adcxq %[t1], %[t0]\n\t" \
+        "movq %[t0], 80(%[r])\n\t" \
+        "movq 88(%[r]), %[t0]\n\t" \
+        "movl $0, %k[t1]\n\t" \
+        "cmovnzq %[p5], %[t1]\n\t" \
+        "adcxq %[t1], %[t0]\n\t" \
+        "movq %[t0], 88(%[r])\n\t" \
+        : "=m"(*(uint64_t(*)[12])(r_)), [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2) \
+        : [r] "r"(r_), [a] "r"(a_), "m"(*(const uint64_t(*)[12])(a_)), [b] "r"(b_), "m"(*(const uint64_t(*)[12])(b_)), [p0] "m"(FP[0]), [p1] "m"(FP[1]), [p2] "m"(FP[2]), [p3] "m"(FP[3]), [p4] "m"(FP[4]), [p5] "m"(FP[5]) \
+        : "cc"); \
+} while (0)
+#define ZP_FF_ASM_ADDNR6(r_, a_, b_) do { \
+    uint64_t t0; \
+    __asm__( \
+        "movq 0(%[a]), %[t0]\n\t" \
+        "addq 0(%[b]), %[t0]\n\t" \
+        "movq %[t0], 0(%[r])\n\t" \
+        "movq 8(%[a]), %[t0]\n\t" \
+        "adcq 8(%[b]), %[t0]\n\t" \
+        "movq %[t0], 8(%[r])\n\t" \
+        "movq 16(%[a]), %[t0]\n\t" \
+        "adcq 16(%[b]), %[t0]\n\t" \
+        "movq %[t0], 16(%[r])\n\t" \
+        "movq 24(%[a]), %[t0]\n\t" \
+        "adcq 24(%[b]), %[t0]\n\t" \
+        "movq %[t0], 24(%[r])\n\t" \
+        "movq 32(%[a]), %[t0]\n\t" \
+        "adcq 32(%[b]), %[t0]\n\t" \
+        "movq %[t0], 32(%[r])\n\t" \
+        "movq 40(%[a]), %[t0]\n\t" \
+        "adcq 40(%[b]), %[t0]\n\t" \
+        "movq %[t0], 40(%[r])\n\t" \
+        : "=m"(*(uint64_t(*)[6])(r_)), [t0] "=&r"(t0) \
+        : [r] "r"(r_), [a] "r"(a_), "m"(*(const uint64_t(*)[6])(a_)), [b] "r"(b_), "m"(*(const uint64_t(*)[6])(b_)) \
+        : "cc"); \
+} while (0)
 #endif
 
 #define FI FF_XCAT3(zp_ffinv_, FF, _)
@@ -787,5 +1541,25 @@ static inline void FF_XCAT3(zp_, FF, _add_inl)(FT *r, const FT *a, const FT *b)
 static inline void FF_XCAT3(zp_, FF, _sub_inl)(FT *r, const FT *a, const FT *b)
 {
     FF_XCAT3(ZP_FF_ASM_SUB, FF_N, )(r->l, a->l, b->l);
+}
+static inline void FF_XCAT3(zp_, FF, _mul_wide_inl)(uint64_t *r, const FT *a, const FT *b)
+{
+    FF_XCAT3(ZP_FF_ASM_MULWIDE, FF_N, )(r, a->l, b->l);
+}
+static inline void FF_XCAT3(zp_, FF, _redc_inl)(FT *r, const uint64_t *u)
+{
+    FF_XCAT3(ZP_FF_ASM_REDC, FF_N, )(r->l, u);
+}
+static inline void FF_XCAT3(zp_, FF, _wsub_inl)(uint64_t *r, const uint64_t *a, const uint64_t *b)
+{
+    FF_XCAT3(ZP_FF_ASM_WSUB, FF_N, )(r, a, b);
+}
+static inline void FF_XCAT3(zp_, FF, _wsubp_inl)(uint64_t *r, const uint64_t *a, const uint64_t *b)
+{
+    FF_XCAT3(ZP_FF_ASM_WSUBP, FF_N, )(r, a, b);
+}
+static inline void FF_XCAT3(zp_, FF, _add_nr_inl)(FT *r, const FT *a, const FT *b)
+{
+    FF_XCAT3(ZP_FF_ASM_ADDNR, FF_N, )(r->l, a->l, b->l);
 }
 #undef FI

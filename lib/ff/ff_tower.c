@@ -10,15 +10,19 @@
 #define C bn254
 #define FQ fq_bn254
 #define XI0 9
+#define ZP_FQ_N 4
 #include "lib/ff/ff_tower_impl.h"
 #undef C
 #undef FQ
 #undef XI0
+#undef ZP_FQ_N
 
 #define C bls12_381
 #define FQ fq_bls12_381
 #define XI0 1
+#define ZP_FQ_N 6
 #include "lib/ff/ff_tower_impl.h"
 #undef C
 #undef FQ
 #undef XI0
+#undef ZP_FQ_N

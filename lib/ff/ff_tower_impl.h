@@ -65,17 +65,23 @@ void E2(conj)(E2T *r, const E2T *a)
     r->c0 = a->c0;
     Q(neg_inl)(&r->c1, &a->c1);
 }
+/* Karatsuba with lazy reduction: three double-width products, two Montgomery reductions.
+ * c1 = (a0+a1)(b0+b1) - a0b0 - a1b1 = a0b1 + a1b0 < 2p^2 (exact, unreduced sums < 2p);
+ * c0 = a0b0 - a1b1, plus p*R if negative; both < p*R as redc requires (2p < R). */
 void E2(mul)(E2T *r, const E2T *a, const E2T *b)
 {
-    QT t0, t1, s0, s1;
-    Q(mul_inl)(&t0, &a->c0, &b->c0);
-    Q(mul_inl)(&t1, &a->c1, &b->c1);
-    Q(add_inl)(&s0, &a->c0, &a->c1);
-    Q(add_inl)(&s1, &b->c0, &b->c1);
-    Q(mul_inl)(&s0, &s0, &s1);
-    Q(sub_inl)(&r->c0, &t0, &t1);
-    Q(sub_inl)(&s0, &s0, &t0);
-    Q(sub_inl)(&r->c1, &s0, &t1);
+    uint64_t t0[2 * ZP_FQ_N], t1[2 * ZP_FQ_N], t2[2 * ZP_FQ_N];
+    QT s0, s1;
+    Q(add_nr_inl)(&s0, &a->c0, &a->c1);
+    Q(add_nr_inl)(&s1, &b->c0, &b->c1);
+    Q(mul_wide_inl)(t0, &a->c0, &b->c0);
+    Q(mul_wide_inl)(t1, &a->c1, &b->c1);
+    Q(mul_wide_inl)(t2, &s0, &s1);
+    Q(wsub_inl)(t2, t2, t0);
+    Q(wsub_inl)(t2, t2, t1);
+    Q(wsubp_inl)(t0, t0, t1);
+    Q(redc_inl)(&r->c0, t0);
+    Q(redc_inl)(&r->c1, t2);
 }
 void E2(sqr)(E2T *r, const E2T *a)
 {

@@ -179,6 +179,127 @@ def sqr_asm(n):
     return s, W[:4]
 
 
+
+def mulwide_asm(n):
+    """r[0..2n) = a*b (plain integers < 2^(64n)); finished limbs are stored as they complete."""
+    T = ['%%[t%d]' % k for k in range(n + 1)]
+    L, H = '%[lo]', '%[hi]'
+    s = []
+    for i in range(n):
+        s.append('movq %d(%%[b]), %%%%rdx' % (8 * i))
+        if i == 0:
+            s.append('xorl %k[lo], %k[lo]')
+            s.append('mulxq 0(%%[a]), %s, %s' % (T[0], T[1]))
+            for j in range(1, n):
+                s.append('mulxq %d(%%[a]), %s, %s' % (8 * j, L, T[j + 1]))
+                s.append('adcxq %s, %s' % (L, T[j]))
+            s.append('movl $0, %k[lo]')
+            s.append('adcxq %s, %s' % (L, T[n]))
+        else:
+            s.append('xorl %s, %s' % (T[n].replace('%[', '%k['), T[n].replace('%[', '%k[')))
+            for j in range(n):
+                s.append('mulxq %d(%%[a]), %s, %s' % (8 * j, L, H))
+                s.append('adoxq %s, %s' % (L, T[j]))
+                s.append('adcxq %s, %s' % (H, T[j + 1]))
+            s.append('movl $0, %k[lo]')
+            s.append('adoxq %s, %s' % (L, T[n]))
+        s.append('movq %s, %d(%%[r])' % (T[0], 8 * i))
+        T = T[1:] + T[:1]
+    for j in range(n):
+        s.append('movq %s, %d(%%[r])' % (T[j], 8 * (n + j)))
+    return s, []
+
+
+def redc_asm(n):
+    """r = u / 2^(64n) mod p for u < p 2^(64n) (2n limbs at [a]): Montgomery reduction of the
+    low half (result <= p), plus the high half (< p), minus p if needed."""
+    T = ['%%[t%d]' % k for k in range(n + 1)]
+    L, H = '%[lo]', '%[hi]'
+    s = ['movq %d(%%[a]), %s' % (8 * j, T[j]) for j in range(n)]
+    s.append('xorl %s, %s' % (T[n].replace('%[', '%k['), T[n].replace('%[', '%k[')))
+    for i in range(n):
+        s += reduce_round(n, T, L, H)
+        T = T[1:] + T[:1]
+    for j in range(n):
+        s.append('%s %d(%%[a]), %s' % ('addq' if j == 0 else 'adcq', 8 * (n + j), T[j]))
+    if n == 4:
+        s += final_sub_cmov(T[:n], [T[n], L, H, '%%rdx'])
+    else:
+        s += final_sub_mask(T[:n], H, L)
+    s += ['movq %s, %d(%%[r])' % (T[j], 8 * j) for j in range(n)]
+    return s, T[:n]
+
+
+def wsub_asm(n, addp):
+    """r = a - b over 2n limbs; with addp, p*2^(64n) is added back if that borrowed."""
+    X, Y, M = '%[t0]', '%[t1]', '%[t2]'
+    s = []
+    for j in range(2 * n):
+        s.append('movq %d(%%[a]), %s' % (8 * j, X))
+        s.append('%s %d(%%[b]), %s' % ('subq' if j == 0 else 'sbbq', 8 * j, X))
+        s.append('movq %s, %d(%%[r])' % (X, 8 * j))
+    if addp:
+        s += ['sbbq %s, %s' % (M, M), 'clc']
+        for j in range(n):
+            s.append('movq %d(%%[r]), %s' % (8 * (n + j), X))
+            s.append('movl $0, %k[t1]')
+            s.append('cmovnzq %%[p%d], %s' % (j, Y))
+            s.append('adcxq %s, %s' % (Y, X))
+            s.append('movq %s, %d(%%[r])' % (X, 8 * (n + j)))
+    return s, []
+
+
+def addnr_asm(n):
+    """r = a + b without reduction (caller guarantees no carry out of n limbs)."""
+    X = '%[t0]'
+    s = []
+    for j in range(n):
+        s.append('movq %d(%%[a]), %s' % (8 * j, X))
+        s.append('%s %d(%%[b]), %s' % ('addq' if j == 0 else 'adcq', 8 * j, X))
+        s.append('movq %s, %d(%%[r])' % (X, 8 * j))
+    return s, []
+
+
+def c_wide(name, n, body, kind):
+    """kinds: mulwide (r 2n, a n, b n), redc (r n, a 2n), wsub/wsubp (r, a, b all 2n),
+    addnr (r, a, b n). Memory operands describe exactly what is read and written."""
+    nt = {'mulwide': n + 1, 'redc': n + 1, 'wsub': 1, 'wsubp': 3, 'addnr': 1}[kind]
+    regs = ['t%d' % k for k in range(nt)]
+    if kind in ('mulwide', 'redc'):
+        regs += ['lo', 'hi']
+    rn = {'mulwide': 2 * n, 'redc': n, 'wsub': 2 * n, 'wsubp': 2 * n, 'addnr': n}[kind]
+    an = {'mulwide': n, 'redc': 2 * n, 'wsub': 2 * n, 'wsubp': 2 * n, 'addnr': n}[kind]
+    has_b = kind != 'redc'
+    lines = ['#define %s(r_, a_%s) do { \\' % (name, ', b_' if has_b else '')]
+    lines.append('    uint64_t %s; \\' % ', '.join(regs))
+    volatile = kind in ('redc', 'mulwide') and n == 6
+    lines.append('    __asm__%s( \\' % (' volatile' if volatile else ''))
+    for ins in body:
+        lines.append('        "%s\\n\\t" \\' % ins)
+    outs = ([] if volatile else ['"=m"(*(uint64_t(*)[%d])(r_))' % rn]) + ['[%s] "=&r"(%s)' % (x, x) for x in regs]
+    lines.append('        : %s \\' % ', '.join(outs))
+    ins = ['[r] "r"(r_)', '[a] "r"(a_)']
+    if not volatile:
+        ins.append('"m"(*(const uint64_t(*)[%d])(a_))' % an)
+    if has_b:
+        ins.append('[b] "r"(b_)')
+        if not volatile:
+            ins.append('"m"(*(const uint64_t(*)[%d])(b_))' % (n if kind in ('mulwide', 'addnr') else 2 * n))
+    if kind in ('redc', 'wsubp'):
+        ins += ['[p%d] "m"(FP[%d])' % (j, j) for j in range(n)]
+    if kind == 'redc':
+        ins.append('[inv] "m"(FI)')
+    lines.append('        : %s \\' % ', '.join(ins))
+    clob = ['"cc"']
+    if kind in ('mulwide', 'redc'):
+        clob.insert(0, '"rdx"')
+    if volatile:
+        clob.append('"memory"')
+    lines.append('        : %s); \\' % ', '.join(clob))
+    lines.append('} while (0)')
+    return lines
+
+
 def c_macro(name, n, body, outs, kind):
     """a statement macro NAME(r, a, b): operands name the template's FP (modulus limbs) and
     FI (-1/p mod 2^64) static constants, so they are RIP-relative memory operands."""
@@ -198,7 +319,8 @@ def c_macro(name, n, body, outs, kind):
     lines.append('    (void)0; \\')
     if kind == 'sqr':
         lines.append('    uintptr_t ap_ = (uintptr_t)(a_); \\')
-    lines.append('    __asm__( \\')
+    use_mem = kind == 'mul' and n == 6
+    lines.append('    __asm__%s( \\' % (' volatile' if use_mem else ''))
     stores = []
     for k, o in enumerate(outs):
         stores.append('movq %s, %d(%%[r])' % (o, 8 * k))
@@ -243,6 +365,12 @@ for n in (4, 6):
     out += c_macro('ZP_FF_ASM_SUB%d' % n, n, body, outs, 'add')
 body, outs = sqr_asm(4)
 out += c_macro('ZP_FF_ASM_SQR4', 4, body, outs, 'sqr')
+for n in (4, 6):
+    out += c_wide('ZP_FF_ASM_MULWIDE%d' % n, n, mulwide_asm(n)[0], 'mulwide')
+    out += c_wide('ZP_FF_ASM_REDC%d' % n, n, redc_asm(n)[0], 'redc')
+    out += c_wide('ZP_FF_ASM_WSUB%d' % n, n, wsub_asm(n, False)[0], 'wsub')
+    out += c_wide('ZP_FF_ASM_WSUBP%d' % n, n, wsub_asm(n, True)[0], 'wsubp')
+    out += c_wide('ZP_FF_ASM_ADDNR%d' % n, n, addnr_asm(n)[0], 'addnr')
 out += ['#endif', '',
         '#define FI FF_XCAT3(zp_ffinv_, FF, _)',
         'static const uint64_t FI = FF_XCAT3(FFC_, FF, _INV);',
@@ -265,6 +393,26 @@ out += ['#endif', '',
         'static inline void FF_XCAT3(zp_, FF, _sub_inl)(FT *r, const FT *a, const FT *b)',
         '{',
         '    FF_XCAT3(ZP_FF_ASM_SUB, FF_N, )(r->l, a->l, b->l);',
+        '}',
+        'static inline void FF_XCAT3(zp_, FF, _mul_wide_inl)(uint64_t *r, const FT *a, const FT *b)',
+        '{',
+        '    FF_XCAT3(ZP_FF_ASM_MULWIDE, FF_N, )(r, a->l, b->l);',
+        '}',
+        'static inline void FF_XCAT3(zp_, FF, _redc_inl)(FT *r, const uint64_t *u)',
+        '{',
+        '    FF_XCAT3(ZP_FF_ASM_REDC, FF_N, )(r->l, u);',
+        '}',
+        'static inline void FF_XCAT3(zp_, FF, _wsub_inl)(uint64_t *r, const uint64_t *a, const uint64_t *b)',
+        '{',
+        '    FF_XCAT3(ZP_FF_ASM_WSUB, FF_N, )(r, a, b);',
+        '}',
+        'static inline void FF_XCAT3(zp_, FF, _wsubp_inl)(uint64_t *r, const uint64_t *a, const uint64_t *b)',
+        '{',
+        '    FF_XCAT3(ZP_FF_ASM_WSUBP, FF_N, )(r, a, b);',
+        '}',
+        'static inline void FF_XCAT3(zp_, FF, _add_nr_inl)(FT *r, const FT *a, const FT *b)',
+        '{',
+        '    FF_XCAT3(ZP_FF_ASM_ADDNR, FF_N, )(r->l, a->l, b->l);',
         '}',
         '#undef FI']
 print('\n'.join(out))

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# attempts.sh ZKPIPE SOURCE_ROOT - a partition whose GPU worker dies under it 3 times
+# (max-attempts 3) fails with the collected reasons; the job reports it; the slot comes back;
+# the next job still proves.
+. "$(dirname "$0")/lib.sh"
+ipc_init attempts "$1" "$2" --slots 2 --max-domain 1024 --max-attempts 3
+F=$FIX/bn128_chain
+ipc_hold gpu
+J=$(ipc_submit --zkey $F/circuit.zkey --request-id doomed $F/witness-0.wtns)
+for k in 1 2 3; do
+  ipc_wait_for "(.counters.deaths.gpu == $((k - 1))) and .slots.PROVING == 1 and ([.workers[] | select(.role == \"gpu\" and .held == 1)] | length) == 1"
+  G=$(ipc_worker_pid gpu)
+  ipc_log "attempt $k: kill -9 gpu worker $G"
+  kill -9 "$G"
+done
+"$ZKPIPE" await "$J" --timeout 120 >/dev/null 2>"$IPC_DIR/err"; rc=$?
+cat "$IPC_DIR/err" >&2
+[ $rc = 1 ] || ipc_fail "await exited $rc, expected 1"
+grep -q "partition 0 failed after 3 attempt" "$IPC_DIR/err" || ipc_fail "no failure after 3 attempts"
+[ "$(grep -o 'gpu worker pid' "$IPC_DIR/err" | wc -l)" = 3 ] || ipc_fail "the three reasons are not all listed"
+grep -q "gave up after 3 attempts" "$IPC_DIR/err" || ipc_fail "no 'gave up' reason"
+ipc_release gpu
+ipc_all_free
+J2=$(ipc_submit --zkey $F/circuit.zkey --request-id next $F/witness-1.wtns)
+"$ZKPIPE" await "$J2" --timeout 120 --out "$IPC_DIR/out" >/dev/null || ipc_fail "the next job failed"
+ipc_verify_all "$IPC_DIR/out" $F/verification_key.json 1
+echo "ipc attempts: OK"

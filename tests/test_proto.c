@@ -1,0 +1,164 @@
+/* test_proto.c - unit tests of proto/messages.c: every message round-trips through the strict
+ * codec; the decoders reject the wrong command, missing keys, wrong types, out-of-range values
+ * and every truncation of a valid frame. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/util/util.h"
+#include "proto/proto.h"
+
+static int fails;
+#define CHECK(c) do { if (!(c)) { fprintf(stderr, "%s:%d: CHECK failed: %s (%s)\n", __FILE__, __LINE__, #c, zp_err_msg()); fails++; } } while (0)
+
+static int decode(zp_frame_t *f, const uint8_t *b, size_t n) { return zp_frame_decode(f, b, n, ZP_FRAME_MAX_LIMIT); }
+
+/* every strict prefix of a valid frame must be refused by the frame decoder */
+static void truncations(const uint8_t *b, size_t n)
+{
+    zp_frame_t f;
+    for (size_t k = 0; k < n; k++) CHECK(decode(&f, b, k) < 0);
+}
+
+static void t_hello(void)
+{
+    zp_msg_hello_t m = {.role = ZP_ROLE_GPU, .instance = 3, .incarnation = 0x1234567890abcdefULL, .pid = 4242,
+                        .capabilities = ZP_CAP_CUDA, .credits = 2, .name = zp_str("gpu-worker cuda:0"), .n_held = 2};
+    m.held[0] = (zp_held_t){1, 77}; m.held[1] = (zp_held_t){5, 9};
+    uint8_t *b; size_t n;
+    zp_frame_t f;
+    zp_msg_hello_t d;
+    CHECK(zp_msg_hello_encode(&b, &n, &m) == 0);
+    CHECK(decode(&f, b, n) == 0);
+    CHECK(zp_msg_hello_decode(&d, &f) == 0);
+    CHECK(d.role == m.role && d.instance == 3 && d.incarnation == m.incarnation && d.pid == 4242 && d.credits == 2);
+    CHECK(d.n_held == 2 && d.held[1].slot == 5 && d.held[1].gen == 9 && zp_str_eq(d.name, "gpu-worker cuda:0"));
+    zp_msg_heartbeat_t hb;
+    CHECK(zp_msg_heartbeat_decode(&hb, &f) == ZP_EPROTO);   /* wrong command */
+    truncations(b, n);
+    free(b);
+    m.credits = 0;                                          /* out of range */
+    CHECK(zp_msg_hello_encode(&b, &n, &m) == 0);
+    CHECK(decode(&f, b, n) == 0);
+    CHECK(zp_msg_hello_decode(&d, &f) == ZP_EPROTO);
+    free(b);
+    m.credits = 1; m.role = 7;
+    CHECK(zp_msg_hello_encode(&b, &n, &m) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_hello_decode(&d, &f) == ZP_EPROTO);
+    free(b);
+}
+
+static void t_assign_done_fail(void)
+{
+    zp_msg_assign_t a = {.slot = 2, .gen = 10, .in_gen = 9, .payload_gen = 7, .stage = ZP_ROLE_FINAL, .job = 5, .part = 3,
+                         .attempt = 2, .priority = ZP_PRIO_HIGH, .zkey = zp_str("/k.zkey"), .r1cs = zp_str(""),
+                         .wtns = zp_str(""), .epoch = 99};
+    uint8_t *b; size_t n;
+    zp_frame_t f;
+    zp_msg_assign_t da;
+    CHECK(zp_msg_assign_encode(&b, &n, &a) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_assign_decode(&da, &f) == 0);
+    CHECK(da.slot == 2 && da.gen == 10 && da.in_gen == 9 && da.payload_gen == 7 && da.stage == ZP_ROLE_FINAL &&
+          da.job == 5 && da.part == 3 && da.attempt == 2 && da.priority == 1 && da.epoch == 99 &&
+          zp_str_eq(da.zkey, "/k.zkey") && da.r1cs.len == 0);
+    truncations(b, n);
+    free(b);
+    a.stage = ZP_ROLE_SYNTH; /* synth needs a witness path */
+    CHECK(zp_msg_assign_encode(&b, &n, &a) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_assign_decode(&da, &f) == ZP_EPROTO);
+    free(b);
+    a.stage = ZP_ROLE_GPU; a.payload_gen = 0; /* later stages need the input generation */
+    CHECK(zp_msg_assign_encode(&b, &n, &a) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_assign_decode(&da, &f) == ZP_EPROTO);
+    free(b);
+
+    zp_msg_done_t d = {.slot = 1, .gen = 4, .new_gen = 5, .job = 8, .part = 2, .t_start = 100, .t_end = 200,
+                       .proof_json = zp_str("{\"pi_a\": 1}"), .public_json = zp_str("[\"1\"]")};
+    static const uint8_t bin[192] = {1, 2, 3};
+    d.proof_bin = bin; d.proof_bin_len = sizeof bin;
+    d.dt[ZP_DT_MSM] = 12345;
+    zp_msg_done_t dd;
+    CHECK(zp_msg_done_encode(&b, &n, &d) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_done_decode(&dd, &f) == 0);
+    CHECK(dd.new_gen == 5 && dd.dt[ZP_DT_MSM] == 12345 && dd.proof_bin_len == 192 && dd.proof_bin[2] == 3 &&
+          zp_str_eq(dd.public_json, "[\"1\"]"));
+    truncations(b, n);
+    free(b);
+    d.new_gen = 4;  /* must move forward */
+    CHECK(zp_msg_done_encode(&b, &n, &d) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_done_decode(&dd, &f) == ZP_EPROTO);
+    free(b);
+    d.new_gen = 5; d.t_end = 50; /* end before start */
+    CHECK(zp_msg_done_encode(&b, &n, &d) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_done_decode(&dd, &f) == ZP_EPROTO);
+    free(b);
+
+    zp_msg_fail_t fl = {.slot = 1, .gen = 4, .job = 8, .part = 2, .retryable = true, .code = ZP_EUNSAT,
+                        .payload_bad = true, .message = zp_str("constraint 3")};
+    zp_msg_fail_t df;
+    CHECK(zp_msg_fail_encode(&b, &n, &fl) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_fail_decode(&df, &f) == 0);
+    CHECK(df.retryable && df.payload_bad && df.code == ZP_EUNSAT && zp_str_eq(df.message, "constraint 3"));
+    free(b);
+}
+
+static void t_client(void)
+{
+    static zp_msg_submit_t s, ds;
+    s.request_id = zp_str("req-1"); s.zkey = zp_str("/a.zkey"); s.r1cs = zp_str("/a.r1cs"); s.priority = ZP_PRIO_CRITICAL;
+    s.n_wtns = 3;
+    s.wtns[0] = zp_str("/w0"); s.wtns[1] = zp_str("/w1"); s.wtns[2] = zp_str("/w2");
+    uint8_t *b; size_t n;
+    zp_frame_t f;
+    CHECK(zp_msg_submit_encode(&b, &n, &s) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_submit_decode(&ds, &f) == 0);
+    CHECK(ds.n_wtns == 3 && zp_str_eq(ds.wtns[2], "/w2") && ds.priority == 0 && zp_str_eq(ds.request_id, "req-1"));
+    truncations(b, n);
+    free(b);
+    s.n_wtns = 0;       /* a job needs partitions */
+    CHECK(zp_msg_submit_encode(&b, &n, &s) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_submit_decode(&ds, &f) == ZP_EPROTO);
+    free(b);
+    s.n_wtns = 1; s.request_id = zp_str("");   /* empty idempotency key */
+    CHECK(zp_msg_submit_encode(&b, &n, &s) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_submit_decode(&ds, &f) == ZP_EPROTO);
+    free(b);
+
+    zp_msg_part_result_t parts[2] = {
+        {.state = ZP_PART_DONE, .attempts = 1, .proof_json = zp_str("{}"), .public_json = zp_str("[]")},
+        {.state = ZP_PART_FAILED, .attempts = 3, .error = zp_str("bad witness")}};
+    zp_msg_result_t r = {.job = 4, .state = ZP_JOB_FAILED, .timed_out = false, .n_parts = 2, .parts = parts}, dr;
+    CHECK(zp_msg_result_encode(&b, &n, &r) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_result_decode(&dr, &f) == 0);
+    CHECK(dr.n_parts == 2 && dr.parts[1].state == ZP_PART_FAILED && zp_str_eq(dr.parts[1].error, "bad witness") &&
+          zp_str_eq(dr.parts[0].proof_json, "{}") && dr.state == ZP_JOB_FAILED);
+    zp_msg_result_free(&dr);
+    truncations(b, n);
+    free(b);
+
+    zp_msg_await_t aw = {.job = 3, .timeout_ms = 1500}, daw;
+    CHECK(zp_msg_await_encode(&b, &n, &aw) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_await_decode(&daw, &f) == 0 && daw.job == 3 && daw.timeout_ms == 1500);
+    free(b);
+    aw.job = 0;
+    CHECK(zp_msg_await_encode(&b, &n, &aw) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_await_decode(&daw, &f) == ZP_EPROTO);
+    free(b);
+
+    zp_msg_error_t e = {.code = ZP_ETOOBIG, .message = zp_str("too big")}, de;
+    CHECK(zp_msg_error_encode(&b, &n, &e) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_error_decode(&de, &f) == 0 && de.code == ZP_ETOOBIG);
+    free(b);
+    CHECK(zp_prio_parse("CRITICAL") == 0 && zp_prio_parse("low") == 3 && zp_prio_parse("2") == 2 &&
+          zp_prio_parse("urgent") == -1);
+}
+
+int main(void)
+{
+    t_hello();
+    t_assign_done_fail();
+    t_client();
+    if (fails) { fprintf(stderr, "test_proto: %d failure(s)\n", fails); return 1; }
+    printf("test_proto: OK\n");
+    return 0;
+}
