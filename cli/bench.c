@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/cli.h"
 #include "lib/fmt/fmt.h"
@@ -27,10 +28,60 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static void row(const char *name, uint64_t *v, int n)
+static uint64_t cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+enum { S_SYNTH, S_NTT, S_A, S_B1, S_C, S_H, S_FIN, S_G2, S_ASM, S_CHECK, S_TOTAL, S_N };
+static const char *stage_names[S_N] = {"synth (a,b,c)", "ntt + h", "msm A (G1)", "msm B1 (G1)", "msm C (G1)",
+                                       "msm H (G1)", "finalize", "  msm B2 (G2)", "  assemble", "  pairing check",
+                                       "PROVE TOTAL"};
+
+/* one proof, stage by stage, wall and process-CPU time of each (CPU time counts every thread
+ * and not the time spent waiting for a core: the fairer number on a busy machine) */
+static int one_proof(uint64_t *wall, uint64_t *cpu, const zp_g16_key_t *k, const zp_scalar_t *w,
+                     const zp_backend_ops_t *ops, zp_backend_t *be, zp_pool_t *pool, zp_scalar_t *buf)
+{
+    size_t n = k->domain_size, nc = (size_t)k->n_vars - k->n_public - 1;
+    zp_scalar_t *a = buf, *b = buf + n, *c = buf + 2 * n, *h = buf + 3 * n;
+    zp_g1_any_t part[ZP_G16_NMSM];
+    zp_g16_proof_t proof;
+    zp_g16_fin_times_t ft;
+    uint64_t w0 = zp_now_ns(), c0 = cpu_ns(), w1, c1;
+    int rc = 0;
+#define STAGE(id, call)                                  \
+    if (!rc) {                                           \
+        w1 = zp_now_ns(); c1 = cpu_ns();                 \
+        rc = (call);                                     \
+        wall[id] = zp_now_ns() - w1; cpu[id] = cpu_ns() - c1; \
+    }
+    STAGE(S_SYNTH, zp_g16_synth(k, w, NULL, a, b, c, pool))
+    STAGE(S_NTT, ops->compute_h(be, k, a, b, c, h, NULL))
+    STAGE(S_A, ops->msm_g1(be, k->curve, &part[ZP_G16_A], k->a, w, k->n_vars))
+    STAGE(S_B1, ops->msm_g1(be, k->curve, &part[ZP_G16_B1], k->b1, w, k->n_vars))
+    STAGE(S_C, ops->msm_g1(be, k->curve, &part[ZP_G16_C], k->c, w + k->n_public + 1, nc))
+    STAGE(S_H, ops->msm_g1(be, k->curve, &part[ZP_G16_H], k->h, h, n))
+    STAGE(S_FIN, zp_g16_finalize(k, w, part, NULL, NULL, &proof, pool, &ft))
+#undef STAGE
+    if (rc) return rc;
+    wall[S_G2] = ft.msm_g2_ns;
+    wall[S_ASM] = ft.assemble_ns;
+    wall[S_CHECK] = ft.check_ns;
+    cpu[S_G2] = cpu[S_ASM] = cpu[S_CHECK] = 0;
+    wall[S_TOTAL] = zp_now_ns() - w0;
+    cpu[S_TOTAL] = cpu_ns() - c0;
+    return 0;
+}
+
+static void row(const char *name, uint64_t *v, uint64_t *c, int n)
 {
     qsort(v, (size_t)n, sizeof *v, cmp_u64);
-    printf("  %-22s %10.2f %10.2f %10.2f\n", name, v[n / 2] / 1e6, v[0] / 1e6, v[n - 1] / 1e6);
+    qsort(c, (size_t)n, sizeof *c, cmp_u64);
+    if (c[n - 1]) printf("  %-18s %9.2f %9.2f %9.2f %9.2f\n", name, v[n / 2] / 1e6, v[0] / 1e6, v[n - 1] / 1e6, c[n / 2] / 1e6);
+    else printf("  %-18s %9.2f %9.2f %9.2f %9s\n", name, v[n / 2] / 1e6, v[0] / 1e6, v[n - 1] / 1e6, "");
 }
 
 static int bench_prove(int argc, char **argv)
@@ -52,59 +103,46 @@ static int bench_prove(int argc, char **argv)
     zp_zkey_t z = {0};
     zp_wtns_t wt = {0};
     zp_g16_key_t key = {0};
-    zp_scalar_t *w = NULL;
+    zp_scalar_t *w = NULL, *buf = NULL;
     zp_backend_t *be = NULL;
     zp_pool_t *pool = NULL;
     const zp_backend_ops_t *ops = &zp_backend_cpu;
     zp_backend_cfg_t cfg = {.threads = threads};
-    enum { S_SYNTH, S_NTT, S_A, S_B1, S_C, S_H, S_G1, S_G2, S_ASM, S_CHECK, S_FIN, S_TOTAL, S_N };
-    static const char *names[S_N] = {"synth (a,b,c)", "ntt + h", "msm A", "msm B1", "msm C", "msm H",
-                                     "g1 part total", "msm B2 (G2)", "assemble", "pairing check",
-                                     "finalize total", "PROVE TOTAL"};
-    uint64_t *v = calloc((size_t)S_N * reps, sizeof *v);
+    uint64_t *v = calloc((size_t)2 * S_N * reps, sizeof *v), *cv = v + (size_t)S_N * reps;
     if (!v) return 1;
 
-    uint64_t t0 = zp_now_ns();
+    uint64_t t0 = zp_now_ns(), c0 = cpu_ns();
     if ((rc = zp_zkey_open(&z, pos[0])) || (rc = zp_wtns_open(&wt, pos[1])) || (rc = zp_check_wtns_zkey(&wt, &z)) ||
         (rc = zp_g16_key_load(&key, &z)) || (rc = zp_g16_witness_load(&w, &wt))) {
         fprintf(stderr, "zkpipe bench: %s: %s\n", zp_strerror(rc), zp_err_msg());
         goto out;
     }
-    uint64_t t_load = zp_now_ns() - t0;
+    uint64_t t_load = zp_now_ns() - t0, c_load = cpu_ns() - c0;
     if ((rc = ops->open(&be, &cfg)) || (rc = ops->load_key(be, &key))) {
         fprintf(stderr, "zkpipe bench: backend: %s: %s\n", zp_strerror(rc), zp_err_msg());
         goto out;
     }
-    if (!(pool = zp_pool_new(threads))) goto out;
-    printf("bench prove: %s curve %s, nVars %u, nPublic %u, domain 2^%u, %u threads, %d reps\n", pos[0],
+    if (!(pool = zp_pool_new(threads)) || !(buf = calloc(4 * (size_t)key.domain_size, sizeof *buf))) goto out;
+    printf("bench prove: %s: %s, nVars %u, nPublic %u, domain 2^%u, %u threads, %d reps\n", pos[0],
            zp_curve_name(key.curve), key.n_vars, key.n_public, key.log_n, zp_pool_size(pool), reps);
-    printf("  key load (open+copy+point checks) %.2f ms\n", t_load / 1e6);
+    printf("  key load (open + copy + point checks): %.2f ms wall, %.2f ms cpu\n", t_load / 1e6, c_load / 1e6);
     for (int r = 0; r < reps; r++) {
-        zp_g16_proof_t proof;
-        zp_g16_prove_times_t tm;
-        if ((rc = zp_g16_prove(&proof, &key, w, NULL, NULL, NULL, ops, be, pool, &tm))) {
+        uint64_t wall[S_N], cpu[S_N];
+        if ((rc = one_proof(wall, cpu, &key, w, ops, be, pool, buf))) {
             fprintf(stderr, "zkpipe bench: prove: %s: %s\n", zp_strerror(rc), zp_err_msg());
             goto out;
         }
-        uint64_t *x = v + (size_t)r;
-        x[S_SYNTH * reps] = tm.synth_ns;
-        x[S_NTT * reps] = tm.g1.ntt_ns;
-        x[S_A * reps] = tm.g1.msm_ns[ZP_G16_A];
-        x[S_B1 * reps] = tm.g1.msm_ns[ZP_G16_B1];
-        x[S_C * reps] = tm.g1.msm_ns[ZP_G16_C];
-        x[S_H * reps] = tm.g1.msm_ns[ZP_G16_H];
-        x[S_G1 * reps] = tm.g1.total_ns;
-        x[S_G2 * reps] = tm.fin.msm_g2_ns;
-        x[S_ASM * reps] = tm.fin.assemble_ns;
-        x[S_CHECK * reps] = tm.fin.check_ns;
-        x[S_FIN * reps] = tm.fin.total_ns;
-        x[S_TOTAL * reps] = tm.total_ns;
+        for (int s = 0; s < S_N; s++) {
+            v[(size_t)s * reps + r] = wall[s];
+            cv[(size_t)s * reps + r] = cpu[s];
+        }
     }
-    printf("  %-22s %10s %10s %10s\n", "stage (ms)", "median", "min", "max");
-    for (int s = 0; s < S_N; s++) row(names[s], v + (size_t)s * reps, reps);
+    printf("  %-18s %9s %9s %9s %9s\n", "stage (ms)", "median", "min", "max", "cpu");
+    for (int s = 0; s < S_N; s++) row(stage_names[s], v + (size_t)s * reps, cv + (size_t)s * reps, reps);
     ret = 0;
 out:
     free(v);
+    free(buf);
     zp_pool_destroy(&pool);
     if (be) ops->close(&be);
     free(w);

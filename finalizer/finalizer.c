@@ -133,7 +133,7 @@ int main(int argc, char **argv, char **envp)
 {
     static fin_t F;
     const char *rundir_opt = NULL, *arena = "default";
-    unsigned instance = 0, credits = 2, threads = 0, hb = 500;
+    unsigned instance = 0, credits = 1, threads = 0, hb = 500;   /* 1: a queued task would hold a slot idle */
     char rundir[512], ep[600], name[64];
 
     setproctitle_init(argc, argv, envp);
