@@ -24,6 +24,7 @@
 #include <zmq.h>
 
 #include "broker/broker_int.h"
+#include "broker/journal.h"
 #include "lib/util/util.h"
 #include "proto/peer.h"
 
@@ -127,14 +128,20 @@ static void on_hello(brk_t *b, const uint8_t *id, size_t id_len, const zp_frame_
         w->inflight[i] = w->inflight[--w->n_inflight];
         if (p && p->state == PS_RUNNING && p->worker == w) {
             p->worker = NULL;
-            brk_part_failed(b, p, true, false, "worker lost the assignment (reconnected)");
+            /* not listed: it dropped the task unstarted (a RESET drops queued work) */
+            brk_part_requeue(b, p, true, false, false, "worker lost the assignment (reconnected)");
         }
     }
     for (size_t k = 0; k < m.n_held && w->n_inflight < BRK_MAX_INFLIGHT; k++) {
         bool known = false;
         for (unsigned i = 0; i < w->n_inflight; i++)
             if (w->inflight[i].slot == m.held[k].slot && w->inflight[i].gen == m.held[k].gen) known = true;
-        if (!known) w->inflight[w->n_inflight++] = (brk_inflight_t){m.held[k].slot, m.held[k].gen, NULL};
+        /* after a broker restart: a recovered partition still RUNNING in that slot at that
+         * generation is this worker's again; anything else stays an orphan (its credit is
+         * used until the worker reports it, and that report is dropped as stale) */
+        if (!known)
+            w->inflight[w->n_inflight++] = (brk_inflight_t){m.held[k].slot, m.held[k].gen,
+                                                            brk_recover_adopt(b, w, m.held[k].slot, m.held[k].gen)};
     }
 }
 
@@ -142,8 +149,18 @@ static void on_worker_msg(brk_t *b, const uint8_t *id, size_t id_len, const zp_f
 {
     brk_worker_t *w = worker_by_id(b, id, id_len);
     if (!w) {
-        /* unknown connection (we restarted, or declared it dead): ask it to start over */
+        /* unknown connection (we restarted, or declared it dead): ask it to start over, once:
+         * what it sent before its HELLO arrives is stale, and a second RESET would make it
+         * drop work we assigned after the HELLO */
         b->c.unknown_peer++;
+        uint64_t now = zp_now_ns(), win = (uint64_t)b->heartbeat_ms * 4u * 1000000u;
+        for (unsigned i = 0; i < 16; i++)
+            if (b->reset_sent[i].n == id_len && now - b->reset_sent[i].t < win && !memcmp(b->reset_sent[i].id, id, id_len))
+                return;
+        unsigned k = b->reset_head++ % 16;
+        memcpy(b->reset_sent[k].id, id, id_len);
+        b->reset_sent[k].n = id_len;
+        b->reset_sent[k].t = now;
         zp_msg_reset_t r = {.reason = zp_str("unknown worker: say HELLO")};
         uint8_t *buf; size_t len;
         if (zp_msg_reset_encode(&buf, &len, &r) == 0) brk_send(b, id, id_len, buf, len);
@@ -307,7 +324,10 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: zkpipe-broker [--runtime-dir DIR] [--arena NAME] [--slots N] [--max-domain N]\n"
                "                     [--max-vars N] [--heartbeat-ms MS] [--liveness N] [--max-attempts K]\n"
-               "                     [--max-frame BYTES]\n");
+               "                     [--max-frame BYTES] [--state-dir DIR] [--reset-state]\n"
+               "The journal (accepted jobs, finished proofs) is <state dir>/<arena>.journal; the state dir\n"
+               "defaults to $ZP_STATE_DIR, $XDG_STATE_HOME/zkpipe or ~/.local/state/zkpipe. A journal that\n"
+               "cannot be read is an error; --reset-state moves it aside and starts empty.\n");
 }
 
 static int parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out, const char *what)
@@ -327,7 +347,8 @@ int main(int argc, char **argv, char **envp)
 {
     static brk_t B;
     brk_t *b = &B;
-    const char *rundir_opt = NULL, *arena = "default";
+    const char *rundir_opt = NULL, *arena = "default", *state_opt = NULL;
+    bool reset_state = false, arena_reused = false;
     uint32_t hb = 500, maxframe = ZP_FRAME_MAX_DEFAULT;
     int rc;
 
@@ -337,7 +358,8 @@ int main(int argc, char **argv, char **envp)
     static const struct option opts[] = {
         {"runtime-dir", 1, 0, 'r'}, {"arena", 1, 0, 'a'}, {"slots", 1, 0, 's'}, {"max-domain", 1, 0, 'd'},
         {"max-vars", 1, 0, 'v'}, {"heartbeat-ms", 1, 0, 'H'}, {"liveness", 1, 0, 'l'},
-        {"max-attempts", 1, 0, 'k'}, {"max-frame", 1, 0, 'F'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+        {"max-attempts", 1, 0, 'k'}, {"max-frame", 1, 0, 'F'}, {"state-dir", 1, 0, 'S'},
+        {"reset-state", 0, 0, 'R'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -350,6 +372,8 @@ int main(int argc, char **argv, char **envp)
         case 'l': if (parse_u32(optarg, 2, 1000, &b->liveness, "liveness")) return 2; break;
         case 'k': if (parse_u32(optarg, 1, 100, &b->max_attempts, "max-attempts")) return 2; break;
         case 'F': if (parse_u32(optarg, 1024, ZP_FRAME_MAX_LIMIT, &maxframe, "max-frame")) return 2; break;
+        case 'S': state_opt = optarg; break;
+        case 'R': reset_state = true; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -384,20 +408,57 @@ int main(int argc, char **argv, char **envp)
     uint64_t sb = zp_shm_slot_bytes_for(b->max_vars, b->max_domain, 32);
     zp_shm_cfg_t cfg = {.name = b->arena_name, .n_slots = b->n_slots, .slot_bytes = sb};
     if (!sb) { fprintf(stderr, "zkpipe-broker: slot size overflows\n"); rc = 1; goto out_pid; }
+    /* the journal: every accepted job and finished proof of this deployment */
+    char sdir[512];
+    if ((rc = brk_jr_state_dir(sdir, sizeof sdir, state_opt, true)) < 0 ||
+        snprintf(b->jr_path, sizeof b->jr_path, "%s/%s.journal", sdir, b->arena_name + 1) >= (int)sizeof b->jr_path) {
+        fprintf(stderr, "zkpipe-broker: state directory: %s\n", rc < 0 ? zp_err_msg() : "path too long");
+        rc = 1;
+        goto out_pid;
+    }
+    if ((rc = brk_jr_open(&b->jr, b->jr_path, reset_state)) < 0 || (rc = brk_jr_load(b->jr, b)) < 0) {
+        fprintf(stderr, "zkpipe-broker: cannot use the journal: %s\n"
+                        "zkpipe-broker: refusing to start without the accepted jobs it records; fix or move the file,\n"
+                        "zkpipe-broker: or start with --reset-state to set it aside and start empty\n", zp_err_msg());
+        rc = 1;
+        goto out_jr;
+    }
+    /* the arena: one left by a broker that died is reused when it checks out (its slots hold
+     * work in flight); anything else is replaced. We hold the pidfile. */
     rc = zp_shm_create(&b->arena, &cfg);
     if (rc == -EEXIST) {
-        zp_log(ZP_LOG_WARN, "arena %s exists (left by a previous broker): replacing it", b->arena_name);
-        zp_shm_unlink(b->arena_name, NULL);
-        rc = zp_shm_create(&b->arena, &cfg);
+        uint64_t jr_epoch = 0;
+        if (brk_jr_meta_get(b->jr, "arena_epoch", &jr_epoch) < 0) zp_log(ZP_LOG_WARN, "%s", zp_err_msg());
+        if (zp_shm_open(&b->arena, b->arena_name, NULL, 0) == 0 && zp_shm_n_slots(b->arena) == b->n_slots &&
+            zp_shm_slot_bytes(b->arena) == sb && jr_epoch && zp_shm_epoch(b->arena) == jr_epoch) {
+            zp_log(ZP_LOG_INFO, "arena %s exists (left by a previous broker) and checks out: reusing it", b->arena_name);
+            arena_reused = true;
+        } else {
+            zp_log(ZP_LOG_WARN, "arena %s exists (left by a previous broker) but does not match (%s): replacing it",
+                   b->arena_name, !b->arena ? zp_err_msg() : zp_shm_epoch(b->arena) != jr_epoch ?
+                   "its epoch is not the one the journal knows" : "other slot count or size");
+            zp_shm_close(&b->arena);
+            zp_shm_unlink(b->arena_name, NULL);
+            rc = zp_shm_create(&b->arena, &cfg);
+        }
+        if (arena_reused) rc = 0;
     }
     if (rc < 0) {
         fprintf(stderr, "zkpipe-broker: cannot create arena %s (%u slots of %llu bytes): %s %s\n", b->arena_name,
                 b->n_slots, (unsigned long long)sb, zp_strerror(rc), zp_err_msg());
-        goto out_pid;
+        goto out_jr;
     }
     b->epoch = zp_shm_epoch(b->arena);
+    if (!arena_reused && (rc = brk_jr_meta_set(b->jr, "arena_epoch", b->epoch)) < 0) {
+        fprintf(stderr, "zkpipe-broker: %s\n", zp_err_msg());
+        goto out_arena;
+    }
     b->slot_part = calloc(b->n_slots, sizeof *b->slot_part);
     if (!b->slot_part) { rc = -ENOMEM; goto out_arena; }
+    if ((rc = brk_recover(b, arena_reused)) < 0) {
+        fprintf(stderr, "zkpipe-broker: recovery: %s\n", zp_err_msg());
+        goto out_arena;
+    }
 
     zp_broker_endpoint(b->endpoint, sizeof b->endpoint, b->rundir);
     b->ctx = zmq_ctx_new();
@@ -441,6 +502,7 @@ int main(int argc, char **argv, char **envp)
         uint64_t now = zp_now_ns();
         if (now >= next_hb) {
             heartbeat_and_liveness(b);
+            brk_recover_expire(b);
             next_hb = now + (uint64_t)b->heartbeat_ms * 1000000u;
         }
         brk_dispatch(b);
@@ -464,6 +526,8 @@ out_zmq:
 out_arena:
     zp_shm_close(&b->arena);
     zp_shm_unlink(b->arena_name, NULL);
+out_jr:
+    brk_jr_close(&b->jr);
 out_pid:
     pidfile_remove(pfh);
     return rc < 0 ? 1 : rc;

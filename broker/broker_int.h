@@ -1,7 +1,8 @@
 /* broker_int.h - the broker's private state: job table, per-stage queues, workers, counters.
  * One thread owns all of it (the zmq_poll loop in broker.c); nothing here is locked.
  * Files: broker.c (sockets, loop, message handlers), sched.c (queues, dispatch, requeue,
- * cancel), report.c (status text/JSON, Chrome trace, await results). */
+ * cancel), report.c (status text/JSON, Chrome trace, await results), journal.c (SQLite
+ * write-ahead store), recover.c (restart: journal + arena -> queues). */
 #ifndef ZP_BROKER_INT_H
 #define ZP_BROKER_INT_H
 #include <stdbool.h>
@@ -42,6 +43,8 @@ typedef struct brk_part {
     char *proof_json, *public_json;
     uint8_t proof_bin[ZP_MSG_BIN_MAX];
     size_t proof_bin_len;
+    uint64_t adopt_deadline;    /* RUNNING with no worker after a broker restart: a worker's HELLO
+                                   listing (slot, word_gen) adopts it before this (recover.c) */
 } brk_part_t;
 
 typedef struct brk_job {
@@ -84,6 +87,8 @@ typedef struct {
         parts_done, parts_failed, jobs_submitted;
 } brk_counters_t;
 
+struct brk_journal;
+
 typedef struct brk {
     /* config */
     char rundir[512], endpoint[600], arena_name[ZP_SHM_NAME_MAX + 1];
@@ -105,6 +110,11 @@ typedef struct brk {
     uint64_t t_start;
     uint64_t job_seq;
     uint32_t claim_hint;
+    struct { uint8_t id[BRK_ID_MAX]; size_t n; uint64_t t; } reset_sent[16]; /* recent RESETs to unknown peers */
+    unsigned reset_head;
+    struct brk_journal *jr;     /* write-ahead store (journal.c) */
+    char jr_path[1024];
+    uint64_t jr_errors;         /* failed journal writes (logged; STATUS shows them) */
 } brk_t;
 
 /* broker.c */
@@ -119,11 +129,26 @@ void brk_on_done(brk_t *b, brk_worker_t *w, const zp_msg_done_t *m);
 void brk_on_fail(brk_t *b, brk_worker_t *w, const zp_msg_fail_t *m);
 /* the part's current attempt failed at its stage: requeue (retryable) or fail it */
 void brk_part_failed(brk_t *b, brk_part_t *p, bool retryable, bool redo_synth, const char *why);
+/* the same; count_attempt = false: the work was handed back unstarted, no attempt was spent */
+void brk_part_requeue(brk_t *b, brk_part_t *p, bool retryable, bool redo_synth, bool count_attempt, const char *why);
 int brk_submit(brk_t *b, const zp_msg_submit_t *m, brk_job_t **jp, bool *existed);
 int brk_cancel(brk_t *b, brk_job_t *j, uint32_t *freed);
 brk_job_t *brk_job_get(brk_t *b, uint64_t id);
 void brk_job_check_finished(brk_t *b, brk_job_t *j);
 void brk_release_slot(brk_t *b, brk_part_t *p);
+
+/* journal writes from the scheduler: log and count a failure, return it */
+int brk_journal_part(brk_t *b, const brk_part_t *p);
+int brk_journal_job(brk_t *b, const brk_job_t *j);
+
+/* recover.c */
+/* after brk_jr_load: reconcile unfinished partitions with the arena (arena_reused: it
+ * survived the previous broker) and queue them */
+int brk_recover(brk_t *b, bool arena_reused);
+/* requeue recovered RUNNING partitions no worker adopted in time */
+void brk_recover_expire(brk_t *b);
+/* a HELLO lists (slot, gen) this worker holds: adopt the recovered partition there, if any */
+brk_part_t *brk_recover_adopt(brk_t *b, brk_worker_t *w, uint32_t slot, uint64_t gen);
 
 /* report.c */
 char *brk_status_text(brk_t *b, bool json);

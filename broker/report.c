@@ -86,6 +86,9 @@ char *brk_status_text(brk_t *b, bool json)
         json_str(&s, b->endpoint);
         sb_printf(&s, ", \"arena\": ");
         json_str(&s, b->arena_name);
+        sb_printf(&s, ", \"journal\": {\"path\": ");
+        json_str(&s, b->jr_path);
+        sb_printf(&s, ", \"errors\": %llu}", (unsigned long long)b->jr_errors);
         sb_printf(&s, ", \"uptime_s\": %.3f, \"slots\": {\"total\": %u", (now - b->t_start) / 1e9, st.n_slots);
         for (unsigned k = 0; k < ZP_SLOT_NSTATES; k++) sb_printf(&s, ", \"%s\": %u", zp_shm_state_name(k), st.by_state[k]);
         sb_printf(&s, "}, \"queues\": {");

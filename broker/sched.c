@@ -16,7 +16,30 @@
 #include <string.h>
 
 #include "broker/broker_int.h"
+#include "broker/journal.h"
 #include "lib/util/util.h"
+
+/* ---------------------------------------------------------------- journal hooks */
+int brk_journal_part(brk_t *b, const brk_part_t *p)
+{
+    int rc = b->jr ? brk_jr_part(b->jr, p) : 0;
+    if (rc < 0) {
+        b->jr_errors++;
+        zp_log(ZP_LOG_ERROR, "job %llu part %u: NOT DURABLE: %s", (unsigned long long)p->job->id, p->idx, zp_err_msg());
+    }
+    return rc;
+}
+
+int brk_journal_job(brk_t *b, const brk_job_t *j)
+{
+    int rc = b->jr ? brk_jr_job_state(b->jr, j) : 0;
+    if (rc < 0) {
+        b->jr_errors++;
+        zp_log(ZP_LOG_ERROR, "job %llu: state %s NOT DURABLE: %s", (unsigned long long)j->id,
+               zp_job_state_name(j->state), zp_err_msg());
+    }
+    return rc;
+}
 
 brk_job_t *brk_job_get(brk_t *b, uint64_t id)
 {
@@ -101,6 +124,7 @@ void brk_job_check_finished(brk_t *b, brk_job_t *j)
     if (j->state != ZP_JOB_RUNNING || j->n_done + j->n_failed < j->n_parts) return;
     j->state = j->n_failed ? ZP_JOB_FAILED : ZP_JOB_DONE;
     j->t_finish = zp_now_ns();
+    brk_journal_job(b, j);
     zp_log(ZP_LOG_INFO, "job %llu (%s) %s: %u/%u partitions proved in %.3f s", (unsigned long long)j->id,
            j->request_id, zp_job_state_name(j->state), j->n_done, j->n_parts, (j->t_finish - j->t_submit) / 1e9);
     brk_waiters_poll(b, false);
@@ -113,16 +137,23 @@ static void part_final_fail(brk_t *b, brk_part_t *p)
     p->state = PS_FAILED;
     p->job->n_failed++;
     b->c.parts_failed++;
+    brk_journal_part(b, p);
     zp_log(ZP_LOG_WARN, "job %llu part %u failed: %s", (unsigned long long)p->job->id, p->idx, p->reasons);
     brk_job_check_finished(b, p->job);
 }
 
 void brk_part_failed(brk_t *b, brk_part_t *p, bool retryable, bool redo_synth, const char *why)
 {
+    brk_part_requeue(b, p, retryable, redo_synth, true, why);
+}
+
+void brk_part_requeue(brk_t *b, brk_part_t *p, bool retryable, bool redo_synth, bool count_attempt, const char *why)
+{
     unsigned stage = p->stage;
-    append_reason(p, why);
+    if (count_attempt) append_reason(p, why);
     p->worker = NULL;
-    if (!retryable || p->attempt >= b->max_attempts) {
+    p->adopt_deadline = 0;
+    if (!retryable || (count_attempt && p->attempt >= b->max_attempts)) {
         if (retryable) {
             char m[64];
             snprintf(m, sizeof m, "gave up after %u attempts", p->attempt);
@@ -131,8 +162,11 @@ void brk_part_failed(brk_t *b, brk_part_t *p, bool retryable, bool redo_synth, c
         part_final_fail(b, p);
         return;
     }
-    p->attempt++;
     b->c.requeued[stage]++;
+    if (count_attempt) {
+        p->attempt++;
+        brk_journal_part(b, p);     /* attempts and reasons survive a restart (max_attempts holds) */
+    }
     /* where to restart: synth needs no slot; gpu needs the sealed payload (READY); final needs
      * the committed G1 result (PROVED). A slot that moved on (the holder committed just before
      * it was declared dead) is taken as it is. */
@@ -172,6 +206,13 @@ void brk_part_failed(brk_t *b, brk_part_t *p, bool retryable, bool redo_synth, c
 }
 
 /* ---------------------------------------------------------------- submit / cancel */
+static void free_job(brk_job_t *j)
+{
+    if (j->parts)
+        for (uint32_t i = 0; i < j->n_parts; i++) free(j->parts[i].wtns);
+    free(j->parts); free(j->request_id); free(j->zkey); free(j->r1cs); free(j);
+}
+
 int brk_submit(brk_t *b, const zp_msg_submit_t *m, brk_job_t **jp, bool *existed)
 {
     for (size_t i = 0; i < b->n_jobs; i++)
@@ -204,6 +245,15 @@ int brk_submit(brk_t *b, const zp_msg_submit_t *m, brk_job_t **jp, bool *existed
         p->job = j; p->idx = i; p->slot = -1; p->attempt = 1; p->t_submit = j->t_submit;
         if (!(p->wtns = zp_str_dup(m->wtns[i]))) goto nomem;
     }
+    /* durable before the job id is acknowledged */
+    if (b->jr && brk_jr_job_add(b->jr, j) < 0) {
+        char why[600];
+        snprintf(why, sizeof why, "%s", zp_err_msg());
+        b->jr_errors++;
+        zp_log(ZP_LOG_ERROR, "job %s refused: %s", j->request_id, why);
+        free_job(j);
+        return zp_err_set(-EIO, "cannot record the job durably: %s", why);
+    }
     for (uint32_t i = 0; i < j->n_parts; i++)
         if (brk_q_push(b, &j->parts[i], ZP_ROLE_SYNTH) < 0) {
             for (uint32_t k = 0; k < i; k++) brk_q_remove(b, &j->parts[k]);
@@ -217,9 +267,7 @@ int brk_submit(brk_t *b, const zp_msg_submit_t *m, brk_job_t **jp, bool *existed
            j->request_id, j->n_parts, zp_prio_name(j->priority), j->zkey);
     return 0;
 nomem:
-    if (j->parts)
-        for (uint32_t i = 0; i < j->n_parts; i++) free(j->parts[i].wtns);
-    free(j->parts); free(j->request_id); free(j->zkey); free(j->r1cs); free(j);
+    free_job(j);
     return zp_err_set(-ENOMEM, "out of memory");
 }
 
@@ -247,6 +295,7 @@ int brk_cancel(brk_t *b, brk_job_t *j, uint32_t *freed)
     }
     j->state = ZP_JOB_CANCELED;
     j->t_finish = zp_now_ns();
+    brk_journal_job(b, j);
     zp_log(ZP_LOG_INFO, "job %llu canceled; %u slot(s) freed", (unsigned long long)j->id, *freed);
     brk_waiters_poll(b, false);
     return 0;
@@ -417,6 +466,7 @@ void brk_on_done(brk_t *b, brk_worker_t *w, const zp_msg_done_t *m)
         p->state = PS_DONE;
         p->job->n_done++;
         b->c.parts_done++;
+        brk_journal_part(b, p);   /* before any AWAIT can see the proof */
         brk_job_check_finished(b, p->job);
     }
 }
@@ -438,6 +488,16 @@ void brk_on_fail(brk_t *b, brk_worker_t *w, const zp_msg_fail_t *m)
     /* the worker may have moved the slot to FAILED (gen + 1): take that as the current word */
     uint64_t wd = zp_shm_slot_word_load(b->arena, m->slot);
     if (zp_shm_word_state(wd) == ZP_SLOT_FAILED && zp_shm_word_gen(wd) == p->word_gen + 1) p->word_gen++;
+    /* handed back unstarted by the stage harness (proto/peer.c: ZP_ESTALE, retryable, one of its
+     * fixed messages: shutting down, or revoked by a RESET): no attempt was spent. A worker that
+     * is shutting down gets no more work. (A flag in FAIL would be better than the text.) */
+    bool shutting = zp_str_eq(m->message, "worker shutting down");
+    if (m->code == ZP_ESTALE && m->retryable && !m->payload_bad &&
+        (shutting || zp_str_eq(m->message, "revoked before start") || zp_str_eq(m->message, "revoked"))) {
+        if (shutting) w->alive = false;
+        brk_part_requeue(b, p, true, false, false, why);
+        return;
+    }
     bool redo = m->payload_bad || (p->stage == ZP_ROLE_FINAL && m->code == ZP_EVERIFY);
     if (p->stage == ZP_ROLE_FINAL && m->code == ZP_EVERIFY) {
         /* a bad G1 result: prove it again from the (still sealed) payload */

@@ -91,12 +91,12 @@ int zp_cmd_prove(int argc, char **argv)
         fail(rc, "--r/--s");
         goto out;
     }
-    if ((rc = zp_g16_key_load(&key, &z))) { fail(rc, "loading the proving key"); goto out; }
+    if (!(pool = zp_pool_new(threads))) { fail(-ENOMEM, "thread pool"); goto out; }
+    if ((rc = zp_g16_key_load_pool(&key, &z, NULL, 0, pool))) { fail(rc, "loading the proving key"); goto out; }
     if ((rc = zp_g16_witness_load(&w, &wt))) { fail(rc, "loading the witness"); goto out; }
     uint64_t t1 = zp_now_ns();
     if ((rc = ops->open(&be, &cfg))) { fail(rc, "starting the cpu backend"); goto out; }
     if ((rc = ops->load_key(be, &key))) { fail(rc, "preparing the backend"); goto out; }
-    if (!(pool = zp_pool_new(threads))) { fail(-ENOMEM, "thread pool"); goto out; }
 
     zp_g16_proof_t proof;
     zp_g16_prove_times_t tm;

@@ -8,21 +8,44 @@
  * SIGKILL after 10 s). Signal handlers only set flags; the loop reaps with waitpid.
  * Config: --config FILE with `key = value` lines (# comments); keys are the long options
  * below without the dashes; command-line options win. Defaults work on a laptop.
- * Tests: tests/ipc/. */
+ *
+ * GPU workers: --gpu-workers-per-card K (default 1) on each CUDA device this host shows
+ * (CUDA_VISIBLE_DEVICES respected): --devices LIST, else the driver's count (libcuda's
+ * cuDeviceGetCount, asked in a short-lived child so the supervisor never holds CUDA state),
+ * else `nvidia-smi -L`, else /proc/driver/nvidia/gpus. No device (or a worker built without
+ * CUDA): one worker on the CPU backend, and a log line that says why. --gpu N (older option)
+ * sets the total instead. Test hook: ZP_TEST_FAKE_GPUS=N pretends N devices.
+ *
+ * Service manager: up binds its own notify socket (<rundir>/up-<pid>.notify) and hands it to
+ * every child as NOTIFY_SOCKET with WATCHDOG_USEC (--watchdog-sec, default 30; 0 = off) and
+ * WATCHDOG_PID, as systemd would. A child is up when it sends READY=1 (the broker: READY=1 or
+ * its socket file); when all are, up sends READY=1 to its own $NOTIFY_SOCKET (so
+ * `systemd-run -p Type=notify zkpipe up` works), STATUS= as children come and go, WATCHDOG=1
+ * from its loop when it has a watchdog, STOPPING=1 on stop. A child that once sent WATCHDOG=1
+ * and then misses its interval is sent SIGABRT (SIGKILL 5 s later) and restarted.
+ * Tests: tests/ipc/ (up_gpus.sh, notify.sh). */
+#include <ctype.h>
+#include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 #include "lib/util/util.h"
+#include "proto/notify.h"
 #include "proto/peer.h"
 
 static volatile sig_atomic_t g_stop, g_chld;
@@ -30,10 +53,12 @@ static void on_stop(int s) { (void)s; g_stop = 1; }
 static void on_chld(int s) { (void)s; g_chld = 1; }
 
 enum { K_RUNDIR, K_ARENA, K_SYNTH, K_GPU, K_FINAL, K_SLOTS, K_MAXDOM, K_MAXVARS, K_THREADS, K_HB, K_LIVE, K_ATTEMPTS,
-       K_BACKEND, K_DEVICES, K_GPU_CREDITS, K_SYNTH_CREDITS, K_FINAL_THREADS, K_SYNTH_THREADS, K_NKEYS };
+       K_BACKEND, K_DEVICES, K_GPU_CREDITS, K_SYNTH_CREDITS, K_FINAL_THREADS, K_SYNTH_THREADS, K_SYNTHS, K_FINALS,
+       K_PER_CARD, K_WATCHDOG, K_NKEYS };
 static const char *keys[K_NKEYS] = {"runtime-dir", "arena", "synth", "gpu", "final", "slots", "max-domain",
                                     "max-vars", "threads", "heartbeat-ms", "liveness", "max-attempts", "backend",
-                                    "devices", "gpu-credits", "synth-credits", "final-threads", "synth-threads"};
+                                    "devices", "gpu-credits", "synth-credits", "final-threads", "synth-threads",
+                                    "synths", "finalizers", "gpu-workers-per-card", "watchdog-sec"};
 
 typedef struct {
     const char *bin;
@@ -43,6 +68,9 @@ typedef struct {
     uint64_t started, backoff_ms, restart_at;
     unsigned restarts;
     char label[48];
+    /* notifications (reset at each start) */
+    bool ready, armed, slow_logged;
+    uint64_t last_ping, abort_at;
 } child_t;
 
 static char *dupv(const char *s) { return strdup(s ? s : ""); }
@@ -110,6 +138,11 @@ static void add(child_t *c, const char *opt, const char *v)
     c->argv[c->argc++] = dupv(v);
 }
 
+/* ---------------------------------------------------------------- notifications */
+static char g_notify_addr[120];     /* our socket, handed to children as NOTIFY_SOCKET */
+static uint64_t g_wd_usec;          /* children's WATCHDOG_USEC, 0 = off */
+static zp_watchdog_t g_wd;          /* our own watchdog (from our service manager) */
+
 static int spawn(child_t *c)
 {
     pid_t pid = fork();
@@ -121,17 +154,390 @@ static int spawn(child_t *c)
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
         signal(SIGCHLD, SIG_DFL);
+        /* we are the child's service manager: our socket, its own watchdog (up is single
+         * threaded, so setenv between fork and exec is safe) */
+        unsetenv("WATCHDOG_USEC");
+        unsetenv("WATCHDOG_PID");
+        if (g_notify_addr[0]) {
+            setenv("NOTIFY_SOCKET", g_notify_addr, 1);
+            if (g_wd_usec) {
+                char v[32];
+                snprintf(v, sizeof v, "%llu", (unsigned long long)g_wd_usec);
+                setenv("WATCHDOG_USEC", v, 1);
+                snprintf(v, sizeof v, "%d", (int)getpid());
+                setenv("WATCHDOG_PID", v, 1);
+            }
+        } else {
+            unsetenv("NOTIFY_SOCKET");
+        }
         execv(c->bin, c->argv);
         fprintf(stderr, "zkpipe up: exec %s: %s\n", c->bin, strerror(errno));
         _exit(127);
     }
     c->pid = pid;
     c->started = zp_now_ns();
+    c->ready = c->armed = c->slow_logged = false;
+    c->last_ping = c->started;
+    c->abort_at = 0;
     zp_log(ZP_LOG_INFO, "started %s: pid %d", c->label, (int)pid);
     return 0;
 }
 
+/* bind <rundir>/up-<pid>.notify (else an abstract name when the path is too long) */
+static int notify_open(const char *rundir)
+{
+    struct sockaddr_un sa;
+    unsigned len;
+    char path[600];
+    int k = snprintf(path, sizeof path, "%s/up-%d.notify", rundir, (int)getpid());
+    if (k > 0 && (size_t)k < sizeof g_notify_addr && zp_notify_addr(&sa, &len, path) == 0) {
+        memcpy(g_notify_addr, path, (size_t)k + 1);
+    } else {
+        uint64_t r = zp_incarnation_new();
+        snprintf(g_notify_addr, sizeof g_notify_addr, "@zkpipe-up-%d-%016llx", (int)getpid(), (unsigned long long)r);
+        if (zp_notify_addr(&sa, &len, g_notify_addr) < 0) goto fail;
+    }
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) goto fail;
+    int one = 1;
+    if (g_notify_addr[0] == '/') unlink(g_notify_addr);
+    if (bind(fd, (struct sockaddr *)&sa, len) < 0 || setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof one) < 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        goto fail;
+    }
+    if (g_notify_addr[0] == '/') chmod(g_notify_addr, 0600);
+    return fd;
+fail:
+    zp_log(ZP_LOG_WARN, "notify socket %s: %s; children's READY/WATCHDOG are not tracked", g_notify_addr,
+           strerror(errno));
+    g_notify_addr[0] = 0;
+    return -1;
+}
+
+static child_t *child_by_pid(child_t *ch, int n, pid_t pid)
+{
+    for (int i = 0; i < n; i++)
+        if (ch[i].pid == pid) return &ch[i];
+    return NULL;
+}
+
+/* read every queued notification; the sender is named by SCM_CREDENTIALS, never by content */
+static void notify_drain(int fd, child_t *ch, int n)
+{
+    for (int k = 0; k < 256; k++) {
+        char buf[4096];
+        union { struct cmsghdr h; char b[CMSG_SPACE(sizeof(struct ucred)) + CMSG_SPACE(16 * sizeof(int))]; } cm;
+        struct iovec iov = {buf, sizeof buf - 1};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = &cm, .msg_controllen = sizeof cm};
+        ssize_t r = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+        if (r < 0) return;
+        const struct ucred *cr = NULL;
+        for (struct cmsghdr *h = CMSG_FIRSTHDR(&mh); h; h = CMSG_NXTHDR(&mh, h)) {
+            if (h->cmsg_level != SOL_SOCKET) continue;
+            if (h->cmsg_type == SCM_CREDENTIALS && h->cmsg_len >= CMSG_LEN(sizeof *cr)) cr = (const void *)CMSG_DATA(h);
+            else if (h->cmsg_type == SCM_RIGHTS) {   /* we keep no file descriptors */
+                size_t nfd = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                for (size_t i = 0; i < nfd; i++) {
+                    int x;
+                    memcpy(&x, CMSG_DATA(h) + i * sizeof(int), sizeof x);
+                    close(x);
+                }
+            }
+        }
+        buf[r] = 0;
+        child_t *c = cr ? child_by_pid(ch, n, cr->pid) : NULL;
+        if (!c) { zp_log(ZP_LOG_DEBUG, "notification from pid %d (not a child) ignored", cr ? (int)cr->pid : -1); continue; }
+        char *save = NULL;
+        for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+            if (!strcmp(l, "READY=1")) {
+                if (!c->ready) zp_log(ZP_LOG_DEBUG, "%s (pid %d) ready", c->label, (int)c->pid);
+                c->ready = true;
+            } else if (!strcmp(l, "WATCHDOG=1")) {
+                c->armed = true;
+                c->last_ping = zp_now_ns();
+            } else if (!strcmp(l, "WATCHDOG=trigger")) {
+                c->armed = true;
+                c->last_ping = 0;
+            }
+            /* STATUS=, STOPPING=1 and the rest: nothing to do */
+        }
+    }
+}
+
+/* SIGABRT to a child that missed its watchdog, SIGKILL 5 s later */
+static void watchdog_children(child_t *ch, int n, uint64_t now)
+{
+    if (!g_wd_usec) return;
+    for (int i = 0; i < n; i++) {
+        child_t *c = &ch[i];
+        if (c->pid <= 0 || !c->armed) continue;
+        if (!c->abort_at && now - c->last_ping > g_wd_usec * 1000u) {
+            zp_log(ZP_LOG_WARN, "%s (pid %d): watchdog timeout (no WATCHDOG=1 for %.1f s, limit %.1f s): SIGABRT",
+                   c->label, (int)c->pid, c->last_ping ? (now - c->last_ping) / 1e9 : 0.0, g_wd_usec / 1e6);
+            kill(c->pid, SIGABRT);
+            c->abort_at = now;
+        } else if (c->abort_at && c->abort_at != UINT64_MAX && now - c->abort_at > 5000000000ull) {
+            zp_log(ZP_LOG_WARN, "%s (pid %d) did not die on SIGABRT: SIGKILL", c->label, (int)c->pid);
+            kill(c->pid, SIGKILL);
+            c->abort_at = UINT64_MAX;
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- devices */
+/* run argv (PATH search), capture up to n-1 bytes of stdout; exit status or -1 */
+static int run_capture(char *const argv[], char *out, size_t n, int timeout_ms)
+{
+    int fds[2];
+    out[0] = 0;
+    if (pipe2(fds, O_CLOEXEC) < 0) return -1;
+    pid_t pid = fork();
+    if (pid < 0) { close(fds[0]); close(fds[1]); return -1; }
+    if (pid == 0) {
+        dup2(fds[1], 1);
+        int dn = open("/dev/null", O_WRONLY);
+        if (dn >= 0) dup2(dn, 2);
+        unsetenv("NOTIFY_SOCKET");
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    close(fds[1]);
+    size_t got = 0;
+    uint64_t until = zp_now_ns() + (uint64_t)timeout_ms * 1000000u;
+    for (;;) {
+        uint64_t now = zp_now_ns();
+        if (now >= until) break;
+        struct pollfd pf = {fds[0], POLLIN, 0};
+        if (poll(&pf, 1, (int)((until - now) / 1000000u) + 1) <= 0) { if (errno == EINTR) continue; break; }
+        ssize_t r = read(fds[0], out + got, n - 1 - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += (size_t)r;
+        if (got == n - 1) break;
+    }
+    out[got] = 0;
+    close(fds[0]);
+    int st = 0;
+    if (waitpid(pid, &st, WNOHANG) == 0) { kill(pid, SIGKILL); waitpid(pid, &st, 0); return -1; }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+typedef int (*cu_init_fn)(unsigned);
+typedef int (*cu_count_fn)(int *);
+
+/* the CUDA driver's device count (CUDA_VISIBLE_DEVICES applied by the driver), asked in a
+ * child so this long-running supervisor holds no CUDA state. -1: no usable driver library. */
+static int count_cuda_driver(char *why, size_t n)
+{
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) < 0) { snprintf(why, n, "pipe: %s", strerror(errno)); return -1; }
+    pid_t pid = fork();
+    if (pid < 0) { close(fds[0]); close(fds[1]); snprintf(why, n, "fork: %s", strerror(errno)); return -1; }
+    if (pid == 0) {
+        char o[300];
+        void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+        if (!h) {
+            const char *e = dlerror();
+            snprintf(o, sizeof o, "-1 no CUDA driver library (%s)", e ? e : "libcuda.so.1 not found");
+        } else {
+            cu_init_fn init;
+            cu_count_fn cnt;
+            void *a = dlsym(h, "cuInit"), *b = dlsym(h, "cuDeviceGetCount");
+            memcpy(&init, &a, sizeof init);
+            memcpy(&cnt, &b, sizeof cnt);
+            int c = 0, r;
+            if (!a || !b) snprintf(o, sizeof o, "-1 libcuda.so.1 lacks cuInit/cuDeviceGetCount");
+            else if ((r = init(0)) == 100) snprintf(o, sizeof o, "0 the CUDA driver sees no device (CUDA_ERROR_NO_DEVICE)");
+            else if (r) snprintf(o, sizeof o, "0 cuInit failed with CUDA error %d", r);
+            else if ((r = cnt(&c)) != 0) snprintf(o, sizeof o, "0 cuDeviceGetCount failed with CUDA error %d", r);
+            else snprintf(o, sizeof o, "%d the CUDA driver", c);
+        }
+        ssize_t w = write(fds[1], o, strlen(o));
+        _exit(w < 0);
+    }
+    close(fds[1]);
+    char buf[300];
+    size_t got = 0;
+    struct pollfd pf = {fds[0], POLLIN, 0};
+    for (int t = 0; t < 60 && got < sizeof buf - 1; t++) {   /* cuInit can take seconds on big hosts */
+        if (poll(&pf, 1, 500) == 0) continue;
+        ssize_t r = read(fds[0], buf + got, sizeof buf - 1 - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    buf[got] = 0;
+    close(fds[0]);
+    if (waitpid(pid, NULL, WNOHANG) == 0) { kill(pid, SIGKILL); waitpid(pid, NULL, 0); }
+    char *e;
+    long v = strtol(buf, &e, 10);
+    if (e == buf || *e != ' ' || v < -1 || v > 4096) { snprintf(why, n, "the CUDA driver probe gave no answer"); return -1; }
+    snprintf(why, n, "%s", e + 1);
+    return (int)v;
+}
+
+/* devices left after CUDA_VISIBLE_DEVICES (for the counts that do not go through the driver):
+ * entries are indices or GPU-/MIG- UUIDs; the list ends at the first invalid entry */
+static int apply_visible(int physical)
+{
+    const char *v = getenv("CUDA_VISIBLE_DEVICES");
+    if (!v) return physical;
+    int count = 0;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", v);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        while (*t == ' ') t++;
+        char *e;
+        long d = strtol(t, &e, 10);
+        bool ok = (e != t && !*e && d >= 0 && d < physical) || !strncmp(t, "GPU-", 4) || !strncmp(t, "MIG-", 4);
+        if (!ok) break;
+        count++;
+    }
+    return count < physical ? count : physical;
+}
+
+static int count_devices(char *why, size_t n)
+{
+    int c = count_cuda_driver(why, n);
+    if (c >= 0) return c;
+    char drv_why[200], out[8192];
+    snprintf(drv_why, sizeof drv_why, "%s", why);
+    char *const smi[] = {"nvidia-smi", "-L", NULL};
+    if (run_capture(smi, out, sizeof out, 20000) == 0) {
+        int phys = 0;
+        for (char *l = out; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+            if (!strncmp(l, "GPU ", 4)) phys++;
+        c = apply_visible(phys);
+        snprintf(why, n, "%s; `nvidia-smi -L` lists %d GPU(s), %d visible", drv_why, phys, c);
+        return c;
+    }
+    DIR *d = opendir("/proc/driver/nvidia/gpus");
+    if (d) {
+        int phys = 0;
+        for (struct dirent *e; (e = readdir(d));) if (e->d_name[0] != '.') phys++;
+        closedir(d);
+        c = apply_visible(phys);
+        snprintf(why, n, "%s; /proc/driver/nvidia/gpus has %d GPU(s), %d visible", drv_why, phys, c);
+        return c;
+    }
+    snprintf(why, n, "%s; no nvidia-smi, no /proc/driver/nvidia", drv_why);
+    return 0;
+}
+
+/* the gpu-worker binary says which backends it was built with */
+static bool worker_has_cuda(const char *bin)
+{
+    char out[256];
+    char *const argv[] = {(char *)bin, "--backends", NULL};
+    if (run_capture(argv, out, sizeof out, 10000) != 0) return false;
+    return strstr(out, "cuda") != NULL;
+}
+
+/* gpu workers: devarg[i] = "N-K" (device N, k-th on it), or "" for the CPU backend. Returns
+ * the count, or -1 with a message. */
+static int plan_gpus(char (*devarg)[16], int max, const char *backend, const char *devices, const char *total,
+                     int per_card, const char *gpu_bin)
+{
+    int cards[64], ncards = 0, ntotal = total ? atoi(total) : 0;
+    char why[600] = "";
+    if (total && (ntotal < 1 || ntotal > max)) { fprintf(stderr, "zkpipe up: --gpu must be 1..%d\n", max); return -1; }
+    if (!strcmp(backend, "cpu")) {
+        int k = ntotal ? ntotal : 1;
+        for (int i = 0; i < k; i++) devarg[i][0] = 0;
+        zp_log(ZP_LOG_INFO, "--backend cpu: %d gpu worker(s) on the CPU backend", k);
+        return k;
+    }
+    const char *fake = getenv("ZP_TEST_FAKE_GPUS");
+    bool has_cuda = true;
+    if (devices) {
+        for (const char *p = devices; *p;) {
+            char *e;
+            long d = strtol(p, &e, 10);
+            if (e == p || d < 0 || d > 4095 || (*e && *e != ',') || ncards == 64) {
+                fprintf(stderr, "zkpipe up: --devices '%s': expected a list like 0,1,2 (at most 64)\n", devices);
+                return -1;
+            }
+            cards[ncards++] = (int)d;
+            p = *e ? e + 1 : e;
+        }
+        snprintf(why, sizeof why, "--devices %s", devices);
+    } else if (fake && *fake) {
+        int f = atoi(fake);
+        ncards = f < 0 ? 0 : f > 64 ? 64 : f;
+        for (int i = 0; i < ncards; i++) cards[i] = i;
+        snprintf(why, sizeof why, "ZP_TEST_FAKE_GPUS=%s (test hook)", fake);
+    } else {
+        int c = count_devices(why, sizeof why);
+        ncards = c > 64 ? 64 : c;
+        for (int i = 0; i < ncards; i++) cards[i] = i;
+    }
+    if (ncards > 0 && !(fake && *fake) && !(has_cuda = worker_has_cuda(gpu_bin)))
+        snprintf(why + strlen(why), sizeof why - strlen(why), "; but %.300s was built without CUDA", gpu_bin);
+    if (ncards == 0 || !has_cuda) {
+        if (!strcmp(backend, "cuda")) {
+            fprintf(stderr, "zkpipe up: --backend cuda but no usable CUDA device: %s\n", why);
+            return -1;
+        }
+        int k = ntotal ? ntotal : 1;
+        for (int i = 0; i < k; i++) devarg[i][0] = 0;
+        zp_log(ZP_LOG_WARN, "no CUDA device to use (%s): starting %d gpu worker(s) on the CPU backend", why, k);
+        return k;
+    }
+    int k = 0;
+    if (ntotal) {   /* --gpu N: N workers over the devices in turn */
+        for (; k < ntotal; k++) snprintf(devarg[k], sizeof devarg[k], "%d-%d", cards[k % ncards], k / ncards);
+    } else {
+        if (ncards * per_card > max) {
+            fprintf(stderr, "zkpipe up: %d device(s) x %d worker(s) is more than %d gpu workers\n", ncards, per_card, max);
+            return -1;
+        }
+        for (int c = 0; c < ncards; c++)
+            for (int j = 0; j < per_card; j++) snprintf(devarg[k++], sizeof devarg[0], "%d-%d", cards[c], j);
+    }
+    zp_log(ZP_LOG_INFO, "%d CUDA device(s) (%s): starting %d gpu worker(s)%s", ncards, why, k,
+           ntotal ? " (--gpu)" : per_card > 1 ? ", several per device" : ", one per device");
+    return k;
+}
+
 static bool file_exists(const char *p) { struct stat st; return stat(p, &st) == 0; }
+
+/* the broker's socket file, created after wall-clock time t0 (not one left by a dead broker) */
+static bool socket_fresh(const char *p, time_t t0)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_ctim.tv_sec >= t0 - 1;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: zkpipe up [--config FILE] [--runtime-dir DIR] [--arena NAME] [--synths N] [--finalizers N]\n"
+            "                 [--gpu-workers-per-card K] [--devices 0,1,...] [--gpu N] [--backend auto|cuda|cpu]\n"
+            "                 [--slots N] [--max-domain N] [--max-vars N] [--threads N] [--heartbeat-ms MS]\n"
+            "                 [--liveness N] [--max-attempts K] [--gpu-credits N] [--synth-credits N]\n"
+            "                 [--synth-threads N] [--final-threads N] [--watchdog-sec S]\n"
+            "GPU workers: K per CUDA device found (CUDA_VISIBLE_DEVICES respected), or one on the CPU\n"
+            "backend when there is none; --gpu N sets the total instead. --synth/--final: old names of\n"
+            "--synths/--finalizers. --watchdog-sec: children's watchdog (default 30, 0 = off).\n"
+            "Config file: `key = value` lines with the same keys. Ctrl-C stops the group.\n");
+}
+
+static int parse_count(const char *v, int dflt, int lo, int hi, const char *what)
+{
+    if (!v) return dflt;
+    char *e;
+    long x = strtol(v, &e, 10);
+    if (e == v || *e || x < lo || x > hi) {
+        fprintf(stderr, "zkpipe up: --%s '%s': expected %d..%d\n", what, v, lo, hi);
+        return -1;
+    }
+    return (int)x;
+}
+
+#define UP_MAX_GPU 128
 
 int zp_cmd_up(int argc, char **argv)
 {
@@ -141,30 +547,26 @@ int zp_cmd_up(int argc, char **argv)
     for (int i = 0; i < K_NKEYS; i++) opts[i] = (struct option){keys[i], 1, 0, 1000 + i};
     opts[K_NKEYS] = (struct option){"config", 1, 0, 'c'};
     opts[K_NKEYS + 1] = (struct option){"help", 0, 0, 'h'};
-    int c;
+    int c, ret = 1;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         if (c >= 1000 && c < 1000 + K_NKEYS) { free(val[c - 1000]); val[c - 1000] = strdup(optarg); }
         else if (c == 'c') config = optarg;
-        else {
-            fprintf(c == 'h' ? stdout : stderr,
-                    "usage: zkpipe up [--config FILE] [--runtime-dir DIR] [--arena NAME] [--synth N] [--gpu N]\n"
-                    "                 [--final N] [--slots N] [--max-domain N] [--max-vars N] [--threads N]\n"
-                    "                 [--heartbeat-ms MS] [--liveness N] [--max-attempts K] [--backend auto|cuda|cpu]\n"
-                    "                 [--devices 0,1,...] [--gpu-credits N] [--synth-credits N]\n"
-                    "                 [--synth-threads N] [--final-threads N]\n"
-                    "Config file: `key = value` lines with the same keys. Ctrl-C stops the group.\n");
-            return c == 'h' ? 0 : 2;
-        }
+        else { usage(c == 'h' ? stdout : stderr); return c == 'h' ? 0 : 2; }
     }
     if (optind != argc) { fprintf(stderr, "zkpipe up: unexpected argument '%s'\n", argv[optind]); return 2; }
     if (config && load_config(config, val) < 0) return 2;
-    int nsynth = val[K_SYNTH] ? atoi(val[K_SYNTH]) : 1, ngpu = val[K_GPU] ? atoi(val[K_GPU]) : 1,
-        nfinal = val[K_FINAL] ? atoi(val[K_FINAL]) : 1;
-    if (nsynth < 1 || ngpu < 1 || nfinal < 1 || nsynth + ngpu + nfinal > 60) {
-        fprintf(stderr, "zkpipe up: need at least one synth, gpu and final worker (at most 60 in all)\n");
+    int nsynth = parse_count(val[K_SYNTHS] ? val[K_SYNTHS] : val[K_SYNTH], 1, 1, 64, "synths");
+    int nfinal = parse_count(val[K_FINALS] ? val[K_FINALS] : val[K_FINAL], 1, 1, 64, "finalizers");
+    int per_card = parse_count(val[K_PER_CARD], 1, 1, 16, "gpu-workers-per-card");
+    int wd_sec = parse_count(val[K_WATCHDOG], 30, 0, 3600, "watchdog-sec");
+    const char *backend = val[K_BACKEND] ? val[K_BACKEND] : "auto";
+    if (nsynth < 0 || nfinal < 0 || per_card < 0 || wd_sec < 0) return 2;
+    if (strcmp(backend, "auto") && strcmp(backend, "cuda") && strcmp(backend, "cpu")) {
+        fprintf(stderr, "zkpipe up: --backend must be auto, cuda or cpu\n");
         return 2;
     }
+    g_wd_usec = (uint64_t)wd_sec * 1000000u;
     char rundir[512];
     if (zp_runtime_dir(rundir, sizeof rundir, val[K_RUNDIR], true) < 0) {
         fprintf(stderr, "zkpipe up: %s\n", zp_err_msg());
@@ -175,6 +577,9 @@ int zp_cmd_up(int argc, char **argv)
         find_bin(bins[2], PATH_MAX, "zkpipe-gpu-worker", "gpu-worker") < 0 ||
         find_bin(bins[3], PATH_MAX, "zkpipe-finalizer", "finalizer") < 0)
         return 1;
+    static char devarg[UP_MAX_GPU][16];
+    int ngpu = plan_gpus(devarg, UP_MAX_GPU, backend, val[K_DEVICES], val[K_GPU], per_card, bins[2]);
+    if (ngpu < 0) return 1;
 
     int n = 1 + nsynth + ngpu + nfinal;
     child_t *ch = calloc((size_t)n, sizeof *ch);
@@ -191,7 +596,6 @@ int zp_cmd_up(int argc, char **argv)
     add(&ch[0], "--liveness", val[K_LIVE]);
     add(&ch[0], "--max-attempts", val[K_ATTEMPTS]);
     snprintf(ch[0].label, sizeof ch[0].label, "broker");
-    const char *devs = val[K_DEVICES] ? val[K_DEVICES] : "0";
     for (int i = 1; i < n; i++) {
         child_t *x = &ch[i];
         int role = i <= nsynth ? 0 : i <= nsynth + ngpu ? 1 : 2;
@@ -208,20 +612,21 @@ int zp_cmd_up(int argc, char **argv)
             add(x, "--credits", val[K_SYNTH_CREDITS]);
             add(x, "--threads", val[K_SYNTH_THREADS] ? val[K_SYNTH_THREADS] : val[K_THREADS]);
         } else if (role == 1) {
-            /* device: the inst-th entry of the comma-separated list (cycled) */
-            int nd = 1;
-            for (const char *p = devs; *p; p++) nd += *p == ',';
-            const char *p = devs;
-            for (int k = inst % nd; k > 0; k--) p = strchr(p, ',') + 1;
-            snprintf(num, sizeof num, "%d", atoi(p));
-            add(x, "--device", num);
+            if (devarg[inst][0]) {
+                add(x, "--device", devarg[inst]);
+                add(x, "--backend", val[K_BACKEND]);
+            } else {
+                add(x, "--backend", "cpu");
+            }
             add(x, "--credits", val[K_GPU_CREDITS]);
-            add(x, "--backend", val[K_BACKEND]);
             add(x, "--threads", val[K_THREADS]);
         } else {
             add(x, "--threads", val[K_FINAL_THREADS] ? val[K_FINAL_THREADS] : val[K_THREADS]);
         }
-        snprintf(x->label, sizeof x->label, "%s #%d", zp_role_name((unsigned)role), inst);
+        if (role == 1)
+            snprintf(x->label, sizeof x->label, "gpu #%d (%s%s)", inst, devarg[inst][0] ? "device " : "cpu backend",
+                     devarg[inst]);
+        else snprintf(x->label, sizeof x->label, "%s #%d", zp_role_name((unsigned)role), inst);
     }
     for (int i = 0; i < n; i++) ch[i].argv[ch[i].argc] = NULL;
 
@@ -231,25 +636,37 @@ int zp_cmd_up(int argc, char **argv)
     struct sigaction sc = {.sa_handler = on_chld, .sa_flags = SA_NOCLDSTOP};
     sigaction(SIGCHLD, &sc, NULL);
 
+    zp_watchdog_init(&g_wd);
+    int nfd = notify_open(rundir);
     char sock[600];
     snprintf(sock, sizeof sock, "%s/broker.sock", rundir);
-    if (spawn(&ch[0]) < 0) return 1;
+    zp_notify("STATUS=starting the broker");
+    time_t broker_t0 = time(NULL);
+    if (spawn(&ch[0]) < 0) goto out;
     /* wait for the broker's socket (or its early death: e.g. another broker holds the pidfile) */
     for (int t = 0; t < 200 && !file_exists(sock); t++) {
         int st;
         if (waitpid(ch[0].pid, &st, WNOHANG) == ch[0].pid) {
             fprintf(stderr, "zkpipe up: the broker exited at start (status %d); see its message above\n",
                     WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
-            return 1;
+            ch[0].pid = 0;
+            goto out;
         }
+        zp_watchdog_tick(&g_wd, zp_now_ns());
         usleep(25000);
     }
     for (int i = 1; i < n; i++) spawn(&ch[i]);
     printf("zkpipe up: broker at ipc://%s (%d synth, %d gpu, %d final); Ctrl-C to stop\n", sock, nsynth, ngpu, nfinal);
     fflush(stdout);
 
+    bool group_ready = false;
+    int last_ready = -1;
+    unsigned restarts = 0;
     while (!g_stop) {
-        usleep(50000);
+        uint64_t now = zp_now_ns();
+        struct pollfd pf = {nfd, POLLIN, 0};
+        poll(&pf, nfd >= 0 ? 1 : 0, zp_watchdog_poll_ms(&g_wd, now, 50));
+        if (nfd >= 0) notify_drain(nfd, ch, n);
         int st;
         pid_t pid;
         g_chld = 0;
@@ -258,6 +675,7 @@ int zp_cmd_up(int argc, char **argv)
                 if (ch[i].pid != pid) continue;
                 uint64_t ran = zp_now_ns() - ch[i].started;
                 ch[i].pid = 0;
+                ch[i].ready = false;
                 if (g_stop) break;
                 if (ran > 30000000000ull) ch[i].backoff_ms = 0;
                 ch[i].backoff_ms = ch[i].backoff_ms ? ch[i].backoff_ms * 2 : 200;
@@ -269,14 +687,46 @@ int zp_cmd_up(int argc, char **argv)
                        (unsigned long long)ch[i].backoff_ms);
             }
         }
-        uint64_t now = zp_now_ns();
+        now = zp_now_ns();
         for (int i = 0; i < n && !g_stop; i++)
             if (!ch[i].pid && now >= ch[i].restart_at) {
                 ch[i].restarts++;
+                restarts++;
+                if (i == 0) broker_t0 = time(NULL);
                 spawn(&ch[i]);
             }
+        watchdog_children(ch, n, now);
+        /* readiness: READY=1 (the broker: or its fresh socket file); no notify socket: running */
+        if (ch[0].pid > 0 && !ch[0].ready && socket_fresh(sock, broker_t0)) ch[0].ready = true;
+        int nready = 0;
+        for (int i = 0; i < n; i++) {
+            if (ch[i].pid > 0 && nfd < 0) ch[i].ready = true;
+            nready += ch[i].pid > 0 && ch[i].ready;
+            if (ch[i].pid > 0 && !ch[i].ready && !ch[i].slow_logged && now - ch[i].started > 30000000000ull) {
+                zp_log(ZP_LOG_WARN, "%s (pid %d) not ready after 30 s (no READY=1 yet; is the broker up?)", ch[i].label,
+                       (int)ch[i].pid);
+                ch[i].slow_logged = true;
+            }
+        }
+        if (nready != last_ready) {
+            last_ready = nready;
+            if (nready == n && !group_ready) {
+                group_ready = true;
+                zp_notifyf("READY=1\nSTATUS=%d/%d processes ready (%d synth, %d gpu, %d final)", nready, n, nsynth,
+                           ngpu, nfinal);
+                zp_log(ZP_LOG_INFO, "all %d processes ready", n);
+                printf("zkpipe up: all %d processes ready\n", n);
+                fflush(stdout);
+            } else {
+                zp_notifyf("STATUS=%d/%d processes ready, %u restart(s)", nready, n, restarts);
+            }
+        }
+        zp_watchdog_tick(&g_wd, zp_now_ns());
     }
+    ret = 0;
+out:
     zp_log(ZP_LOG_INFO, "stopping the group");
+    zp_notify("STOPPING=1\nSTATUS=stopping the group");
     /* workers first (they finish or hand back), then the broker */
     for (int phase = 1; phase >= 0; phase--) {
         int lo = phase ? 1 : 0, hi = phase ? n : 1;
@@ -296,13 +746,18 @@ int zp_cmd_up(int argc, char **argv)
                     if (ch[i].pid > 0) { zp_log(ZP_LOG_WARN, "%s did not stop: SIGKILL", ch[i].label); kill(ch[i].pid, SIGKILL); waitpid(ch[i].pid, NULL, 0); ch[i].pid = 0; }
                 break;
             }
+            zp_watchdog_tick(&g_wd, zp_now_ns());
             usleep(20000);
         }
+    }
+    if (nfd >= 0) {
+        close(nfd);
+        if (g_notify_addr[0] == '/') unlink(g_notify_addr);
     }
     for (int i = 0; i < n; i++)
         for (int k = 0; k < ch[i].argc; k++) free(ch[i].argv[k]);
     free(ch);
     for (int i = 0; i < K_NKEYS; i++) free(val[i]);
     zp_log(ZP_LOG_INFO, "stopped");
-    return 0;
+    return ret;
 }

@@ -12,7 +12,10 @@
  * Jacobian points into the slot's result area (fenced: PROVING(gen) -> PROVED(gen+1)).
  * The slot's vectors stay intact: the CPU backend clobbers a and b and writes h, so it works
  * on private copies (a retry of this stage reads the same payload); the CUDA backend reads the
- * host vectors only. Tests: tests/ipc/. */
+ * host vectors only.
+ * --device accepts N or N-K (a systemd instance name: zkpipe-gpu@N-K is worker K on device N,
+ * `--device %i`); without --instance, N-K gives instance N*64+K, unique per (device, k).
+ * Tests: tests/ipc/ (up_gpus.sh for the device arguments). */
 #include <bsd/unistd.h>
 #include <errno.h>
 #include <getopt.h>
@@ -157,7 +160,28 @@ static void work(void *ctx, zp_stage_task_t *t)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: zkpipe-gpu-worker [--runtime-dir DIR] [--arena NAME] [--instance N] [--credits N]\n"
-               "                         [--device N] [--backend auto|cuda|cpu] [--threads N] [--heartbeat-ms MS]\n");
+               "                         [--device N|N-K] [--backend auto|cuda|cpu] [--threads N] [--heartbeat-ms MS]\n"
+               "  --device N-K: worker K on CUDA device N (as systemd's zkpipe-gpu@N-K passes it);\n"
+               "                the default instance is then N*64+K (K < 64)\n"
+               "  --backends:    print the backends this build has (\"cuda cpu\" or \"cpu\") and exit\n");
+}
+
+/* "N" or "N-K": device ordinal N (after CUDA_VISIBLE_DEVICES), per-device index K */
+static int parse_device(const char *s, int *dev, int *k)
+{
+    char *e;
+    errno = 0;
+    long d = strtol(s, &e, 10);
+    if (errno || e == s || d < 0 || d > 4095 || (*e && *e != '-')) return -1;
+    *dev = (int)d;
+    *k = -1;
+    if (*e == '-') {
+        const char *ks = e + 1;
+        long kv = strtol(ks, &e, 10);
+        if (errno || e == ks || *e || kv < 0 || kv > 63 || *ks == '-' || *ks == '+') return -1;
+        *k = (int)kv;
+    }
+    return 0;
 }
 
 static int open_backend(gpu_t *g, const char *which, int device, unsigned threads, char *name, size_t nn)
@@ -193,7 +217,8 @@ int main(int argc, char **argv, char **envp)
     static gpu_t G;
     const char *rundir_opt = NULL, *arena = "default", *backend = "auto";
     unsigned instance = 0, credits = 2, threads = 0, hb = 500;
-    int device = 0;
+    int device = 0, dev_k = -1;
+    bool have_instance = false;
     char rundir[512], ep[600], bname[32], name[96];
 
     setproctitle_init(argc, argv, envp);
@@ -201,19 +226,31 @@ int main(int argc, char **argv, char **envp)
     static const struct option opts[] = {
         {"runtime-dir", 1, 0, 'r'}, {"arena", 1, 0, 'a'}, {"instance", 1, 0, 'i'}, {"credits", 1, 0, 'c'},
         {"device", 1, 0, 'd'}, {"backend", 1, 0, 'b'}, {"threads", 1, 0, 't'}, {"heartbeat-ms", 1, 0, 'H'},
-        {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+        {"backends", 0, 0, 'B'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'r': rundir_opt = optarg; break;
         case 'a': arena = optarg; break;
-        case 'i': instance = (unsigned)strtoul(optarg, NULL, 10); break;
+        case 'i': instance = (unsigned)strtoul(optarg, NULL, 10); have_instance = true; break;
         case 'c': credits = (unsigned)strtoul(optarg, NULL, 10); break;
-        case 'd': device = (int)strtol(optarg, NULL, 10); break;
+        case 'd':
+            if (parse_device(optarg, &device, &dev_k) < 0) {
+                fprintf(stderr, "zkpipe-gpu-worker: --device '%s': expected N or N-K (K < 64)\n", optarg);
+                return 2;
+            }
+            break;
         case 'b': backend = optarg; break;
         case 't': threads = (unsigned)strtoul(optarg, NULL, 10); break;
         case 'H': hb = (unsigned)strtoul(optarg, NULL, 10); break;
         case 'h': usage(stdout); return 0;
+        case 'B':   /* for `zkpipe up`: the backends this build has */
+#ifdef ZP_HAVE_CUDA
+            puts("cuda cpu");
+#else
+            puts("cpu");
+#endif
+            return 0;
         default: usage(stderr); return 2;
         }
     }
@@ -222,6 +259,7 @@ int main(int argc, char **argv, char **envp)
         usage(stderr);
         return 2;
     }
+    if (dev_k >= 0 && !have_instance) instance = (unsigned)device * 64u + (unsigned)dev_k;
     if (zp_runtime_dir(rundir, sizeof rundir, rundir_opt, false) < 0 || zp_broker_endpoint(ep, sizeof ep, rundir) < 0 ||
         zp_shm_default_name(G.arena_name, sizeof G.arena_name, arena) < 0) {
         fprintf(stderr, "zkpipe-gpu-worker: %s\n", zp_err_msg());

@@ -5,7 +5,11 @@
  * running; the two queues (todo, done) are guarded by one mutex; the work thread wakes the
  * loop through an eventfd. A task is reported exactly once (DONE or FAIL), except after a
  * RESET, where the broker has forgotten it: it is still reported (the broker counts it stale).
- * Tests: tests/ipc/. */
+ * Service manager (proto/notify.h; systemd or `zkpipe up`): READY=1 once, when the first frame
+ * from the broker arrives after our HELLO (the caller opened its backend and caches before
+ * zp_stage_main); STATUS= follows the process title; WATCHDOG=1 from the loop at half of
+ * WATCHDOG_USEC (the loop never waits on work(), so a ping means the loop is alive);
+ * STOPPING=1 when *stop is seen. Tests: tests/ipc/ (notify.sh for the notifications). */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -17,6 +21,7 @@
 #include <zmq.h>
 
 #include "lib/util/util.h"
+#include "proto/notify.h"
 #include "proto/peer.h"
 
 int zp_runtime_dir(char *buf, size_t n, const char *override, bool create)
@@ -158,6 +163,7 @@ typedef struct {
     bool quit;
     int efd;
     unsigned held;          /* tasks received and not yet reported */
+    char status[200];       /* last STATUS= sent */
 } harness_t;
 
 static void task_free(zp_stage_task_t *t)
@@ -243,12 +249,16 @@ static void report(harness_t *h, zp_peer_t *p, zp_stage_task_t *t)
     if (h->held) h->held--;
 }
 
+/* process title and, when it changed, STATUS= for the service manager */
 static void title(harness_t *h, const char *state)
 {
     char buf[200];
-    if (!h->def->set_title) return;
     snprintf(buf, sizeof buf, "%s #%u: %s (%u held)", zp_role_name(h->def->role), h->def->instance, state, h->held);
-    h->def->set_title(buf);
+    if (h->def->set_title) h->def->set_title(buf);
+    if (strcmp(buf, h->status)) {
+        memcpy(h->status, buf, sizeof buf);
+        zp_notifyf("STATUS=%s", buf);
+    }
 }
 
 static void on_assign(harness_t *h, zp_peer_t *p, const zp_frame_t *f)
@@ -333,12 +343,15 @@ int zp_stage_main(const zp_stage_def_t *def)
 
     uint64_t next_hb = zp_now_ns() + (uint64_t)hb * 1000000u;
     uint64_t last_rx = zp_now_ns();
-    bool stopping = false;
+    bool stopping = false, ready = false;
+    zp_watchdog_t wd;
+    zp_watchdog_init(&wd);
     int fatal = 0;
     for (;;) {
         if (def->stop && *def->stop && !stopping) {
             stopping = true;
             zp_log(ZP_LOG_INFO, "stopping: handing back queued work, finishing the running task");
+            zp_notify("STOPPING=1");
             drop_queued(&h, &p, true, 0, 0, true, "worker shutting down");
             title(&h, "stopping");
         }
@@ -352,6 +365,7 @@ int zp_stage_main(const zp_stage_def_t *def)
         uint64_t now = zp_now_ns();
         int to = next_hb > now ? (int)((next_hb - now) / 1000000u) + 1 : 0;
         if (to > hb / 2) to = hb / 2;
+        to = zp_watchdog_poll_ms(&wd, now, to);
         rc = zmq_poll(it, 2, to);
         if (rc < 0 && errno != EINTR) { fatal = zp_err_set(-errno, "zmq_poll: %s", zmq_strerror(errno)); break; }
         if (rc > 0 && (it[1].revents & ZMQ_POLLIN)) {
@@ -377,6 +391,12 @@ int zp_stage_main(const zp_stage_def_t *def)
                 int r = zp_peer_recv(&p, &f, 0, ZP_CMDS_TO_WORKER);
                 if (r == -EAGAIN || r == -EINTR) break;
                 last_rx = zp_now_ns();
+                if (!ready) {
+                    /* the broker answered after our HELLO: connected and registered */
+                    ready = true;
+                    zp_notifyf("READY=1\nSTATUS=%s", h.status);
+                    zp_log(ZP_LOG_DEBUG, "registered with the broker");
+                }
                 if (r < 0) { zp_log(ZP_LOG_WARN, "malformed frame from the broker dropped: %s", zp_err_msg()); continue; }
                 if (f.cmd == ZP_CMD_ASSIGN) {
                     if (stopping) {
@@ -406,6 +426,7 @@ int zp_stage_main(const zp_stage_def_t *def)
             }
         }
         now = zp_now_ns();
+        zp_watchdog_tick(&wd, now);
         if (now >= next_hb) {
             zp_msg_heartbeat_t m = {.incarnation = inc, .busy = h.held};
             uint8_t *b; size_t n;

@@ -44,6 +44,8 @@ typedef struct zp_g16_key {
 size_t zp_g16_key_bytes(const zp_zkey_t *z);                 /* size needed by load_into */
 int zp_g16_key_load(zp_g16_key_t *k, const zp_zkey_t *z);    /* mallocs (aligned) */
 int zp_g16_key_load_into(zp_g16_key_t *k, const zp_zkey_t *z, void *mem, size_t len);
+/* the same on pool's threads (copy + point checks); mem NULL = allocate (as key_load) (added) */
+int zp_g16_key_load_pool(zp_g16_key_t *k, const zp_zkey_t *z, void *mem, size_t len, zp_pool_t *pool);
 void zp_g16_key_close(zp_g16_key_t *k);
 size_t zp_g1a_size(zp_curve_id_t c);                         /* 64 / 96 */
 size_t zp_g2a_size(zp_curve_id_t c);                         /* 128 / 192 */

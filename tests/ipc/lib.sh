@@ -15,6 +15,7 @@ ipc_init() {
   chmod 700 "$IPC_DIR"
   export ZP_RUNTIME_DIR=$IPC_DIR/run
   export ZP_TEST_HOLD_DIR=$IPC_DIR/hold
+  export ZP_STATE_DIR=${ZP_STATE_DIR:-$IPC_DIR/state}   # the broker journal: per test, never in ~
   mkdir -p "$ZP_TEST_HOLD_DIR" "$IPC_DIR/out"
   IPC_ARENA=ipc-$IPC_NAME-$$
   trap ipc_cleanup EXIT

@@ -1,0 +1,186 @@
+/* recover.c - a restarted broker rebuilds its queues from the journal and the shm arena.
+ *
+ * brk_jr_load has put every journaled job back in b->jobs (unfinished parts PS_QUEUED, no
+ * slot, not queued). If the arena survived (the broker died, its workers did not), each
+ * slot's descriptor names the (job, partition) it belongs to; a slot is kept only if that
+ * partition is journaled and unfinished and the slot's contents check out:
+ *   READY       payload sealed at the current generation and its checksum verifies -> gpu queue
+ *   PROVED      the same, plus the G1 result area stamped with the current generation -> final queue
+ *   SYNTH/PROVING/FINALIZING whose owner process is alive: kept RUNNING without a worker for a
+ *               grace period; the owner's HELLO listing (slot, generation) adopts it
+ *               (brk_recover_adopt); otherwise it is requeued at that stage (brk_part_requeue:
+ *               PROVING -> READY, FINALIZING -> PROVED, SYNTH -> FREE), without charging an
+ *               attempt; if the owner is dead: the same at once, with attempt+1
+ *   anything else bound to a partition: reset to FREE (new generation), synth, attempt+1
+ * Slots bound to nothing are reset to FREE. Unfinished partitions without a slot go to the
+ * synth queue at their journaled attempt. Every reset bumps the generation, so anything a
+ * stale holder still sends is dropped. Tests: tests/ipc/durable*.sh. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "broker/broker_int.h"
+#include "lib/util/util.h"
+
+static uint64_t grace_ns(const brk_t *b)
+{
+    uint64_t g = (uint64_t)b->heartbeat_ms * b->liveness * 2u * 1000000u;
+    return g < 2000000000u ? 2000000000u : g;
+}
+
+static bool pid_alive(uint64_t pid)
+{
+    if (pid <= 1 || pid > 0x7fffffff) return false;
+    return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+}
+
+/* the unfinished, unbound partition slot s names, or NULL */
+static brk_part_t *slot_owner_part(brk_t *b, uint32_t s)
+{
+    const zp_shm_slot_t *d = zp_shm_slot(b->arena, s);
+    uint64_t job = d->job_id;            /* untrusted: read once */
+    uint32_t idx = d->part_idx;
+    brk_job_t *j = brk_job_get(b, job);
+    if (!j || j->state != ZP_JOB_RUNNING || idx >= j->n_parts) return NULL;
+    brk_part_t *p = &j->parts[idx];
+    return p->state == PS_QUEUED && p->slot < 0 ? p : NULL;
+}
+
+static void recover_slot(brk_t *b, uint32_t s, uint64_t now, unsigned *kept, unsigned *adopt, unsigned *reset)
+{
+    uint64_t w = zp_shm_slot_word_load(b->arena, s), g = zp_shm_word_gen(w);
+    unsigned st = zp_shm_word_state(w);
+    brk_part_t *p = slot_owner_part(b, s);
+    const zp_shm_slot_t *d = zp_shm_slot(b->arena, s);
+    if (!p || st == ZP_SLOT_FREE) {
+        if (st != ZP_SLOT_FREE) {
+            zp_log(ZP_LOG_INFO, "recovery: slot %u (%s, gen %llu) belongs to no unfinished partition: freed", s,
+                   zp_shm_state_name(st), (unsigned long long)g);
+            if (zp_shm_slot_reset(b->arena, s, g, ZP_SLOT_FREE, NULL) < 0)
+                zp_log(ZP_LOG_ERROR, "recovery: slot %u: reset failed: %s", s, zp_err_msg());
+            (*reset)++;
+        }
+        return;
+    }
+    p->slot = (int32_t)s;
+    b->slot_part[s] = p;
+    p->word_gen = g;
+    uint64_t pg = d->payload_gen;
+    p->payload_gen = pg;
+    p->result_gen = 0;
+    uint8_t res[ZP_SHM_RESULT_BYTES];
+    size_t rl = 0;
+    const char *why = NULL;
+    switch (st) {
+    case ZP_SLOT_READY:
+        if (pg == g && zp_shm_payload_verify(b->arena, s, g) == 0) {
+            zp_log(ZP_LOG_INFO, "recovery: job %llu part %u: slot %u READY, payload verifies: on to the gpu",
+                   (unsigned long long)p->job->id, p->idx, s);
+            brk_q_push(b, p, ZP_ROLE_GPU);
+            (*kept)++;
+            return;
+        }
+        p->stage = ZP_ROLE_GPU;
+        why = "sealed payload did not verify after a broker restart";
+        break;
+    case ZP_SLOT_PROVED:
+        if (zp_shm_area_gen(b->arena, s, ZP_SHM_AREA_RESULT) == g &&
+            zp_shm_area_read(b->arena, s, ZP_SHM_AREA_RESULT, g, res, sizeof res, &rl) == 0 &&
+            zp_shm_payload_verify(b->arena, s, pg) == 0) {
+            zp_log(ZP_LOG_INFO, "recovery: job %llu part %u: slot %u PROVED, result verifies: on to the finalizer",
+                   (unsigned long long)p->job->id, p->idx, s);
+            p->result_gen = g;
+            brk_q_push(b, p, ZP_ROLE_FINAL);
+            (*kept)++;
+            return;
+        }
+        p->stage = ZP_ROLE_FINAL;
+        why = "G1 result or payload did not verify after a broker restart";
+        break;
+    case ZP_SLOT_SYNTH: case ZP_SLOT_PROVING: case ZP_SLOT_FINALIZING:
+        p->stage = st == ZP_SLOT_SYNTH ? ZP_ROLE_SYNTH : st == ZP_SLOT_PROVING ? ZP_ROLE_GPU : ZP_ROLE_FINAL;
+        if (st == ZP_SLOT_FINALIZING) p->result_gen = zp_shm_area_gen(b->arena, s, ZP_SHM_AREA_RESULT);
+        p->state = PS_RUNNING;
+        p->worker = NULL;
+        uint64_t owner = atomic_load(&zp_shm_slot(b->arena, s)->owner_pid);
+        bool alive = pid_alive(owner);
+        zp_log(ZP_LOG_INFO, "recovery: job %llu part %u: slot %u %s gen %llu, owner pid %llu %s", (unsigned long long)p->job->id,
+               p->idx, s, zp_shm_state_name(st), (unsigned long long)g, (unsigned long long)owner,
+               alive ? "alive: waiting for its HELLO" : "gone: requeueing at its stage");
+        if (alive) {
+            p->adopt_deadline = now + grace_ns(b);
+            (*adopt)++;
+            return;
+        }
+        (*reset)++;
+        brk_part_failed(b, p, true, false, "its worker died with the broker");
+        return;
+    default:
+        p->stage = ZP_ROLE_SYNTH;
+        why = "slot lost in a broker restart";
+    }
+    (*reset)++;
+    zp_log(ZP_LOG_WARN, "recovery: job %llu part %u: slot %u (%s): %s", (unsigned long long)p->job->id, p->idx, s,
+           zp_shm_state_name(st), why);
+    brk_part_failed(b, p, true, true, why);
+}
+
+int brk_recover(brk_t *b, bool arena_reused)
+{
+    unsigned kept = 0, adopt = 0, reset = 0, queued = 0, unfinished = 0;
+    uint64_t now = zp_now_ns();
+    /* a job whose last partition finished just before the crash */
+    for (size_t i = 0; i < b->n_jobs; i++) brk_job_check_finished(b, b->jobs[i]);
+    if (arena_reused)
+        for (uint32_t s = 0; s < b->n_slots; s++) recover_slot(b, s, now, &kept, &adopt, &reset);
+    for (size_t i = 0; i < b->n_jobs; i++) {
+        brk_job_t *j = b->jobs[i];
+        if (j->state != ZP_JOB_RUNNING) continue;
+        unfinished++;
+        for (uint32_t k = 0; k < j->n_parts; k++) {
+            brk_part_t *p = &j->parts[k];
+            if (p->state != PS_QUEUED || p->queued || p->slot >= 0) continue;
+            int rc = brk_q_push(b, p, ZP_ROLE_SYNTH);
+            if (rc < 0) return zp_err_set(rc, "recovery: out of memory");
+            queued++;
+        }
+    }
+    if (b->n_jobs)
+        zp_log(ZP_LOG_INFO, "recovery: %zu journaled job(s), %u unfinished; arena %s: %u slot(s) continue, %u await "
+               "their worker, %u reset; %u partition(s) queued for synthesis", b->n_jobs, unfinished,
+               arena_reused ? "reused" : "new", kept, adopt, reset, queued);
+    return 0;
+}
+
+void brk_recover_expire(brk_t *b)
+{
+    uint64_t now = zp_now_ns();
+    for (uint32_t s = 0; s < b->n_slots; s++) {
+        brk_part_t *p = b->slot_part[s];
+        if (!p || p->state != PS_RUNNING || p->worker || !p->adopt_deadline || now < p->adopt_deadline) continue;
+        p->adopt_deadline = 0;
+        /* its owner was alive at recovery and did not list it: it dropped the task unstarted
+         * (a RESET drops queued work) or died since; no attempt is charged for that */
+        zp_log(ZP_LOG_INFO, "job %llu part %u: slot %u not reclaimed after the broker restart: requeueing",
+               (unsigned long long)p->job->id, p->idx, s);
+        brk_part_requeue(b, p, true, false, false, "not reclaimed by its worker after a broker restart");
+    }
+}
+
+brk_part_t *brk_recover_adopt(brk_t *b, brk_worker_t *w, uint32_t slot, uint64_t gen)
+{
+    if (slot >= b->n_slots) return NULL;
+    brk_part_t *p = b->slot_part[slot];
+    if (!p || p->state != PS_RUNNING || p->worker || !p->adopt_deadline || p->word_gen != gen || p->stage != w->role)
+        return NULL;
+    if (zp_shm_slot_check(b->arena, slot, p->stage == ZP_ROLE_SYNTH ? ZP_SLOT_SYNTH :
+                          p->stage == ZP_ROLE_GPU ? ZP_SLOT_PROVING : ZP_SLOT_FINALIZING, gen) < 0)
+        return NULL;
+    p->worker = w;
+    p->adopt_deadline = 0;
+    p->wpid[p->stage] = w->pid;
+    zp_log(ZP_LOG_INFO, "job %llu part %u: slot %u gen %llu adopted by %s worker #%u pid %u", (unsigned long long)p->job->id,
+           p->idx, slot, (unsigned long long)gen, zp_role_name(w->role), w->instance, w->pid);
+    return p;
+}
