@@ -273,12 +273,12 @@ static void watchdog_children(child_t *ch, int n, uint64_t now)
     for (int i = 0; i < n; i++) {
         child_t *c = &ch[i];
         if (c->pid <= 0 || !c->armed) continue;
-        if (!c->abort_at && now - c->last_ping > g_wd_usec * 1000u) {
+        if (!c->abort_at && now > c->last_ping && now - c->last_ping > g_wd_usec * 1000u) {
             zp_log(ZP_LOG_WARN, "%s (pid %d): watchdog timeout (no WATCHDOG=1 for %.1f s, limit %.1f s): SIGABRT",
                    c->label, (int)c->pid, c->last_ping ? (now - c->last_ping) / 1e9 : 0.0, g_wd_usec / 1e6);
             kill(c->pid, SIGABRT);
             c->abort_at = now;
-        } else if (c->abort_at && c->abort_at != UINT64_MAX && now - c->abort_at > 5000000000ull) {
+        } else if (c->abort_at && c->abort_at != UINT64_MAX && now > c->abort_at && now - c->abort_at > 5000000000ull) {
             zp_log(ZP_LOG_WARN, "%s (pid %d) did not die on SIGABRT: SIGKILL", c->label, (int)c->pid);
             kill(c->pid, SIGKILL);
             c->abort_at = UINT64_MAX;
@@ -695,6 +695,7 @@ int zp_cmd_up(int argc, char **argv)
                 if (i == 0) broker_t0 = time(NULL);
                 spawn(&ch[i]);
             }
+        now = zp_now_ns();   /* after the spawns: started <= now */
         watchdog_children(ch, n, now);
         /* readiness: READY=1 (the broker: or its fresh socket file); no notify socket: running */
         if (ch[0].pid > 0 && !ch[0].ready && socket_fresh(sock, broker_t0)) ch[0].ready = true;

@@ -194,15 +194,26 @@ static int key_load_into(zp_g16_key_t *k, const zp_zkey_t *z, void *mem, size_t 
     k->b2 = base + off[K_B2];
     k->coefs = (struct zp_g16_coef *)(base + off[K_COEFS]);
     size_t nc = (size_t)z->n_vars - z->n_public - 1;
-    load_job_t j = {.cv = cv, .arr = {
+    load_job_t j;
+    memset(&j, 0, sizeof j);
+    j.cv = cv;
+    const struct { void *dst; const uint8_t *src; size_t n; const char *what; bool g2, subgroup; } arr[L_N] = {
         {k->ic, z->ic, (size_t)z->n_public + 1, "IC", false, true},
         {k->a, z->points_a, z->n_vars, "pointsA", false, false},
         {k->b1, z->points_b1, z->n_vars, "pointsB1", false, false},
         {k->c, z->points_c, nc, "pointsC", false, false},
         {k->h, z->points_h, z->domain_size, "pointsH", false, false},
         {k->b2, z->points_b2, z->n_vars, "pointsB2", true, false},
-    }};
-    for (int i = 0; i < L_N; i++) atomic_init(&j.arr[i].bad, SIZE_MAX);
+    };
+    for (int i = 0; i < L_N; i++) {
+        j.arr[i].dst = arr[i].dst;
+        j.arr[i].src = arr[i].src;
+        j.arr[i].n = arr[i].n;
+        j.arr[i].what = arr[i].what;
+        j.arr[i].g2 = arr[i].g2;
+        j.arr[i].subgroup = arr[i].subgroup;
+        atomic_init(&j.arr[i].bad, SIZE_MAX);
+    }
     zp_pool_run(pool, load_run, &j);
 
     int rc;
