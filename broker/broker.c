@@ -174,11 +174,11 @@ static void on_worker_msg(brk_t *b, const uint8_t *id, size_t id_len, const zp_f
     } else if (f->cmd == ZP_CMD_DONE) {
         zp_msg_done_t m;
         if (zp_msg_done_decode(&m, f) < 0) { b->c.malformed++; zp_log(ZP_LOG_WARN, "bad DONE: %s", zp_err_msg()); }
-        else brk_on_done(b, w, &m);
+        else { brk_mx_on_done(b, w, &m); brk_on_done(b, w, &m); }   /* obs: metrics hook */
     } else if (f->cmd == ZP_CMD_FAIL) {
         zp_msg_fail_t m;
         if (zp_msg_fail_decode(&m, f) < 0) { b->c.malformed++; zp_log(ZP_LOG_WARN, "bad FAIL: %s", zp_err_msg()); }
-        else brk_on_fail(b, w, &m);
+        else { brk_mx_on_fail(b, w, &m); brk_on_fail(b, w, &m); }   /* obs: metrics hook */
     }
 }
 
@@ -215,6 +215,16 @@ static void on_client_msg(brk_t *b, const uint8_t *id, size_t id_len, const zp_f
         zp_msg_trace_t m;
         if ((rc = zp_msg_trace_decode(&m, f)) < 0) { b->c.malformed++; break; }
         char *t = brk_trace_json(b, m.max_parts);
+        if (!t) { rc = -ENOMEM; break; }
+        zp_msg_text_t r = {.text = zp_str(t)};
+        rc = zp_msg_text_encode(&buf, &len, &r);
+        free(t);
+        break;
+    }
+    case ZP_CMD_METRICS: {  /* ---- obs: Prometheus text (metrics.c) */
+        zp_msg_metrics_t m;
+        if ((rc = zp_msg_metrics_decode(&m, f)) < 0) { b->c.malformed++; break; }
+        char *t = brk_metrics_text(b);
         if (!t) { rc = -ENOMEM; break; }
         zp_msg_text_t r = {.text = zp_str(t)};
         rc = zp_msg_text_encode(&buf, &len, &r);
@@ -325,6 +335,9 @@ static void usage(FILE *f)
     fprintf(f, "usage: zkpipe-broker [--runtime-dir DIR] [--arena NAME] [--slots N] [--max-domain N]\n"
                "                     [--max-vars N] [--heartbeat-ms MS] [--liveness N] [--max-attempts K]\n"
                "                     [--max-frame BYTES] [--state-dir DIR] [--reset-state]\n"
+               "                     [--metrics-listen IPV4:PORT]\n"
+               "--metrics-listen (or $ZP_METRICS_LISTEN): serve GET /metrics (Prometheus text) over HTTP;\n"
+               "off by default. Bind it to 127.0.0.1 unless the network is trusted.\n"
                "The journal (accepted jobs, finished proofs) is <state dir>/<arena>.journal; the state dir\n"
                "defaults to $ZP_STATE_DIR, $XDG_STATE_HOME/zkpipe or ~/.local/state/zkpipe. A journal that\n"
                "cannot be read is an error; --reset-state moves it aside and starts empty.\n");
@@ -348,6 +361,7 @@ int main(int argc, char **argv, char **envp)
     static brk_t B;
     brk_t *b = &B;
     const char *rundir_opt = NULL, *arena = "default", *state_opt = NULL;
+    const char *metrics_listen = getenv("ZP_METRICS_LISTEN");   /* obs */
     bool reset_state = false, arena_reused = false;
     uint32_t hb = 500, maxframe = ZP_FRAME_MAX_DEFAULT;
     int rc;
@@ -359,7 +373,7 @@ int main(int argc, char **argv, char **envp)
         {"runtime-dir", 1, 0, 'r'}, {"arena", 1, 0, 'a'}, {"slots", 1, 0, 's'}, {"max-domain", 1, 0, 'd'},
         {"max-vars", 1, 0, 'v'}, {"heartbeat-ms", 1, 0, 'H'}, {"liveness", 1, 0, 'l'},
         {"max-attempts", 1, 0, 'k'}, {"max-frame", 1, 0, 'F'}, {"state-dir", 1, 0, 'S'},
-        {"reset-state", 0, 0, 'R'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+        {"reset-state", 0, 0, 'R'}, {"metrics-listen", 1, 0, 'M'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -374,6 +388,7 @@ int main(int argc, char **argv, char **envp)
         case 'F': if (parse_u32(optarg, 1024, ZP_FRAME_MAX_LIMIT, &maxframe, "max-frame")) return 2; break;
         case 'S': state_opt = optarg; break;
         case 'R': reset_state = true; break;
+        case 'M': metrics_listen = optarg; break;   /* obs */
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -476,6 +491,11 @@ int main(int argc, char **argv, char **envp)
         goto out_zmq;
     }
     chmod(b->endpoint + strlen("ipc://"), 0600);
+    if (brk_mx_init(b, metrics_listen) < 0) {   /* obs: metrics state + optional HTTP endpoint */
+        fprintf(stderr, "zkpipe-broker: %s\n", zp_err_msg());
+        rc = 1;
+        goto out_zmq;
+    }
     struct sigaction sa = {.sa_handler = on_signal};
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
@@ -488,8 +508,10 @@ int main(int argc, char **argv, char **envp)
 
     uint64_t next_hb = zp_now_ns();
     while (!g_stop) {
-        zmq_pollitem_t it = {b->sock, 0, ZMQ_POLLIN, 0};
-        int n = zmq_poll(&it, 1, b->heartbeat_ms / 2);
+        zmq_pollitem_t it[2 + BRK_HTTP_CONNS] = {{b->sock, 0, ZMQ_POLLIN, 0}};
+        int tmo = b->heartbeat_ms / 2;
+        int nhttp = brk_mx_pollitems(b, it + 1, &tmo);   /* obs: HTTP /metrics fds */
+        int n = zmq_poll(it, 1 + nhttp, tmo);
         if (n < 0 && errno != EINTR) { zp_log(ZP_LOG_ERROR, "zmq_poll: %s", zmq_strerror(errno)); break; }
         if (n > 0)
             for (int k = 0; k < 256; k++) {
@@ -507,6 +529,8 @@ int main(int argc, char **argv, char **envp)
         }
         brk_dispatch(b);
         brk_waiters_poll(b, false);
+        if (n > 0) brk_mx_service(b, it + 1, nhttp);   /* obs */
+        brk_mx_tick(b);                                 /* obs: idle accounting */
         static uint64_t last_title;
         if (now - last_title > 1000000000u) {
             zp_shm_stats_t st;
@@ -520,6 +544,7 @@ int main(int argc, char **argv, char **envp)
     brk_waiters_poll(b, true);
     rc = 0;
 out_zmq:
+    brk_mx_close(b);   /* obs */
     zmq_close(b->sock);
     zmq_ctx_term(b->ctx);
     unlink(b->endpoint + strlen("ipc://"));

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <zmq.h>
+
 #include "proto/proto.h"
 #include "shm/shm.h"
 
@@ -60,6 +62,19 @@ typedef struct brk_job {
 typedef struct { uint32_t slot; uint64_t gen; brk_part_t *part; } brk_inflight_t;
 typedef struct { uint64_t s, e; } brk_interval_t;
 
+/* ---- observability (metrics.c) ---- */
+enum { BRK_IDLE_BUSY = 0, BRK_IDLE_STARVED = 1, BRK_IDLE_NO_CREDIT = 2, BRK_IDLE_HANDOFF = 3, BRK_IDLE_NCAUSE = 4 };
+#define BRK_IDLE_BUCKETS 64     /* one-second buckets: the last minute and some */
+#define BRK_HTTP_CONNS 8
+typedef struct { uint64_t sec; uint64_t ns[BRK_IDLE_NCAUSE]; } brk_idle_bucket_t;
+typedef struct {
+    brk_idle_bucket_t b[BRK_IDLE_BUCKETS];
+    uint64_t t_last;            /* last tick (monotonic ns); 0: not started */
+    unsigned state;             /* BRK_IDLE_* seen at t_last */
+    uint64_t run_start, last_end; /* current busy run; latest reported t_end in it */
+} brk_idle_t;
+/* ---- end observability ---- */
+
 typedef struct brk_worker {
     bool used, alive;
     uint8_t id[BRK_ID_MAX];
@@ -73,6 +88,7 @@ typedef struct brk_worker {
     uint64_t n_done, n_fail;
     brk_interval_t busy[BRK_BUSY_RING];
     unsigned busy_head, busy_n;
+    brk_idle_t idle;            /* metrics.c */
 } brk_worker_t;
 
 typedef struct brk_waiter {
@@ -115,6 +131,7 @@ typedef struct brk {
     struct brk_journal *jr;     /* write-ahead store (journal.c) */
     char jr_path[1024];
     uint64_t jr_errors;         /* failed journal writes (logged; STATUS shows them) */
+    struct brk_mx *mx;          /* metrics.c: histograms, counters, HTTP endpoint */
 } brk_t;
 
 /* broker.c */
@@ -156,4 +173,21 @@ char *brk_trace_json(brk_t *b, uint32_t max_parts);
 int brk_result_encode(brk_t *b, brk_job_t *j, bool timed_out, uint8_t **buf, size_t *len);
 void brk_waiters_poll(brk_t *b, bool all_due);
 double brk_busy_ratio(const brk_worker_t *w, uint64_t now, uint64_t window);
+
+/* ---- observability (metrics.c) ---- */
+int brk_mx_init(brk_t *b, const char *listen_addr);  /* listen_addr NULL/"": no HTTP endpoint */
+void brk_mx_close(brk_t *b);
+const char *brk_mx_listen_addr(const brk_t *b);      /* "ip:port" or NULL */
+void brk_mx_tick(brk_t *b);                         /* once per loop turn: idle accounting */
+void brk_mx_on_done(brk_t *b, brk_worker_t *w, const zp_msg_done_t *m);  /* before brk_on_done */
+void brk_mx_on_fail(brk_t *b, brk_worker_t *w, const zp_msg_fail_t *m);  /* before brk_on_fail */
+/* seconds per BRK_IDLE_* cause over the last `window` ns */
+void brk_mx_idle(const brk_worker_t *w, uint64_t now, uint64_t window, double out[BRK_IDLE_NCAUSE]);
+const char *brk_mx_cause_name(unsigned c);
+char *brk_metrics_text(brk_t *b);                   /* Prometheus text exposition; malloc'd */
+/* the HTTP endpoint in zmq_poll: add its items after the ROUTER socket's (at most
+ * 1 + BRK_HTTP_CONNS; lowers *timeout_ms to the next connection deadline), then service them */
+int brk_mx_pollitems(brk_t *b, zmq_pollitem_t *it, int *timeout_ms);
+void brk_mx_service(brk_t *b, const zmq_pollitem_t *it, int n);
+/* ---- end observability ---- */
 #endif

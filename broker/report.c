@@ -1,5 +1,7 @@
 /* report.c - what the broker tells clients: STATUS (text or JSON), the Chrome/Perfetto trace
- * of every partition through every stage, AWAIT results, and the GPU busy ratio.
+ * of every partition through every stage, AWAIT results, and the GPU busy ratio. Per worker,
+ * STATUS shows the last minute split into busy and idle by cause (metrics.c: starved,
+ * no_credit, handoff; the JSON's window_60s.idle parts sum to idle_s).
  * JSON is written by hand (every string we emit is escaped by json_str). Tests: tests/ipc/. */
 #include <errno.h>
 #include <stdarg.h>
@@ -89,6 +91,10 @@ char *brk_status_text(brk_t *b, bool json)
         sb_printf(&s, ", \"journal\": {\"path\": ");
         json_str(&s, b->jr_path);
         sb_printf(&s, ", \"errors\": %llu}", (unsigned long long)b->jr_errors);
+        if (brk_mx_listen_addr(b)) {
+            sb_printf(&s, ", \"metrics_listen\": ");
+            json_str(&s, brk_mx_listen_addr(b));
+        }
         sb_printf(&s, ", \"uptime_s\": %.3f, \"slots\": {\"total\": %u", (now - b->t_start) / 1e9, st.n_slots);
         for (unsigned k = 0; k < ZP_SLOT_NSTATES; k++) sb_printf(&s, ", \"%s\": %u", zp_shm_state_name(k), st.by_state[k]);
         sb_printf(&s, "}, \"queues\": {");
@@ -122,7 +128,16 @@ char *brk_status_text(brk_t *b, bool json)
             sb_printf(&s, ", \"credits\": %u, \"held\": %u, \"last_heartbeat_ms\": %.1f, \"done\": %llu, \"failed\": %llu",
                       w->credits, w->n_inflight, (now - w->last_seen) / 1e6, (unsigned long long)w->n_done,
                       (unsigned long long)w->n_fail);
-            sb_printf(&s, ", \"busy_ratio_60s\": %.4f, \"slots\": [", brk_busy_ratio(w, now, 60000000000ull));
+            sb_printf(&s, ", \"busy_ratio_60s\": %.4f", brk_busy_ratio(w, now, 60000000000ull));
+            /* the last minute as the broker saw it: busy (holding running work) or idle by cause */
+            double iv[BRK_IDLE_NCAUSE];
+            brk_mx_idle(w, now, 60000000000ull, iv);
+            double idle = iv[BRK_IDLE_STARVED] + iv[BRK_IDLE_NO_CREDIT] + iv[BRK_IDLE_HANDOFF];
+            sb_printf(&s, ", \"window_60s\": {\"seconds\": %.6f, \"busy_s\": %.6f, \"idle_s\": %.6f, \"idle\": {",
+                      idle + iv[BRK_IDLE_BUSY], iv[BRK_IDLE_BUSY], idle);
+            for (unsigned c = BRK_IDLE_STARVED; c < BRK_IDLE_NCAUSE; c++)
+                sb_printf(&s, "%s\"%s\": %.6f", c == BRK_IDLE_STARVED ? "" : ", ", brk_mx_cause_name(c), iv[c]);
+            sb_printf(&s, "}}, \"slots\": [");
             for (unsigned k = 0; k < w->n_inflight; k++)
                 sb_printf(&s, "%s%u", k ? ", " : "", w->inflight[k].slot);
             sb_printf(&s, "]}");
@@ -148,6 +163,7 @@ char *brk_status_text(brk_t *b, bool json)
     sb_printf(&s, "frames: %llu stale, %llu malformed, %llu oversized, %llu from unknown peers\n",
               (unsigned long long)b->c.stale, (unsigned long long)b->c.malformed,
               (unsigned long long)b->c.oversized, (unsigned long long)b->c.unknown_peer);
+    if (brk_mx_listen_addr(b)) sb_printf(&s, "metrics: http://%s/metrics\n", brk_mx_listen_addr(b));
     sb_printf(&s, "workers:\n");
     for (unsigned i = 0; i < BRK_MAX_WORKERS; i++) {
         brk_worker_t *w = &b->workers[i];
@@ -155,7 +171,14 @@ char *brk_status_text(brk_t *b, bool json)
         sb_printf(&s, "  %-5s #%u pid %-7u %-22s credit %u/%u  heartbeat %5.0f ms ago  done %llu failed %llu",
                   zp_role_name(w->role), w->instance, w->pid, w->name, w->credits - w->n_inflight, w->credits,
                   (now - w->last_seen) / 1e6, (unsigned long long)w->n_done, (unsigned long long)w->n_fail);
-        if (w->role == ZP_ROLE_GPU) sb_printf(&s, "  busy %.1f%% (last minute)", 100 * brk_busy_ratio(w, now, 60000000000ull));
+        if (w->role == ZP_ROLE_GPU) {
+            double iv[BRK_IDLE_NCAUSE];
+            brk_mx_idle(w, now, 60000000000ull, iv);
+            double idle = iv[BRK_IDLE_STARVED] + iv[BRK_IDLE_NO_CREDIT] + iv[BRK_IDLE_HANDOFF];
+            sb_printf(&s, "  busy %.1f%% (last minute)\n        idle %.1f s of %.1f s: starved %.1f s, no credit %.1f s, handoff %.3f s",
+                      100 * brk_busy_ratio(w, now, 60000000000ull), idle, idle + iv[BRK_IDLE_BUSY], iv[BRK_IDLE_STARVED],
+                      iv[BRK_IDLE_NO_CREDIT], iv[BRK_IDLE_HANDOFF]);
+        }
         sb_printf(&s, "\n");
     }
     return sb_take(&s);

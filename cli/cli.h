@@ -12,4 +12,5 @@ int zp_cmd_await(int argc, char **argv);    /* cli/client.c  */
 int zp_cmd_status(int argc, char **argv);   /* cli/client.c  */
 int zp_cmd_cancel(int argc, char **argv);   /* cli/client.c  */
 int zp_cmd_trace(int argc, char **argv);    /* cli/client.c  */
+int zp_cmd_metrics(int argc, char **argv);  /* cli/client.c  */
 #endif

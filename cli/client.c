@@ -1,4 +1,4 @@
-/* client.c - `zkpipe submit | await | status | cancel | trace`: clients of a running broker.
+/* client.c - `zkpipe submit | await | status | cancel | trace | metrics`: clients of a running broker.
  * Each command connects a DEALER to ipc://<runtime dir>/broker.sock (--runtime-dir DIR, else
  * $ZP_RUNTIME_DIR, $XDG_RUNTIME_DIR/zkpipe, /tmp/zkpipe-<uid>), sends one request and waits
  * for the reply. Paths are made absolute before submission (the daemons run elsewhere).
@@ -290,5 +290,25 @@ int zp_cmd_trace(int argc, char **argv)
     return rc;
 usage:
     fprintf(stderr, "usage: zkpipe trace --out trace.json [--max-parts N] [--runtime-dir DIR]\n");
+    return 2;
+}
+
+int zp_cmd_metrics(int argc, char **argv)
+{
+    const char *rundir = NULL;
+    int c;
+    static const struct option opts[] = {RUNDIR_OPT, {0, 0, 0, 0}};
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        if (c == 'R') rundir = optarg;
+        else goto usage;
+    }
+    if (optind != argc) goto usage;
+    zp_msg_metrics_t m = {.format = 0};
+    uint8_t *buf; size_t len;
+    int rc = zp_msg_metrics_encode(&buf, &len, &m);
+    return rc < 0 ? call_err(rc) : text_call(rundir, buf, len, stdout);
+usage:
+    fprintf(stderr, "usage: zkpipe metrics [--runtime-dir DIR]   (Prometheus text exposition format)\n");
     return 2;
 }

@@ -402,6 +402,22 @@ int zp_msg_trace_decode(zp_msg_trace_t *m, const zp_frame_t *f)
     return 0;
 }
 
+/* ---- METRICS ---- 1 format (optional; 0 = Prometheus text) */
+int zp_msg_metrics_encode(uint8_t **buf, size_t *len, const zp_msg_metrics_t *m)
+{
+    zp_enc_t e;
+    enc_start(&e, ZP_CMD_METRICS, 0);
+    zp_enc_u64(&e, 1, m->format);
+    return enc_done(&e, buf, len);
+}
+int zp_msg_metrics_decode(zp_msg_metrics_t *m, const zp_frame_t *f)
+{
+    memset(m, 0, sizeof *m);
+    TRY(dec_start(f, ZP_CMD_METRICS));
+    TRY(zp_map_get_u32(&f->m, ZP_OPT(1), 0, 0, &m->format));
+    return 0;
+}
+
 /* ---- broker -> client ---- */
 int zp_msg_submitted_encode(uint8_t **buf, size_t *len, const zp_msg_submitted_t *m)
 {

@@ -9,8 +9,8 @@
  * Who sends what:
  *   worker -> broker  HELLO, HEARTBEAT, DONE, FAIL
  *   broker -> worker  ASSIGN, ACK, REVOKE, RESET, HEARTBEAT
- *   client -> broker  SUBMIT, STATUS, AWAIT, CANCEL, TRACE
- *   broker -> client  SUBMITTED, TEXT (status/trace), RESULT, CANCELED, ERROR
+ *   client -> broker  SUBMIT, STATUS, AWAIT, CANCEL, TRACE, METRICS
+ *   broker -> client  SUBMITTED, TEXT (status/trace/metrics), RESULT, CANCELED, ERROR
  * Times in messages are CLOCK_MONOTONIC nanoseconds (zp_now_ns): all processes of a group run
  * on one host, so they share the clock.
  * Tests: tests/ipc/ (real processes) and tests/test_proto.c. */
@@ -28,11 +28,12 @@ enum zp_cmd {
     ZP_CMD_HELLO = 1, ZP_CMD_HEARTBEAT = 2, ZP_CMD_DONE = 3, ZP_CMD_FAIL = 4,
     ZP_CMD_ASSIGN = 10, ZP_CMD_ACK = 11, ZP_CMD_REVOKE = 12, ZP_CMD_RESET = 13,
     ZP_CMD_SUBMIT = 20, ZP_CMD_STATUS = 21, ZP_CMD_AWAIT = 22, ZP_CMD_CANCEL = 23, ZP_CMD_TRACE = 24,
+    ZP_CMD_METRICS = 25,
     ZP_CMD_SUBMITTED = 30, ZP_CMD_TEXT = 31, ZP_CMD_RESULT = 32, ZP_CMD_CANCELED = 33,
     ZP_CMD_ERROR = 34,
 };
 #define ZP_CMDS_FROM_WORKER ((1ull << ZP_CMD_HELLO) | (1ull << ZP_CMD_HEARTBEAT) | (1ull << ZP_CMD_DONE) | (1ull << ZP_CMD_FAIL))
-#define ZP_CMDS_FROM_CLIENT ((1ull << ZP_CMD_SUBMIT) | (1ull << ZP_CMD_STATUS) | (1ull << ZP_CMD_AWAIT) | (1ull << ZP_CMD_CANCEL) | (1ull << ZP_CMD_TRACE))
+#define ZP_CMDS_FROM_CLIENT ((1ull << ZP_CMD_SUBMIT) | (1ull << ZP_CMD_STATUS) | (1ull << ZP_CMD_AWAIT) | (1ull << ZP_CMD_CANCEL) | (1ull << ZP_CMD_TRACE) | (1ull << ZP_CMD_METRICS))
 #define ZP_CMDS_TO_BROKER (ZP_CMDS_FROM_WORKER | ZP_CMDS_FROM_CLIENT)
 #define ZP_CMDS_TO_WORKER ((1ull << ZP_CMD_ASSIGN) | (1ull << ZP_CMD_ACK) | (1ull << ZP_CMD_REVOKE) | (1ull << ZP_CMD_RESET) | (1ull << ZP_CMD_HEARTBEAT))
 #define ZP_CMDS_TO_CLIENT ((1ull << ZP_CMD_SUBMITTED) | (1ull << ZP_CMD_TEXT) | (1ull << ZP_CMD_RESULT) | (1ull << ZP_CMD_CANCELED) | (1ull << ZP_CMD_ERROR))
@@ -144,6 +145,7 @@ typedef struct { bool json; } zp_msg_status_t;
 typedef struct { uint64_t job; uint32_t timeout_ms; } zp_msg_await_t;   /* 0 = poll */
 typedef struct { uint64_t job; } zp_msg_cancel_t;
 typedef struct { uint32_t max_parts; } zp_msg_trace_t;
+typedef struct { uint32_t format; } zp_msg_metrics_t;  /* 0: Prometheus text 0.0.4 (the only one) */
 
 /* ---- broker -> client ---- */
 typedef struct { uint64_t job; uint32_t n_parts; bool existed; } zp_msg_submitted_t;
@@ -179,6 +181,7 @@ int zp_msg_status_encode(uint8_t **buf, size_t *len, const zp_msg_status_t *m);
 int zp_msg_await_encode(uint8_t **buf, size_t *len, const zp_msg_await_t *m);
 int zp_msg_cancel_encode(uint8_t **buf, size_t *len, const zp_msg_cancel_t *m);
 int zp_msg_trace_encode(uint8_t **buf, size_t *len, const zp_msg_trace_t *m);
+int zp_msg_metrics_encode(uint8_t **buf, size_t *len, const zp_msg_metrics_t *m);
 int zp_msg_submitted_encode(uint8_t **buf, size_t *len, const zp_msg_submitted_t *m);
 int zp_msg_text_encode(uint8_t **buf, size_t *len, const zp_msg_text_t *m);
 int zp_msg_result_encode(uint8_t **buf, size_t *len, const zp_msg_result_t *m);
@@ -199,6 +202,7 @@ int zp_msg_status_decode(zp_msg_status_t *m, const zp_frame_t *f);
 int zp_msg_await_decode(zp_msg_await_t *m, const zp_frame_t *f);
 int zp_msg_cancel_decode(zp_msg_cancel_t *m, const zp_frame_t *f);
 int zp_msg_trace_decode(zp_msg_trace_t *m, const zp_frame_t *f);
+int zp_msg_metrics_decode(zp_msg_metrics_t *m, const zp_frame_t *f);
 int zp_msg_submitted_decode(zp_msg_submitted_t *m, const zp_frame_t *f);
 int zp_msg_text_decode(zp_msg_text_t *m, const zp_frame_t *f);
 int zp_msg_result_decode(zp_msg_result_t *m, const zp_frame_t *f);   /* mallocs m->parts */

@@ -3,8 +3,10 @@
  * u32 nConstraints. Section 2: nConstraints x {LC A, LC B, LC C}, LC = u32 nTerms, nTerms x
  * {u32 wire, coef[n8] LE standard form}. Section 3 (optional here): nWires x u64 label ids.
  * Invariants after a successful open/parse: every constraint was walked: wire ids < nWires,
- * coefs < r, section 2 ends exactly after the last constraint; 1 + nPubOut + nPubIn + nPrvIn
- * <= nWires. Tests: tests/test_fmt.c */
+ * coefs < r, section 2 ends exactly after the last constraint; 1 + nPubOut + nPubIn <= nWires.
+ * nPrvIn is NOT bounded by nWires: circom counts every declared private input there, also the
+ * ones its optimizer removed from the wires (an unused input), and snarkjs never checks it.
+ * Tests: tests/test_fmt.c */
 #include "lib/fmt/fmt_int.h"
 #include "lib/util/util.h"
 
@@ -66,10 +68,11 @@ static int r1cs_load(zp_r1cs_t *r)
     r->n_prv_in = zp_fmt_u32(h + 12);
     r->n_labels = zp_fmt_u64(h + 16);
     r->n_constraints = zp_fmt_u32(h + 24);
-    uint64_t need = 1ull + r->n_pub_out + r->n_pub_in + r->n_prv_in;
+    /* public signals are wires 1..nPubOut+nPubIn; private inputs may have been optimized away */
+    uint64_t need = 1ull + r->n_pub_out + r->n_pub_in;
     if (need > r->n_wires)
-        return zp_err_set(ZP_EFORMAT, "%s: nWires %u < 1 + nPubOut %u + nPubIn %u + nPrvIn %u", name, r->n_wires,
-                          r->n_pub_out, r->n_pub_in, r->n_prv_in);
+        return zp_err_set(ZP_EFORMAT, "%s: nWires %u < 1 + nPubOut %u + nPubIn %u", name, r->n_wires,
+                          r->n_pub_out, r->n_pub_in);
 
     if ((rc = zp_fmt_section(&p, &sz, &c, &r->f, 2, "constraints"))) return rc;
     uint64_t pos = 0;

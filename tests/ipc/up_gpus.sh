@@ -3,7 +3,8 @@
 # device: with ZP_TEST_FAKE_GPUS=2 (test hook: pretend two CUDA devices) it starts exactly four,
 # with --device 0-0 0-1 1-0 1-1 for instances 0..3, says so in its log, and all four register
 # with the broker (without a real device each falls back to the CPU backend by itself).
-# Also: zkpipe-gpu-worker rejects a malformed --device.
+# Also: zkpipe-gpu-worker rejects a malformed --device, and --device N-K alone (systemd's
+# zkpipe-gpu@N-K) registers as instance N*64+K.
 . "$(dirname "$0")/lib.sh"
 GPUW=$(dirname "$1")/../gpu-worker/zkpipe-gpu-worker
 [ -x "$GPUW" ] || { echo "FAIL: no $GPUW" >&2; exit 1; }
@@ -37,4 +38,10 @@ done
 [ "$(ipc_jq '[.workers[] | select(.role == "synth")] | length')" = 1 ] || ipc_fail "not one synth"
 [ "$(ipc_jq '[.workers[] | select(.role == "final")] | length')" = 1 ] || ipc_fail "not one finalizer"
 ipc_log "gpu workers (instance:device):$got"
+# a worker started as systemd's zkpipe-gpu@2-3 would be (`--device %i`, no --instance):
+# device 2, instance 2*64+3
+"$GPUW" --arena "$IPC_ARENA" --device 2-3 --backend cpu --heartbeat-ms 200 >"$IPC_DIR/gpu23.log" 2>&1 &
+W=$!
+ipc_wait_for "[.workers[] | select(.role == \"gpu\" and .pid == $W and .instance == 131)] | length == 1" 60
+kill -TERM $W; wait $W || ipc_fail "gpu worker 2-3 did not exit cleanly"
 echo "ipc up_gpus: OK"

@@ -1,0 +1,591 @@
+/* metrics.c - the broker's observability bookkeeping: per-worker idle time split by cause,
+ * stage / queue-wait / handoff histograms, partition outcome counters, the Prometheus text
+ * exposition (METRICS command, `zkpipe metrics`) and an optional tiny HTTP/1.0 responder
+ * for GET /metrics (`--metrics-listen ADDR:PORT` or $ZP_METRICS_LISTEN; off by default).
+ *
+ * Idle split. Each worker has a ring of BRK_IDLE_BUCKETS one-second buckets (monotonic
+ * seconds) holding nanoseconds per cause. brk_mx_tick() (once per broker loop turn)
+ * charges the time since the previous tick to the state seen at that tick:
+ *   busy       it holds a live assignment (provisional: it may not have started yet)
+ *   starved    no partition is queued for its stage (for the GPU stage: no READY slot)
+ *   no_credit  work is queued but all its credits are held (orphans, revoked work)
+ *   handoff    work is queued and it has credit, but nothing was dispatched yet
+ * When a DONE/FAIL reports the task's own [t_start, t_end], the provisional busy time of the
+ * current run before t_start (since the run began or the previous report's t_end) was
+ * dispatch / transfer latency: it moves from busy to handoff; so does the tail between the
+ * last t_end and the end of the run. The parts therefore sum exactly to the idle time.
+ * Time charged between a state change in a handler and the next tick goes to the old state
+ * (error: one loop turn).
+ *
+ * HTTP: at most BRK_HTTP_CONNS connections, a 4 KiB request head, 2 s per connection
+ * (slow or silent peers are dropped), HTTP/1.0 replies with Connection: close; the listener
+ * is non-blocking and polled together with the ROUTER socket in zmq_poll.
+ * Tests: tests/ipc/metrics.sh (+ metrics_check.py). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "broker/broker_int.h"
+#include "lib/util/util.h"
+
+#define NS 1000000000ull
+#define HTTP_HEAD_MAX 4096
+#define HTTP_TIMEOUT_NS (2 * NS)
+
+/* ---------------------------------------------------------------- histograms */
+static const double k_stage_le[] = {0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300};
+static const double k_lat_le[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30};
+#define HB_N 15
+typedef struct { uint64_t cnt[HB_N + 1]; uint64_t n; double sum; } hist_t;
+
+enum { RES_DONE = 0, RES_FAILED = 1, RES_STALE = 2, RES_N = 3 };
+static const char *k_res_name[RES_N] = {"done", "failed", "stale"};
+static const char *k_cause_name[BRK_IDLE_NCAUSE] = {"busy", "starved", "no_credit", "handoff"};
+
+typedef struct {
+    int fd;
+    uint64_t t0;
+    size_t n_in, n_out, off_out;
+    char in[HTTP_HEAD_MAX];
+    char *out;
+} http_conn_t;
+
+struct brk_mx {
+    hist_t stage[ZP_NROLES], queue_wait[ZP_NROLES], handoff[ZP_NROLES];
+    uint64_t parts[ZP_NROLES][RES_N];
+    uint64_t dt_ns[ZP_NROLES][ZP_DT_N];
+    int lfd;
+    char listen[64];
+    http_conn_t conn[BRK_HTTP_CONNS];
+    uint64_t http_requests, http_rejected;
+};
+
+static void hist_add(hist_t *h, const double *le, double v)
+{
+    unsigned i = 0;
+    while (i < HB_N && v > le[i]) i++;
+    h->cnt[i]++;
+    h->n++;
+    h->sum += v;
+}
+
+/* ---------------------------------------------------------------- idle buckets */
+static brk_idle_bucket_t *bucket(brk_worker_t *w, uint64_t sec)
+{
+    brk_idle_bucket_t *bk = &w->idle.b[sec % BRK_IDLE_BUCKETS];
+    if (bk->sec != sec) { memset(bk, 0, sizeof *bk); bk->sec = sec; }
+    return bk;
+}
+
+/* charge [s, e) to cause c */
+static void charge(brk_worker_t *w, uint64_t s, uint64_t e, unsigned c)
+{
+    if (e > s && e - s > (uint64_t)BRK_IDLE_BUCKETS * NS) s = e - (uint64_t)BRK_IDLE_BUCKETS * NS;
+    while (s < e) {
+        uint64_t sec = s / NS, end = (sec + 1) * NS;
+        if (end > e) end = e;
+        bucket(w, sec)->ns[c] += end - s;
+        s = end;
+    }
+}
+
+/* move what [s, e) charged to cause `from` over to cause `to` (only what is still in the ring) */
+static void reclass(brk_worker_t *w, uint64_t s, uint64_t e, unsigned from, unsigned to)
+{
+    while (s < e) {
+        uint64_t sec = s / NS, end = (sec + 1) * NS;
+        if (end > e) end = e;
+        brk_idle_bucket_t *bk = &w->idle.b[sec % BRK_IDLE_BUCKETS];
+        if (bk->sec == sec) {
+            uint64_t amt = end - s;
+            if (amt > bk->ns[from]) amt = bk->ns[from];
+            bk->ns[from] -= amt;
+            bk->ns[to] += amt;
+        }
+        s = end;
+    }
+}
+
+static unsigned classify(const brk_t *b, const brk_worker_t *w)
+{
+    unsigned live = 0;
+    for (unsigned i = 0; i < w->n_inflight; i++) {
+        const brk_part_t *p = w->inflight[i].part;
+        if (p && p->state == PS_RUNNING && p->worker == w) live++;
+    }
+    if (live) return BRK_IDLE_BUSY;
+    if (w->role >= ZP_NROLES || !b->qn[w->role]) return BRK_IDLE_STARVED;
+    if (w->n_inflight >= w->credits || !w->alive) return BRK_IDLE_NO_CREDIT;
+    return BRK_IDLE_HANDOFF;
+}
+
+/* a busy run ended at `now`: the tail after the last reported end was report latency */
+static void run_closed(brk_worker_t *w, uint64_t now)
+{
+    uint64_t from = w->idle.last_end > w->idle.run_start ? w->idle.last_end : w->idle.run_start;
+    if (from && now > from) reclass(w, from, now, BRK_IDLE_BUSY, BRK_IDLE_HANDOFF);
+}
+
+void brk_mx_tick(brk_t *b)
+{
+    uint64_t now = zp_now_ns();
+    for (unsigned i = 0; i < BRK_MAX_WORKERS; i++) {
+        brk_worker_t *w = &b->workers[i];
+        if (!w->used) continue;
+        brk_idle_t *d = &w->idle;
+        if (!d->t_last) { d->t_last = w->first_seen ? w->first_seen : now; d->state = BRK_IDLE_STARVED; }
+        if (now > d->t_last) charge(w, d->t_last, now, d->state);
+        d->t_last = now;
+        unsigned st = classify(b, w);
+        if (st == BRK_IDLE_BUSY && d->state != BRK_IDLE_BUSY) { d->run_start = now; d->last_end = 0; }
+        if (st != BRK_IDLE_BUSY && d->state == BRK_IDLE_BUSY) run_closed(w, now);
+        d->state = st;
+    }
+}
+
+void brk_mx_idle(const brk_worker_t *w, uint64_t now, uint64_t window, double out[BRK_IDLE_NCAUSE])
+{
+    uint64_t lo_sec = now / NS >= window / NS ? now / NS - window / NS + 1 : 0;
+    uint64_t ns[BRK_IDLE_NCAUSE] = {0};
+    for (unsigned k = 0; k < BRK_IDLE_BUCKETS; k++) {
+        const brk_idle_bucket_t *bk = &w->idle.b[k];
+        if (!bk->sec || bk->sec < lo_sec || bk->sec > now / NS) continue;
+        for (unsigned c = 0; c < BRK_IDLE_NCAUSE; c++) ns[c] += bk->ns[c];
+    }
+    /* the open segment since the last tick, charged to the current state */
+    if (w->idle.t_last && now > w->idle.t_last) ns[w->idle.state] += now - w->idle.t_last;
+    for (unsigned c = 0; c < BRK_IDLE_NCAUSE; c++) out[c] = (double)ns[c] / 1e9;
+}
+
+const char *brk_mx_cause_name(unsigned c) { return c < BRK_IDLE_NCAUSE ? k_cause_name[c] : "?"; }
+
+/* ---------------------------------------------------------------- DONE / FAIL hooks */
+static brk_part_t *live_part(brk_worker_t *w, uint32_t slot, uint64_t gen)
+{
+    for (unsigned i = 0; i < w->n_inflight; i++)
+        if (w->inflight[i].slot == slot && w->inflight[i].gen == gen) {
+            brk_part_t *p = w->inflight[i].part;
+            if (!p || p->state != PS_RUNNING || p->worker != w || p->slot != (int32_t)slot || p->word_gen != gen)
+                return NULL;
+            return p;
+        }
+    return NULL;
+}
+
+static void on_report(brk_t *b, brk_worker_t *w, uint32_t slot, uint64_t gen, uint64_t t_start, uint64_t t_end,
+                      bool ok, const uint64_t *dt)
+{
+    struct brk_mx *mx = b->mx;
+    brk_part_t *p = live_part(w, slot, gen);
+    brk_idle_t *d = &w->idle;
+    /* the gap in this busy run before the task started was dispatch / transfer latency */
+    if (d->state == BRK_IDLE_BUSY && d->run_start) {
+        uint64_t from = d->last_end > d->run_start ? d->last_end : d->run_start;
+        uint64_t to = t_start < d->t_last ? t_start : d->t_last;
+        if (p && to > from) reclass(w, from, to, BRK_IDLE_BUSY, BRK_IDLE_HANDOFF);
+        if (p && t_end > d->last_end && t_end <= zp_now_ns()) d->last_end = t_end;
+    }
+    if (!mx) return;
+    unsigned r = w->role < ZP_NROLES ? w->role : 0;
+    if (!p) { mx->parts[r][RES_STALE]++; return; }
+    unsigned s = p->stage < ZP_NROLES ? p->stage : r;
+    mx->parts[s][ok ? RES_DONE : RES_FAILED]++;
+    if (t_end >= t_start) hist_add(&mx->stage[s], k_stage_le, (double)(t_end - t_start) / 1e9);
+    if (p->t_assign[s] >= p->t_queued[s] && p->t_queued[s])
+        hist_add(&mx->queue_wait[s], k_lat_le, (double)(p->t_assign[s] - p->t_queued[s]) / 1e9);
+    if (t_start >= p->t_assign[s] && p->t_assign[s])
+        hist_add(&mx->handoff[s], k_lat_le, (double)(t_start - p->t_assign[s]) / 1e9);
+    if (dt)
+        for (unsigned k = 0; k < ZP_DT_N; k++) mx->dt_ns[s][k] += dt[k];
+}
+
+void brk_mx_on_done(brk_t *b, brk_worker_t *w, const zp_msg_done_t *m)
+{
+    on_report(b, w, m->slot, m->gen, m->t_start, m->t_end, true, m->dt);
+}
+
+void brk_mx_on_fail(brk_t *b, brk_worker_t *w, const zp_msg_fail_t *m)
+{
+    on_report(b, w, m->slot, m->gen, m->t_start, m->t_end, false, NULL);
+}
+
+/* ---------------------------------------------------------------- Prometheus text */
+typedef struct { char *p; size_t n, cap; bool oom; } mb_t;
+static void mb_printf(mb_t *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void mb_printf(mb_t *s, const char *fmt, ...)
+{
+    if (s->oom) return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int k = vsnprintf(s->p ? s->p + s->n : NULL, s->p ? s->cap - s->n : 0, fmt, ap);
+        va_end(ap);
+        if (k < 0) { s->oom = true; return; }
+        if (s->p && s->n + (size_t)k < s->cap) { s->n += (size_t)k; return; }
+        size_t nc = (s->cap ? s->cap * 2 : 8192) + (size_t)k;
+        char *np = realloc(s->p, nc);
+        if (!np) { s->oom = true; return; }
+        s->p = np;
+        s->cap = nc;
+    }
+}
+static void head(mb_t *s, const char *name, const char *type, const char *help)
+{
+    mb_printf(s, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+/* a label value: \ " and newline escaped, other control bytes dropped */
+static void lval(mb_t *s, const char *z)
+{
+    for (; *z; z++) {
+        unsigned char c = (unsigned char)*z;
+        if (c == '\\' || c == '"') mb_printf(s, "\\%c", c);
+        else if (c == '\n') mb_printf(s, "\\n");
+        else if (c >= 0x20 && c != 0x7f) mb_printf(s, "%c", c);
+    }
+}
+static void worker_labels(mb_t *s, const brk_worker_t *w)
+{
+    mb_printf(s, "worker=\"%s-%u\",pid=\"%u\",name=\"", zp_role_name(w->role), w->instance, w->pid);
+    lval(s, w->name);
+    mb_printf(s, "\"");
+}
+static void hist_out(mb_t *s, const char *name, const char *stage, const hist_t *h, const double *le)
+{
+    uint64_t acc = 0;
+    for (unsigned i = 0; i < HB_N; i++) {
+        acc += h->cnt[i];
+        mb_printf(s, "%s_bucket{stage=\"%s\",le=\"%g\"} %llu\n", name, stage, le[i], (unsigned long long)acc);
+    }
+    acc += h->cnt[HB_N];
+    mb_printf(s, "%s_bucket{stage=\"%s\",le=\"+Inf\"} %llu\n", name, stage, (unsigned long long)acc);
+    mb_printf(s, "%s_sum{stage=\"%s\"} %.9f\n%s_count{stage=\"%s\"} %llu\n", name, stage, h->sum, name, stage,
+              (unsigned long long)h->n);
+}
+
+char *brk_metrics_text(brk_t *b)
+{
+    static const struct brk_mx zero;
+    const struct brk_mx *mx = b->mx ? b->mx : &zero;
+    mb_t s = {0};
+    uint64_t now = zp_now_ns();
+    static const char *dtn[ZP_DT_N] = {"h2d", "ntt", "msm", "d2h", "msm_g2", "check", "verify_in", "spare"};
+
+    head(&s, "zkpipe_up", "gauge", "1 while the broker serves");
+    mb_printf(&s, "zkpipe_up 1\n");
+    head(&s, "zkpipe_uptime_seconds", "gauge", "seconds since the broker started serving");
+    mb_printf(&s, "zkpipe_uptime_seconds %.3f\n", (double)(now - b->t_start) / 1e9);
+
+    head(&s, "zkpipe_partitions_total", "counter",
+         "stage reports by result: done, failed (a retry may follow) or stale (dropped)");
+    for (unsigned r = 0; r < ZP_NROLES; r++)
+        for (unsigned k = 0; k < RES_N; k++)
+            mb_printf(&s, "zkpipe_partitions_total{stage=\"%s\",result=\"%s\"} %llu\n", zp_role_name(r), k_res_name[k],
+                      (unsigned long long)mx->parts[r][k]);
+    head(&s, "zkpipe_partitions_finished_total", "counter", "partitions that reached a final state");
+    mb_printf(&s, "zkpipe_partitions_finished_total{result=\"proved\"} %llu\n", (unsigned long long)b->c.parts_done);
+    mb_printf(&s, "zkpipe_partitions_finished_total{result=\"failed\"} %llu\n", (unsigned long long)b->c.parts_failed);
+    head(&s, "zkpipe_jobs_submitted_total", "counter", "jobs accepted since the broker started");
+    mb_printf(&s, "zkpipe_jobs_submitted_total %llu\n", (unsigned long long)b->c.jobs_submitted);
+    head(&s, "zkpipe_assignments_total", "counter", "ASSIGNs sent to workers");
+    mb_printf(&s, "zkpipe_assignments_total %llu\n", (unsigned long long)b->c.assigns);
+    head(&s, "zkpipe_requeues_total", "counter", "partitions requeued at a stage (failure, worker death, hand-back)");
+    for (unsigned r = 0; r < ZP_NROLES; r++)
+        mb_printf(&s, "zkpipe_requeues_total{stage=\"%s\"} %llu\n", zp_role_name(r), (unsigned long long)b->c.requeued[r]);
+    head(&s, "zkpipe_worker_deaths_total", "counter", "workers declared dead, by role");
+    for (unsigned r = 0; r < ZP_NROLES; r++)
+        mb_printf(&s, "zkpipe_worker_deaths_total{stage=\"%s\"} %llu\n", zp_role_name(r), (unsigned long long)b->c.deaths[r]);
+    head(&s, "zkpipe_stale_messages_total", "counter", "DONE/FAIL reports dropped as stale (old generation)");
+    mb_printf(&s, "zkpipe_stale_messages_total %llu\n", (unsigned long long)b->c.stale);
+    head(&s, "zkpipe_malformed_frames_total", "counter", "frames dropped as malformed");
+    mb_printf(&s, "zkpipe_malformed_frames_total %llu\n", (unsigned long long)b->c.malformed);
+    head(&s, "zkpipe_oversized_frames_total", "counter", "frames dropped as larger than the frame limit");
+    mb_printf(&s, "zkpipe_oversized_frames_total %llu\n", (unsigned long long)b->c.oversized);
+    head(&s, "zkpipe_unknown_peer_frames_total", "counter", "frames from connections that had not said HELLO");
+    mb_printf(&s, "zkpipe_unknown_peer_frames_total %llu\n", (unsigned long long)b->c.unknown_peer);
+    head(&s, "zkpipe_journal_errors_total", "counter", "failed journal writes");
+    mb_printf(&s, "zkpipe_journal_errors_total %llu\n", (unsigned long long)b->jr_errors);
+
+    unsigned nq[ZP_NROLES][ZP_NPRIO] = {{0}}, running[ZP_NROLES] = {0}, jstate[4] = {0};
+    for (unsigned r = 0; r < ZP_NROLES; r++)
+        for (size_t i = 0; i < b->qn[r]; i++) {
+            unsigned pr = b->q[r][i]->job->priority;
+            if (pr < ZP_NPRIO) nq[r][pr]++;
+        }
+    for (size_t i = 0; i < b->n_jobs; i++) {
+        brk_job_t *j = b->jobs[i];
+        if (j->state <= ZP_JOB_CANCELED) jstate[j->state]++;
+        for (uint32_t k = 0; k < j->n_parts; k++)
+            if (j->parts[k].state == PS_RUNNING && j->parts[k].stage < ZP_NROLES) running[j->parts[k].stage]++;
+    }
+    head(&s, "zkpipe_queue_depth", "gauge", "partitions queued for a stage, by priority");
+    for (unsigned r = 0; r < ZP_NROLES; r++)
+        for (unsigned pr = 0; pr < ZP_NPRIO; pr++)
+            mb_printf(&s, "zkpipe_queue_depth{stage=\"%s\",priority=\"%s\"} %u\n", zp_role_name(r), zp_prio_name(pr),
+                      nq[r][pr]);
+    head(&s, "zkpipe_running", "gauge", "partitions assigned to a worker, by stage");
+    for (unsigned r = 0; r < ZP_NROLES; r++)
+        mb_printf(&s, "zkpipe_running{stage=\"%s\"} %u\n", zp_role_name(r), running[r]);
+    head(&s, "zkpipe_jobs", "gauge", "jobs in the broker's table, by state");
+    for (unsigned k = 0; k <= ZP_JOB_CANCELED; k++)
+        mb_printf(&s, "zkpipe_jobs{state=\"%s\"} %u\n", zp_job_state_name(k), jstate[k]);
+    zp_shm_stats_t st;
+    zp_shm_stats(b->arena, &st);
+    head(&s, "zkpipe_slots", "gauge", "arena slots by state");
+    for (unsigned k = 0; k < ZP_SLOT_NSTATES; k++)
+        mb_printf(&s, "zkpipe_slots{state=\"%s\"} %u\n", zp_shm_state_name(k), st.by_state[k]);
+    head(&s, "zkpipe_slots_total", "gauge", "arena slots");
+    mb_printf(&s, "zkpipe_slots_total %u\n", st.n_slots);
+
+    head(&s, "zkpipe_worker_credits", "gauge", "credits a worker announced");
+    for (unsigned i = 0; i < BRK_MAX_WORKERS; i++) {
+        const brk_worker_t *w = &b->workers[i];
+        if (!w->used) continue;
+        mb_printf(&s, "zkpipe_worker_credits{");
+        worker_labels(&s, w);
+        mb_printf(&s, "} %u\n", w->credits);
+    }
+    head(&s, "zkpipe_worker_held", "gauge", "assignments a worker holds now");
+    for (unsigned i = 0; i < BRK_MAX_WORKERS; i++) {
+        const brk_worker_t *w = &b->workers[i];
+        if (!w->used) continue;
+        mb_printf(&s, "zkpipe_worker_held{");
+        worker_labels(&s, w);
+        mb_printf(&s, "} %u\n", w->n_inflight);
+    }
+    head(&s, "zkpipe_gpu_busy_ratio", "gauge", "share of the last 60 s a GPU worker reported running a task");
+    for (unsigned i = 0; i < BRK_MAX_WORKERS; i++) {
+        const brk_worker_t *w = &b->workers[i];
+        if (!w->used || w->role != ZP_ROLE_GPU) continue;
+        mb_printf(&s, "zkpipe_gpu_busy_ratio{");
+        worker_labels(&s, w);
+        mb_printf(&s, "} %.4f\n", brk_busy_ratio(w, now, 60 * NS));
+    }
+    head(&s, "zkpipe_gpu_idle_seconds", "gauge",
+         "idle time of a GPU worker over the last 60 s by cause: starved (no READY partition), no_credit "
+         "(READY exists, credits all held), handoff (dispatch / transfer latency)");
+    for (unsigned i = 0; i < BRK_MAX_WORKERS; i++) {
+        const brk_worker_t *w = &b->workers[i];
+        if (!w->used || w->role != ZP_ROLE_GPU) continue;
+        double v[BRK_IDLE_NCAUSE];
+        brk_mx_idle(w, now, 60 * NS, v);
+        for (unsigned c = BRK_IDLE_STARVED; c < BRK_IDLE_NCAUSE; c++) {
+            mb_printf(&s, "zkpipe_gpu_idle_seconds{");
+            worker_labels(&s, w);
+            mb_printf(&s, ",cause=\"%s\"} %.6f\n", k_cause_name[c], v[c]);
+        }
+    }
+    head(&s, "zkpipe_gpu_busy_seconds", "gauge", "time a GPU worker held running work over the last 60 s");
+    for (unsigned i = 0; i < BRK_MAX_WORKERS; i++) {
+        const brk_worker_t *w = &b->workers[i];
+        if (!w->used || w->role != ZP_ROLE_GPU) continue;
+        double v[BRK_IDLE_NCAUSE];
+        brk_mx_idle(w, now, 60 * NS, v);
+        mb_printf(&s, "zkpipe_gpu_busy_seconds{");
+        worker_labels(&s, w);
+        mb_printf(&s, "} %.6f\n", v[BRK_IDLE_BUSY]);
+    }
+
+    head(&s, "zkpipe_stage_seconds", "histogram", "time a stage worked on a partition (worker's t_start to t_end)");
+    for (unsigned r = 0; r < ZP_NROLES; r++) hist_out(&s, "zkpipe_stage_seconds", zp_role_name(r), &mx->stage[r], k_stage_le);
+    head(&s, "zkpipe_queue_wait_seconds", "histogram", "time a partition waited in a stage's queue before dispatch");
+    for (unsigned r = 0; r < ZP_NROLES; r++)
+        hist_out(&s, "zkpipe_queue_wait_seconds", zp_role_name(r), &mx->queue_wait[r], k_lat_le);
+    head(&s, "zkpipe_handoff_seconds", "histogram", "dispatch to start of work (ASSIGN transfer and worker pickup)");
+    for (unsigned r = 0; r < ZP_NROLES; r++)
+        hist_out(&s, "zkpipe_handoff_seconds", zp_role_name(r), &mx->handoff[r], k_lat_le);
+    head(&s, "zkpipe_stage_phase_seconds_total", "counter", "time spent in stage phases (h2d, ntt, msm, d2h, ...)");
+    for (unsigned r = 0; r < ZP_NROLES; r++)
+        for (unsigned k = 0; k < ZP_DT_N; k++)
+            if (mx->dt_ns[r][k])
+                mb_printf(&s, "zkpipe_stage_phase_seconds_total{stage=\"%s\",phase=\"%s\"} %.9f\n", zp_role_name(r),
+                          dtn[k], (double)mx->dt_ns[r][k] / 1e9);
+    if (b->mx && b->mx->lfd >= 0) {
+        head(&s, "zkpipe_http_requests_total", "counter", "HTTP requests on the metrics endpoint (rejected: bad or too large)");
+        mb_printf(&s, "zkpipe_http_requests_total{result=\"served\"} %llu\n", (unsigned long long)b->mx->http_requests);
+        mb_printf(&s, "zkpipe_http_requests_total{result=\"rejected\"} %llu\n", (unsigned long long)b->mx->http_rejected);
+    }
+    if (s.oom) { free(s.p); return NULL; }
+    return s.p ? s.p : strdup("");
+}
+
+/* ---------------------------------------------------------------- HTTP endpoint */
+int brk_mx_init(brk_t *b, const char *listen_addr)
+{
+    struct brk_mx *mx = calloc(1, sizeof *mx);
+    if (!mx) return -ENOMEM;
+    mx->lfd = -1;
+    for (unsigned i = 0; i < BRK_HTTP_CONNS; i++) mx->conn[i].fd = -1;
+    b->mx = mx;
+    if (!listen_addr || !*listen_addr) return 0;
+    char host[64];
+    const char *colon = strrchr(listen_addr, ':');
+    if (!colon || (size_t)(colon - listen_addr) >= sizeof host || colon == listen_addr)
+        return zp_err_set(-EINVAL, "--metrics-listen '%s': expected IPV4:PORT (e.g. 127.0.0.1:9464)", listen_addr);
+    memcpy(host, listen_addr, (size_t)(colon - listen_addr));
+    host[colon - listen_addr] = 0;
+    char *e;
+    errno = 0;
+    unsigned long port = strtoul(colon + 1, &e, 10);
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    if (errno || e == colon + 1 || *e || port > 65535 || inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+        return zp_err_set(-EINVAL, "--metrics-listen '%s': expected IPV4:PORT (e.g. 127.0.0.1:9464)", listen_addr);
+    sa.sin_port = htons((uint16_t)port);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return zp_err_set(-errno, "metrics socket: %s", strerror(errno));
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 16) < 0) {
+        int en = errno;
+        close(fd);
+        return zp_err_set(-en, "metrics endpoint %s: %s", listen_addr, strerror(en));
+    }
+    socklen_t sl = sizeof sa;
+    getsockname(fd, (struct sockaddr *)&sa, &sl);
+    mx->lfd = fd;
+    snprintf(mx->listen, sizeof mx->listen, "%s:%u", host, (unsigned)ntohs(sa.sin_port));
+    zp_log(ZP_LOG_INFO, "metrics at http://%s/metrics", mx->listen);
+    return 0;
+}
+
+const char *brk_mx_listen_addr(const brk_t *b) { return b->mx && b->mx->lfd >= 0 ? b->mx->listen : NULL; }
+
+static void conn_close(http_conn_t *c)
+{
+    if (c->fd >= 0) close(c->fd);
+    free(c->out);
+    memset(c, 0, sizeof *c);
+    c->fd = -1;
+}
+
+static void conn_reply(http_conn_t *c, int code, const char *reason, const char *ctype, const char *body, size_t blen,
+                       bool head_only)
+{
+    char hdr[256];
+    int hn = snprintf(hdr, sizeof hdr,
+                      "HTTP/1.0 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n", code,
+                      reason, ctype, blen);
+    size_t total = (size_t)hn + (head_only ? 0 : blen);
+    c->out = malloc(total);
+    if (!c->out) { c->n_out = 0; return; }
+    memcpy(c->out, hdr, (size_t)hn);
+    if (!head_only && blen) memcpy(c->out + hn, body, blen);
+    c->n_out = total;
+    c->off_out = 0;
+}
+
+static void conn_error(http_conn_t *c, int code, const char *reason)
+{
+    char body[64];
+    int n = snprintf(body, sizeof body, "%d %s\n", code, reason);
+    conn_reply(c, code, reason, "text/plain; charset=utf-8", body, (size_t)n, false);
+}
+
+/* a complete request head is in c->in: answer it */
+static void conn_handle(brk_t *b, http_conn_t *c)
+{
+    struct brk_mx *mx = b->mx;
+    char *eol = memchr(c->in, '\n', c->n_in);
+    size_t ll = eol ? (size_t)(eol - c->in) : 0;
+    if (ll && c->in[ll - 1] == '\r') ll--;
+    char line[256];
+    if (!eol || ll >= sizeof line) { mx->http_rejected++; conn_error(c, 400, "Bad Request"); return; }
+    memcpy(line, c->in, ll);
+    line[ll] = 0;
+    char *sp1 = strchr(line, ' '), *sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
+    if (!sp1 || !sp2 || strncmp(sp2 + 1, "HTTP/1.", 7)) { mx->http_rejected++; conn_error(c, 400, "Bad Request"); return; }
+    *sp1 = 0; *sp2 = 0;
+    const char *meth = line, *path = sp1 + 1;
+    bool head_only = !strcmp(meth, "HEAD");
+    if (strcmp(meth, "GET") && !head_only) { mx->http_rejected++; conn_error(c, 405, "Method Not Allowed"); return; }
+    size_t pl = strcspn(path, "?");
+    if (pl != 8 || strncmp(path, "/metrics", 8)) { mx->http_rejected++; conn_error(c, 404, "Not Found"); return; }
+    char *t = brk_metrics_text(b);
+    if (!t) { conn_error(c, 500, "Internal Server Error"); return; }
+    mx->http_requests++;
+    conn_reply(c, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", t, strlen(t), head_only);
+    free(t);
+}
+
+int brk_mx_pollitems(brk_t *b, zmq_pollitem_t *it, int *timeout_ms)
+{
+    struct brk_mx *mx = b->mx;
+    int n = 0;
+    if (!mx || mx->lfd < 0) return 0;
+    it[n++] = (zmq_pollitem_t){NULL, mx->lfd, ZMQ_POLLIN, 0};
+    uint64_t now = zp_now_ns();
+    for (unsigned i = 0; i < BRK_HTTP_CONNS; i++) {
+        http_conn_t *c = &mx->conn[i];
+        if (c->fd < 0) continue;
+        it[n++] = (zmq_pollitem_t){NULL, c->fd, c->out ? ZMQ_POLLOUT : ZMQ_POLLIN, 0};
+        uint64_t dl = c->t0 + HTTP_TIMEOUT_NS, left = dl > now ? (dl - now) / 1000000u + 1 : 0;
+        if ((int64_t)left < *timeout_ms) *timeout_ms = (int)left;
+    }
+    return n;
+}
+
+void brk_mx_service(brk_t *b, const zmq_pollitem_t *it, int n)
+{
+    struct brk_mx *mx = b->mx;
+    if (!mx || mx->lfd < 0) return;
+    uint64_t now = zp_now_ns();
+    for (int k = 1; k < n; k++) {
+        http_conn_t *c = NULL;
+        for (unsigned i = 0; i < BRK_HTTP_CONNS; i++)
+            if (mx->conn[i].fd == it[k].fd) c = &mx->conn[i];
+        if (!c || !it[k].revents) continue;
+        if (it[k].revents & ZMQ_POLLERR) { conn_close(c); continue; }
+        if (!c->out && (it[k].revents & ZMQ_POLLIN)) {
+            ssize_t r = read(c->fd, c->in + c->n_in, sizeof c->in - c->n_in);
+            if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) { conn_close(c); continue; }
+            if (r > 0) c->n_in += (size_t)r;
+            bool done = false;
+            for (size_t i = 0; i + 1 < c->n_in && !done; i++)
+                if (c->in[i] == '\n' && (c->in[i + 1] == '\n' || (c->in[i + 1] == '\r' && i + 2 < c->n_in && c->in[i + 2] == '\n')))
+                    done = true;
+            if (done) conn_handle(b, c);
+            else if (c->n_in == sizeof c->in) { mx->http_rejected++; conn_error(c, 431, "Request Header Fields Too Large"); }
+            if (c->out) shutdown(c->fd, SHUT_RD);
+        } else if (c->out && (it[k].revents & ZMQ_POLLOUT)) {
+            ssize_t r = write(c->fd, c->out + c->off_out, c->n_out - c->off_out);
+            if (r < 0 && errno != EAGAIN && errno != EINTR) { conn_close(c); continue; }
+            if (r > 0) c->off_out += (size_t)r;
+            if (c->off_out >= c->n_out) conn_close(c);
+        }
+    }
+    for (unsigned i = 0; i < BRK_HTTP_CONNS; i++) {
+        http_conn_t *c = &mx->conn[i];
+        if (c->fd >= 0 && now - c->t0 > HTTP_TIMEOUT_NS) {
+            if (!c->out) mx->http_rejected++;
+            conn_close(c);
+        }
+    }
+    if (n > 0 && (it[0].revents & ZMQ_POLLIN))
+        for (int tries = 0; tries < 16; tries++) {
+            int fd = accept4(mx->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+            if (fd < 0) break;
+            http_conn_t *c = NULL;
+            for (unsigned i = 0; i < BRK_HTTP_CONNS && !c; i++)
+                if (mx->conn[i].fd < 0) c = &mx->conn[i];
+            if (!c) { mx->http_rejected++; close(fd); continue; }   /* full: drop the newcomer */
+            memset(c, 0, sizeof *c);
+            c->fd = fd;
+            c->t0 = now;
+        }
+}
+
+void brk_mx_close(brk_t *b)
+{
+    struct brk_mx *mx = b->mx;
+    if (!mx) return;
+    for (unsigned i = 0; i < BRK_HTTP_CONNS; i++) conn_close(&mx->conn[i]);
+    if (mx->lfd >= 0) close(mx->lfd);
+    free(mx);
+    b->mx = NULL;
+}
