@@ -72,6 +72,7 @@ typedef struct {
     uint64_t t_last;            /* last tick (monotonic ns); 0: not started */
     unsigned state;             /* BRK_IDLE_* seen at t_last */
     uint64_t run_start, last_end; /* current busy run; latest reported t_end in it */
+    bool tail_ok;               /* the last live task of the run was reported (not canceled) */
 } brk_idle_t;
 /* ---- end observability ---- */
 

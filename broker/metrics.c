@@ -62,7 +62,7 @@ struct brk_mx {
     uint64_t parts[ZP_NROLES][RES_N];
     uint64_t dt_ns[ZP_NROLES][ZP_DT_N];
     int lfd;
-    char listen[64];
+    char listen[80];
     http_conn_t conn[BRK_HTTP_CONNS];
     uint64_t http_requests, http_rejected;
 };
@@ -99,6 +99,7 @@ static void charge(brk_worker_t *w, uint64_t s, uint64_t e, unsigned c)
 /* move what [s, e) charged to cause `from` over to cause `to` (only what is still in the ring) */
 static void reclass(brk_worker_t *w, uint64_t s, uint64_t e, unsigned from, unsigned to)
 {
+    if (e > s && e - s > (uint64_t)BRK_IDLE_BUCKETS * NS) s = e - (uint64_t)BRK_IDLE_BUCKETS * NS;
     while (s < e) {
         uint64_t sec = s / NS, end = (sec + 1) * NS;
         if (end > e) end = e;
@@ -113,24 +114,31 @@ static void reclass(brk_worker_t *w, uint64_t s, uint64_t e, unsigned from, unsi
     }
 }
 
-static unsigned classify(const brk_t *b, const brk_worker_t *w)
+static unsigned n_live(const brk_worker_t *w)
 {
     unsigned live = 0;
     for (unsigned i = 0; i < w->n_inflight; i++) {
         const brk_part_t *p = w->inflight[i].part;
         if (p && p->state == PS_RUNNING && p->worker == w) live++;
     }
-    if (live) return BRK_IDLE_BUSY;
+    return live;
+}
+
+static unsigned classify(const brk_t *b, const brk_worker_t *w)
+{
+    if (n_live(w)) return BRK_IDLE_BUSY;
     if (w->role >= ZP_NROLES || !b->qn[w->role]) return BRK_IDLE_STARVED;
     if (w->n_inflight >= w->credits || !w->alive) return BRK_IDLE_NO_CREDIT;
     return BRK_IDLE_HANDOFF;
 }
 
-/* a busy run ended at `now`: the tail after the last reported end was report latency */
+/* a busy run ended at `now`: when a report of its last live task ended it, the tail after
+ * that task's end was report latency; when a cancel or requeue ended it, the worker may
+ * still have been running the task, so the time stays busy */
 static void run_closed(brk_worker_t *w, uint64_t now)
 {
     uint64_t from = w->idle.last_end > w->idle.run_start ? w->idle.last_end : w->idle.run_start;
-    if (from && now > from) reclass(w, from, now, BRK_IDLE_BUSY, BRK_IDLE_HANDOFF);
+    if (w->idle.tail_ok && from && now > from) reclass(w, from, now, BRK_IDLE_BUSY, BRK_IDLE_HANDOFF);
 }
 
 void brk_mx_tick(brk_t *b)
@@ -144,7 +152,7 @@ void brk_mx_tick(brk_t *b)
         if (now > d->t_last) charge(w, d->t_last, now, d->state);
         d->t_last = now;
         unsigned st = classify(b, w);
-        if (st == BRK_IDLE_BUSY && d->state != BRK_IDLE_BUSY) { d->run_start = now; d->last_end = 0; }
+        if (st == BRK_IDLE_BUSY && d->state != BRK_IDLE_BUSY) { d->run_start = now; d->last_end = 0; d->tail_ok = false; }
         if (st != BRK_IDLE_BUSY && d->state == BRK_IDLE_BUSY) run_closed(w, now);
         d->state = st;
     }
@@ -191,6 +199,7 @@ static void on_report(brk_t *b, brk_worker_t *w, uint32_t slot, uint64_t gen, ui
         uint64_t to = t_start < d->t_last ? t_start : d->t_last;
         if (p && to > from) reclass(w, from, to, BRK_IDLE_BUSY, BRK_IDLE_HANDOFF);
         if (p && t_end > d->last_end && t_end <= zp_now_ns()) d->last_end = t_end;
+        d->tail_ok = p && n_live(w) == 1;   /* this report ends the run (p is still counted) */
     }
     if (!mx) return;
     unsigned r = w->role < ZP_NROLES ? w->role : 0;
@@ -252,7 +261,7 @@ static void lval(mb_t *s, const char *z)
 }
 static void worker_labels(mb_t *s, const brk_worker_t *w)
 {
-    mb_printf(s, "worker=\"%s-%u\",pid=\"%u\",name=\"", zp_role_name(w->role), w->instance, w->pid);
+    mb_printf(s, "worker=\"%s-%u\",name=\"", zp_role_name(w->role), w->instance);   /* no pid: restarts would churn series */
     lval(s, w->name);
     mb_printf(s, "\"");
 }
@@ -424,7 +433,7 @@ int brk_mx_init(brk_t *b, const char *listen_addr)
     for (unsigned i = 0; i < BRK_HTTP_CONNS; i++) mx->conn[i].fd = -1;
     b->mx = mx;
     if (!listen_addr || !*listen_addr) return 0;
-    char host[64];
+    char host[48];
     const char *colon = strrchr(listen_addr, ':');
     if (!colon || (size_t)(colon - listen_addr) >= sizeof host || colon == listen_addr)
         return zp_err_set(-EINVAL, "--metrics-listen '%s': expected IPV4:PORT (e.g. 127.0.0.1:9464)", listen_addr);

@@ -388,13 +388,22 @@ static uint32_t jat(const jctx_t *c, uint32_t a, size_t i)
     return k;
 }
 
+static int jnum_text(const jctx_t *c, const jnode_t *n, const uint8_t *mod, uint32_t n8, const char *modname,
+                     char *out, size_t outcap, uint8_t *le_out);
+
 /* string node i -> canonical decimal (< mod, n8 bytes); out has outcap bytes */
 static int jnum(const jctx_t *c, uint32_t i, const uint8_t *mod, uint32_t n8, const char *modname, char *out,
                 size_t outcap, uint8_t *le_out)
 {
     int rc = expect_type(c, i, J_STR);
     if (rc) return rc;
-    const jnode_t *n = jnode(c, i);
+    return jnum_text(c, jnode(c, i), mod, n8, modname, out, outcap, le_out);
+}
+
+/* the text of node n (string contents or integer literal) -> canonical decimal */
+static int jnum_text(const jctx_t *c, const jnode_t *n, const uint8_t *mod, uint32_t n8, const char *modname,
+                     char *out, size_t outcap, uint8_t *le_out)
+{
     uint8_t le[64];
     int t = zp_fmt_text_to_le(le, n8, n->s, n->len);
     if (t == -1) return perr(c, "not a decimal or 0x-hex string");
@@ -428,11 +437,18 @@ static int jarray_len(const jctx_t *c, uint32_t i, size_t lo, size_t hi)
     return 0;
 }
 
+/* q of curve; for an unknown curve (a proof.json without "curve") the larger q, of bls12381:
+ * every coordinate of either curve passes, the caller checks against the real q later */
+static const uint8_t *curve_q_or_max(zp_curve_id_t curve, uint32_t *n8)
+{
+    return zp_fmt_curve_q(curve == ZP_CURVE_NONE ? ZP_CURVE_BLS12_381 : curve, n8);
+}
+
 /* G1 point [x, y(, z)] with z "1" (affine) or "0" (infinity -> x = y = "") */
 static int jg1(jctx_t *c, uint32_t i, zp_curve_id_t curve, char (*xy)[ZP_DEC_LEN])
 {
     uint32_t n8;
-    const uint8_t *q = zp_fmt_curve_q(curve, &n8);
+    const uint8_t *q = curve_q_or_max(curve, &n8);
     int rc = jarray_len(c, i, 2, 3);
     if (rc) return rc;
     for (size_t k = 0; k < 2; k++) {
@@ -458,7 +474,7 @@ static int jg1(jctx_t *c, uint32_t i, zp_curve_id_t curve, char (*xy)[ZP_DEC_LEN
 static int jg2(jctx_t *c, uint32_t i, zp_curve_id_t curve, char (*xy)[2][ZP_DEC_LEN])
 {
     uint32_t n8;
-    const uint8_t *q = zp_fmt_curve_q(curve, &n8);
+    const uint8_t *q = curve_q_or_max(curve, &n8);
     int rc = jarray_len(c, i, 2, 3);
     if (rc) return rc;
     uint8_t z[2][64];
@@ -482,8 +498,10 @@ static int jg2(jctx_t *c, uint32_t i, zp_curve_id_t curve, char (*xy)[2][ZP_DEC_
     return 0;
 }
 
-/* "protocol" (must be groth16 if present / required) and "curve" (required) */
-static int jheader(jctx_t *c, uint32_t root, bool need_protocol, zp_curve_id_t *curve)
+/* "protocol" (must be groth16 if present / required) and "curve" (required if need_curve, else
+ * ZP_CURVE_NONE when absent: snarkjs's verifier takes the curve from the verification key, and
+ * older rapidsnark wrote proofs without "curve") */
+static int jheader(jctx_t *c, uint32_t root, bool need_protocol, bool need_curve, zp_curve_id_t *curve)
 {
     uint32_t k;
     int rc;
@@ -499,6 +517,8 @@ static int jheader(jctx_t *c, uint32_t root, bool need_protocol, zp_curve_id_t *
         pop(c, l);
         if (rc) return rc;
     }
+    *curve = ZP_CURVE_NONE;
+    if (!need_curve && !jget(c, root, "curve")) return 0;
     if ((rc = jreq(c, root, "curve", &k))) return rc;
     size_t l = push_key(c, "curve");
     rc = expect_type(c, k, J_STR);
@@ -517,7 +537,7 @@ static int proof_from_doc(zp_proof_json_t *p, jdoc_t *d)
 {
     jctx_t c = {d, ""};
     static const char *const names[3] = {"pi_a", "pi_b", "pi_c"};
-    int rc = jheader(&c, 0, false, &p->curve);
+    int rc = jheader(&c, 0, false, false, &p->curve);
     for (int i = 0; !rc && i < 3; i++) {
         uint32_t k;
         if ((rc = jreq(&c, 0, names[i], &k))) break;
@@ -553,6 +573,19 @@ int zp_proof_json_parse(zp_proof_json_t *p, const char *text, size_t len, const 
     return rc;
 }
 
+/* a JSON number that JavaScript reads exactly as an integer (digits only, <= 2^53): snarkjs
+ * takes such public signals (BigInt(3)); larger ones it would already have rounded */
+static bool json_int_ok(const jnode_t *n)
+{
+    if (n->len == 0 || n->len > 16) return false;
+    uint64_t v = 0;
+    for (size_t i = 0; i < n->len; i++) {
+        if (n->s[i] < '0' || n->s[i] > '9') return false;
+        v = v * 10 + (uint64_t)(n->s[i] - '0');
+    }
+    return v <= (1ull << 53);
+}
+
 static int public_from_doc(char (**sig)[100], size_t *n, jdoc_t *d)
 {
     jctx_t c = {d, ""};
@@ -564,7 +597,11 @@ static int public_from_doc(char (**sig)[100], size_t *n, jdoc_t *d)
     size_t i = 0;
     for (uint32_t k = d->nodes[0].first; k; k = d->nodes[k].next, i++) {
         size_t l = push_idx(&c, i);
-        rc = jnum(&c, k, NULL, 32, NULL, v[i], sizeof v[i], NULL);
+        if (d->nodes[k].type == J_NUM)
+            rc = json_int_ok(&d->nodes[k]) ? jnum_text(&c, &d->nodes[k], NULL, 32, NULL, v[i], sizeof v[i], NULL)
+                                           : perr(&c, "a number that is not an integer in 0..2^53 (use a decimal string)");
+        else
+            rc = jnum(&c, k, NULL, 32, NULL, v[i], sizeof v[i], NULL);
         pop(&c, l);
         if (rc) {
             free(v);
@@ -620,7 +657,7 @@ static int vk_from_doc(zp_vk_json_t *vk, jdoc_t *d)
     uint32_t k;
     size_t l;
     int rc;
-    if ((rc = jheader(&c, 0, true, &vk->curve))) return rc;
+    if ((rc = jheader(&c, 0, true, true, &vk->curve))) return rc;
     if ((rc = jreq(&c, 0, "nPublic", &k))) return rc;
     l = push_key(&c, "nPublic");
     const jnode_t *np = jnode(&c, k);

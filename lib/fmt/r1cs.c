@@ -148,10 +148,14 @@ int zp_check_r1cs_zkey(const zp_r1cs_t *r, const zp_zkey_t *z)
     if (npub != z->n_public)
         return zp_err_set(ZP_EMISMATCH, "%s: nPubOut %u + nPubIn %u but %s has nPublic %u", rn, r->n_pub_out, r->n_pub_in,
                           zn, z->n_public);
-    uint64_t rows = (uint64_t)r->n_constraints + npub + 1;
-    if (rows > z->domain_size || (z->domain_size > 1 && rows <= z->domain_size / 2))
-        return zp_err_set(ZP_EMISMATCH, "%s: nConstraints %u + nPublic %llu + 1 = %llu rows need a domain of the next power of two, %s has %u",
-                          rn, r->n_constraints, (unsigned long long)npub, (unsigned long long)rows, zn, z->domain_size);
+    /* snarkjs: domainSize = 2^(floor(log2(rows - 1)) + 1), i.e. the next power of two >= rows
+     * but at least 2 (one row, no constraint and no public signal, still gets a domain of 2) */
+    uint64_t rows = (uint64_t)r->n_constraints + npub + 1, want = 2;
+    while (want < rows) want <<= 1;
+    if (want != z->domain_size)
+        return zp_err_set(ZP_EMISMATCH, "%s: nConstraints %u + nPublic %llu + 1 = %llu rows need a domain of %llu, %s has %u",
+                          rn, r->n_constraints, (unsigned long long)npub, (unsigned long long)rows,
+                          (unsigned long long)want, zn, z->domain_size);
     /* the zkey coefs are, in order, the A then B terms of each constraint, then the public rows */
     uint64_t k = 0, pos = 0, tsz = 4ull + r->n8;
     int rc;

@@ -1,4 +1,4 @@
-/* wtns.c - circom/snarkjs witness files (.wtns version 2).
+/* wtns.c - circom/snarkjs witness files (.wtns version 2; version 1, same layout, also read).
  * Section 1: u32 n8, prime[n8] (= r, the scalar field), u32 nWitness. Section 2: nWitness
  * values of n8 bytes, little-endian, standard form.
  * Invariants after a successful open/parse: curve known from the prime, section sizes exact,
@@ -14,7 +14,7 @@ static int wtns_load(zp_wtns_t *w)
 {
     const char *name = zp_fmt_name(&w->f);
     zp_fmt_container_t c;
-    int rc = zp_fmt_container(&c, &w->f, "wtns", 2, 2);
+    int rc = zp_fmt_container(&c, &w->f, "wtns", 1, 2);   /* snarkjs and rapidsnark take v1: same layout */
     if (rc) return rc;
     const uint8_t *p;
     uint64_t sz;

@@ -47,6 +47,17 @@ int zp_g16_key_load_into(zp_g16_key_t *k, const zp_zkey_t *z, void *mem, size_t 
 /* the same on pool's threads (copy + point checks); mem NULL = allocate (as key_load) (added) */
 int zp_g16_key_load_pool(zp_g16_key_t *k, const zp_zkey_t *z, void *mem, size_t len, zp_pool_t *pool);
 void zp_g16_key_close(zp_g16_key_t *k);
+/* A key kept in memory that other processes map at other addresses (shm/keystore.c): the
+ * arrays are described by offsets from the block's start, never pointers (added by keystore).
+ * key_offsets: offsets of k's arrays from base (k built by load_into inside [base, ...)).
+ * key_bind: k's curve, counts and header points set by the caller (untrusted); checks the
+ * counts (as load does), that every array lies inside [base, base+len) and is 64-aligned,
+ * and every coefficient's matrix/row/wire (what synth indexes with; values and points are
+ * not re-checked: the caller's checksum covers them), recomputes coefs_sorted, sets the
+ * pointers; mem = base, mem_owned = 0 (close only forgets). ZP_EFORMAT with a message. */
+typedef struct { uint64_t ic, a, b1, c, h, b2, coefs; } zp_g16_key_offs_t;
+void zp_g16_key_offsets(zp_g16_key_offs_t *o, const zp_g16_key_t *k, const void *base);
+int zp_g16_key_bind(zp_g16_key_t *k, const zp_g16_key_offs_t *o, void *base, size_t len);
 size_t zp_g1a_size(zp_curve_id_t c);                         /* 64 / 96 */
 size_t zp_g2a_size(zp_curve_id_t c);                         /* 128 / 192 */
 

@@ -322,3 +322,70 @@ int zp_g16_vk_from_zkey(zp_g16_vk_t *vk, const zp_zkey_t *z)
     if (rc) zp_g16_vk_free(vk);
     return rc;
 }
+
+/* ---- a key at offsets inside a mapped block (shm/keystore.c) ---- */
+void zp_g16_key_offsets(zp_g16_key_offs_t *o, const zp_g16_key_t *k, const void *base)
+{
+    const uint8_t *b = base;
+    o->ic = (uint64_t)((const uint8_t *)k->ic - b);
+    o->a = (uint64_t)((const uint8_t *)k->a - b);
+    o->b1 = (uint64_t)((const uint8_t *)k->b1 - b);
+    o->c = (uint64_t)((const uint8_t *)k->c - b);
+    o->h = (uint64_t)((const uint8_t *)k->h - b);
+    o->b2 = (uint64_t)((const uint8_t *)k->b2 - b);
+    o->coefs = (uint64_t)((const uint8_t *)k->coefs - b);
+}
+
+static int bind_arr(void **dst, uint8_t *base, size_t len, uint64_t off, size_t n, size_t esz, const char *what)
+{
+    /* n * esz cannot overflow: n < 2^33, esz <= 192 */
+    uint64_t bytes = (uint64_t)n * esz;
+    if (off > len || bytes > len - off || (((uintptr_t)base + off) & 63))
+        return zp_err_set(ZP_EFORMAT, "key block: %s at offset %llu (+%llu bytes) outside the %zu-byte block or misaligned",
+                          what, (unsigned long long)off, (unsigned long long)bytes, len);
+    *dst = base + off;
+    return 0;
+}
+
+int zp_g16_key_bind(zp_g16_key_t *k, const zp_g16_key_offs_t *o, void *base, size_t len)
+{
+    const g16_curve_t *cv = g16_curve(k->curve);
+    if (!cv) return ZP_ECURVE;
+    if (k->log_n > 32 || k->n_vars < (uint64_t)k->n_public + 1 || k->domain_size != ((uint64_t)1 << k->log_n) ||
+        k->domain_size < (uint64_t)k->n_public + 1)
+        return zp_err_set(ZP_EFORMAT, "key block: inconsistent sizes (nVars %u, nPublic %u, domain %u, log %u)",
+                          k->n_vars, k->n_public, k->domain_size, k->log_n);
+    uint8_t *b = base;
+    size_t g1 = cv->g1a_size, g2 = cv->g2a_size;
+    void *coefs = NULL;
+    int rc;
+    if ((rc = bind_arr(&k->ic, b, len, o->ic, (size_t)k->n_public + 1, g1, "IC")) ||
+        (rc = bind_arr(&k->a, b, len, o->a, k->n_vars, g1, "pointsA")) ||
+        (rc = bind_arr(&k->b1, b, len, o->b1, k->n_vars, g1, "pointsB1")) ||
+        (rc = bind_arr(&k->c, b, len, o->c, (size_t)k->n_vars - k->n_public - 1, g1, "pointsC")) ||
+        (rc = bind_arr(&k->h, b, len, o->h, k->domain_size, g1, "pointsH")) ||
+        (rc = bind_arr(&k->b2, b, len, o->b2, k->n_vars, g2, "pointsB2")) ||
+        (rc = bind_arr(&coefs, b, len, o->coefs, k->n_coefs, sizeof(struct zp_g16_coef), "coefs")))
+        goto fail;
+    k->coefs = coefs;
+    uint32_t prev = 0;
+    k->coefs_sorted = 1;
+    for (uint32_t i = 0; i < k->n_coefs; i++) {
+        const struct zp_g16_coef *c = &k->coefs[i];
+        if (c->matrix > 1 || c->row >= k->domain_size || c->wire >= k->n_vars) {
+            rc = zp_err_set(ZP_EFORMAT, "key block: coefficient %u (matrix %u, row %u, wire %u) out of range", i,
+                            c->matrix, c->row, c->wire);
+            goto fail;
+        }
+        if (c->row < prev) k->coefs_sorted = 0;
+        prev = c->row;
+    }
+    k->mem = base;
+    k->mem_len = len;
+    k->mem_owned = 0;
+    return 0;
+fail:
+    k->ic = k->a = k->b1 = k->c = k->h = k->b2 = NULL;
+    k->coefs = NULL;
+    return rc;
+}

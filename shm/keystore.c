@@ -1,0 +1,410 @@
+/* keystore.c - proving keys in named POSIX shared memory, the "hot" tier (see keystore.h for
+ * the layout and the create/publish/recover protocol).
+ *
+ * Invariants: an object's header and data never change after its state word is READY (release
+ * store by the creator, the last write); readers copy the header with pread (never through a
+ * mapping that could be short), validate every field against fstat and the layout rules, and
+ * only then mmap the object PROT_READ and bind the key view (zp_g16_key_bind: offsets, counts,
+ * coefficient indices). Only a process holding flock(LOCK_EX) on an object's inode, having
+ * checked it is still linked, unlinks it, so two recoverers never unlink a fresh object.
+ * Integrity: the header is fully checksummed. Data: the creator stores one checksum per 1 MiB
+ * chunk; an opener checks the table's checksum, the first and last chunks and 32 random ones
+ * (ZP_KEYSTORE_VERIFY=full or opt.full_verify: all). Why a sample: the points were validated
+ * by the creator, a bad point cannot make a stage read or write out of bounds (only the
+ * coefficient indices can, and zp_g16_key_bind re-checks all of them on every open), and a
+ * wrong point yields a proof that the finalizer's pairing self-check refuses; a full pass over
+ * a 50 GB key costs seconds per process start, which the hot tier exists to avoid. The sample
+ * catches a truncated or half-written fill and a stale layout; the header checksum catches any
+ * header change. Tests: tests/test_keystore.c, tests/ipc/keystore_hot.sh */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shm/keystore.h"
+
+#define PAGE 4096u
+#define SAMPLE 32u
+#define STALE_INIT_NS 2000000000ull   /* an object still uninitialised after 2 s with its lock free */
+
+static uint64_t data_off_for(uint64_t n_chunks) { return PAGE + ((n_chunks * 8 + PAGE - 1) / PAGE) * PAGE; }
+
+static uint64_t hdr_checksum(const zp_keystore_hdr_t *h)
+{
+    zp_keystore_hdr_t c;
+    memcpy(&c, h, sizeof c);
+    atomic_store_explicit(&c.state, 0, memory_order_relaxed);
+    c.creator_pid = 0;
+    c.hdr_sum = 0;
+    return zp_shm_checksum(&c, sizeof c, ZP_KEYSTORE_MAGIC);
+}
+
+int zp_keystore_name(char *buf, size_t n, const char *prefix, const char *path)
+{
+    struct stat st;
+    char rp[PATH_MAX];
+    if (!prefix || prefix[0] != '/' || strchr(prefix + 1, '/'))
+        return zp_err_set(-EINVAL, "keystore prefix '%s': must be '/name'", prefix ? prefix : "(null)");
+    if (stat(path, &st) < 0) return zp_err_set(-errno, "%s: stat: %s", path, strerror(errno));
+    if (!realpath(path, rp)) return zp_err_set(-errno, "%s: realpath: %s", path, strerror(errno));
+    uint64_t id[6] = {ZP_KEYSTORE_VERSION, (uint64_t)st.st_dev, (uint64_t)st.st_ino, (uint64_t)st.st_size,
+                      (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec, sizeof(zp_keystore_hdr_t)};
+    uint64_t h = zp_shm_checksum(rp, strlen(rp), zp_shm_checksum(id, sizeof id, ZP_KEYSTORE_MAGIC));
+    int len = snprintf(buf, n, "%s-key-%016llx", prefix, (unsigned long long)h);
+    if (len < 0 || (size_t)len >= n || len >= ZP_KEYSTORE_NAME_MAX)
+        return zp_err_set(ZP_ETOOBIG, "keystore prefix '%s' too long", prefix);
+    return 0;
+}
+
+/* ---- checksums over chunks (on a pool) ---- */
+typedef struct {
+    const uint8_t *data;
+    size_t len;
+    uint64_t *sums;          /* fill: written */
+    const uint8_t *table;    /* verify: expected (unaligned u64s) */
+    const uint64_t *idx;     /* chunks to do (NULL = all n) */
+    size_t n;
+    atomic_size_t bad;       /* verify: first bad chunk index, SIZE_MAX if none */
+} sum_job_t;
+
+static uint64_t chunk_sum(const uint8_t *data, size_t len, uint64_t i)
+{
+    size_t off = (size_t)i * ZP_KEYSTORE_CHUNK, n = len - off < ZP_KEYSTORE_CHUNK ? len - off : ZP_KEYSTORE_CHUNK;
+    return zp_shm_checksum(data + off, n, i + 1);
+}
+
+static void sum_run(void *arg, unsigned tid, unsigned nt)
+{
+    sum_job_t *j = arg;
+    size_t lo, hi;
+    zp_split(j->n, tid, nt, &lo, &hi);
+    for (size_t k = lo; k < hi; k++) {
+        uint64_t i = j->idx ? j->idx[k] : k;
+        uint64_t s = chunk_sum(j->data, j->len, i);
+        if (j->sums) { j->sums[i] = s; continue; }
+        uint64_t want;
+        memcpy(&want, j->table + i * 8, 8);
+        if (want != s) {
+            size_t cur = atomic_load(&j->bad);
+            while (i < cur && !atomic_compare_exchange_weak(&j->bad, &cur, (size_t)i)) {
+            }
+        }
+    }
+}
+
+/* ---- open an existing object ---- */
+static int read_hdr(int fd, zp_keystore_hdr_t *h, struct stat *st)
+{
+    if (fstat(fd, st) < 0) return zp_err_set(-errno, "keystore: fstat: %s", strerror(errno));
+    memset(h, 0, sizeof *h);
+    if ((uint64_t)st->st_size < sizeof *h) return 0;   /* being created (or short): state 0 */
+    ssize_t r = pread(fd, h, sizeof *h, 0);
+    if (r < 0) return zp_err_set(-errno, "keystore: pread: %s", strerror(errno));
+    if ((size_t)r != sizeof *h) memset(h, 0, sizeof *h);
+    return 0;
+}
+
+static uint32_t hdr_state(const zp_keystore_hdr_t *h) { return atomic_load_explicit(&h->state, memory_order_acquire); }
+
+/* h READY: every field checked; the object mapped and the key bound. ZP_EFORMAT otherwise. */
+static int open_ready(zp_keystore_key_t *ks, int fd, const char *name, const zp_keystore_hdr_t *h,
+                      const struct stat *st, bool full)
+{
+    uint64_t t0 = zp_now_ns();
+    size_t g1 = zp_g1a_size((zp_curve_id_t)h->curve);
+    if (h->magic != ZP_KEYSTORE_MAGIC) return zp_err_set(ZP_EFORMAT, "%s: bad magic", name);
+    if (h->version != ZP_KEYSTORE_VERSION) return zp_err_set(ZP_EVERSION, "%s: layout version %u, want %u", name, h->version, ZP_KEYSTORE_VERSION);
+    if (h->hdr_sum != hdr_checksum(h)) return zp_err_set(ZP_EFORMAT, "%s: header checksum mismatch", name);
+    if (!g1) return zp_err_set(ZP_EFORMAT, "%s: unknown curve %u", name, h->curve);
+    if (h->total_bytes != (uint64_t)st->st_size)
+        return zp_err_set(ZP_EFORMAT, "%s: object is %lld bytes, header says %llu", name, (long long)st->st_size,
+                          (unsigned long long)h->total_bytes);
+    if (h->chunk_shift != 20 || !h->data_len || h->n_chunks != (h->data_len + ZP_KEYSTORE_CHUNK - 1) / ZP_KEYSTORE_CHUNK ||
+        h->n_chunks > (uint64_t)1 << 40 || h->data_off != data_off_for(h->n_chunks) ||
+        h->data_len > h->total_bytes || h->data_off != h->total_bytes - h->data_len || h->total_bytes > SIZE_MAX)
+        return zp_err_set(ZP_EFORMAT, "%s: inconsistent layout (data %llu + %llu, %llu chunks, total %llu)", name,
+                          (unsigned long long)h->data_off, (unsigned long long)h->data_len,
+                          (unsigned long long)h->n_chunks, (unsigned long long)h->total_bytes);
+    size_t len = (size_t)h->total_bytes;
+    void *map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED) return zp_err_set(-errno, "%s: mmap %zu bytes: %s", name, len, strerror(errno));
+    const uint8_t *table = (const uint8_t *)map + PAGE, *data = (const uint8_t *)map + h->data_off;
+    int rc;
+    if (zp_shm_checksum(table, h->n_chunks * 8, ZP_KEYSTORE_MAGIC) != h->table_sum) {
+        rc = zp_err_set(ZP_EFORMAT, "%s: checksum table corrupt", name);
+        goto out_unmap;
+    }
+    size_t nsamp = full || h->n_chunks <= SAMPLE + 2 ? (size_t)h->n_chunks : SAMPLE + 2;
+    uint64_t *idx = NULL, sidx[SAMPLE + 2];
+    if (nsamp < h->n_chunks) {
+        uint64_t x = zp_now_ns() ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ull;
+        sidx[0] = 0;
+        sidx[1] = h->n_chunks - 1;
+        for (unsigned i = 2; i < SAMPLE + 2; i++) {
+            x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+            sidx[i] = x % h->n_chunks;
+        }
+        idx = sidx;
+    }
+    sum_job_t j = {.data = data, .len = (size_t)h->data_len, .table = table, .idx = idx, .n = nsamp};
+    atomic_init(&j.bad, SIZE_MAX);
+    sum_run(&j, 0, 1);
+    size_t bad = atomic_load(&j.bad);
+    if (bad != SIZE_MAX) {
+        rc = zp_err_set(ZP_EFORMAT, "%s: data chunk %zu checksum mismatch", name, bad);
+        goto out_unmap;
+    }
+    zp_g16_key_t *k = &ks->key;
+    memset(k, 0, sizeof *k);
+    k->curve = (zp_curve_id_t)h->curve;
+    k->n_vars = h->n_vars;
+    k->n_public = h->n_public;
+    k->domain_size = h->domain_size;
+    k->log_n = h->log_n;
+    k->n_coefs = h->n_coefs;
+    memcpy(&k->alpha1, h->alpha1, sizeof k->alpha1);
+    memcpy(&k->beta1, h->beta1, sizeof k->beta1);
+    memcpy(&k->delta1, h->delta1, sizeof k->delta1);
+    memcpy(&k->beta2, h->beta2, sizeof k->beta2);
+    memcpy(&k->gamma2, h->gamma2, sizeof k->gamma2);
+    memcpy(&k->delta2, h->delta2, sizeof k->delta2);
+    if ((rc = zp_g16_key_bind(k, &h->offs, (uint8_t *)map + h->data_off, (size_t)h->data_len)) < 0) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", zp_err_msg());
+        zp_err_set(rc, "%s: %s", name, msg);
+        memset(k, 0, sizeof *k);
+        goto out_unmap;
+    }
+    ks->map = map;
+    ks->map_len = len;
+    ks->data = (uint8_t *)map + h->data_off;
+    ks->data_len = (size_t)h->data_len;
+    ks->fill_ns = h->fill_ns;
+    ks->load_ns = zp_now_ns() - t0;
+    snprintf(ks->name, sizeof ks->name, "%s", name);
+    return 0;
+out_unmap:
+    munmap(map, len);
+    return rc;
+}
+
+static bool env_full(void)
+{
+    const char *e = getenv("ZP_KEYSTORE_VERIFY");
+    return e && !strcmp(e, "full");
+}
+
+int zp_keystore_open_name(zp_keystore_key_t *ks, const char *name, bool full_verify)
+{
+    memset(ks, 0, sizeof *ks);
+    int fd = shm_open(name, O_RDONLY, 0);
+    if (fd < 0) return zp_err_set(-errno, "%s: shm_open: %s", name, strerror(errno));
+    zp_keystore_hdr_t h;
+    struct stat st;
+    int rc = read_hdr(fd, &h, &st);
+    if (!rc && hdr_state(&h) != ZP_KEYSTORE_READY) rc = zp_err_set(-EAGAIN, "%s: not ready (state %u)", name, hdr_state(&h));
+    if (!rc) rc = open_ready(ks, fd, name, &h, &st, full_verify || env_full());
+    if (!rc) ks->hot = true;
+    close(fd);
+    return rc;
+}
+
+void zp_keystore_release(zp_keystore_key_t *ks)
+{
+    if (!ks) return;
+    if (ks->map) munmap(ks->map, ks->map_len);
+    memset(ks, 0, sizeof *ks);
+}
+
+/* ---- create ---- */
+static int fill(zp_keystore_key_t *ks, int fd, const char *name, const zp_zkey_t *z, const struct stat *zst,
+                zp_pool_t *pool)
+{
+    uint64_t t0 = zp_now_ns();
+    void *map = MAP_FAILED;
+    size_t total = 0;
+    int rc;
+    if (flock(fd, LOCK_EX) < 0) { rc = zp_err_set(-errno, "%s: flock: %s", name, strerror(errno)); goto out_unlink; }
+    size_t dlen = zp_g16_key_bytes(z);
+    if (!dlen) { rc = zp_err_set(ZP_EFORMAT, "%s: zkey sizes inconsistent or curve unsupported", z->f.path ? z->f.path : "zkey"); goto out_unlink; }
+    uint64_t nch = (dlen + ZP_KEYSTORE_CHUNK - 1) / ZP_KEYSTORE_CHUNK, doff = data_off_for(nch);
+    total = (size_t)(doff + dlen);
+    if (ftruncate(fd, (off_t)total) < 0) { rc = zp_err_set(-errno, "%s: ftruncate %zu: %s", name, total, strerror(errno)); goto out_unlink; }
+    map = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED) { rc = zp_err_set(-errno, "%s: mmap %zu: %s", name, total, strerror(errno)); goto out_unlink; }
+    zp_keystore_hdr_t *h = map;
+    h->magic = ZP_KEYSTORE_MAGIC;
+    h->version = ZP_KEYSTORE_VERSION;
+    h->creator_pid = (int32_t)getpid();
+    atomic_store_explicit(&h->state, ZP_KEYSTORE_FILLING, memory_order_release);
+
+    uint8_t *data = (uint8_t *)map + doff;
+    zp_g16_key_t k;
+    if ((rc = zp_g16_key_load_pool(&k, z, data, dlen, pool)) < 0) goto out_unlink;
+    /* posix_fallocate-free tmpfs: a full /dev/shm shows up as SIGBUS while writing; we rely on
+     * the deployment sizing /dev/shm (documented) */
+    uint64_t *sums = (uint64_t *)((uint8_t *)map + PAGE);
+    sum_job_t j = {.data = data, .len = dlen, .sums = sums, .n = nch};
+    atomic_init(&j.bad, SIZE_MAX);
+    zp_pool_run(pool, sum_run, &j);
+    h->curve = (uint32_t)k.curve;
+    h->n_vars = k.n_vars;
+    h->n_public = k.n_public;
+    h->domain_size = k.domain_size;
+    h->log_n = k.log_n;
+    h->n_coefs = k.n_coefs;
+    h->chunk_shift = 20;
+    h->total_bytes = total;
+    h->data_off = doff;
+    h->data_len = dlen;
+    h->n_chunks = nch;
+    zp_g16_key_offsets(&h->offs, &k, data);
+    h->file_dev = (uint64_t)zst->st_dev;
+    h->file_ino = (uint64_t)zst->st_ino;
+    h->file_size = (uint64_t)zst->st_size;
+    h->file_mtime_ns = (uint64_t)zst->st_mtim.tv_sec * 1000000000u + (uint64_t)zst->st_mtim.tv_nsec;
+    memcpy(h->alpha1, &k.alpha1, sizeof h->alpha1);
+    memcpy(h->beta1, &k.beta1, sizeof h->beta1);
+    memcpy(h->delta1, &k.delta1, sizeof h->delta1);
+    memcpy(h->beta2, &k.beta2, sizeof h->beta2);
+    memcpy(h->gamma2, &k.gamma2, sizeof h->gamma2);
+    memcpy(h->delta2, &k.delta2, sizeof h->delta2);
+    h->table_sum = zp_shm_checksum(sums, nch * 8, ZP_KEYSTORE_MAGIC);
+    h->fill_ns = zp_now_ns() - t0;
+    h->hdr_sum = hdr_checksum(h);
+    zp_g16_key_close(&k);   /* not owned: forgets */
+    atomic_store_explicit(&h->state, ZP_KEYSTORE_READY, memory_order_release);
+    munmap(map, total);
+    flock(fd, LOCK_UN);
+
+    /* from here on the object is public: open it as any reader does */
+    zp_keystore_hdr_t hc;
+    struct stat st;
+    if ((rc = read_hdr(fd, &hc, &st)) < 0) return rc;
+    if ((rc = open_ready(ks, fd, name, &hc, &st, false)) < 0) return rc;
+    ks->hot = false;
+    ks->load_ns = zp_now_ns() - t0;
+    return 0;
+out_unlink:
+    /* our own half-built object: nobody can use it */
+    if (map != MAP_FAILED) munmap(map, total);
+    shm_unlink(name);
+    return rc;
+}
+
+/* caller holds LOCK_EX on fd: unlink the name if it still refers to fd's inode */
+static void unlink_locked(int fd, const char *name)
+{
+    struct stat st;
+    if (fstat(fd, &st) == 0 && st.st_nlink > 0) shm_unlink(name);
+}
+
+static uint64_t real_ns(const struct timespec *t) { return (uint64_t)t->tv_sec * 1000000000u + (uint64_t)t->tv_nsec; }
+
+int zp_keystore_get(zp_keystore_key_t *ks, const char *prefix, const zp_zkey_t *z, const char *path,
+                    const zp_keystore_opt_t *opt)
+{
+    char name[ZP_KEYSTORE_NAME_MAX];
+    struct stat zst;
+    int rc;
+    memset(ks, 0, sizeof *ks);
+    if ((rc = zp_keystore_name(name, sizeof name, prefix, path)) < 0) return rc;
+    if (stat(path, &zst) < 0) return zp_err_set(-errno, "%s: stat: %s", path, strerror(errno));
+    int wait_ms = opt && opt->wait_ms > 0 ? opt->wait_ms : 120000;
+    bool full = (opt && opt->full_verify) || env_full();
+    uint64_t deadline = zp_now_ns() + (uint64_t)wait_ms * 1000000u;
+    unsigned rebuilds = 0;
+    for (;;) {
+        int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+        if (fd >= 0) {
+            rc = fill(ks, fd, name, z, &zst, opt ? opt->pool : NULL);
+            close(fd);
+            return rc;
+        }
+        if (errno != EEXIST) return zp_err_set(-errno, "%s: shm_open: %s", name, strerror(errno));
+        if ((fd = shm_open(name, O_RDONLY, 0)) < 0) {
+            if (errno == ENOENT) continue;   /* unlinked meanwhile: try to create it */
+            return zp_err_set(-errno, "%s: shm_open: %s", name, strerror(errno));
+        }
+        zp_keystore_hdr_t h;
+        struct stat st;
+        if ((rc = read_hdr(fd, &h, &st)) < 0) { close(fd); return rc; }
+        uint32_t state = hdr_state(&h);
+        if (state == ZP_KEYSTORE_READY) {
+            rc = open_ready(ks, fd, name, &h, &st, full);
+            if (!rc && (ks->key.curve != z->curve || ks->key.n_vars != z->n_vars || ks->key.n_public != z->n_public ||
+                        ks->key.domain_size != z->domain_size || ks->key.n_coefs != z->n_coefs ||
+                        h.file_ino != (uint64_t)zst.st_ino || h.file_size != (uint64_t)zst.st_size)) {
+                zp_keystore_release(ks);
+                rc = zp_err_set(ZP_EFORMAT, "%s: holds a different key than %s", name, path);
+            }
+            if (!rc) {
+                ks->hot = true;
+                close(fd);
+                return 0;
+            }
+            if (rc == -ENOMEM || ++rebuilds > 3) { close(fd); return rc; }
+            zp_log(ZP_LOG_WARN, "key %s: shm object %s unusable (%s): rebuilding", path, name, zp_err_msg());
+            if (flock(fd, LOCK_EX | LOCK_NB) == 0) unlink_locked(fd, name);
+            close(fd);
+            continue;
+        }
+        /* not ready: a live creator holds the lock */
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+            if ((rc = read_hdr(fd, &h, &st)) < 0) { close(fd); return rc; }
+            state = hdr_state(&h);
+            struct timespec now;
+            clock_gettime(CLOCK_REALTIME, &now);
+            if (state == ZP_KEYSTORE_FILLING ||
+                (state != ZP_KEYSTORE_READY && real_ns(&now) > real_ns(&st.st_mtim) + STALE_INIT_NS)) {
+                bool dead = h.creator_pid > 0 && kill(h.creator_pid, 0) < 0 && errno == ESRCH;
+                zp_log(ZP_LOG_WARN, "key %s: shm object %s left unfinished by pid %d (%s): rebuilding", path, name,
+                       (int)h.creator_pid, dead ? "dead" : "lock released");
+                unlink_locked(fd, name);
+                close(fd);
+                if (++rebuilds > 3) return zp_err_set(ZP_ESTATE, "%s: rebuilt %u times", name, rebuilds - 1);
+                continue;
+            }
+            flock(fd, LOCK_UN);
+        }
+        close(fd);
+        if (zp_now_ns() > deadline)
+            return zp_err_set(ZP_ETIMEDOUT, "%s: another process (pid %d) is still filling it after %d ms", name,
+                              (int)h.creator_pid, wait_ms);
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+int zp_keystore_unlink_all(const char *prefix)
+{
+    if (!prefix || prefix[0] != '/' || strchr(prefix + 1, '/'))
+        return zp_err_set(-EINVAL, "keystore prefix '%s': must be '/name'", prefix ? prefix : "(null)");
+    char want[ZP_KEYSTORE_NAME_MAX];
+    int wl = snprintf(want, sizeof want, "%s-key-", prefix + 1);
+    if (wl < 0 || (size_t)wl >= sizeof want) return zp_err_set(ZP_ETOOBIG, "keystore prefix too long");
+    DIR *d = opendir("/dev/shm");
+    if (!d) return zp_err_set(-errno, "/dev/shm: %s", strerror(errno));
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (l != (size_t)wl + 16 || strncmp(e->d_name, want, (size_t)wl)) continue;
+        if (strspn(e->d_name + wl, "0123456789abcdef") != 16) continue;
+        char nm[sizeof e->d_name + 2];
+        snprintf(nm, sizeof nm, "/%s", e->d_name);
+        if (shm_unlink(nm) == 0) n++;
+    }
+    closedir(d);
+    return n;
+}

@@ -1,0 +1,94 @@
+/* keystore.h - the "hot" tier of proving keys: one named POSIX shared-memory object per
+ * (zkey file, layout version), filled once by the first process that needs the key and then
+ * mapped read-only by every stage process, so that a restarted process rebuilds its key view
+ * from offsets instead of re-parsing and re-checking the zkey.
+ *
+ * Name: "<prefix>-key-<16 hex>", prefix = the deployment's arena name ("/zkpipe-<user>-<name>"),
+ * hex = hash of (realpath, size, mtime, inode, device) of the zkey and ZP_KEYSTORE_VERSION; a
+ * changed zkey file gets a new name. Layout of an object (offsets from its start; no pointers):
+ *   [0, 4096)            zp_keystore_hdr_t (state word, counts, header points, array offsets,
+ *                        header checksum)
+ *   [4096, data_off)     n_chunks u64 checksums, one per ZP_KEYSTORE_CHUNK bytes of data
+ *   [data_off, +data_len) the key block exactly as zp_g16_key_load_into writes it
+ * Protocol: the creator shm_open(O_CREAT|O_EXCL)s the final name, takes flock(LOCK_EX) on it,
+ * writes the header with state FILLING and its pid, fills and checks the key (the normal
+ * zp_g16_key_load path), writes the checksums and the header checksum, and publishes with a
+ * release store of state = READY; then drops the lock. Openers wait (bounded) for READY; a
+ * FILLING object whose lock is free has a dead creator and is unlinked and rebuilt; so is a
+ * READY object that fails validation. Every header field is untrusted: sizes and offsets are
+ * checked against fstat before mmap and before use; a short object is an error, not a SIGBUS.
+ * Nothing here unlinks a healthy object: zp_keystore_unlink_all() is for the deployment owner
+ * (broker / `zkpipe up`) on a clean shutdown, and for tests.
+ * Tests: tests/test_keystore.c, tests/ipc/keystore_hot.sh */
+#ifndef ZP_KEYSTORE_H
+#define ZP_KEYSTORE_H
+#include <assert.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/groth16/groth16.h"
+#include "shm/shm.h"
+
+#define ZP_KEYSTORE_MAGIC 0x3130594b504b5aULL   /* "ZKPKY01" */
+#define ZP_KEYSTORE_VERSION 1u
+#define ZP_KEYSTORE_HDR_BYTES 4096u
+#define ZP_KEYSTORE_CHUNK ((size_t)1 << 20)      /* data checksum granularity */
+#define ZP_KEYSTORE_NAME_MAX 240
+
+enum { ZP_KEYSTORE_FILLING = 1, ZP_KEYSTORE_READY = 2 };
+
+/* the header (page 0). All fields but state are written before READY and never after. */
+typedef struct zp_keystore_hdr {
+    uint64_t magic;
+    uint32_t version;
+    _Atomic uint32_t state;         /* 0 (being created) | FILLING | READY */
+    int32_t creator_pid;
+    uint32_t curve;
+    uint32_t n_vars, n_public, domain_size, log_n, n_coefs, chunk_shift;
+    uint64_t total_bytes;           /* the object's size */
+    uint64_t data_off, data_len;    /* the key block */
+    uint64_t n_chunks;              /* ceil(data_len / chunk) checksums at ZP_KEYSTORE_HDR_BYTES */
+    zp_g16_key_offs_t offs;         /* from data_off */
+    uint64_t file_dev, file_ino, file_size, file_mtime_ns;
+    uint8_t alpha1[sizeof(zp_g1a_any_t)], beta1[sizeof(zp_g1a_any_t)], delta1[sizeof(zp_g1a_any_t)];
+    uint8_t beta2[sizeof(zp_g2a_any_t)], gamma2[sizeof(zp_g2a_any_t)], delta2[sizeof(zp_g2a_any_t)];
+    uint64_t table_sum;             /* zp_shm_checksum of the chunk checksum table */
+    uint64_t fill_ns;               /* how long the creator took */
+    uint64_t hdr_sum;               /* zp_shm_checksum of this struct with state/creator_pid/hdr_sum = 0 */
+} zp_keystore_hdr_t;
+static_assert(sizeof(zp_keystore_hdr_t) <= ZP_KEYSTORE_HDR_BYTES, "keystore header fits page 0");
+static_assert(offsetof(zp_keystore_hdr_t, state) == 12, "keystore hdr.state");
+static_assert(offsetof(zp_keystore_hdr_t, offs) == 80, "keystore hdr.offs");
+
+/* one process's view of a key in the store */
+typedef struct zp_keystore_key {
+    zp_g16_key_t key;               /* arrays point into the read-only mapping */
+    void *map; size_t map_len;      /* the whole object, PROT_READ */
+    void *data; size_t data_len;    /* the key block inside it (register this with a backend) */
+    bool hot;                       /* true: found READY; false: this process filled it */
+    uint64_t load_ns, fill_ns;      /* this call's time; the creator's fill time */
+    char name[ZP_KEYSTORE_NAME_MAX];
+} zp_keystore_key_t;
+
+typedef struct {
+    int wait_ms;         /* how long to wait for another creator (0 = 120000) */
+    zp_pool_t *pool;     /* for the fill (may be NULL) */
+    bool full_verify;    /* check every data chunk's checksum on open (default: a sample;
+                            also with env ZP_KEYSTORE_VERIFY=full) */
+} zp_keystore_opt_t;
+
+/* "<prefix>-key-<16 hex>" for the zkey at path (stat + realpath). */
+int zp_keystore_name(char *buf, size_t n, const char *prefix, const char *path);
+/* Open the key of zkey z (opened from path) from the store, creating and filling it if
+ * absent. opt may be NULL. ZP_ETIMEDOUT if another live creator does not finish in time. */
+int zp_keystore_get(zp_keystore_key_t *ks, const char *prefix, const zp_zkey_t *z, const char *path,
+                    const zp_keystore_opt_t *opt);
+/* Open an existing READY object by name only (no zkey): -ENOENT if absent, ZP_EAGAIN-like
+ * -EAGAIN if not READY, ZP_EFORMAT if it fails validation (nothing is unlinked). */
+int zp_keystore_open_name(zp_keystore_key_t *ks, const char *name, bool full_verify);
+void zp_keystore_release(zp_keystore_key_t *ks);
+/* Unlink every "<prefix>-key-*" object (mappings stay valid until released). Returns how many
+ * were unlinked, or < 0. For the broker / `zkpipe up` on a clean shutdown, and tests. */
+int zp_keystore_unlink_all(const char *prefix);
+#endif
