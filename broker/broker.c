@@ -26,6 +26,7 @@
 #include "broker/broker_int.h"
 #include "broker/journal.h"
 #include "lib/util/util.h"
+#include "proto/notify.h"
 #include "proto/peer.h"
 
 static volatile sig_atomic_t g_stop;
@@ -505,12 +506,16 @@ int main(int argc, char **argv, char **envp)
            b->endpoint, b->arena_name, b->n_slots, (unsigned long long)(sb >> 20), b->max_domain, b->max_vars,
            (unsigned long long)b->epoch);
     setproctitle("serving %s", b->endpoint);
+    zp_notifyf("READY=1\nSTATUS=serving %s", b->endpoint);
+    zp_watchdog_t wd;
+    zp_watchdog_init(&wd);
 
     uint64_t next_hb = zp_now_ns();
     while (!g_stop) {
         zmq_pollitem_t it[2 + BRK_HTTP_CONNS] = {{b->sock, 0, ZMQ_POLLIN, 0}};
         int tmo = b->heartbeat_ms / 2;
         int nhttp = brk_mx_pollitems(b, it + 1, &tmo);   /* obs: HTTP /metrics fds */
+        tmo = zp_watchdog_poll_ms(&wd, zp_now_ns(), tmo);
         int n = zmq_poll(it, 1 + nhttp, tmo);
         if (n < 0 && errno != EINTR) { zp_log(ZP_LOG_ERROR, "zmq_poll: %s", zmq_strerror(errno)); break; }
         if (n > 0)
@@ -522,6 +527,7 @@ int main(int argc, char **argv, char **envp)
                 handle_one(b);
             }
         uint64_t now = zp_now_ns();
+        zp_watchdog_tick(&wd, now);
         if (now >= next_hb) {
             heartbeat_and_liveness(b);
             brk_recover_expire(b);
@@ -541,6 +547,7 @@ int main(int argc, char **argv, char **envp)
         }
     }
     zp_log(ZP_LOG_INFO, "stopping");
+    zp_notify("STOPPING=1");
     brk_waiters_poll(b, true);
     rc = 0;
 out_zmq:

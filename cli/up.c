@@ -54,11 +54,12 @@ static void on_chld(int s) { (void)s; g_chld = 1; }
 
 enum { K_RUNDIR, K_ARENA, K_SYNTH, K_GPU, K_FINAL, K_SLOTS, K_MAXDOM, K_MAXVARS, K_THREADS, K_HB, K_LIVE, K_ATTEMPTS,
        K_BACKEND, K_DEVICES, K_GPU_CREDITS, K_SYNTH_CREDITS, K_FINAL_THREADS, K_SYNTH_THREADS, K_SYNTHS, K_FINALS,
-       K_PER_CARD, K_WATCHDOG, K_NKEYS };
+       K_PER_CARD, K_WATCHDOG, K_STATEDIR, K_METRICS, K_NKEYS };
 static const char *keys[K_NKEYS] = {"runtime-dir", "arena", "synth", "gpu", "final", "slots", "max-domain",
                                     "max-vars", "threads", "heartbeat-ms", "liveness", "max-attempts", "backend",
                                     "devices", "gpu-credits", "synth-credits", "final-threads", "synth-threads",
-                                    "synths", "finalizers", "gpu-workers-per-card", "watchdog-sec"};
+                                    "synths", "finalizers", "gpu-workers-per-card", "watchdog-sec",
+                                    "state-dir", "metrics-listen"};
 
 typedef struct {
     const char *bin;
@@ -519,9 +520,11 @@ static void usage(FILE *f)
             "                 [--slots N] [--max-domain N] [--max-vars N] [--threads N] [--heartbeat-ms MS]\n"
             "                 [--liveness N] [--max-attempts K] [--gpu-credits N] [--synth-credits N]\n"
             "                 [--synth-threads N] [--final-threads N] [--watchdog-sec S]\n"
+            "                 [--state-dir DIR] [--metrics-listen IP:PORT]\n"
             "GPU workers: K per CUDA device found (CUDA_VISIBLE_DEVICES respected), or one on the CPU\n"
             "backend when there is none; --gpu N sets the total instead. --synth/--final: old names of\n"
             "--synths/--finalizers. --watchdog-sec: children's watchdog (default 30, 0 = off).\n"
+            "--state-dir: the broker's job journal (default $ZP_STATE_DIR, $XDG_STATE_HOME/zkpipe).\n"
             "Config file: `key = value` lines with the same keys. Ctrl-C stops the group.\n");
 }
 
@@ -595,6 +598,8 @@ int zp_cmd_up(int argc, char **argv)
     add(&ch[0], "--heartbeat-ms", val[K_HB]);
     add(&ch[0], "--liveness", val[K_LIVE]);
     add(&ch[0], "--max-attempts", val[K_ATTEMPTS]);
+    add(&ch[0], "--state-dir", val[K_STATEDIR]);          /* the broker's journal */
+    add(&ch[0], "--metrics-listen", val[K_METRICS]);      /* Prometheus /metrics */
     snprintf(ch[0].label, sizeof ch[0].label, "broker");
     for (int i = 1; i < n; i++) {
         child_t *x = &ch[i];

@@ -77,12 +77,18 @@ int zp_stage_main(const zp_stage_def_t *def);
 
 /* test hook: ZP_TEST_HOLD_DIR=<dir>: before each task, wait while <dir>/hold-<role> exists */
 void zp_stage_test_hold(unsigned role, volatile int *revoked);
-#endif
 
 /* ---- per-process caches of proving keys and r1cs files (stage workers) ----
  * Keyed by path; an entry is reloaded when the file's (device, inode, size, mtime) changed.
- * Entries live until zp_keycache_destroy: the proving key is loaded once per process. */
+ * Entries live until zp_keycache_destroy: the proving key is loaded once per process.
+ * Hot tier: with a store set (zp_keycache_set_store), a proving key comes from the
+ * deployment's shared-memory key store (shm/keystore.h): created and filled by the first
+ * process that needs it, mapped read-only by the others and by restarted processes, which
+ * skip parsing and checking the zkey. Without a store (or if the store fails, e.g. /dev/shm
+ * too small: a warning) the key is loaded into private memory as before. The store's
+ * functions are passed in so that proto does not link shm. */
 #include "lib/groth16/groth16.h"
+#include "shm/keystore.h"
 typedef struct zp_keycache zp_keycache_t;
 typedef struct zp_keyent {
     char *path;
@@ -90,9 +96,34 @@ typedef struct zp_keyent {
     zp_g16_key_t key;
     void *backend_tag;              /* set by the user (e.g. the backend it was uploaded to) */
     uint64_t dev, ino, size, mtime_ns;
+    /* hot tier: key.* point into ks->data (PROT_READ); NULL: private memory */
+    zp_keystore_key_t *ks;
+    bool hot;                       /* found READY in the store (not parsed by this process) */
+    uint64_t load_ns;
+    void *user;                     /* free for the user (e.g. a host registration) */
 } zp_keyent_t;
 zp_keycache_t *zp_keycache_new(void);
 void zp_keycache_destroy(zp_keycache_t **kcp);
 /* load (or find) the key; with_key = false: only the zkey header (no point copies) */
 int zp_keycache_key(zp_keycache_t *kc, const char *path, bool with_key, zp_keyent_t **out);
 int zp_keycache_r1cs(zp_keycache_t *kc, const char *path, const zp_r1cs_t **out);
+/* Use the key store at prefix (the arena's shm name): pass zp_keystore_get and
+ * zp_keystore_release. prefix NULL: no store. pool: for fills (may be NULL). */
+int zp_keycache_set_store(zp_keycache_t *kc, const char *prefix,
+                          int (*get)(zp_keystore_key_t *, const char *, const zp_zkey_t *, const char *,
+                                     const zp_keystore_opt_t *),
+                          void (*release)(zp_keystore_key_t *), zp_pool_t *pool);
+/* called with each entry just before its key memory goes away (file changed, destroy): e.g.
+ * to host_unregister e->ks->data. */
+void zp_keycache_set_release(zp_keycache_t *kc, void (*fn)(void *ctx, zp_keyent_t *e), void *ctx);
+/* --preload: load each key (with the point arrays) now; logs and returns the first error */
+int zp_keycache_preload(zp_keycache_t *kc, char *const *paths, unsigned n);
+/* the stage daemons' shared options: --preload ZKEY (repeatable, up to ZP_PRELOAD_MAX) and
+ * --no-key-store; getopt_long codes 'P' and 'K'. Returns true if c was one of them. */
+#define ZP_PRELOAD_MAX 16
+typedef struct { char *paths[ZP_PRELOAD_MAX]; unsigned n; bool no_store, too_many; } zp_keyopts_t;
+#define ZP_KEYOPTS_LONG {"preload", 1, 0, 'P'}, {"no-key-store", 0, 0, 'K'}
+#define ZP_KEYOPTS_USAGE "  --preload ZKEY:  load this proving key before taking work (repeatable; READY = key hot)\n" \
+                         "  --no-key-store:  keep proving keys in private memory (no shared-memory hot tier)\n"
+bool zp_keyopts_parse(zp_keyopts_t *o, int c, char *arg);
+#endif
