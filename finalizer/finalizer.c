@@ -126,7 +126,8 @@ static void work(void *ctx, zp_stage_task_t *t)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: zkpipe-finalizer [--runtime-dir DIR] [--arena NAME] [--instance N] [--credits N]\n"
-               "                        [--threads N] [--heartbeat-ms MS]\n");
+               "                        [--threads N] [--heartbeat-ms MS]\n"
+               ZP_KEYOPTS_USAGE);
 }
 
 int main(int argc, char **argv, char **envp)
@@ -140,7 +141,8 @@ int main(int argc, char **argv, char **envp)
     zp_log_init("finalizer");
     static const struct option opts[] = {
         {"runtime-dir", 1, 0, 'r'}, {"arena", 1, 0, 'a'}, {"instance", 1, 0, 'i'}, {"credits", 1, 0, 'c'},
-        {"threads", 1, 0, 't'}, {"heartbeat-ms", 1, 0, 'H'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+        {"threads", 1, 0, 't'}, {"heartbeat-ms", 1, 0, 'H'}, ZP_KEYOPTS_LONG, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+    zp_keyopts_t ko = {0};
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -151,7 +153,10 @@ int main(int argc, char **argv, char **envp)
         case 't': threads = (unsigned)strtoul(optarg, NULL, 10); break;
         case 'H': hb = (unsigned)strtoul(optarg, NULL, 10); break;
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default:
+            if (zp_keyopts_parse(&ko, c, optarg)) break;
+            usage(stderr);
+            return 2;
         }
     }
     if (optind != argc || credits < 1 || credits > ZP_MSG_MAX_CREDITS || hb < 10) { usage(stderr); return 2; }
@@ -163,6 +168,16 @@ int main(int argc, char **argv, char **envp)
     F.kc = zp_keycache_new();
     F.pool = zp_pool_new(threads);
     if (!F.kc || !F.pool) return 1;
+    if (ko.too_many) {
+        fprintf(stderr, "zkpipe-finalizer: more than %d --preload keys\n", ZP_PRELOAD_MAX);
+        return 2;
+    }
+    if (!ko.no_store) zp_keycache_set_store(F.kc, F.arena_name, zp_keystore_get, zp_keystore_release, F.pool);
+    if (zp_keycache_preload(F.kc, ko.paths, ko.n) < 0) {   /* before HELLO: READY means the keys are loaded */
+        fprintf(stderr, "zkpipe-finalizer: %s\n", zp_err_msg());
+        zp_keycache_destroy(&F.kc);
+        return 1;
+    }
     struct sigaction sa = {.sa_handler = on_signal};
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);

@@ -39,6 +39,7 @@ typedef struct {
     zp_shm_t *arena;
     void *registered;
     zp_keycache_t *kc;
+    zp_pool_t *kpool;
     const zp_backend_ops_t *ops;
     zp_backend_t *be;
     bool private_vectors;        /* backend clobbers a, b: work on copies */
@@ -69,6 +70,14 @@ static int ensure_arena(gpu_t *g, uint64_t epoch)
                g->ops->name, (zp_now_ns() - t0) / 1e6);
     }
     return 0;
+}
+
+/* keycache: a key's memory is about to go away: unpin it first */
+static void key_release(void *ctx, zp_keyent_t *e)
+{
+    gpu_t *g = ctx;
+    if (e->user && g->be) g->ops->host_unregister(g->be, e->user);
+    e->user = NULL;
 }
 
 static void fail(zp_stage_task_t *t, int code, bool retryable, const char *what)
@@ -104,6 +113,15 @@ static void work(void *ctx, zp_stage_task_t *t)
     const zp_g16_key_t *k = &ke->key;
     if (ke->backend_tag != g->be) {
         uint64_t t0 = zp_now_ns();
+        if (ke->ks && !ke->user) {
+            /* the shared key region: pinned once, so the upload below is a DMA */
+            if ((rc = g->ops->host_register(g->be, ke->ks->data, ke->ks->data_len)) < 0)
+                zp_log(ZP_LOG_WARN, "host_register of key %s (%zu MiB, read-only shm) failed: %s %s; its copies will be pageable",
+                       t->zkey, ke->ks->data_len >> 20, zp_strerror(rc), zp_err_msg());
+            else
+                ke->user = ke->ks->data;
+            zp_err_clear();
+        }
         if ((rc = g->ops->load_key(g->be, k)) < 0) return fail(t, rc, true, "load_key");
         ke->backend_tag = g->be;
         zp_log(ZP_LOG_INFO, "proving key %s loaded into the %s backend in %.1f ms", t->zkey, g->ops->name,
@@ -163,7 +181,8 @@ static void usage(FILE *f)
                "                         [--device N|N-K] [--backend auto|cuda|cpu] [--threads N] [--heartbeat-ms MS]\n"
                "  --device N-K: worker K on CUDA device N (as systemd's zkpipe-gpu@N-K passes it);\n"
                "                the default instance is then N*64+K (K < 64)\n"
-               "  --backends:    print the backends this build has (\"cuda cpu\" or \"cpu\") and exit\n");
+               "  --backends:    print the backends this build has (\"cuda cpu\" or \"cpu\") and exit\n"
+               ZP_KEYOPTS_USAGE);
 }
 
 /* "N" or "N-K": device ordinal N (after CUDA_VISIBLE_DEVICES), per-device index K */
@@ -226,7 +245,8 @@ int main(int argc, char **argv, char **envp)
     static const struct option opts[] = {
         {"runtime-dir", 1, 0, 'r'}, {"arena", 1, 0, 'a'}, {"instance", 1, 0, 'i'}, {"credits", 1, 0, 'c'},
         {"device", 1, 0, 'd'}, {"backend", 1, 0, 'b'}, {"threads", 1, 0, 't'}, {"heartbeat-ms", 1, 0, 'H'},
-        {"backends", 0, 0, 'B'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+        {"backends", 0, 0, 'B'}, ZP_KEYOPTS_LONG, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+    zp_keyopts_t ko = {0};
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -251,7 +271,10 @@ int main(int argc, char **argv, char **envp)
             puts("cpu");
 #endif
             return 0;
-        default: usage(stderr); return 2;
+        default:
+            if (zp_keyopts_parse(&ko, c, optarg)) break;
+            usage(stderr);
+            return 2;
         }
     }
     if (optind != argc || credits < 1 || credits > ZP_MSG_MAX_CREDITS || hb < 10 || device < 0 ||
@@ -272,7 +295,19 @@ int main(int argc, char **argv, char **envp)
     }
     zp_log(ZP_LOG_INFO, "backend %s", bname);
     G.kc = zp_keycache_new();
-    if (!G.kc) return 1;
+    G.kpool = zp_pool_new(threads);   /* for filling the shared key (copy + point checks) */
+    if (!G.kc || !G.kpool) return 1;
+    zp_keycache_set_release(G.kc, key_release, &G);
+    if (ko.too_many) {
+        fprintf(stderr, "zkpipe-gpu-worker: more than %d --preload keys\n", ZP_PRELOAD_MAX);
+        return 2;
+    }
+    if (!ko.no_store) zp_keycache_set_store(G.kc, G.arena_name, zp_keystore_get, zp_keystore_release, G.kpool);
+    if (zp_keycache_preload(G.kc, ko.paths, ko.n) < 0) {   /* before HELLO: READY means the keys are loaded */
+        fprintf(stderr, "zkpipe-gpu-worker: %s\n", zp_err_msg());
+        zp_keycache_destroy(&G.kc);
+        return 1;
+    }
     struct sigaction sa = {.sa_handler = on_signal};
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
@@ -284,6 +319,7 @@ int main(int argc, char **argv, char **envp)
     if (rc < 0) fprintf(stderr, "zkpipe-gpu-worker: %s %s\n", zp_strerror(rc), zp_err_msg());
     if (G.registered) G.ops->host_unregister(G.be, G.registered);
     zp_keycache_destroy(&G.kc);   /* before the backend: it may hold device copies keyed by these */
+    zp_pool_destroy(&G.kpool);
     G.ops->close(&G.be);
     zp_shm_close(&G.arena);
     free(G.pa); free(G.pb); free(G.ph);

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "shm/keystore.h"
+#include "shm/shm.h"
 
 #define PAGE 4096u
 #define SAMPLE 32u
@@ -240,6 +241,11 @@ static int fill(zp_keystore_key_t *ks, int fd, const char *name, const zp_zkey_t
     uint64_t nch = (dlen + ZP_KEYSTORE_CHUNK - 1) / ZP_KEYSTORE_CHUNK, doff = data_off_for(nch);
     total = (size_t)(doff + dlen);
     if (ftruncate(fd, (off_t)total) < 0) { rc = zp_err_set(-errno, "%s: ftruncate %zu: %s", name, total, strerror(errno)); goto out_unlink; }
+    /* reserve the pages now: on a full /dev/shm this is ENOSPC here, not a SIGBUS mid-fill */
+    if ((rc = posix_fallocate(fd, 0, (off_t)total)) != 0 && rc != EOPNOTSUPP && rc != EINVAL) {
+        rc = zp_err_set(-rc, "%s: reserving %zu MiB in shared memory: %s", name, total >> 20, strerror(rc));
+        goto out_unlink;
+    }
     map = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (map == MAP_FAILED) { rc = zp_err_set(-errno, "%s: mmap %zu: %s", name, total, strerror(errno)); goto out_unlink; }
     zp_keystore_hdr_t *h = map;
@@ -251,8 +257,6 @@ static int fill(zp_keystore_key_t *ks, int fd, const char *name, const zp_zkey_t
     uint8_t *data = (uint8_t *)map + doff;
     zp_g16_key_t k;
     if ((rc = zp_g16_key_load_pool(&k, z, data, dlen, pool)) < 0) goto out_unlink;
-    /* posix_fallocate-free tmpfs: a full /dev/shm shows up as SIGBUS while writing; we rely on
-     * the deployment sizing /dev/shm (documented) */
     uint64_t *sums = (uint64_t *)((uint8_t *)map + PAGE);
     sum_job_t j = {.data = data, .len = dlen, .sums = sums, .n = nch};
     atomic_init(&j.bad, SIZE_MAX);
@@ -283,6 +287,11 @@ static int fill(zp_keystore_key_t *ks, int fd, const char *name, const zp_zkey_t
     h->fill_ns = zp_now_ns() - t0;
     h->hdr_sum = hdr_checksum(h);
     zp_g16_key_close(&k);   /* not owned: forgets */
+    const char *slow = getenv("ZP_TEST_KEYSTORE_FILL_MS");   /* test hook: a long fill */
+    if (slow) {
+        struct timespec ts = {atoi(slow) / 1000, (long)(atoi(slow) % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
     atomic_store_explicit(&h->state, ZP_KEYSTORE_READY, memory_order_release);
     munmap(map, total);
     flock(fd, LOCK_UN);
@@ -320,9 +329,9 @@ int zp_keystore_get(zp_keystore_key_t *ks, const char *prefix, const zp_zkey_t *
     memset(ks, 0, sizeof *ks);
     if ((rc = zp_keystore_name(name, sizeof name, prefix, path)) < 0) return rc;
     if (stat(path, &zst) < 0) return zp_err_set(-errno, "%s: stat: %s", path, strerror(errno));
-    int wait_ms = opt && opt->wait_ms > 0 ? opt->wait_ms : 120000;
+    int wait_ms = opt && opt->wait_ms > 0 ? opt->wait_ms : 600000;
     bool full = (opt && opt->full_verify) || env_full();
-    uint64_t deadline = zp_now_ns() + (uint64_t)wait_ms * 1000000u;
+    uint64_t t_start = zp_now_ns(), deadline = t_start + (uint64_t)wait_ms * 1000000u;
     unsigned rebuilds = 0;
     for (;;) {
         int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
@@ -350,10 +359,12 @@ int zp_keystore_get(zp_keystore_key_t *ks, const char *prefix, const zp_zkey_t *
             }
             if (!rc) {
                 ks->hot = true;
+                ks->load_ns = zp_now_ns() - t_start;   /* waits for a creator included */
                 close(fd);
                 return 0;
             }
-            if (rc == -ENOMEM || ++rebuilds > 3) { close(fd); return rc; }
+            /* only a bad object is rebuilt; our own failure (mmap, memory) leaves it alone */
+            if ((rc != ZP_EFORMAT && rc != ZP_EVERSION) || ++rebuilds > 3) { close(fd); return rc; }
             zp_log(ZP_LOG_WARN, "key %s: shm object %s unusable (%s): rebuilding", path, name, zp_err_msg());
             if (flock(fd, LOCK_EX | LOCK_NB) == 0) unlink_locked(fd, name);
             close(fd);

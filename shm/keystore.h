@@ -19,6 +19,9 @@
  * checked against fstat before mmap and before use; a short object is an error, not a SIGBUS.
  * Nothing here unlinks a healthy object: zp_keystore_unlink_all() is for the deployment owner
  * (broker / `zkpipe up`) on a clean shutdown, and for tests.
+ * Deployment: /dev/shm must hold every key (the fill reserves its pages first: a full /dev/shm
+ * is ENOSPC, and the key cache then falls back to private memory). Test hook:
+ * ZP_TEST_KEYSTORE_FILL_MS=<ms> makes a creator pause before publishing READY.
  * Tests: tests/test_keystore.c, tests/ipc/keystore_hot.sh */
 #ifndef ZP_KEYSTORE_H
 #define ZP_KEYSTORE_H
@@ -28,7 +31,6 @@
 #include <stdint.h>
 
 #include "lib/groth16/groth16.h"
-#include "shm/shm.h"
 
 #define ZP_KEYSTORE_MAGIC 0x3130594b504b5aULL   /* "ZKPKY01" */
 #define ZP_KEYSTORE_VERSION 1u
@@ -72,7 +74,7 @@ typedef struct zp_keystore_key {
 } zp_keystore_key_t;
 
 typedef struct {
-    int wait_ms;         /* how long to wait for another creator (0 = 120000) */
+    int wait_ms;         /* how long to wait for a live creator (0 = 600000: a Filecoin-size fill) */
     zp_pool_t *pool;     /* for the fill (may be NULL) */
     bool full_verify;    /* check every data chunk's checksum on open (default: a sample;
                             also with env ZP_KEYSTORE_VERIFY=full) */

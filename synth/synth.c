@@ -116,7 +116,8 @@ static void work(void *ctx, zp_stage_task_t *t)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: zkpipe-synth [--runtime-dir DIR] [--arena NAME] [--instance N] [--credits N]\n"
-               "                    [--threads N] [--heartbeat-ms MS]\n");
+               "                    [--threads N] [--heartbeat-ms MS]\n"
+               ZP_KEYOPTS_USAGE);
 }
 
 int main(int argc, char **argv, char **envp)
@@ -130,7 +131,8 @@ int main(int argc, char **argv, char **envp)
     zp_log_init("synth");
     static const struct option opts[] = {
         {"runtime-dir", 1, 0, 'r'}, {"arena", 1, 0, 'a'}, {"instance", 1, 0, 'i'}, {"credits", 1, 0, 'c'},
-        {"threads", 1, 0, 't'}, {"heartbeat-ms", 1, 0, 'H'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+        {"threads", 1, 0, 't'}, {"heartbeat-ms", 1, 0, 'H'}, ZP_KEYOPTS_LONG, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+    zp_keyopts_t ko = {0};
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -141,7 +143,10 @@ int main(int argc, char **argv, char **envp)
         case 't': threads = (unsigned)strtoul(optarg, NULL, 10); break;
         case 'H': hb = (unsigned)strtoul(optarg, NULL, 10); break;
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default:
+            if (zp_keyopts_parse(&ko, c, optarg)) break;
+            usage(stderr);
+            return 2;
         }
     }
     if (optind != argc || credits < 1 || credits > ZP_MSG_MAX_CREDITS || hb < 10) { usage(stderr); return 2; }
@@ -153,6 +158,16 @@ int main(int argc, char **argv, char **envp)
     S.kc = zp_keycache_new();
     S.pool = zp_pool_new(threads);
     if (!S.kc || !S.pool) { fprintf(stderr, "zkpipe-synth: out of memory\n"); return 1; }
+    if (ko.too_many) {
+        fprintf(stderr, "zkpipe-synth: more than %d --preload keys\n", ZP_PRELOAD_MAX);
+        return 2;
+    }
+    if (!ko.no_store) zp_keycache_set_store(S.kc, S.arena_name, zp_keystore_get, zp_keystore_release, S.pool);
+    if (zp_keycache_preload(S.kc, ko.paths, ko.n) < 0) {   /* before HELLO: READY means the keys are loaded */
+        fprintf(stderr, "zkpipe-synth: %s\n", zp_err_msg());
+        zp_keycache_destroy(&S.kc);
+        return 1;
+    }
     struct sigaction sa = {.sa_handler = on_signal};
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);

@@ -1011,9 +1011,30 @@ static void json_errors(const char *fx)
         c = replace_once(vkt, "\"vk_gamma_2\"", "\"vk_gamma_3\"");
         EXPECT_ERR(zp_vk_json_parse(&v2, c, strlen(c), "vk.json"), ZP_EFORMAT, "missing \"vk_gamma_2\"");
         free(c);
+        /* snarkjs's verifier reads neither "protocol" nor "nPublic": both optional */
         c = replace_once(vkt, "\"protocol\": \"groth16\",", "");
-        EXPECT_ERR(zp_vk_json_parse(&v2, c, strlen(c), "vk.json"), ZP_EFORMAT, "missing \"protocol\"");
+        CHECK(zp_vk_json_parse(&v2, c, strlen(c), "vk.json") == 0 && v2.n_public == vk.n_public);
+        zp_vk_json_free(&v2);
         free(c);
+        c = replace_once(vkt, "\"protocol\": \"groth16\",", "\"protocol\": \"plonk\",");
+        EXPECT_ERR(zp_vk_json_parse(&v2, c, strlen(c), "vk.json"), ZP_EFORMAT, "protocol: \"plonk\" is not supported");
+        free(c);
+        c = replace_once(vkt, from, "");
+        CHECK(zp_vk_json_parse(&v2, c, strlen(c), "vk.json") == 0 && v2.n_public == vk.n_public &&
+              !strcmp(v2.ic[vk.n_public][1], vk.ic[vk.n_public][1]));
+        zp_vk_json_free(&v2);
+        free(c);
+        {
+            char *c2 = replace_once(vkt, from, "");
+            char *ic = strstr(c2, "\"IC\": [");
+            if (ic) {   /* "IC": [] without nPublic */
+                char *end = strstr(ic, "\n ]");
+                if (end) memmove(ic + 7, end + 3, strlen(end + 3) + 1);
+                c = c2;
+                EXPECT_ERR(zp_vk_json_parse(&v2, c, strlen(c), "vk.json"), ZP_EFORMAT, "IC: no points");
+            }
+            free(c2);
+        }
         snprintf(from, sizeof from, "\"%s\"", vk.delta2[1][1]);
         c = replace_once(vkt, from, "[]");
         EXPECT_ERR(zp_vk_json_parse(&v2, c, strlen(c), "vk.json"), ZP_EFORMAT, "vk.json: vk_delta_2[1][1]: expected a string, got an array");

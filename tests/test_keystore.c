@@ -20,6 +20,7 @@
 
 #include "lib/util/util.h"
 #include "shm/keystore.h"
+#include "shm/shm.h"
 
 #define CHECK(c) do { if (!(c)) { fprintf(stderr, "%s:%d: CHECK(%s) failed (%s)\n", __FILE__, __LINE__, #c, \
                                           zp_err_msg()); exit(1); } } while (0)
@@ -192,8 +193,34 @@ static void test_fixture(const char *path, bool deep)
         close(p[0]);
         close(p[1]);
 
-        /* two processes race on a fresh object: exactly one fills */
+        /* a real creator killed -9 in the middle of its fill (held there by the test hook) */
         CHECK(shm_unlink(name) == 0);
+        c = fork();
+        CHECK(c >= 0);
+        if (!c) {
+            setenv("ZP_TEST_KEYSTORE_FILL_MS", "5000", 1);
+            zp_keystore_key_t k;
+            _exit(zp_keystore_get(&k, g_prefix, &z, path, NULL) == 0 ? 0 : 3);
+        }
+        bool seen = false;
+        for (int i = 0; i < 2000 && !seen; i++) {   /* until the child's object says FILLING */
+            int fd2 = shm_open(name, O_RDONLY, 0);
+            zp_keystore_hdr_t hh;
+            bool filling = fd2 >= 0 && pread(fd2, &hh, sizeof hh, 0) == (ssize_t)sizeof hh &&
+                           atomic_load(&hh.state) == ZP_KEYSTORE_FILLING;
+            if (fd2 >= 0) close(fd2);
+            seen = filling;
+            if (!seen) usleep(1000);
+        }
+        CHECK(seen);
+        kill(c, SIGKILL);
+        CHECK(waitpid(c, &st2, 0) == c && WIFSIGNALED(st2));
+        expect_rebuild(path, &z, &ref, "creator killed mid-fill");
+
+        /* two processes race on a fresh object: exactly one fills (slowly, 300 ms), the other
+         * waits for READY and maps the same key */
+        CHECK(shm_unlink(name) == 0);
+        setenv("ZP_TEST_KEYSTORE_FILL_MS", "300", 1);
         int go[2], res[2];
         CHECK(pipe(go) == 0 && pipe(res) == 0);
         pid_t kids[2];
@@ -206,7 +233,7 @@ static void test_fixture(const char *path, bool deep)
                 zp_keystore_key_t k;
                 if (zp_keystore_get(&k, g_prefix, &z, path, NULL) != 0) _exit(3);
                 if (!key_equal(&k.key, &ref)) _exit(4);
-                char r = k.hot ? 'H' : 'F';
+                char r = k.hot ? (k.load_ns > 100000000u ? 'W' : 'H') : 'F';
                 if (write(res[1], &r, 1) != 1) _exit(5);
                 _exit(0);
             }
@@ -217,7 +244,13 @@ static void test_fixture(const char *path, bool deep)
             CHECK(waitpid(kids[i], &st2, 0) == kids[i] && WIFEXITED(st2) && WEXITSTATUS(st2) == 0);
             CHECK(read(res[0], &r[i], 1) == 1);
         }
-        CHECK((r[0] == 'F') + (r[1] == 'F') == 1);
+        unsetenv("ZP_TEST_KEYSTORE_FILL_MS");
+        /* one filled; the other waited (W: hot after > 100 ms; H: it came after READY, possible
+         * only if it started 300 ms late, so it must not happen with both released together) */
+        if (!((r[0] == 'F' && r[1] == 'W') || (r[0] == 'W' && r[1] == 'F'))) {
+            fprintf(stderr, "race: got %c %c, want F and W\n", r[0], r[1]);
+            exit(1);
+        }
         close(go[0]); close(go[1]); close(res[0]); close(res[1]);
     }
     zp_g16_key_close(&ref);

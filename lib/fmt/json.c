@@ -657,19 +657,27 @@ static int vk_from_doc(zp_vk_json_t *vk, jdoc_t *d)
     uint32_t k;
     size_t l;
     int rc;
-    if ((rc = jheader(&c, 0, true, true, &vk->curve))) return rc;
-    if ((rc = jreq(&c, 0, "nPublic", &k))) return rc;
-    l = push_key(&c, "nPublic");
-    const jnode_t *np = jnode(&c, k);
-    uint64_t v = 0;
-    if (np->type != J_NUM) rc = perr(&c, "expected a number, got %s", jtype_name[np->type]);
-    for (size_t i = 0; !rc && i < np->len; i++) {
-        if (np->s[i] < '0' || np->s[i] > '9') rc = perr(&c, "not a non-negative integer");
-        else if ((v = v * 10 + (uint64_t)(np->s[i] - '0')) >= UINT32_MAX) rc = perr(&c, "too large");
-    }
-    pop(&c, l);
-    if (rc) return rc;
-    vk->n_public = (uint32_t)v;
+    /* like snarkjs's verifier: "protocol" and "nPublic" may be absent (it reads neither; the IC
+     * length gives the count); when present they must be groth16 and IC length - 1 */
+    if ((rc = jheader(&c, 0, false, true, &vk->curve))) return rc;
+    uint32_t kic = jget(&c, 0, "IC");
+    bool have_np = jget(&c, 0, "nPublic") != 0;
+    if (have_np) {
+        k = jget(&c, 0, "nPublic");
+        l = push_key(&c, "nPublic");
+        const jnode_t *np = jnode(&c, k);
+        uint64_t v = 0;
+        if (np->type != J_NUM) rc = perr(&c, "expected a number, got %s", jtype_name[np->type]);
+        for (size_t i = 0; !rc && i < np->len; i++) {
+            if (np->s[i] < '0' || np->s[i] > '9') rc = perr(&c, "not a non-negative integer");
+            else if ((v = v * 10 + (uint64_t)(np->s[i] - '0')) >= UINT32_MAX) rc = perr(&c, "too large");
+        }
+        pop(&c, l);
+        if (rc) return rc;
+        vk->n_public = (uint32_t)v;
+    } else if (kic && jnode(&c, kic)->type == J_ARR && jnode(&c, kic)->n >= 1 && jnode(&c, kic)->n <= UINT32_MAX) {
+        vk->n_public = (uint32_t)(jnode(&c, kic)->n - 1);
+    }   /* else: the IC checks below report it */
     static const char *const g2n[3] = {"vk_beta_2", "vk_gamma_2", "vk_delta_2"};
     char(*g2p[3])[2][ZP_DEC_LEN] = {vk->beta2, vk->gamma2, vk->delta2};
     if ((rc = jreq(&c, 0, "vk_alpha_1", &k))) return rc;
@@ -687,6 +695,7 @@ static int vk_from_doc(zp_vk_json_t *vk, jdoc_t *d)
     if ((rc = jreq(&c, 0, "IC", &k))) return rc;
     l = push_key(&c, "IC");
     if ((rc = expect_type(&c, k, J_ARR))) return rc;
+    if (!have_np && jnode(&c, k)->n == 0) return perr(&c, "no points (needs at least IC[0])");
     if (jnode(&c, k)->n != (uint64_t)vk->n_public + 1)
         return perr(&c, "%u points but nPublic is %u (needs nPublic + 1)", jnode(&c, k)->n, vk->n_public);
     vk->ic = calloc((size_t)vk->n_public + 1, sizeof *vk->ic);

@@ -5,7 +5,7 @@
 #     shared/oracle/verify.sh with STRICT_BYTES=1 (snarkjs's exact JSON bytes), by
 #     `zkpipe verify` with verification_key.json and with the .zkey;
 #   - a tampered proof (pi_a taken from snarkjs's proof.json) and a tampered public signal
-#     (last one + 1) are rejected by both;
+#     (last one - 1, or 1 if it is 0: still < r) are rejected by both;
 #   - snarkjs's own proof.json is accepted by `zkpipe verify`;
 #   - with ZP_TEST_FIXED_RS=1, `--r/--s` from meta.json reproduce proof_rs.json and r=s=0
 #     reproduces proof_rs0.json byte for byte;
@@ -36,7 +36,7 @@ const fs = require("fs");
 const [mode, inp, out, other] = process.argv.slice(2);
 const j = JSON.parse(fs.readFileSync(inp, "utf8"));
 if (mode === "a") j.pi_a = JSON.parse(fs.readFileSync(other, "utf8")).pi_a;
-if (mode === "p") j[j.length - 1] = (BigInt(j[j.length - 1]) + 1n).toString();
+if (mode === "p") { const v = BigInt(j[j.length - 1]); j[j.length - 1] = (v > 0n ? v - 1n : 1n).toString(); }  // stays < r (a fixture may hold r-1)
 fs.writeFileSync(out, JSON.stringify(j, null, 1));
 EOF
 meta() { node -e 'const m=JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); console.log(m.proof_rs[process.argv[2]])' "$1/meta.json" "$2"; }
