@@ -27,6 +27,7 @@
 #include "broker/journal.h"
 #include "lib/util/util.h"
 #include "proto/notify.h"
+#include "shm/keystore.h"
 #include "proto/peer.h"
 
 static volatile sig_atomic_t g_stop;
@@ -558,6 +559,7 @@ out_zmq:
 out_arena:
     zp_shm_close(&b->arena);
     zp_shm_unlink(b->arena_name, NULL);
+    zp_keystore_unlink_all(b->arena_name);   /* clean shutdown: the shared proving keys go too */
 out_jr:
     brk_jr_close(&b->jr);
 out_pid:

@@ -1029,7 +1029,7 @@ static void json_errors(const char *fx)
             char *ic = strstr(c2, "\"IC\": [");
             if (ic) {   /* "IC": [] without nPublic */
                 char *end = strstr(ic, "\n ]");
-                if (end) memmove(ic + 7, end + 3, strlen(end + 3) + 1);
+                if (end) memmove(ic + 7, end + 2, strlen(end + 2) + 1);
                 c = c2;
                 EXPECT_ERR(zp_vk_json_parse(&v2, c, strlen(c), "vk.json"), ZP_EFORMAT, "IC: no points");
             }

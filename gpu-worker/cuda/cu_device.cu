@@ -265,7 +265,17 @@ extern "C" int zp_cu_host_register(zp_cu_t *cu, void *p, size_t len)
     size_t done = 0;
     while (done < len) {
         size_t n = len - done < REG_CHUNK ? len - done : REG_CHUNK;
-        if ((rc = ZP_CU(cudaHostRegister((char *)p + done, n, cudaHostRegisterPortable)))) {
+        /* a read-only mapping (the proving key in the shm key store is mapped PROT_READ) is
+         * refused without cudaHostRegisterReadOnly: retry with it (the failed first call
+         * leaves no sticky error; clear the last-error slot before the checked retry) */
+        cudaError_t e0 = cudaHostRegister((char *)p + done, n, cudaHostRegisterPortable);
+        if (e0 != cudaSuccess) {
+            (void)cudaGetLastError();
+            rc = ZP_CU(cudaHostRegister((char *)p + done, n, cudaHostRegisterPortable | cudaHostRegisterReadOnly));
+        } else {
+            rc = 0;
+        }
+        if (rc) {
             if (done) unregister_chunks(p, done);
             return rc;
         }
