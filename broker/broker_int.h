@@ -157,6 +157,9 @@ void brk_release_slot(brk_t *b, brk_part_t *p);
 
 /* journal writes from the scheduler: log and count a failure, return it */
 int brk_journal_part(brk_t *b, const brk_part_t *p);
+/* a partition's proof is done (strings malloc'd, owned by p now): journal it, then free its
+ * slot if the finalizer left it FINISHED at p->word_gen, then check the job */
+void brk_part_proved(brk_t *b, brk_part_t *p, char *proof_json, char *public_json, const uint8_t *bin, size_t bin_len);
 int brk_journal_job(brk_t *b, const brk_job_t *j);
 
 /* recover.c */

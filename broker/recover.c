@@ -6,6 +6,9 @@
  * partition is journaled and unfinished and the slot's contents check out:
  *   READY       payload sealed at the current generation and its checksum verifies -> gpu queue
  *   PROVED      the same, plus the G1 result area stamped with the current generation -> final queue
+ *   FINISHED    the finalizer's proof (zp_shm_final_read: record stamped with the current
+ *               generation, lengths and text checksum check out) -> journaled as done, slot
+ *               freed; a bad one -> PROVED again, final queue (no attempt charged)
  *   SYNTH/PROVING/FINALIZING whose owner process is alive: kept RUNNING without a worker for a
  *               grace period; the owner's HELLO listing (slot, generation) adopts it
  *               (brk_recover_adopt); otherwise it is requeued at that stage (brk_part_requeue:
@@ -18,6 +21,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "broker/broker_int.h"
@@ -98,6 +102,32 @@ static void recover_slot(brk_t *b, uint32_t s, uint64_t now, unsigned *kept, uns
         p->stage = ZP_ROLE_FINAL;
         why = "G1 result or payload did not verify after a broker restart";
         break;
+    case ZP_SLOT_FINISHED: {
+        /* the finalizer finished while we were down (its DONE is lost): journal the proof from the slot */
+        char *pj, *pu;
+        uint8_t bin[ZP_MSG_BIN_MAX];
+        size_t bl;
+        if (zp_shm_final_read(&pj, &pu, bin, sizeof bin, &bl, b->arena, s, g) == 0 && strlen(pj) <= ZP_MSG_JSON_MAX &&
+            strlen(pu) <= ZP_MSG_JSON_MAX) {
+            zp_log(ZP_LOG_INFO, "recovery: job %llu part %u: slot %u FINISHED, proof verifies: journaled from the slot",
+                   (unsigned long long)p->job->id, p->idx, s);
+            brk_part_proved(b, p, pj, pu, bin, bl);
+            (*kept)++;
+            return;
+        }
+        if (pj) { free(pj); free(pu); }
+        /* the proof in the slot is unusable: finalize again from the G1 result (the finalizer
+         * checks it and the sealed payload; a bad one goes back further) */
+        zp_log(ZP_LOG_WARN, "recovery: job %llu part %u: slot %u FINISHED but its proof does not check out (%s): "
+               "finalizing again", (unsigned long long)p->job->id, p->idx, s, zp_err_msg());
+        p->stage = ZP_ROLE_FINAL;
+        p->result_gen = zp_shm_area_gen(b->arena, s, ZP_SHM_AREA_RESULT);
+        p->state = PS_RUNNING;
+        p->worker = NULL;
+        (*reset)++;
+        brk_part_requeue(b, p, true, false, false, "finished proof unusable after a broker restart");
+        return;
+    }
     case ZP_SLOT_SYNTH: case ZP_SLOT_PROVING: case ZP_SLOT_FINALIZING:
         p->stage = st == ZP_SLOT_SYNTH ? ZP_ROLE_SYNTH : st == ZP_SLOT_PROVING ? ZP_ROLE_GPU : ZP_ROLE_FINAL;
         if (st == ZP_SLOT_FINALIZING) p->result_gen = zp_shm_area_gen(b->arena, s, ZP_SHM_AREA_RESULT);

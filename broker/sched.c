@@ -147,9 +147,29 @@ void brk_part_failed(brk_t *b, brk_part_t *p, bool retryable, bool redo_synth, c
     brk_part_requeue(b, p, retryable, redo_synth, true, why);
 }
 
+/* the finalizer committed the proof (FINISHED at word_gen + 1) but its DONE did not reach us
+ * (it died, or was declared dead, right after): take the proof from the slot */
+static bool take_finished(brk_t *b, brk_part_t *p)
+{
+    uint32_t s = (uint32_t)p->slot;
+    uint64_t w = zp_shm_slot_word_load(b->arena, s), g = zp_shm_word_gen(w);
+    if (zp_shm_word_state(w) != ZP_SLOT_FINISHED || g != p->word_gen + 1) return false;
+    char *pj, *pu;
+    uint8_t bin[ZP_MSG_BIN_MAX];
+    size_t bl;
+    if (zp_shm_final_read(&pj, &pu, bin, sizeof bin, &bl, b->arena, s, g) < 0) return false;
+    if (strlen(pj) > ZP_MSG_JSON_MAX || strlen(pu) > ZP_MSG_JSON_MAX) { free(pj); free(pu); return false; }
+    zp_log(ZP_LOG_INFO, "job %llu part %u: slot %u FINISHED by its finalizer before its DONE arrived: proof taken "
+           "from the slot", (unsigned long long)p->job->id, p->idx, s);
+    p->word_gen = g;
+    brk_part_proved(b, p, pj, pu, bin, bl);
+    return true;
+}
+
 void brk_part_requeue(brk_t *b, brk_part_t *p, bool retryable, bool redo_synth, bool count_attempt, const char *why)
 {
     unsigned stage = p->stage;
+    if (stage == ZP_ROLE_FINAL && p->slot >= 0 && take_finished(b, p)) return;
     if (count_attempt) append_reason(p, why);
     p->worker = NULL;
     p->adopt_deadline = 0;
@@ -434,8 +454,12 @@ void brk_on_done(brk_t *b, brk_worker_t *w, const zp_msg_done_t *m)
     p->t_start[stage] = m->t_start; p->t_end[stage] = m->t_end; p->t_done[stage] = now;
     memcpy(p->dt[stage], m->dt, sizeof m->dt);
     p->worker = NULL;
-    static const unsigned next_state[] = {ZP_SLOT_READY, ZP_SLOT_PROVED, ZP_SLOT_FREE};
-    if (zp_shm_slot_check(b->arena, m->slot, next_state[stage], m->new_gen) < 0 || m->new_gen != m->gen + 1) {
+    /* the finalizer commits to FINISHED (the proof kept in the slot until we journaled it), or
+     * to FREE when the proof did not fit into the slot */
+    static const unsigned next_state[] = {ZP_SLOT_READY, ZP_SLOT_PROVED, ZP_SLOT_FINISHED};
+    bool moved = zp_shm_slot_check(b->arena, m->slot, next_state[stage], m->new_gen) == 0 ||
+                 (stage == ZP_ROLE_FINAL && zp_shm_slot_check(b->arena, m->slot, ZP_SLOT_FREE, m->new_gen) == 0);
+    if (!moved || m->new_gen != m->gen + 1) {
         char why[160];
         snprintf(why, sizeof why, "DONE claims generation %llu but the slot disagrees", (unsigned long long)m->new_gen);
         b->c.stale++;
@@ -450,25 +474,42 @@ void brk_on_done(brk_t *b, brk_worker_t *w, const zp_msg_done_t *m)
         p->result_gen = m->new_gen;
         brk_q_push(b, p, ZP_ROLE_FINAL);
     } else {
-        if (!m->proof_json.len || !m->public_json.len) {
+        char *pj = m->proof_json.len ? zp_str_dup(m->proof_json) : NULL;
+        char *pu = m->public_json.len ? zp_str_dup(m->public_json) : NULL;
+        if (!pj || !pu) {
+            free(pj); free(pu);
             b->c.malformed++;
             brk_release_slot(b, p);
             brk_part_failed(b, p, true, true, "finalizer sent no proof");
             return;
         }
-        free(p->proof_json); free(p->public_json);
-        p->proof_json = zp_str_dup(m->proof_json);
-        p->public_json = zp_str_dup(m->public_json);
-        p->proof_bin_len = m->proof_bin_len;
-        if (m->proof_bin_len) memcpy(p->proof_bin, m->proof_bin, m->proof_bin_len);
-        if (b->slot_part[m->slot] == p) b->slot_part[m->slot] = NULL;   /* the commit freed it */
-        p->slot = -1;
-        p->state = PS_DONE;
-        p->job->n_done++;
-        b->c.parts_done++;
-        brk_journal_part(b, p);   /* before any AWAIT can see the proof */
-        brk_job_check_finished(b, p->job);
+        brk_part_proved(b, p, pj, pu, m->proof_bin, m->proof_bin_len);
     }
+}
+
+void brk_part_proved(brk_t *b, brk_part_t *p, char *proof_json, char *public_json, const uint8_t *bin, size_t bin_len)
+{
+    free(p->proof_json); free(p->public_json);
+    p->proof_json = proof_json;
+    p->public_json = public_json;
+    p->proof_bin_len = bin_len <= sizeof p->proof_bin ? bin_len : 0;
+    if (p->proof_bin_len) memcpy(p->proof_bin, bin, p->proof_bin_len);
+    p->state = PS_DONE;
+    p->worker = NULL;
+    p->adopt_deadline = 0;
+    p->job->n_done++;
+    b->c.parts_done++;
+    brk_journal_part(b, p);   /* before any AWAIT can see the proof, and before the slot is freed */
+    if (p->slot >= 0) {
+        uint32_t s = (uint32_t)p->slot;
+        /* FINISHED at our generation: free it (fenced); FREE: the finalizer freed it already */
+        if (zp_shm_slot_check(b->arena, s, ZP_SLOT_FINISHED, p->word_gen) == 0 &&
+            zp_shm_slot_transition(b->arena, s, ZP_SLOT_FINISHED, p->word_gen, ZP_SLOT_FREE, NULL) < 0)
+            zp_log(ZP_LOG_ERROR, "slot %u: FINISHED -> FREE failed: %s", s, zp_err_msg());
+        if (b->slot_part[s] == p) b->slot_part[s] = NULL;
+        p->slot = -1;
+    }
+    brk_job_check_finished(b, p->job);
 }
 
 void brk_on_fail(brk_t *b, brk_worker_t *w, const zp_msg_fail_t *m)
@@ -488,13 +529,11 @@ void brk_on_fail(brk_t *b, brk_worker_t *w, const zp_msg_fail_t *m)
     /* the worker may have moved the slot to FAILED (gen + 1): take that as the current word */
     uint64_t wd = zp_shm_slot_word_load(b->arena, m->slot);
     if (zp_shm_word_state(wd) == ZP_SLOT_FAILED && zp_shm_word_gen(wd) == p->word_gen + 1) p->word_gen++;
-    /* handed back unstarted by the stage harness (proto/peer.c: ZP_ESTALE, retryable, one of its
-     * fixed messages: shutting down, or revoked by a RESET): no attempt was spent. A worker that
-     * is shutting down gets no more work. (A flag in FAIL would be better than the text.) */
-    bool shutting = zp_str_eq(m->message, "worker shutting down");
-    if (m->code == ZP_ESTALE && m->retryable && !m->payload_bad &&
-        (shutting || zp_str_eq(m->message, "revoked before start") || zp_str_eq(m->message, "revoked"))) {
-        if (shutting) w->alive = false;
+    /* handed back unstarted by the stage harness (proto/peer.c sets FAIL.unstarted: revoked,
+     * or the worker is shutting down, FAIL.stopping): no attempt was spent. A worker that is
+     * shutting down gets no more work. The message text is for people only. */
+    if (m->unstarted && m->retryable && !m->payload_bad) {
+        if (m->stopping) w->alive = false;
         brk_part_requeue(b, p, true, false, false, why);
         return;
     }

@@ -6,13 +6,13 @@
  * stale owner is refused); verify the synth's sealed payload (w is read from the slot);
  * zp_g16_finalize: G2 MSM for B, blinding with fresh r, s, assembly and the pairing check
  * against the key's verification key (a bad proof never leaves: ZP_EVERIFY, and the broker
- * sends the partition back to the GPU stage). The proof is committed as its compressed
- * binary into the slot's proof area, which moves the slot to FREE (fenced), and proof.json /
- * public.json text (snarkjs bytes) plus the binary go to the broker in DONE.
+ * sends the partition back to the GPU stage). The proof (proof.json / public.json text in the
+ * extent, the compressed binary in the proof area: zp_shm_final_commit) is committed into the
+ * slot, which moves it to FINISHED (fenced); the same goes to the broker in DONE, and the broker
+ * frees the slot after journaling the proof (or journals it from the slot after a restart).
  * Tests: tests/ipc/. */
 #include <bsd/unistd.h>
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,8 +117,18 @@ static void work(void *ctx, zp_stage_task_t *t)
         t->proof_bin_len = 0;
         return fail(t, rc < 0 ? rc : ZP_ETOOBIG, true, "binary proof");
     }
-    rc = zp_shm_commit(f->arena, a->slot, ZP_SLOT_FINALIZING, a->gen, ZP_SLOT_FREE, ZP_SHM_AREA_PROOF, t->proof_bin,
-                       t->proof_bin_len, &t->new_gen);
+    /* FINALIZING -> FINISHED with the proof kept in the slot: the broker frees the slot once it
+     * has journaled the proof (a DONE lost to a broker restart is recovered from the slot). */
+    rc = zp_shm_final_commit(f->arena, a->slot, a->gen, t->proof_json, n1, t->public_json, n2, t->proof_bin,
+                             t->proof_bin_len, &t->new_gen);
+    if (rc == ZP_ETOOBIG) {
+        /* no room after the vectors (a slot sized exactly for its circuit): the proof goes in
+         * DONE only and the slot is freed now, as before FINISHED existed */
+        zp_log(ZP_LOG_WARN, "job %llu part %u: %s: freeing the slot without keeping the proof in it",
+               (unsigned long long)a->job, a->part, zp_err_msg());
+        rc = zp_shm_commit(f->arena, a->slot, ZP_SLOT_FINALIZING, a->gen, ZP_SLOT_FREE, ZP_SHM_AREA_PROOF,
+                           t->proof_bin, t->proof_bin_len, &t->new_gen);
+    }
     if (rc < 0) return fail(t, rc, true, "commit");
     t->ok = true;
 }
@@ -133,57 +143,26 @@ static void usage(FILE *f)
 int main(int argc, char **argv, char **envp)
 {
     static fin_t F;
-    const char *rundir_opt = NULL, *arena = "default";
-    unsigned instance = 0, credits = 1, threads = 0, hb = 500;   /* 1: a queued task would hold a slot idle */
-    char rundir[512], ep[600], name[64];
+    /* credits 1: a queued task would hold a slot idle */
+    zp_stage_opts_t o = {.prog = "zkpipe-finalizer", .arena = "default", .credits = 1, .hb = 500};
+    char name[64];
+    int ex;
 
     setproctitle_init(argc, argv, envp);
     zp_log_init("finalizer");
-    static const struct option opts[] = {
-        {"runtime-dir", 1, 0, 'r'}, {"arena", 1, 0, 'a'}, {"instance", 1, 0, 'i'}, {"credits", 1, 0, 'c'},
-        {"threads", 1, 0, 't'}, {"heartbeat-ms", 1, 0, 'H'}, ZP_KEYOPTS_LONG, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
-    zp_keyopts_t ko = {0};
-    int c;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'r': rundir_opt = optarg; break;
-        case 'a': arena = optarg; break;
-        case 'i': instance = (unsigned)strtoul(optarg, NULL, 10); break;
-        case 'c': credits = (unsigned)strtoul(optarg, NULL, 10); break;
-        case 't': threads = (unsigned)strtoul(optarg, NULL, 10); break;
-        case 'H': hb = (unsigned)strtoul(optarg, NULL, 10); break;
-        case 'h': usage(stdout); return 0;
-        default:
-            if (zp_keyopts_parse(&ko, c, optarg)) break;
-            usage(stderr);
-            return 2;
-        }
-    }
-    if (optind != argc || credits < 1 || credits > ZP_MSG_MAX_CREDITS || hb < 10) { usage(stderr); return 2; }
-    if (zp_runtime_dir(rundir, sizeof rundir, rundir_opt, false) < 0 || zp_broker_endpoint(ep, sizeof ep, rundir) < 0 ||
-        zp_shm_default_name(F.arena_name, sizeof F.arena_name, arena) < 0) {
+    if ((ex = zp_stage_opts_parse(&o, argc, argv, usage)) >= 0) return ex;
+    if (zp_shm_default_name(F.arena_name, sizeof F.arena_name, o.arena) < 0) {
         fprintf(stderr, "zkpipe-finalizer: %s\n", zp_err_msg());
         return 1;
     }
-    F.kc = zp_keycache_new();
-    F.pool = zp_pool_new(threads);
-    if (!F.kc || !F.pool) return 1;
-    if (ko.too_many) {
-        fprintf(stderr, "zkpipe-finalizer: more than %d --preload keys\n", ZP_PRELOAD_MAX);
-        return 2;
-    }
-    if (!ko.no_store) zp_keycache_set_store(F.kc, F.arena_name, zp_keystore_get, zp_keystore_release, F.pool);
-    if (zp_keycache_preload(F.kc, ko.paths, ko.n) < 0) {   /* before HELLO: READY means the keys are loaded */
-        fprintf(stderr, "zkpipe-finalizer: %s\n", zp_err_msg());
-        zp_keycache_destroy(&F.kc);
-        return 1;
-    }
+    if ((ex = zp_stage_keys_setup(&o, F.arena_name, &F.kc, &F.pool, zp_keystore_get, zp_keystore_release)) >= 0)
+        return ex;
     struct sigaction sa = {.sa_handler = on_signal};
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     snprintf(name, sizeof name, "finalizer %u thread(s)", zp_pool_size(F.pool));
-    zp_stage_def_t def = {.role = ZP_ROLE_FINAL, .instance = instance, .credits = credits, .name = name,
-                          .endpoint = ep, .heartbeat_ms = (int)hb, .ctx = &F, .work = work,
+    zp_stage_def_t def = {.role = ZP_ROLE_FINAL, .instance = o.instance, .credits = o.credits, .name = name,
+                          .endpoint = o.endpoint, .heartbeat_ms = (int)o.hb, .ctx = &F, .work = work,
                           .set_title = set_title, .stop = &g_stop};
     int rc = zp_stage_main(&def);
     if (rc < 0) fprintf(stderr, "zkpipe-finalizer: %s %s\n", zp_strerror(rc), zp_err_msg());

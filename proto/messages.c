@@ -198,7 +198,9 @@ int zp_msg_done_decode(zp_msg_done_t *m, const zp_frame_t *f)
     return 0;
 }
 
-/* ---- FAIL ---- 1 slot 2 gen 3 job 4 part 5 retryable 6 code 7 payload_bad 8 t_start 9 t_end 10 message */
+/* ---- FAIL ---- 1 slot 2 gen 3 job 4 part 5 retryable 6 code 7 payload_bad 8 t_start 9 t_end 10 message
+ *                 11 unstarted (optional) 12 stopping (optional): written only when true, so a
+ *                 FAIL from an older worker still decodes (both false) */
 int zp_msg_fail_encode(uint8_t **buf, size_t *len, const zp_msg_fail_t *m)
 {
     zp_enc_t e;
@@ -209,6 +211,8 @@ int zp_msg_fail_encode(uint8_t **buf, size_t *len, const zp_msg_fail_t *m)
     zp_str_t msg = m->message;
     if (msg.len > ZP_MSG_TEXT_MAX) msg.len = ZP_MSG_TEXT_MAX;
     enc_strref(&e, 10, msg);
+    if (m->unstarted) zp_enc_bool(&e, 11, true);
+    if (m->stopping) zp_enc_bool(&e, 12, true);
     return enc_done(&e, buf, len);
 }
 int zp_msg_fail_decode(zp_msg_fail_t *m, const zp_frame_t *f)
@@ -228,6 +232,8 @@ int zp_msg_fail_decode(zp_msg_fail_t *m, const zp_frame_t *f)
     TRY(zp_map_get_u64(mp, 8, 0, U64MAX, &m->t_start));
     TRY(zp_map_get_u64(mp, 9, 0, U64MAX, &m->t_end));
     TRY(get_str(mp, 10, ZP_MSG_TEXT_MAX, &m->message));
+    TRY(zp_map_get_bool(mp, ZP_OPT(11), &m->unstarted));
+    TRY(zp_map_get_bool(mp, ZP_OPT(12), &m->stopping));
     return 0;
 }
 

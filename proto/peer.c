@@ -3,14 +3,18 @@
  *
  * Harness invariants: the loop thread owns the socket; the work thread owns the task it is
  * running; the two queues (todo, done) are guarded by one mutex; the work thread wakes the
- * loop through an eventfd. A task is reported exactly once (DONE or FAIL), except after a
- * RESET, where the broker has forgotten it: it is still reported (the broker counts it stale).
+ * loop through an eventfd. A task is reported exactly once (DONE or FAIL); queued tasks are
+ * dropped silently on a RESET (the broker forgot them); the running one carries on, is listed
+ * in the HELLO that follows, and is reported (adopted by a restarted broker, else counted stale).
+ * Work handed back without running work() is a FAIL with unstarted = true (stopping = true when
+ * the worker is shutting down).
  * Service manager (proto/notify.h; systemd or `zkpipe up`): READY=1 once, when the first frame
  * from the broker arrives after our HELLO (the caller opened its backend and caches before
  * zp_stage_main); STATUS= follows the process title; WATCHDOG=1 from the loop at half of
  * WATCHDOG_USEC (the loop never waits on work(), so a ping means the loop is alive);
  * STOPPING=1 when *stop is seen. Tests: tests/ipc/ (notify.sh for the notifications). */
 #include <errno.h>
+#include <getopt.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,7 +194,7 @@ static void *work_thread(void *arg)
         zp_stage_test_hold(h->def->role, &t->revoked);
         t->t_start = zp_now_ns();
         if (t->revoked) {
-            t->ok = false; t->code = ZP_ESTALE; t->retryable = true;
+            t->ok = false; t->code = ZP_ESTALE; t->retryable = true; t->unstarted = true;
             snprintf(t->msg, sizeof t->msg, "revoked before start");
         } else {
             h->def->work(h->def->ctx, t);
@@ -238,7 +242,7 @@ static void report(harness_t *h, zp_peer_t *p, zp_stage_task_t *t)
         zp_msg_fail_t m = {.slot = t->a.slot, .gen = t->a.gen, .job = t->a.job, .part = t->a.part,
                            .retryable = t->retryable, .code = t->code < 0 ? t->code : ZP_EPROTO,
                            .payload_bad = t->payload_bad, .t_start = t->t_start, .t_end = t->t_end,
-                           .message = zp_str(t->msg)};
+                           .message = zp_str(t->msg), .unstarted = t->unstarted, .stopping = t->stopping};
         rc = zp_msg_fail_encode(&b, &n, &m);
     }
     if (rc == 0) rc = zp_peer_send(p, b, n);
@@ -290,11 +294,16 @@ static void on_assign(harness_t *h, zp_peer_t *p, const zp_frame_t *f)
     title(h, s);
 }
 
-/* drop queued tasks: matching (slot, gen) only, or all (all = true). Reports FAIL for each
- * when report_them (REVOKE / stop), silently for RESET (the broker forgot them). */
+/* drop queued tasks: matching (slot, gen) only, or all (all = true). Reports FAIL (unstarted)
+ * for each when report_them (REVOKE / stop), silently for RESET (the broker forgot them).
+ * The running task is marked revoked (it may stop before work() starts) only when
+ * revoke_running: not on RESET, where the HELLO that follows lists it at its generation and
+ * a restarted broker adopts it (if the broker requeued it instead, the slot's generation moved
+ * and the task's commit is refused by the fence). */
 static void drop_queued(harness_t *h, zp_peer_t *p, bool all, uint32_t slot, uint64_t gen, bool report_them,
-                        const char *why)
+                        bool revoke_running, const char *why)
 {
+    bool stopping = report_them && all;
     zp_stage_task_t *keep = NULL, *keep_tail = NULL, *drop = NULL;
     pthread_mutex_lock(&h->mu);
     for (zp_stage_task_t *t = h->todo, *nx; t; t = nx) {
@@ -304,12 +313,14 @@ static void drop_queued(harness_t *h, zp_peer_t *p, bool all, uint32_t slot, uin
         else { if (keep_tail) keep_tail->next = t; else keep = t; keep_tail = t; }
     }
     h->todo = keep; h->todo_tail = keep_tail;
-    if (h->running && (all || (h->running->a.slot == slot && h->running->a.gen == gen))) h->running->revoked = 1;
+    if (revoke_running && h->running && (all || (h->running->a.slot == slot && h->running->a.gen == gen)))
+        h->running->revoked = 1;
     pthread_mutex_unlock(&h->mu);
     for (zp_stage_task_t *t = drop, *nx; t; t = nx) {
         nx = t->next;
         if (report_them) {
             t->ok = false; t->retryable = true; t->code = ZP_ESTALE;
+            t->unstarted = true; t->stopping = stopping;
             t->t_start = t->t_end = zp_now_ns();
             snprintf(t->msg, sizeof t->msg, "%s", why);
             report(h, p, t);
@@ -352,7 +363,7 @@ int zp_stage_main(const zp_stage_def_t *def)
             stopping = true;
             zp_log(ZP_LOG_INFO, "stopping: handing back queued work, finishing the running task");
             zp_notify("STOPPING=1");
-            drop_queued(&h, &p, true, 0, 0, true, "worker shutting down");
+            drop_queued(&h, &p, true, 0, 0, true, true, "worker shutting down");
             title(&h, "stopping");
         }
         if (stopping) {
@@ -402,7 +413,8 @@ int zp_stage_main(const zp_stage_def_t *def)
                     if (stopping) {
                         zp_msg_assign_t a;
                         if (zp_msg_assign_decode(&a, &f) == 0) {
-                            zp_stage_task_t t = {.a = a, .retryable = true, .code = ZP_ESTALE};
+                            zp_stage_task_t t = {.a = a, .retryable = true, .code = ZP_ESTALE,
+                                                 .unstarted = true, .stopping = true};
                             snprintf(t.msg, sizeof t.msg, "worker shutting down");
                             t.t_start = t.t_end = zp_now_ns();
                             h.held++;
@@ -413,13 +425,13 @@ int zp_stage_main(const zp_stage_def_t *def)
                     }
                 } else if (f.cmd == ZP_CMD_REVOKE) {
                     zp_msg_revoke_t rv;
-                    if (zp_msg_revoke_decode(&rv, &f) == 0) drop_queued(&h, &p, false, rv.slot, rv.gen, true, "revoked");
+                    if (zp_msg_revoke_decode(&rv, &f) == 0) drop_queued(&h, &p, false, rv.slot, rv.gen, true, true, "revoked");
                 } else if (f.cmd == ZP_CMD_RESET) {
                     zp_msg_reset_t rs;
                     zp_msg_reset_decode(&rs, &f);
-                    zp_log(ZP_LOG_WARN, "broker RESET (%.*s): dropping queued work, saying HELLO again",
-                           (int)rs.reason.len, rs.reason.p);
-                    drop_queued(&h, &p, true, 0, 0, false, "reset");
+                    zp_log(ZP_LOG_WARN, "broker RESET (%.*s): dropping queued work, keeping the running task, "
+                           "saying HELLO again", (int)rs.reason.len, rs.reason.p);
+                    drop_queued(&h, &p, true, 0, 0, false, true, "reset");
                     send_hello(&h, &p, inc);
                 }
                 /* HEARTBEAT, ACK: liveness only */
@@ -633,4 +645,61 @@ int zp_keycache_r1cs(zp_keycache_t *kc, const char *path, const zp_r1cs_t **out)
     kc->r[kc->nr++] = e;
     *out = &e->r;
     return 0;
+}
+
+int zp_stage_opts_parse(zp_stage_opts_t *o, int argc, char **argv, void (*usage)(FILE *f))
+{
+    static const struct option opts[] = {
+        {"runtime-dir", 1, 0, 'r'}, {"arena", 1, 0, 'a'}, {"instance", 1, 0, 'i'}, {"credits", 1, 0, 'c'},
+        {"threads", 1, 0, 't'}, {"heartbeat-ms", 1, 0, 'H'}, ZP_KEYOPTS_LONG, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+    int c;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'r': o->rundir_opt = optarg; break;
+        case 'a': o->arena = optarg; break;
+        case 'i': o->instance = (unsigned)strtoul(optarg, NULL, 10); break;
+        case 'c': o->credits = (unsigned)strtoul(optarg, NULL, 10); break;
+        case 't': o->threads = (unsigned)strtoul(optarg, NULL, 10); break;
+        case 'H': o->hb = (unsigned)strtoul(optarg, NULL, 10); break;
+        case 'h': usage(stdout); return 0;
+        default:
+            if (zp_keyopts_parse(&o->ko, c, optarg)) break;
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind != argc || o->credits < 1 || o->credits > ZP_MSG_MAX_CREDITS || o->hb < 10) { usage(stderr); return 2; }
+    if (o->ko.too_many) {
+        fprintf(stderr, "%s: more than %d --preload keys\n", o->prog, ZP_PRELOAD_MAX);
+        return 2;
+    }
+    if (zp_runtime_dir(o->rundir, sizeof o->rundir, o->rundir_opt, false) < 0 ||
+        zp_broker_endpoint(o->endpoint, sizeof o->endpoint, o->rundir) < 0) {
+        fprintf(stderr, "%s: %s\n", o->prog, zp_err_msg());
+        return 1;
+    }
+    return -1;
+}
+
+int zp_stage_keys_setup(const zp_stage_opts_t *o, const char *arena_name, zp_keycache_t **kc, zp_pool_t **pool,
+                        int (*get)(zp_keystore_key_t *, const char *, const zp_zkey_t *, const char *,
+                                   const zp_keystore_opt_t *),
+                        void (*release)(zp_keystore_key_t *))
+{
+    *kc = zp_keycache_new();
+    *pool = zp_pool_new(o->threads);
+    if (!*kc || !*pool) {
+        fprintf(stderr, "%s: out of memory\n", o->prog);
+        goto fail;
+    }
+    if (!o->ko.no_store) zp_keycache_set_store(*kc, arena_name, get, release, *pool);
+    if (zp_keycache_preload(*kc, o->ko.paths, o->ko.n) < 0) {
+        fprintf(stderr, "%s: %s\n", o->prog, zp_err_msg());
+        goto fail;
+    }
+    return -1;
+fail:
+    zp_keycache_destroy(kc);
+    zp_pool_destroy(pool);
+    return 1;
 }

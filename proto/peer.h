@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "proto/proto.h"
 
@@ -45,10 +46,11 @@ int zp_peer_call(zp_peer_t *p, uint8_t *req, size_t len, zp_frame_t *rep, int ti
 typedef struct zp_stage_task {
     zp_msg_assign_t a;      /* strings point at the owned copies below */
     char *zkey, *r1cs, *wtns;
-    volatile int revoked;   /* set by the loop on REVOKE/RESET: work may stop early */
+    volatile int revoked;   /* set by the loop on REVOKE / stop (not RESET): may stop before work() */
     struct zp_stage_task *next;
     /* result, filled by work() */
     bool ok, retryable, payload_bad;
+    bool unstarted, stopping;   /* set by the harness only: handed back without running work() */
     int code;
     uint64_t new_gen, t_start, t_end, dt[ZP_DT_N];
     char *proof_json, *public_json;   /* malloc'd by work() (finalizer), freed by the harness */
@@ -126,4 +128,26 @@ typedef struct { char *paths[ZP_PRELOAD_MAX]; unsigned n; bool no_store, too_man
 #define ZP_KEYOPTS_USAGE "  --preload ZKEY:  load this proving key before taking work (repeatable; READY = key hot)\n" \
                          "  --no-key-store:  keep proving keys in private memory (no shared-memory hot tier)\n"
 bool zp_keyopts_parse(zp_keyopts_t *o, int c, char *arg);
+
+/* The command line every stage daemon without extra options shares (synth, finalizer):
+ * --runtime-dir DIR --arena NAME --instance N --credits N --threads N --heartbeat-ms MS,
+ * the key options above, --help. Set prog and the defaults (credits, arena, hb) first. */
+typedef struct {
+    const char *prog;               /* "zkpipe-synth": prefixes error messages */
+    const char *rundir_opt, *arena;
+    unsigned instance, credits, threads, hb;
+    zp_keyopts_t ko;
+    char rundir[512], endpoint[600];
+} zp_stage_opts_t;
+/* Parses argv and resolves rundir/endpoint. Returns -1 to go on, else the exit status
+ * (0 after --help, 2 on a usage error, 1 on a bad runtime directory; the message printed). */
+int zp_stage_opts_parse(zp_stage_opts_t *o, int argc, char **argv, void (*usage)(FILE *f));
+/* kc and pool for a stage: the key store at arena_name (unless --no-key-store; get/release
+ * are zp_keystore_get/zp_keystore_release) and --preload done (before HELLO: READY means the
+ * keys are loaded). Returns -1 to go on, else the exit status (message printed; nothing left
+ * allocated). */
+int zp_stage_keys_setup(const zp_stage_opts_t *o, const char *arena_name, zp_keycache_t **kc, zp_pool_t **pool,
+                        int (*get)(zp_keystore_key_t *, const char *, const zp_zkey_t *, const char *,
+                                   const zp_keystore_opt_t *),
+                        void (*release)(zp_keystore_key_t *));
 #endif

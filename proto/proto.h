@@ -114,6 +114,10 @@ typedef struct {
     bool payload_bad;         /* the slot's input vectors are unusable: redo from synthesis */
     uint64_t t_start, t_end;
     zp_str_t message;
+    /* optional (absent = false): the stage harness handed the task back without starting it
+     * (revoked, or the worker is shutting down): no attempt was spent on it */
+    bool unstarted;
+    bool stopping;            /* the worker is shutting down: give it no more work */
 } zp_msg_fail_t;
 
 /* ---- broker -> worker ---- */

@@ -31,7 +31,7 @@ struct zp_shm {
 };
 
 static const char *const state_names[ZP_SLOT_NSTATES] = {
-    "FREE", "SYNTH", "READY", "PROVING", "PROVED", "FINALIZING", "FAILED",
+    "FREE", "SYNTH", "READY", "PROVING", "PROVED", "FINALIZING", "FAILED", "FINISHED",
 };
 
 static const size_t area_cap[ZP_SHM_NAREA] = {
@@ -398,14 +398,15 @@ bool zp_shm_transition_valid(unsigned from, unsigned to)
     if (from >= ZP_SLOT_NSTATES || to >= ZP_SLOT_NSTATES)
         return false;
     if (to == ZP_SLOT_FAILED)
-        return from != ZP_SLOT_FREE && from != ZP_SLOT_FAILED;
+        return from != ZP_SLOT_FREE && from != ZP_SLOT_FAILED && from != ZP_SLOT_FINISHED;
     switch (from) {
     case ZP_SLOT_FREE: return to == ZP_SLOT_SYNTH;
     case ZP_SLOT_SYNTH: return to == ZP_SLOT_READY;
     case ZP_SLOT_READY: return to == ZP_SLOT_PROVING;
     case ZP_SLOT_PROVING: return to == ZP_SLOT_PROVED;
     case ZP_SLOT_PROVED: return to == ZP_SLOT_FINALIZING;
-    case ZP_SLOT_FINALIZING: return to == ZP_SLOT_FREE;
+    case ZP_SLOT_FINALIZING: return to == ZP_SLOT_FINISHED || to == ZP_SLOT_FREE;
+    case ZP_SLOT_FINISHED: return to == ZP_SLOT_FREE;
     case ZP_SLOT_FAILED: return to == ZP_SLOT_FREE;
     default: return false;
     }
@@ -870,4 +871,83 @@ void zp_shm_stats(const zp_shm_t *a, zp_shm_stats_t *st)
         else
             st->invalid++;
     }
+}
+
+/* ---- the finished proof ---- */
+static int final_region(uint8_t **p, size_t *cap, const zp_shm_t *a, uint32_t idx)
+{
+    size_t hl;
+    uint8_t *h = zp_shm_slot_vec(a, idx, ZP_SHM_VEC_H, &hl);   /* validates off + len <= extent */
+    uint8_t *ext = zp_shm_slot_extent(a, idx);
+    if (!h || !ext) return zp_err_set(ZP_EFORMAT, "slot %u: no valid h vector for the finished proof", idx);
+    *p = h;
+    *cap = (size_t)(zp_shm_slot_bytes(a) - (uint64_t)(h - ext));
+    return 0;
+}
+
+static void put32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+static uint32_t get32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+
+int zp_shm_final_commit(zp_shm_t *a, uint32_t idx, uint64_t gen, const char *proof_json, size_t pj_len,
+                        const char *public_json, size_t pub_len, const uint8_t *bin, size_t bin_len,
+                        uint64_t *new_gen)
+{
+    uint8_t *txt = NULL, rec[ZP_SHM_PROOF_BYTES];
+    size_t cap = 0;
+    int rc;
+    if (pj_len > ZP_SHM_FINAL_TEXT_MAX || pub_len > ZP_SHM_FINAL_TEXT_MAX || bin_len > ZP_SHM_FINAL_BIN_MAX)
+        return zp_err_set(ZP_ETOOBIG, "finished proof: %zu / %zu text bytes, %zu binary bytes", pj_len, pub_len,
+                          bin_len);
+    if ((rc = zp_shm_slot_check(a, idx, ZP_SLOT_FINALIZING, gen)) < 0) return rc;
+    if ((rc = final_region(&txt, &cap, a, idx)) < 0) return rc;
+    if (pj_len + pub_len > cap)
+        return zp_err_set(ZP_ETOOBIG, "finished proof: %zu text bytes, %zu free in the slot", pj_len + pub_len, cap);
+    memcpy(txt, proof_json, pj_len);
+    memcpy(txt + pj_len, public_json, pub_len);
+    put32(rec, ZP_SHM_FINAL_MAGIC);
+    put32(rec + 4, (uint32_t)pj_len);
+    put32(rec + 8, (uint32_t)pub_len);
+    put32(rec + 12, (uint32_t)bin_len);
+    uint64_t sum = zp_shm_checksum(txt, pj_len + pub_len, gen + 1);
+    memcpy(rec + 16, &sum, 8);
+    if (bin_len) memcpy(rec + ZP_SHM_FINAL_HDR, bin, bin_len);
+    return zp_shm_commit(a, idx, ZP_SLOT_FINALIZING, gen, ZP_SLOT_FINISHED, ZP_SHM_AREA_PROOF, rec,
+                         ZP_SHM_FINAL_HDR + bin_len, new_gen);
+}
+
+int zp_shm_final_read(char **proof_json, char **public_json, uint8_t *bin, size_t bin_cap, size_t *bin_len,
+                      const zp_shm_t *a, uint32_t idx, uint64_t commit_gen)
+{
+    uint8_t rec[ZP_SHM_PROOF_BYTES], *txt = NULL;
+    size_t rl = 0, cap = 0;
+    int rc;
+    *proof_json = *public_json = NULL;
+    *bin_len = 0;
+    if ((rc = zp_shm_area_read(a, idx, ZP_SHM_AREA_PROOF, commit_gen, rec, sizeof rec, &rl)) < 0) return rc;
+    if (rl < ZP_SHM_FINAL_HDR || get32(rec) != ZP_SHM_FINAL_MAGIC)
+        return zp_err_set(ZP_EFORMAT, "slot %u: proof area is not a finished-proof record", idx);
+    uint32_t pl = get32(rec + 4), ul = get32(rec + 8), bl = get32(rec + 12);
+    uint64_t sum;
+    memcpy(&sum, rec + 16, 8);
+    if (pl == 0 || ul == 0 || pl > ZP_SHM_FINAL_TEXT_MAX || ul > ZP_SHM_FINAL_TEXT_MAX ||
+        (size_t)bl != rl - ZP_SHM_FINAL_HDR || bl > bin_cap)
+        return zp_err_set(ZP_EFORMAT, "slot %u: finished-proof record with bad lengths (%u, %u, %u)", idx, pl, ul, bl);
+    if ((rc = final_region(&txt, &cap, a, idx)) < 0) return rc;
+    if ((size_t)pl + ul > cap) return zp_err_set(ZP_EFORMAT, "slot %u: finished-proof text beyond the extent", idx);
+    /* copy once, then check the copy: it is what we hand out */
+    char *pj = malloc((size_t)pl + ul + 1), *pu = malloc((size_t)ul + 1);
+    if (!pj || !pu) { free(pj); free(pu); return zp_err_set(-ENOMEM, "finished proof"); }
+    memcpy(pj, txt, (size_t)pl + ul);
+    bool ok = zp_shm_checksum(pj, (size_t)pl + ul, commit_gen) == sum && !memchr(pj, 0, (size_t)pl + ul);
+    memcpy(pu, pj + pl, ul);
+    pj[pl] = pu[ul] = 0;
+    if (!ok) {
+        free(pj); free(pu);
+        return zp_err_set(ZP_EFORMAT, "slot %u: finished-proof text does not match its checksum", idx);
+    }
+    memcpy(bin, rec + ZP_SHM_FINAL_HDR, bl);
+    *bin_len = bl;
+    *proof_json = pj;
+    *public_json = pu;
+    return 0;
 }

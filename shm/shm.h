@@ -14,9 +14,12 @@
  *
  * The slot word: state (low 8 bits) | generation (upper 56 bits), changed only by CAS. Every
  * state change bumps the generation by exactly one; the generation is the fencing token:
- *   FREE -> SYNTH -> READY -> PROVING -> PROVED -> FINALIZING -> FREE, any busy state -> FAILED,
- *   FAILED -> FREE (zp_shm_slot_transition enforces these edges); zp_shm_slot_reset moves a
- *   slot from any state to any state (recovery by the broker), also with a new generation.
+ *   FREE -> SYNTH -> READY -> PROVING -> PROVED -> FINALIZING -> FINISHED -> FREE,
+ *   FINALIZING -> FREE, any busy state -> FAILED, FAILED -> FREE (zp_shm_slot_transition
+ *   enforces these edges); zp_shm_slot_reset moves a slot from any state to any state (recovery
+ *   by the broker), also with a new generation. FINISHED: the finalizer committed the proof into
+ *   the slot (proof area + zp_shm_final_t record); the broker frees the slot once it has
+ *   journaled the proof, so a proof finished while the broker was down is not lost.
  *
  * Fenced writes: a stage writes its results with zp_shm_commit(): it checks the word is the
  * (state, gen) it was assigned, writes the area, stamps it with gen+1 and a checksum, then
@@ -51,7 +54,8 @@
 
 typedef enum {
     ZP_SLOT_FREE = 0, ZP_SLOT_SYNTH = 1, ZP_SLOT_READY = 2, ZP_SLOT_PROVING = 3,
-    ZP_SLOT_PROVED = 4, ZP_SLOT_FINALIZING = 5, ZP_SLOT_FAILED = 6, ZP_SLOT_NSTATES = 7
+    ZP_SLOT_PROVED = 4, ZP_SLOT_FINALIZING = 5, ZP_SLOT_FAILED = 6, ZP_SLOT_FINISHED = 7,
+    ZP_SLOT_NSTATES = 8
 } zp_slot_state_t;
 
 /* vectors of a slot's extent: witness w (n_vars), a, b, c, h (domain_size each) */
@@ -278,6 +282,28 @@ int zp_shm_area_read(const zp_shm_t *a, uint32_t idx, zp_shm_area_t area, uint64
 
 /* The current stamp of an area (0 = none). Untrusted: diagnostics / broker restart only. */
 uint64_t zp_shm_area_gen(const zp_shm_t *a, uint32_t idx, zp_shm_area_t area);
+
+/* ---- the finished proof (FINISHED) ----
+ * The finalizer's output stays in the slot until the broker has journaled it: proof.json and
+ * public.json (text, each <= ZP_SHM_FINAL_TEXT_MAX bytes, no NUL) one after the other in the
+ * slot's extent from the H vector's offset on (h is dead after the GPU stage), and a record in
+ * ZP_SHM_AREA_PROOF committed by FINALIZING(gen) -> FINISHED(gen + 1): magic, the two lengths,
+ * the binary proof's length, a checksum of the text (seed gen + 1), then the binary proof. */
+#define ZP_SHM_FINAL_MAGIC 0x314c4e46u      /* "FNL1" */
+#define ZP_SHM_FINAL_TEXT_MAX 8192u
+#define ZP_SHM_FINAL_HDR 24u
+#define ZP_SHM_FINAL_BIN_MAX (ZP_SHM_PROOF_BYTES - ZP_SHM_FINAL_HDR)
+/* Write the text, then commit the record (fenced on (FINALIZING, gen); ZP_ESTALE if the slot
+ * moved, ZP_ETOOBIG if the text does not fit the extent or the limits, ZP_EFORMAT if the
+ * slot's layout is invalid). */
+int zp_shm_final_commit(zp_shm_t *a, uint32_t idx, uint64_t gen, const char *proof_json, size_t pj_len,
+                        const char *public_json, size_t pub_len, const uint8_t *bin, size_t bin_len,
+                        uint64_t *new_gen);
+/* Read it back (commit_gen: the FINISHED generation), every length and the checksum checked:
+ * *proof_json and *public_json are malloc'd NUL-terminated copies (caller frees), bin gets the
+ * binary proof (*bin_len, <= bin_cap). ZP_ESTALE / ZP_EFORMAT / -ENOMEM; nothing allocated on error. */
+int zp_shm_final_read(char **proof_json, char **public_json, uint8_t *bin, size_t bin_cap, size_t *bin_len,
+                      const zp_shm_t *a, uint32_t idx, uint64_t commit_gen);
 
 /* ---- statistics ---- */
 typedef struct {

@@ -12,7 +12,6 @@
  * anything else (memory, a stale slot) is. Tests: tests/ipc/. */
 #include <bsd/unistd.h>
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,57 +122,26 @@ static void usage(FILE *f)
 int main(int argc, char **argv, char **envp)
 {
     static synth_t S;
-    const char *rundir_opt = NULL, *arena = "default";
-    unsigned instance = 0, credits = 2, threads = 0, hb = 500;
-    char rundir[512], ep[600], name[64];
+    zp_stage_opts_t o = {.prog = "zkpipe-synth", .arena = "default", .credits = 2, .hb = 500};
+    char name[64];
+    int ex;
 
     setproctitle_init(argc, argv, envp);
     zp_log_init("synth");
-    static const struct option opts[] = {
-        {"runtime-dir", 1, 0, 'r'}, {"arena", 1, 0, 'a'}, {"instance", 1, 0, 'i'}, {"credits", 1, 0, 'c'},
-        {"threads", 1, 0, 't'}, {"heartbeat-ms", 1, 0, 'H'}, ZP_KEYOPTS_LONG, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
-    zp_keyopts_t ko = {0};
-    int c;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'r': rundir_opt = optarg; break;
-        case 'a': arena = optarg; break;
-        case 'i': instance = (unsigned)strtoul(optarg, NULL, 10); break;
-        case 'c': credits = (unsigned)strtoul(optarg, NULL, 10); break;
-        case 't': threads = (unsigned)strtoul(optarg, NULL, 10); break;
-        case 'H': hb = (unsigned)strtoul(optarg, NULL, 10); break;
-        case 'h': usage(stdout); return 0;
-        default:
-            if (zp_keyopts_parse(&ko, c, optarg)) break;
-            usage(stderr);
-            return 2;
-        }
-    }
-    if (optind != argc || credits < 1 || credits > ZP_MSG_MAX_CREDITS || hb < 10) { usage(stderr); return 2; }
-    if (zp_runtime_dir(rundir, sizeof rundir, rundir_opt, false) < 0 || zp_broker_endpoint(ep, sizeof ep, rundir) < 0 ||
-        zp_shm_default_name(S.arena_name, sizeof S.arena_name, arena) < 0) {
+    if ((ex = zp_stage_opts_parse(&o, argc, argv, usage)) >= 0) return ex;
+    if (zp_shm_default_name(S.arena_name, sizeof S.arena_name, o.arena) < 0) {
         fprintf(stderr, "zkpipe-synth: %s\n", zp_err_msg());
         return 1;
     }
-    S.kc = zp_keycache_new();
-    S.pool = zp_pool_new(threads);
-    if (!S.kc || !S.pool) { fprintf(stderr, "zkpipe-synth: out of memory\n"); return 1; }
-    if (ko.too_many) {
-        fprintf(stderr, "zkpipe-synth: more than %d --preload keys\n", ZP_PRELOAD_MAX);
-        return 2;
-    }
-    if (!ko.no_store) zp_keycache_set_store(S.kc, S.arena_name, zp_keystore_get, zp_keystore_release, S.pool);
-    if (zp_keycache_preload(S.kc, ko.paths, ko.n) < 0) {   /* before HELLO: READY means the keys are loaded */
-        fprintf(stderr, "zkpipe-synth: %s\n", zp_err_msg());
-        zp_keycache_destroy(&S.kc);
-        return 1;
-    }
+    if ((ex = zp_stage_keys_setup(&o, S.arena_name, &S.kc, &S.pool, zp_keystore_get, zp_keystore_release)) >= 0)
+        return ex;
     struct sigaction sa = {.sa_handler = on_signal};
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     snprintf(name, sizeof name, "synth %u thread(s)", zp_pool_size(S.pool));
-    zp_stage_def_t def = {.role = ZP_ROLE_SYNTH, .instance = instance, .credits = credits,
-                          .caps = ZP_CAP_R1CS_CHECK, .name = name, .endpoint = ep, .heartbeat_ms = (int)hb,
+    zp_stage_def_t def = {.role = ZP_ROLE_SYNTH, .instance = o.instance, .credits = o.credits,
+                          .caps = ZP_CAP_R1CS_CHECK, .name = name, .endpoint = o.endpoint,
+                          .heartbeat_ms = (int)o.hb,
                           .ctx = &S, .work = work, .set_title = set_title, .stop = &g_stop};
     int rc = zp_stage_main(&def);
     if (rc < 0) fprintf(stderr, "zkpipe-synth: %s %s\n", zp_strerror(rc), zp_err_msg());

@@ -2,7 +2,9 @@
  * multiplications (lib/ec), for G1/G2 of BN254 and BLS12-381, sizes 0..~1000 and one size
  * that splits points across tasks, with 1, 2 and 3 threads. Inputs mix random scalars with
  * 0, 1, r-1, small values, unreduced 256-bit values and repeated scalars (conflicting buckets), and random points with
- * infinity, repeated points and negated points (P + P and P + (-P) inside a bucket). */
+ * infinity, repeated points and negated points (P + P and P + (-P) inside a bucket).
+ * The multi-MSM (several point sets over one scalar array) is checked on witness-like
+ * scalars (mostly 0/1, small bit lengths), all-ones and all-small inputs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,10 +145,82 @@ static void pick_scalar(zp_scalar_t *k, size_t i, const zp_scalar_t *r, const zp
         }                                                                                      \
     }
 
+/* witness-like scalars: mostly 0 and 1, some small (bit-length classes), a few full */
+static void pick_sparse(zp_scalar_t *k, const zp_scalar_t *r)
+{
+    memset(k, 0, sizeof *k);
+    unsigned sel = (unsigned)(rnd64() % 20);
+    if (sel < 8) return;                                      /* 0 */
+    if (sel < 14) { k->l[0] = 1; return; }                    /* 1 */
+    if (sel < 16) { k->l[0] = rnd64() >> (rnd64() % 64); return; } /* < 2^64, any length */
+    if (sel < 18) {                                           /* < 2^128 */
+        k->l[0] = rnd64();
+        k->l[1] = rnd64() >> (rnd64() % 64);
+        return;
+    }
+    for (int j = 0; j < 4; j++) k->l[j] = rnd64();
+    k->l[3] &= r->l[3] >> 1;
+}
+
+/* the multi-MSM (several point sets, one scalar array) against the naive sums, on
+ * witness-like scalars (also exercising the scalar-1 path and the bit-length split) and on
+ * all-ones / all-small inputs */
+#define MSM_MULTI_TESTS(G, C)                                                                  \
+    static void test_multi_##G##_##C(zp_pool_t **pools, unsigned npools, size_t n)             \
+    {                                                                                          \
+        const zp_scalar_t *r = (const zp_scalar_t *)(const void *)&zp_fr_##C##_modulus;        \
+        enum { M = 3 };                                                                        \
+        zp_##G##a_##C##_t *pa[M];                                                              \
+        zp_scalar_t *k = malloc((n + 1) * sizeof *k);                                          \
+        for (int j = 0; j < M; j++) {                                                          \
+            pa[j] = malloc((n + 1) * sizeof *pa[j]);                                           \
+            points_##G##_##C(pa[j], n);                                                        \
+        }                                                                                      \
+        for (int mode = 0; mode < 3; mode++) {                                                 \
+            for (size_t i = 0; i < n; i++) {                                                   \
+                if (mode == 0) pick_sparse(&k[i], r);                                          \
+                else {                                                                         \
+                    memset(&k[i], 0, sizeof k[i]);                                             \
+                    k[i].l[0] = mode == 1 ? 1 : 1 + rnd64() % 7;  /* all 1 / all 3 bits */     \
+                }                                                                              \
+            }                                                                                  \
+            zp_##G##_##C##_t want[M], got[M];                                                  \
+            for (int j = 0; j < M; j++) naive_##G##_##C(&want[j], pa[j], k, n);                \
+            for (unsigned pi = 0; pi < npools; pi++) {                                         \
+                unsigned nt = zp_pool_size(pools[pi]);                                         \
+                for (unsigned m = 1; m <= M; m++) {                                            \
+                    size_t sz = zp_msm_##G##_##C##_multi_scratch_size(n, m, nt);               \
+                    void *scr = NULL;                                                          \
+                    if (posix_memalign(&scr, 64, sz ? sz : 64)) abort();                       \
+                    memset(got, 0xa5, sizeof got);                                             \
+                    zp_msm_##G##_##C##_multi(got, (const zp_##G##a_##C##_t *const *)pa, m, k, n, \
+                                             scr, pools[pi]);                                  \
+                    for (unsigned j = 0; j < m; j++)                                           \
+                        if (!zp_##G##_##C##_eq(&got[j], &want[j])) {                           \
+                            fprintf(stderr, "msm multi %s n=%zu m=%u j=%u mode=%d threads=%u: " \
+                                    "wrong sum\n", #G "_" #C, n, m, j, mode, nt);              \
+                            fails++;                                                           \
+                        }                                                                      \
+                    if (m == 1) { /* the plain MSM on the same input */                        \
+                        zp_msm_##G##_##C(&got[0], pa[0], k, n, scr, pools[pi]);                \
+                        CHECK(zp_##G##_##C##_eq(&got[0], &want[0]));                           \
+                    }                                                                          \
+                    free(scr);                                                                 \
+                }                                                                              \
+            }                                                                                  \
+        }                                                                                      \
+        for (int j = 0; j < M; j++) free(pa[j]);                                               \
+        free(k);                                                                               \
+    }
+
 MSM_TESTS(g1, bn254, fq_bn254)
 MSM_TESTS(g2, bn254, fq2_bn254)
 MSM_TESTS(g1, bls12_381, fq_bls12_381)
 MSM_TESTS(g2, bls12_381, fq2_bls12_381)
+MSM_MULTI_TESTS(g1, bn254)
+MSM_MULTI_TESTS(g2, bn254)
+MSM_MULTI_TESTS(g1, bls12_381)
+MSM_MULTI_TESTS(g2, bls12_381)
 
 int main(void)
 {
@@ -171,6 +245,16 @@ int main(void)
         return 1;
     }
     test_g1_bn254(wide, 2, big, 1);
+    /* multi-MSM, witness-like scalars: small n, and n large enough for several scalar-1
+     * tasks (MSM_ONE_MIN = 2048 ones each) and point splits with 16 threads */
+    static const size_t msizes[] = {9, 40, 700};
+    for (size_t i = 0; i < sizeof msizes / sizeof msizes[0]; i++) {
+        test_multi_g1_bn254(pools, 3, msizes[i]);
+        test_multi_g1_bls12_381(pools, 3, msizes[i]);
+        test_multi_g2_bn254(pools, 3, msizes[i] / 2 + 5);
+        test_multi_g2_bls12_381(pools, 3, msizes[i] / 2 + 5);
+    }
+    test_multi_g1_bn254(wide, 2, 14000);
     zp_pool_destroy(&wide[1]);
     zp_pool_destroy(&pools[1]);
     zp_pool_destroy(&pools[2]);

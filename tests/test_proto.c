@@ -99,6 +99,20 @@ static void t_assign_done_fail(void)
     CHECK(zp_msg_fail_encode(&b, &n, &fl) == 0);
     CHECK(decode(&f, b, n) == 0 && zp_msg_fail_decode(&df, &f) == 0);
     CHECK(df.retryable && df.payload_bad && df.code == ZP_EUNSAT && zp_str_eq(df.message, "constraint 3"));
+    CHECK(!df.unstarted && !df.stopping);   /* absent optional keys (an older worker's FAIL) */
+    size_t n_plain = n;
+    free(b);
+    /* handed back unstarted: explicit fields, independent of the message text */
+    fl.unstarted = true; fl.stopping = true; fl.payload_bad = false; fl.message = zp_str("anything at all");
+    CHECK(zp_msg_fail_encode(&b, &n, &fl) == 0);
+    CHECK(n > n_plain);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_fail_decode(&df, &f) == 0);
+    CHECK(df.unstarted && df.stopping && !df.payload_bad && zp_str_eq(df.message, "anything at all"));
+    free(b);
+    fl.stopping = false;
+    CHECK(zp_msg_fail_encode(&b, &n, &fl) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_fail_decode(&df, &f) == 0);
+    CHECK(df.unstarted && !df.stopping);
     free(b);
 }
 

@@ -263,7 +263,9 @@ static void test_state_machine(zp_shm_t *a)
     CHECK(!zp_shm_transition_valid(ZP_SLOT_FREE, ZP_SLOT_FAILED));
     CHECK(!zp_shm_transition_valid(ZP_SLOT_FREE, ZP_SLOT_READY));
     CHECK(!zp_shm_transition_valid(ZP_SLOT_FAILED, ZP_SLOT_SYNTH));
-    CHECK(!zp_shm_transition_valid(7, ZP_SLOT_FREE));
+    CHECK(!zp_shm_transition_valid(ZP_SLOT_NSTATES, ZP_SLOT_FREE));
+    CHECK(zp_shm_transition_valid(ZP_SLOT_FINALIZING, ZP_SLOT_FINISHED) && zp_shm_transition_valid(ZP_SLOT_FINISHED, ZP_SLOT_FREE));
+    CHECK(!zp_shm_transition_valid(ZP_SLOT_FINISHED, ZP_SLOT_FAILED) && !zp_shm_transition_valid(ZP_SLOT_PROVED, ZP_SLOT_FINISHED));
     CHECK(strcmp(zp_shm_state_name(ZP_SLOT_FINALIZING), "FINALIZING") == 0 && strcmp(zp_shm_state_name(9), "?") == 0);
     /* reset: any state, only at the expected generation */
     CHECK(zp_shm_slot_claim_at(a, 0, &g) == 0);
@@ -409,6 +411,34 @@ static void test_vectors(zp_shm_t *a)
     /* claiming clears the descriptor */
     CHECK(zp_shm_slot_claim_at(a, 1, &g) == 0);
     CHECK(s->vec_len[ZP_SHM_VEC_W] == 0 && s->area_gen[ZP_SHM_AREA_RESULT] == 0 && s->payload_gen == 0);
+    /* the finished proof: kept in the slot (FINISHED) until the broker journals it */
+    static const char pj[] = "{\"pi_a\": [1, 2]}", pu[] = "[\"7\"]";
+    static const uint8_t bin[3] = {9, 8, 7};
+    char *rp, *ru;
+    uint8_t rb[ZP_SHM_FINAL_BIN_MAX];
+    size_t rbl, hl;
+    CHECK(zp_shm_slot_layout(a, 1, ZP_SLOT_SYNTH, g, 8, 16, 32) == 0);
+    CHECK(zp_shm_final_commit(a, 1, g, pj, strlen(pj), pu, strlen(pu), bin, 3, NULL) == ZP_ESTALE);  /* not FINALIZING */
+    for (unsigned st = ZP_SLOT_SYNTH; st < ZP_SLOT_FINALIZING; st++)
+        CHECK(zp_shm_slot_transition(a, 1, st, g, st + 1, &g) == 0);
+    CHECK(zp_shm_final_commit(a, 1, g, pj, ZP_SHM_FINAL_TEXT_MAX + 1, pu, 1, bin, 3, NULL) == ZP_ETOOBIG);
+    CHECK(zp_shm_final_commit(a, 1, g - 1, pj, strlen(pj), pu, strlen(pu), bin, 3, NULL) == ZP_ESTALE);
+    CHECK(zp_shm_final_commit(a, 1, g, pj, strlen(pj), pu, strlen(pu), bin, 3, &gfree) == 0 && gfree == g + 1);
+    CHECK(zp_shm_slot_check(a, 1, ZP_SLOT_FINISHED, gfree) == 0);
+    CHECK(zp_shm_final_read(&rp, &ru, rb, sizeof rb, &rbl, a, 1, gfree) == 0);
+    CHECK(rp && ru && !strcmp(rp, pj) && !strcmp(ru, pu) && rbl == 3 && !memcmp(rb, bin, 3));
+    free(rp); free(ru);
+    CHECK(zp_shm_final_read(&rp, &ru, rb, sizeof rb, &rbl, a, 1, g) == ZP_ESTALE && !rp && !ru);  /* wrong stamp */
+    CHECK(zp_shm_final_read(&rp, &ru, rb, 2, &rbl, a, 1, gfree) == ZP_EFORMAT);                   /* bin too big */
+    uint8_t *hv = zp_shm_slot_vec(a, 1, ZP_SHM_VEC_H, &hl);
+    CHECK(hv && hv[2] == (uint8_t)pj[2]);
+    hv[2] ^= 1;                                             /* the text changed after the commit */
+    CHECK(zp_shm_final_read(&rp, &ru, rb, sizeof rb, &rbl, a, 1, gfree) == ZP_EFORMAT && !rp);
+    hv[2] ^= 1;
+    s->vec_off[ZP_SHM_VEC_H] = zp_shm_slot_bytes(a) + 4096; /* hostile offset */
+    CHECK(zp_shm_final_read(&rp, &ru, rb, sizeof rb, &rbl, a, 1, gfree) == ZP_EFORMAT && !rp);
+    CHECK(zp_shm_slot_transition(a, 1, ZP_SLOT_FINISHED, gfree, ZP_SLOT_FREE, &g) == 0);
+    CHECK(zp_shm_slot_claim_at(a, 1, &g) == 0);
     CHECK(zp_shm_slot_reset(a, 1, g, ZP_SLOT_FREE, NULL) == 0);
 }
 

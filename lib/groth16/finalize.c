@@ -3,6 +3,8 @@
  * r and s are standard-form scalars < r; fresh ones come from getrandom (zp_random_bytes).
  * A proof leaves zp_g16_finalize only after it verified against the key's own verification
  * key: ZP_EVERIFY otherwise, and the output is zeroed.
+ * zp_g16_finalize_ctx keeps the G2 MSM scratch in a caller's context between proofs;
+ * zp_g16_finalize wraps it with a temporary one.
  * zp_g16_verify: 0 valid, ZP_EVERIFY invalid, ZP_EMISMATCH (wrong count / curve) or
  * ZP_EFORMAT (public value >= r) for bad input.
  * Tests: tests/test_groth16.c, tests/oracle/test_prove.sh */
@@ -12,9 +14,33 @@
 
 #include "groth16_int.h"
 
+void zp_g16_fin_ctx_init(zp_g16_fin_ctx_t *ctx)
+{
+    ctx->scratch = NULL;
+    ctx->scratch_len = 0;
+}
+
+void zp_g16_fin_ctx_close(zp_g16_fin_ctx_t *ctx)
+{
+    if (!ctx) return;
+    free(ctx->scratch);
+    zp_g16_fin_ctx_init(ctx);
+}
+
 int zp_g16_finalize(const zp_g16_key_t *k, const zp_scalar_t *w, const zp_g1_any_t part[ZP_G16_NMSM],
                     const zp_scalar_t *r, const zp_scalar_t *s, zp_g16_proof_t *proof,
                     zp_pool_t *pool, zp_g16_fin_times_t *t)
+{
+    zp_g16_fin_ctx_t ctx;
+    zp_g16_fin_ctx_init(&ctx);
+    int rc = zp_g16_finalize_ctx(&ctx, k, w, part, r, s, proof, pool, t);
+    zp_g16_fin_ctx_close(&ctx);
+    return rc;
+}
+
+int zp_g16_finalize_ctx(zp_g16_fin_ctx_t *ctx, const zp_g16_key_t *k, const zp_scalar_t *w,
+                        const zp_g1_any_t part[ZP_G16_NMSM], const zp_scalar_t *r, const zp_scalar_t *s,
+                        zp_g16_proof_t *proof, zp_pool_t *pool, zp_g16_fin_times_t *t)
 {
     const g16_curve_t *cv = g16_curve(k->curve);
     if (!cv) return ZP_ECURVE;
@@ -38,11 +64,16 @@ int zp_g16_finalize(const zp_g16_key_t *k, const zp_scalar_t *w, const zp_g1_any
     }
 
     /* pi_b' = sum w_i B2_i (G2) */
-    void *scratch = g16_alloc(cv->msm_g2_scratch(k->n_vars, zp_pool_size(pool)));
-    if (!scratch) return zp_err_set(-ENOMEM, "finalize: out of memory for the G2 MSM scratch");
+    size_t need = cv->msm_g2_scratch(k->n_vars, zp_pool_size(pool));
+    if (need > ctx->scratch_len || !ctx->scratch) {
+        void *p = g16_alloc(need ? need : 64);
+        if (!p) return zp_err_set(-ENOMEM, "finalize: out of memory for the G2 MSM scratch (%zu bytes)", need);
+        free(ctx->scratch);
+        ctx->scratch = p;
+        ctx->scratch_len = need;
+    }
     zp_g2_any_t b2;
-    cv->msm_g2(&b2, k->b2, w, k->n_vars, scratch, pool);
-    free(scratch);
+    cv->msm_g2(&b2, k->b2, w, k->n_vars, ctx->scratch, pool);
     uint64_t t1 = zp_now_ns();
     tt.msm_g2_ns = t1 - t0;
 

@@ -114,6 +114,18 @@ int zp_g16_finalize(const zp_g16_key_t *k, const zp_scalar_t *w, const zp_g1_any
                     const zp_scalar_t *r, const zp_scalar_t *s, zp_g16_proof_t *proof,
                     zp_pool_t *pool, zp_g16_fin_times_t *t);
 
+/* Finalizer context (added): keeps the G2 MSM scratch between calls (grown as needed, never
+ * shrunk), so a finalizer serving many proofs does not allocate it per proof. init never
+ * fails; close frees; one call at a time per context; the pool passed to every call should
+ * keep its size (the scratch is sized for it, and regrown if it changes). */
+typedef struct zp_g16_fin_ctx { void *scratch; size_t scratch_len; } zp_g16_fin_ctx_t;
+void zp_g16_fin_ctx_init(zp_g16_fin_ctx_t *ctx);
+void zp_g16_fin_ctx_close(zp_g16_fin_ctx_t *ctx);
+/* zp_g16_finalize with ctx's scratch (zp_g16_finalize = this with a temporary context) */
+int zp_g16_finalize_ctx(zp_g16_fin_ctx_t *ctx, const zp_g16_key_t *k, const zp_scalar_t *w,
+                        const zp_g1_any_t part[ZP_G16_NMSM], const zp_scalar_t *r, const zp_scalar_t *s,
+                        zp_g16_proof_t *proof, zp_pool_t *pool, zp_g16_fin_times_t *t);
+
 /* ---- verification ---- */
 typedef struct {
     zp_curve_id_t curve;

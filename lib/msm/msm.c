@@ -4,8 +4,8 @@
  * split P, chosen from n and the thread count by a cost model counted in field
  * multiplications), the scratch layout and the Booth digit extraction; msm_impl.h holds the
  * algorithm and is instantiated once per group and curve at the bottom.
- * Scratch (caller-owned, 64-byte aligned): [partial sums: Wmax*P Jacobian points]
- * then per thread [affine buckets | XYZZ buckets | bucket states | K pending points |
+ * Scratch (caller-owned, 64-byte aligned): [partial sums: m * (Wmax*P + P1) Jacobian points]
+ * [scalar index: n uint32 (msm_sort)] then per thread [affine buckets | XYZZ buckets | bucket states | K pending points |
  * K bucket indices | K denominators | K prefix products | K/4 deferred points and their
  * bucket indices], each part 64-byte aligned.
  * Tests: tests/test_msm.c. Bench: cli/bench_arith.c */
@@ -27,7 +27,9 @@ enum {
     MSM_K_MAX = 1024,
     MSM_P_MAX = 64,
     MSM_Q_DIV = 4,        /* deferred-point queue: K / MSM_Q_DIV entries */
+    MSM_ONE_MIN = 2048,   /* scalar-1 points per scalar-1 task, at least */
 };
+#define MSM_CHUNK ((size_t)1 << 31)  /* larger inputs run in chunks (32-bit scalar index) */
 
 typedef struct {
     unsigned c;   /* window bits */
@@ -35,10 +37,11 @@ typedef struct {
     unsigned W;   /* windows */
     unsigned P;   /* point ranges per window (tasks = W * P) */
     unsigned K;   /* batched additions per inversion */
+    unsigned P1;  /* tasks summing the scalar-1 points (result slots reserved per MSM) */
 } msm_plan_t;
 
 typedef struct {
-    size_t res_bytes, thread_bytes;
+    size_t res_bytes, thread_bytes, idx_bytes;  /* idx: one uint32 per input scalar */
     size_t off_bk, off_xb, off_st, off_bp, off_bb, off_den, off_pre, off_qp, off_qb;
 } msm_layout_t;
 
@@ -68,17 +71,21 @@ static void msm_plan(msm_plan_t *pl, size_t n, unsigned nt, unsigned bits, doubl
             double cost = (double)((T + nt - 1) / nt) * task;
             if (best < 0 || cost < best) {
                 best = cost;
-                *pl = (msm_plan_t){.c = c, .nb = nb, .W = W, .P = P, .K = K};
+                *pl = (msm_plan_t){.c = c, .nb = nb, .W = W, .P = P, .K = K,
+                                   .P1 = nt < MSM_P_MAX ? nt : MSM_P_MAX};
             }
         }
     }
 }
 
-static void msm_layout(msm_layout_t *l, const msm_plan_t *pl, size_t pa, size_t xyzz, size_t fe,
-                       size_t jac)
+/* m: MSMs sharing the scalars (result slots per MSM: Wmax * P windows + P1 scalar-1 sums);
+ * n: scalars (the index array) */
+static void msm_layout(msm_layout_t *l, const msm_plan_t *pl, unsigned m, size_t n, size_t pa,
+                       size_t xyzz, size_t fe, size_t jac)
 {
     size_t wmax = MSM_BITS_MAX / pl->c + 1, o = 0;
-    l->res_bytes = align64(wmax * pl->P * jac);
+    l->res_bytes = align64((size_t)m * (wmax * pl->P + pl->P1) * jac);
+    l->idx_bytes = align64(n * sizeof(uint32_t));
     l->off_bk = o;
     o = align64(o + (size_t)pl->nb * pa);
     l->off_xb = o;
@@ -121,15 +128,64 @@ static inline int32_t msm_digit(const zp_scalar_t *k, unsigned w, unsigned c)
     return (int32_t)(raw + cin) - (int32_t)((raw >> (c - 1)) << c);
 }
 
-/* bit length of the largest scalar */
-static unsigned msm_max_bits(const zp_scalar_t *s, size_t n)
+/* bit length of k (0 for 0) */
+static inline unsigned msm_bitlen(const zp_scalar_t *k)
 {
-    uint64_t o[4] = {0, 0, 0, 0};
-    for (size_t i = 0; i < n; i++)
-        for (int j = 0; j < 4; j++) o[j] |= s[i].l[j];
     for (int j = 3; j >= 0; j--)
-        if (o[j]) return (unsigned)(64 * j + 64 - __builtin_clzll(o[j]));
+        if (k->l[j]) return (unsigned)(64 * j + 64 - __builtin_clzll(k->l[j]));
     return 0;
+}
+
+/* Scalar classification, shared by every MSM over the same scalars:
+ *   zeros are dropped; scalars equal to 1 go to idx[nbig, nbig + none) (summed without
+ *   buckets or windows); the others go to idx[0, nbig) ordered by decreasing number of
+ *   windows (bit length / c), so that window w only visits the prefix idx[0, cnt[w]) of the
+ *   scalars that can have a nonzero digit there (small scalars get fewer windows).
+ * hist[b]: scalars of bit length b (pass 1, before c is known). */
+typedef struct {
+    size_t nbig, none;
+    unsigned bits;                 /* bit length of the largest scalar > 1 */
+    size_t hist[MSM_BITS_MAX + 1];
+} msm_class_t;
+
+static void msm_classify(msm_class_t *cl, const zp_scalar_t *s, size_t n)
+{
+    memset(cl, 0, sizeof *cl);
+    for (size_t i = 0; i < n; i++) cl->hist[msm_bitlen(&s[i])]++;
+    cl->none = cl->hist[1];
+    cl->nbig = n - cl->hist[0] - cl->hist[1];
+    for (unsigned b = MSM_BITS_MAX; b >= 2; b--)
+        if (cl->hist[b]) {
+            cl->bits = b;
+            break;
+        }
+}
+
+/* Fill idx (see msm_class_t) for window size c and W windows; cnt[w] for w < W. */
+static void msm_sort(uint32_t *idx, uint32_t *cnt, const msm_class_t *cl, const zp_scalar_t *s,
+                     size_t n, unsigned c, unsigned W)
+{
+    size_t start[MSM_BITS_MAX / MSM_C_MIN + 2];  /* by window count nw = b/c + 1, descending */
+    size_t per[MSM_BITS_MAX / MSM_C_MIN + 2];
+    memset(per, 0, sizeof per);
+    for (unsigned b = 2; b <= MSM_BITS_MAX; b++) per[b / c + 1] += cl->hist[b];
+    size_t o = 0;
+    for (unsigned nw = W; nw >= 1; nw--) {
+        start[nw] = o;
+        o += per[nw];
+    }
+    for (unsigned w = 0; w < W; w++) {           /* scalars with nw > w */
+        size_t t = 0;
+        for (unsigned nw = w + 1; nw <= W; nw++) t += per[nw];
+        cnt[w] = (uint32_t)t;
+    }
+    size_t one = cl->nbig;
+    for (size_t i = 0; i < n; i++) {
+        unsigned b = msm_bitlen(&s[i]);
+        if (b == 0) continue;
+        if (b == 1) idx[one++] = (uint32_t)i;
+        else idx[start[b / c + 1]++] = (uint32_t)i;
+    }
 }
 
 /* inversion cost in multiplications of the coordinate field (Fermat in Fq; Fq2 inversion is

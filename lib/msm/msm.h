@@ -17,6 +17,22 @@
     void zp_msm_##G##_##C(zp_##G##_##C##_t *out, const zp_##G##a_##C##_t *points,             \
                           const zp_scalar_t *scalars, size_t n, void *scratch, zp_pool_t *pool);
 
+/* Several MSMs over the SAME scalars (e.g. Groth16's A and B1 over the witness): out[j] =
+ * sum_i scalars[i] points[j][i] for j < m. The scalars are classified once (zeros dropped,
+ * ones summed without windows, the rest sorted by bit length) and the m MSMs' tasks share
+ * one pool run. Scratch: zp_msm_<G>_<C>_multi_scratch_size(n, m, nthreads) bytes, same
+ * rules as above (m = 1 needs the same as the plain MSM). (added) */
+#define ZP_MSM_MULTI_API(G, C)                                                                 \
+    size_t zp_msm_##G##_##C##_multi_scratch_size(size_t n, unsigned m, unsigned nthreads);     \
+    void zp_msm_##G##_##C##_multi(zp_##G##_##C##_t *out, const zp_##G##a_##C##_t *const *points, \
+                                  unsigned m, const zp_scalar_t *scalars, size_t n, void *scratch, \
+                                  zp_pool_t *pool);
+
+ZP_MSM_MULTI_API(g1, bn254)
+ZP_MSM_MULTI_API(g2, bn254)
+ZP_MSM_MULTI_API(g1, bls12_381)
+ZP_MSM_MULTI_API(g2, bls12_381)
+
 ZP_MSM_API(g1, bn254)
 ZP_MSM_API(g2, bn254)
 ZP_MSM_API(g1, bls12_381)

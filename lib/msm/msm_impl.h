@@ -287,18 +287,19 @@ static void S(bucket_add)(S(ws_t) *ws, uint32_t bi, const PA_T *q, bool requeue)
     }
 }
 
-/* One task: window w over points [lo, hi); result in *out. */
+/* One window task: window w over the scalars idx[lo, hi); result in *out. */
 static void S(task)(S(ws_t) *ws, const msm_plan_t *pl, unsigned w, const PA_T *pts,
-                    const zp_scalar_t *sc, size_t lo, size_t hi, P_T *out)
+                    const zp_scalar_t *sc, const uint32_t *idx, size_t lo, size_t hi, P_T *out)
 {
     const unsigned c = pl->c, nb = pl->nb;
     memset(ws->st, 0, nb);
     ws->cnt = 0;
     ws->qn = 0;
     for (size_t i = lo; i < hi; i++) {
-        int32_t d = msm_digit(&sc[i], w, c);
+        uint32_t ii = idx[i];
+        int32_t d = msm_digit(&sc[ii], w, c);
         if (d == 0) continue;
-        const PA_T *p = &pts[i];
+        const PA_T *p = &pts[ii];
         if (ECA(is_inf)(p)) continue;
         PA_T q = *p;
         if (d < 0) F(neg)(&q.y, &q.y);
@@ -322,13 +323,54 @@ static void S(task)(S(ws_t) *ws, const msm_plan_t *pl, unsigned w, const PA_T *p
     S(xz_to_jac)(out, &sum);
 }
 
+/* One scalar-1 task: the plain sum of the points idx[lo, hi). The points are dealt round-robin
+ * to nbk = min(K, nb) affine accumulators, so every batch of K pending additions has distinct
+ * accumulators and shares one inversion (~6 multiplications per addition, no windows); the
+ * accumulators are then added up in XYZZ. */
+static void S(ones_task)(S(ws_t) *ws, const msm_plan_t *pl, const PA_T *pts, const uint32_t *idx,
+                         size_t lo, size_t hi, P_T *out)
+{
+    const unsigned nbk = ws->K < pl->nb ? ws->K : pl->nb;
+    memset(ws->st, 0, nbk);
+    ws->cnt = 0;
+    ws->qn = 0;
+    unsigned b = 0;
+    for (size_t i = lo; i < hi; i++) {
+        const PA_T *p = &pts[idx[i]];
+        if (ECA(is_inf)(p)) continue;
+        S(bucket_add)(ws, b, p, true);
+        if (++b == nbk) b = 0;
+    }
+    S(flush)(ws);
+    unsigned qn = ws->qn;
+    ws->qn = 0;
+    for (unsigned j = 0; j < qn; j++) S(bucket_add)(ws, ws->qb[j], &ws->qp[j], false);
+    S(flush)(ws);
+    S(xyzz_t) run;
+    memset(&run, 0, sizeof run);
+    for (unsigned j = 0; j < nbk; j++) {
+        uint8_t s = ws->st[j];
+        if (s & MSM_ST_AFF) S(xz_madd)(&run, &ws->bk[j]);
+        if (s & MSM_ST_XYZZ) S(xz_add)(&run, &ws->xb[j]);
+    }
+    S(xz_to_jac)(out, &run);
+}
+
+/* m MSMs over the same classified scalars. Tasks, per MSM (T = P1 + W*P of them): P1
+ * scalar-1 tasks, then W*P window tasks (window w over idx[0, cnt[w]) split in P parts);
+ * result slot of task t of MSM j: res[j * T + t]. */
 typedef struct {
     const msm_plan_t *pl;
-    const PA_T *pts;
+    const PA_T *const *pts;  /* m point arrays */
+    unsigned m;
     const zp_scalar_t *sc;
+    const uint32_t *idx;
+    const uint32_t *cnt;     /* W */
+    size_t nbig, none;
+    unsigned P1;             /* scalar-1 tasks in use (<= pl->P1) */
     size_t n;
     uint8_t *scratch;
-    P_T *res;            /* W * P partial sums, index w * P + part */
+    P_T *res;
     atomic_uint next;
 } S(job_t);
 
@@ -338,8 +380,8 @@ static void S(worker)(void *arg, unsigned tid, unsigned nthr)
     S(job_t) *job = arg;
     const msm_plan_t *pl = job->pl;
     msm_layout_t lay;
-    msm_layout(&lay, pl, sizeof(PA_T), sizeof(S(xyzz_t)), sizeof(FE_T), sizeof(P_T));
-    uint8_t *base = job->scratch + lay.res_bytes + (size_t)tid * lay.thread_bytes;
+    msm_layout(&lay, pl, job->m, job->n, sizeof(PA_T), sizeof(S(xyzz_t)), sizeof(FE_T), sizeof(P_T));
+    uint8_t *base = job->scratch + lay.res_bytes + lay.idx_bytes + (size_t)tid * lay.thread_bytes;
     S(ws_t) ws = {
         .bk = (PA_T *)(void *)(base + lay.off_bk),
         .xb = (S(xyzz_t) *)(void *)(base + lay.off_xb),
@@ -353,64 +395,140 @@ static void S(worker)(void *arg, unsigned tid, unsigned nthr)
         .K = pl->K,
         .qmax = pl->K / MSM_Q_DIV,
     };
-    unsigned ntask = pl->W * pl->P;
+    const unsigned T = job->P1 + pl->W * pl->P, ntask = job->m * T;
     for (;;) {
         unsigned t = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
         if (t >= ntask) break;
-        unsigned w = t / pl->P, part = t % pl->P;
+        unsigned j = t / T, u = t % T;
+        const PA_T *pts = job->pts[j];
+        P_T *out = &job->res[(size_t)j * T + u];
         size_t lo, hi;
-        zp_split(job->n, part, pl->P, &lo, &hi);
-        S(task)(&ws, pl, w, job->pts, job->sc, lo, hi, &job->res[t]);
+        if (u < job->P1) {
+            zp_split(job->none, u, job->P1, &lo, &hi);
+            S(ones_task)(&ws, pl, pts, job->idx + job->nbig, lo, hi, out);
+        } else {
+            u -= job->P1;
+            unsigned w = u / pl->P, part = u % pl->P;
+            zp_split(job->cnt[w], part, pl->P, &lo, &hi);
+            S(task)(&ws, pl, w, pts, job->sc, job->idx, lo, hi, out);
+        }
+    }
+}
+
+/* the plan the scratch is sized for: n scalars of up to 256 bits */
+static size_t S(bytes)(const msm_plan_t *pl, unsigned m, size_t n, unsigned nthreads)
+{
+    msm_layout_t lay;
+    msm_layout(&lay, pl, m, n, sizeof(PA_T), sizeof(S(xyzz_t)), sizeof(FE_T), sizeof(P_T));
+    return lay.res_bytes + lay.idx_bytes + (size_t)nthreads * lay.thread_bytes;
+}
+
+static size_t S(scratch_size)(size_t n, unsigned m, unsigned nthreads)
+{
+    msm_plan_t pl;
+    if (nthreads == 0) nthreads = 1;
+    if (m == 0) m = 1;
+    if (n > MSM_CHUNK) n = MSM_CHUNK;
+    msm_plan(&pl, n, nthreads, MSM_BITS_MAX, MSM_COST_FQ);
+    return S(bytes)(&pl, m, n, nthreads);
+}
+
+/* out[j] = sum_i scalars[i] points[j][i] for j < m, n <= MSM_CHUNK */
+static void S(multi)(P_T *out, const PA_T *const *points, unsigned m, const zp_scalar_t *scalars,
+                     size_t n, void *scratch, zp_pool_t *pool)
+{
+    unsigned nthr = zp_pool_size(pool);
+    for (unsigned j = 0; j < m; j++) EC(set_inf)(&out[j]);
+    if (n == 0 || m == 0) return;
+    if (n <= MSM_NAIVE_MAX) {                    /* tiny: plain double-and-add per point */
+        for (unsigned j = 0; j < m; j++)
+            for (size_t i = 0; i < n; i++) {
+                P_T p, t;
+                EC(from_affine)(&p, &points[j][i]);
+                EC(mul)(&t, &p, &scalars[i]);
+                EC(add)(&out[j], &out[j], &t);
+            }
+        return;
+    }
+    msm_class_t cl;
+    msm_classify(&cl, scalars, n);
+    if (cl.nbig == 0 && cl.none == 0) return;
+    /* plan for the scalars > 1 actually present; fall back to the plan the scratch was sized
+     * for if that one would need more room */
+    msm_plan_t pl, full;
+    msm_plan(&full, n, nthr, MSM_BITS_MAX, MSM_COST_FQ);
+    msm_plan(&pl, cl.nbig, nthr, cl.bits ? cl.bits : 1, MSM_COST_FQ);
+    if (S(bytes)(&pl, m, n, nthr) > S(bytes)(&full, m, n, nthr)) pl = full;
+    pl.W = cl.nbig ? cl.bits / pl.c + 1 : 0;     /* top window < c bits: no final carry */
+    msm_layout_t lay;
+    msm_layout(&lay, &pl, m, n, sizeof(PA_T), sizeof(S(xyzz_t)), sizeof(FE_T), sizeof(P_T));
+    uint32_t *idx = (uint32_t *)(void *)((uint8_t *)scratch + lay.res_bytes);
+    uint32_t cnt[MSM_BITS_MAX / MSM_C_MIN + 2];
+    msm_sort(idx, cnt, &cl, scalars, n, pl.c, pl.W);
+    unsigned P1 = 0;
+    if (cl.none) {
+        size_t p1 = cl.none / MSM_ONE_MIN;
+        P1 = p1 < 1 ? 1 : p1 > pl.P1 ? pl.P1 : (unsigned)p1;
+    }
+    S(job_t) job = {.pl = &pl, .pts = points, .m = m, .sc = scalars, .idx = idx, .cnt = cnt,
+                    .nbig = cl.nbig, .none = cl.none, .P1 = P1, .n = n, .scratch = scratch,
+                    .res = (P_T *)scratch};
+    atomic_init(&job.next, 0);
+    const unsigned T = P1 + pl.W * pl.P;
+    if (nthr > 1 && m * T > 1)
+        zp_pool_run(pool, S(worker), &job);
+    else
+        S(worker)(&job, 0, 1);
+    for (unsigned j = 0; j < m; j++) {
+        const P_T *res = job.res + (size_t)j * T;
+        /* sum_w 2^(cw) S_w, Horner from the top window, then the scalar-1 sums */
+        P_T acc;
+        EC(set_inf)(&acc);
+        for (unsigned w = pl.W; w-- > 0;) {
+            for (unsigned k = 0; k < pl.c; k++) EC(dbl)(&acc, &acc);
+            for (unsigned part = 0; part < pl.P; part++) EC(add)(&acc, &acc, &res[P1 + w * pl.P + part]);
+        }
+        for (unsigned u = 0; u < P1; u++) EC(add)(&acc, &acc, &res[u]);
+        out[j] = acc;
     }
 }
 
 size_t MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _scratch_size)(size_t n, unsigned nthreads)
 {
-    msm_plan_t pl;
-    msm_layout_t lay;
-    if (nthreads == 0) nthreads = 1;
-    msm_plan(&pl, n, nthreads, MSM_BITS_MAX, MSM_COST_FQ);
-    msm_layout(&lay, &pl, sizeof(PA_T), sizeof(S(xyzz_t)), sizeof(FE_T), sizeof(P_T));
-    return lay.res_bytes + (size_t)nthreads * lay.thread_bytes;
+    return S(scratch_size)(n, 1, nthreads);
+}
+
+size_t MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _multi_scratch_size)(size_t n, unsigned m, unsigned nthreads)
+{
+    return S(scratch_size)(n, m, nthreads);
+}
+
+void MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _multi)(P_T *out, const PA_T *const *points, unsigned m,
+                                                 const zp_scalar_t *scalars, size_t n, void *scratch,
+                                                 zp_pool_t *pool)
+{
+    if (n <= MSM_CHUNK) {
+        S(multi)(out, points, m, scalars, n, scratch, pool);
+        return;
+    }
+    /* beyond 2^31 scalars (the index array is 32-bit): chunks, added up */
+    for (unsigned j = 0; j < m; j++) EC(set_inf)(&out[j]);
+    for (size_t lo = 0; lo < n; lo += MSM_CHUNK) {
+        size_t len = n - lo < MSM_CHUNK ? n - lo : MSM_CHUNK;
+        for (unsigned j = 0; j < m; j++) {
+            const PA_T *pj = points[j] + lo;
+            P_T t;
+            S(multi)(&t, &pj, 1, scalars + lo, len, scratch, pool);
+            EC(add)(&out[j], &out[j], &t);
+        }
+    }
 }
 
 void MSM_CAT3(zp_msm_, MSM_G, MSM_CAT3(_, MSM_C, ))(P_T *out, const PA_T *points,
                                                       const zp_scalar_t *scalars, size_t n,
                                                       void *scratch, zp_pool_t *pool)
 {
-    unsigned nthr = zp_pool_size(pool);
-    unsigned bits = msm_max_bits(scalars, n);
-    EC(set_inf)(out);
-    if (bits == 0) return;
-    if (n <= MSM_NAIVE_MAX) {                    /* tiny: plain double-and-add per point */
-        for (size_t i = 0; i < n; i++) {
-            P_T p, t;
-            EC(from_affine)(&p, &points[i]);
-            EC(mul)(&t, &p, &scalars[i]);
-            EC(add)(out, out, &t);
-        }
-        return;
-    }
-    msm_plan_t pl;
-    msm_plan(&pl, n, nthr, MSM_BITS_MAX, MSM_COST_FQ);
-    pl.W = bits / pl.c + 1;                      /* top window < c bits: no final carry */
-    msm_layout_t lay;
-    msm_layout(&lay, &pl, sizeof(PA_T), sizeof(S(xyzz_t)), sizeof(FE_T), sizeof(P_T));
-    S(job_t) job = {.pl = &pl, .pts = points, .sc = scalars, .n = n, .scratch = scratch,
-                    .res = (P_T *)scratch};
-    atomic_init(&job.next, 0);
-    if (nthr > 1 && pl.W * pl.P > 1)
-        zp_pool_run(pool, S(worker), &job);
-    else
-        S(worker)(&job, 0, 1);
-    /* sum_w 2^(cw) S_w, Horner from the top window */
-    P_T acc;
-    EC(set_inf)(&acc);
-    for (unsigned w = pl.W; w-- > 0;) {
-        for (unsigned k = 0; k < pl.c; k++) EC(dbl)(&acc, &acc);
-        for (unsigned part = 0; part < pl.P; part++) EC(add)(&acc, &acc, &job.res[w * pl.P + part]);
-    }
-    *out = acc;
+    MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _multi)(out, &points, 1, scalars, n, scratch, pool);
 }
 
 #undef P_T
