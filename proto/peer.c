@@ -195,7 +195,9 @@ static void *work_thread(void *arg)
         t->t_start = zp_now_ns();
         if (t->revoked) {
             t->ok = false; t->code = ZP_ESTALE; t->retryable = true; t->unstarted = true;
-            snprintf(t->msg, sizeof t->msg, "revoked before start");
+            t->stopping = h->def->stop && *h->def->stop;
+            snprintf(t->msg, sizeof t->msg, "handed back unstarted: %s",
+                     t->stopping ? "worker shutting down" : "revoked");
         } else {
             h->def->work(h->def->ctx, t);
         }
@@ -363,7 +365,7 @@ int zp_stage_main(const zp_stage_def_t *def)
             stopping = true;
             zp_log(ZP_LOG_INFO, "stopping: handing back queued work, finishing the running task");
             zp_notify("STOPPING=1");
-            drop_queued(&h, &p, true, 0, 0, true, true, "worker shutting down");
+            drop_queued(&h, &p, true, 0, 0, true, true, "handed back unstarted: worker shutting down");
             title(&h, "stopping");
         }
         if (stopping) {
@@ -415,7 +417,7 @@ int zp_stage_main(const zp_stage_def_t *def)
                         if (zp_msg_assign_decode(&a, &f) == 0) {
                             zp_stage_task_t t = {.a = a, .retryable = true, .code = ZP_ESTALE,
                                                  .unstarted = true, .stopping = true};
-                            snprintf(t.msg, sizeof t.msg, "worker shutting down");
+                            snprintf(t.msg, sizeof t.msg, "handed back unstarted: worker shutting down");
                             t.t_start = t.t_end = zp_now_ns();
                             h.held++;
                             report(&h, &p, &t);
@@ -425,13 +427,14 @@ int zp_stage_main(const zp_stage_def_t *def)
                     }
                 } else if (f.cmd == ZP_CMD_REVOKE) {
                     zp_msg_revoke_t rv;
-                    if (zp_msg_revoke_decode(&rv, &f) == 0) drop_queued(&h, &p, false, rv.slot, rv.gen, true, true, "revoked");
+                    if (zp_msg_revoke_decode(&rv, &f) == 0)
+                        drop_queued(&h, &p, false, rv.slot, rv.gen, true, true, "handed back unstarted: revoked");
                 } else if (f.cmd == ZP_CMD_RESET) {
                     zp_msg_reset_t rs;
                     zp_msg_reset_decode(&rs, &f);
                     zp_log(ZP_LOG_WARN, "broker RESET (%.*s): dropping queued work, keeping the running task, "
                            "saying HELLO again", (int)rs.reason.len, rs.reason.p);
-                    drop_queued(&h, &p, true, 0, 0, false, true, "reset");
+                    drop_queued(&h, &p, true, 0, 0, false, false, "reset");
                     send_hello(&h, &p, inc);
                 }
                 /* HEARTBEAT, ACK: liveness only */

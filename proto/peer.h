@@ -74,7 +74,7 @@ typedef struct zp_stage_def {
 /* Random non-zero incarnation for this process start. */
 uint64_t zp_incarnation_new(void);
 /* Runs until *stop is set (then finishes the running task, hands back queued ones with FAIL
- * retryable, and returns 0) or a fatal error (< 0). */
+ * retryable + unstarted + stopping, and returns 0) or a fatal error (< 0). */
 int zp_stage_main(const zp_stage_def_t *def);
 
 /* test hook: ZP_TEST_HOLD_DIR=<dir>: before each task, wait while <dir>/hold-<role> exists */

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # attempts.sh ZKPIPE SOURCE_ROOT - a partition whose GPU worker dies under it 3 times
 # (max-attempts 3) fails with the collected reasons; the job reports it; the slot comes back;
-# the next job still proves.
+# the next job still proves. Then: four SIGTERMs of the GPU worker holding a partition (handed
+# back unstarted each time) spend no attempt, and the partition proves.
 . "$(dirname "$0")/lib.sh"
 ipc_init attempts "$1" "$2" --slots 2 --max-domain 1024 --max-attempts 3
 F=$FIX/bn128_chain
@@ -24,4 +25,20 @@ ipc_all_free
 J2=$(ipc_submit --zkey $F/circuit.zkey --request-id next $F/witness-1.wtns)
 "$ZKPIPE" await "$J2" --timeout 120 --out "$IPC_DIR/out" >/dev/null || ipc_fail "the next job failed"
 ipc_verify_all "$IPC_DIR/out" $F/verification_key.json 1
+# work handed back unstarted (SIGTERM: the worker revokes what it holds and shuts down) spends
+# no attempt: four clean stops of the GPU worker holding the partition do not fail it (max 3).
+# The broker goes by FAIL.unstarted / FAIL.stopping, not by the message text.
+ipc_hold gpu
+J3=$(ipc_submit --zkey $F/circuit.zkey --request-id stopped $F/witness-2.wtns)
+for k in 1 2 3 4; do
+  ipc_wait_for ".slots.PROVING == 1 and ([.workers[] | select(.role == \"gpu\" and .held == 1)] | length) == 1"
+  G=$(ipc_jq '[.workers[] | select(.role == "gpu" and .held == 1)][0].pid')
+  ipc_log "stop $k: SIGTERM gpu worker $G"
+  kill -TERM "$G"
+  ipc_wait_for "[.workers[] | select(.role == \"gpu\" and .pid != $G)] | length >= 1" 60
+done
+ipc_release gpu
+"$ZKPIPE" await "$J3" --timeout 120 --out "$IPC_DIR/out3" >/dev/null || ipc_fail "handed-back work was charged attempts"
+ipc_verify_all "$IPC_DIR/out3" $F/verification_key.json 1
+grep -q "handed back unstarted" "$IPC_DIR/up.log" || ipc_fail "no work was handed back unstarted"
 echo "ipc attempts: OK"

@@ -30,7 +30,8 @@ ipc_verify_all "$IPC_DIR/out/j1" $F/verification_key.json 8
 ipc_all_free
 # the RESET did not make the GPU worker give up the task it was running (and listed in its
 # HELLO): no FAIL came back for it, the restarted broker's adoption stood
-tail -n +$((L0 + 1)) "$IPC_DIR/up.log" | grep "failed at gpu" >&2 && ipc_fail "the adopted GPU task was given up after the RESET"
+tail -n +$((L0 + 1)) "$IPC_DIR/up.log" | grep "failed at gpu" >&2 &&
+  ipc_fail "the adopted GPU task was given up after the RESET"
 # every partition was proven by the new broker exactly once, plus what it requeued
 RQ=$(ipc_jq '.counters.requeued.synth + .counters.requeued.gpu + .counters.requeued.final')
 [ "$(ipc_jq '.counters.parts_done')" = 8 ] || ipc_fail "parts_done != 8 after the restart"
@@ -58,7 +59,8 @@ ipc_all_free
 [ "$(ipc_jq '.counters.requeued.synth + .counters.requeued.gpu')" = 0 ] || ipc_fail "work before the final stage was redone"
 [ "$(ipc_jq '.counters.parts_failed')" = 0 ] || ipc_fail "a partition failed"
 [ "$(ipc_jq '.journal.errors')" = 0 ] || ipc_fail "journal write errors"
-tail -n +$((L0 + 1)) "$IPC_DIR/up.log" | grep "failed at final" >&2 && ipc_fail "the adopted finalizer task was given up after the RESET"
+tail -n +$((L0 + 1)) "$IPC_DIR/up.log" | grep "failed at final" >&2 &&
+  ipc_fail "the adopted finalizer task was given up after the RESET"
 ipc_log "final-stage kill: 8/8 proofs verify"
 
 # 3. the broker and the GPU worker holding slots die together: the slots' owner is gone, so
