@@ -4,7 +4,7 @@
  * 0, 1, r-1, small values, unreduced 256-bit values and repeated scalars (conflicting buckets), and random points with
  * infinity, repeated points and negated points (P + P and P + (-P) inside a bucket).
  * The multi-MSM (several point sets over one scalar array) is checked on witness-like
- * scalars (mostly 0/1, small bit lengths), all-ones and all-small inputs. */
+ * scalars (mostly 0/1, small bit lengths), all-ones, all-small and dense inputs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,7 +164,7 @@ static void pick_sparse(zp_scalar_t *k, const zp_scalar_t *r)
 
 /* the multi-MSM (several point sets, one scalar array) against the naive sums, on
  * witness-like scalars (also exercising the scalar-1 path and the bit-length split) and on
- * all-ones / all-small inputs */
+ * all-ones / all-small / dense inputs */
 #define MSM_MULTI_TESTS(G, C)                                                                  \
     static void test_multi_##G##_##C(zp_pool_t **pools, unsigned npools, size_t n)             \
     {                                                                                          \
@@ -176,10 +176,14 @@ static void pick_sparse(zp_scalar_t *k, const zp_scalar_t *r)
             pa[j] = malloc((n + 1) * sizeof *pa[j]);                                           \
             points_##G##_##C(pa[j], n);                                                        \
         }                                                                                      \
-        for (int mode = 0; mode < 3; mode++) {                                                 \
+        for (int mode = 0; mode < 4; mode++) {                                                 \
             for (size_t i = 0; i < n; i++) {                                                   \
                 if (mode == 0) pick_sparse(&k[i], r);                                          \
-                else {                                                                         \
+                else if (mode == 3) { /* dense: no zero or one, a few short (no index) */      \
+                    for (int j = 0; j < 4; j++) k[i].l[j] = rnd64();                           \
+                    k[i].l[3] &= r->l[3] >> 1;                                                 \
+                    if (i % 100 == 7) { memset(&k[i], 0, sizeof k[i]); k[i].l[0] = 2 + rnd64() % 999; } \
+                } else {                                                                       \
                     memset(&k[i], 0, sizeof k[i]);                                             \
                     k[i].l[0] = mode == 1 ? 1 : 1 + rnd64() % 7;  /* all 1 / all 3 bits */     \
                 }                                                                              \

@@ -5,7 +5,9 @@
  * Scratch is owned by the caller: zp_msm_<G>_<C>_scratch_size(n, nthreads) bytes, 64-byte
  * aligned, with nthreads == zp_pool_size(pool) (the plan, and so the layout, depends on it).
  * pool may be NULL (single thread). Never allocates, never fails. Scalars are read as full
- * 256-bit integers, so unreduced scalars give sum k_i P_i all the same.
+ * 256-bit integers, so unreduced scalars give sum k_i P_i all the same. Zero scalars cost
+ * nothing, scalars equal to 1 one batched affine addition, short scalars only the windows
+ * their bit length reaches (witness vectors are mostly 0/1/small).
  * Tests: tests/test_msm.c (against a naive sum). Bench: zkpipe bench */
 #ifndef ZP_MSM_H
 #define ZP_MSM_H

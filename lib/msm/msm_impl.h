@@ -4,6 +4,11 @@
  *   MSM_F          coordinate field (fq_bn254, fq2_bls12_381, ...): ops mf_<MSM_F>_<op>
  *
  * Algorithm (see msm.c for the plan and the scratch layout):
+ *   - scalars classified first (msm.c: msm_classify / msm_sort), once for all the MSMs of a
+ *     multi call: zeros dropped; scalars equal to 1 summed by their own tasks (ones_task:
+ *     batched affine additions into K1 accumulators, no windows); the rest indexed by
+ *     decreasing bit length, so window w only visits the scalars long enough to reach it
+ *     (no index at all for dense full-size scalars).
  *   - Booth-recoded signed digits of c bits, computed on the fly per window (stateless: digit
  *     w needs bits [cw-1, cw+c) of the scalar only), |digit| <= 2^(c-1) = nb buckets.
  *   - bucket accumulation in AFFINE buckets with batched additions: up to K pending
@@ -293,10 +298,12 @@ static void S(task)(S(ws_t) *ws, const msm_plan_t *pl, unsigned w, const PA_T *p
 {
     const unsigned c = pl->c, nb = pl->nb;
     memset(ws->st, 0, nb);
+    ws->K = pl->K;
+    ws->qmax = pl->K / MSM_Q_DIV;
     ws->cnt = 0;
     ws->qn = 0;
     for (size_t i = lo; i < hi; i++) {
-        uint32_t ii = idx[i];
+        size_t ii = idx ? idx[i] : i;
         int32_t d = msm_digit(&sc[ii], w, c);
         if (d == 0) continue;
         const PA_T *p = &pts[ii];
@@ -324,14 +331,16 @@ static void S(task)(S(ws_t) *ws, const msm_plan_t *pl, unsigned w, const PA_T *p
 }
 
 /* One scalar-1 task: the plain sum of the points idx[lo, hi). The points are dealt round-robin
- * to nbk = min(K, nb) affine accumulators, so every batch of K pending additions has distinct
+ * to nbk = K1 affine accumulators, so every batch of K pending additions has distinct
  * accumulators and shares one inversion (~6 multiplications per addition, no windows); the
  * accumulators are then added up in XYZZ. */
 static void S(ones_task)(S(ws_t) *ws, const msm_plan_t *pl, const PA_T *pts, const uint32_t *idx,
                          size_t lo, size_t hi, P_T *out)
 {
-    const unsigned nbk = ws->K < pl->nb ? ws->K : pl->nb;
+    const unsigned nbk = pl->K1;
     memset(ws->st, 0, nbk);
+    ws->K = pl->K1;
+    ws->qmax = pl->K1 / MSM_Q_DIV;
     ws->cnt = 0;
     ws->qn = 0;
     unsigned b = 0;
@@ -410,7 +419,7 @@ static void S(worker)(void *arg, unsigned tid, unsigned nthr)
             u -= job->P1;
             unsigned w = u / pl->P, part = u % pl->P;
             zp_split(job->cnt[w], part, pl->P, &lo, &hi);
-            S(task)(&ws, pl, w, pts, job->sc, job->idx, lo, hi, out);
+            S(task)(&ws, pl, w, pts, job->sc, job->idx, lo, hi, out);  /* idx NULL: identity */
         }
     }
 }
@@ -457,18 +466,40 @@ static void S(multi)(P_T *out, const PA_T *const *points, unsigned m, const zp_s
      * for if that one would need more room */
     msm_plan_t pl, full;
     msm_plan(&full, n, nthr, MSM_BITS_MAX, MSM_COST_FQ);
-    msm_plan(&pl, cl.nbig, nthr, cl.bits ? cl.bits : 1, MSM_COST_FQ);
+    /* (the plan's model is tuned for full-size scalars: the bit lengths are used only when
+     * every scalar is clearly short; measured: no gain, some loss, with a few full ones) */
+    if (cl.bits > MSM_BITS_MAX * 3 / 4)
+        msm_plan(&pl, cl.nbig, nthr, MSM_BITS_MAX, MSM_COST_FQ);
+    else
+        msm_plan_h(&pl, cl.nbig, nthr, cl.bits + 1, MSM_COST_FQ, cl.hist);
     if (S(bytes)(&pl, m, n, nthr) > S(bytes)(&full, m, n, nthr)) pl = full;
+    unsigned P1 = 0;
+    if (cl.none) {
+        size_t p1 = cl.none / MSM_ONE_MIN;
+        P1 = p1 < 1 ? 1 : p1 > pl.P1 ? pl.P1 : (unsigned)p1;
+        /* accumulators per scalar-1 task: the inversion (~inv mults, shared by K1 additions)
+         * against the final sum of the accumulators (~10 mults each): K1 ~ sqrt(inv m / 10) */
+        double m1 = (double)cl.none / P1, k1 = 16;
+        while (k1 < MSM_K_MAX && k1 * k1 * 10.0 < MSM_COST_FQ * m1) k1 *= 2;
+        pl.K1 = (unsigned)k1;
+        while (pl.K1 > MSM_K_MIN && S(bytes)(&pl, m, n, nthr) > S(bytes)(&full, m, n, nthr)) pl.K1 /= 2;
+        if (S(bytes)(&pl, m, n, nthr) > S(bytes)(&full, m, n, nthr)) pl = full;
+    }
     pl.W = cl.nbig ? cl.bits / pl.c + 1 : 0;     /* top window < c bits: no final carry */
     msm_layout_t lay;
     msm_layout(&lay, &pl, m, n, sizeof(PA_T), sizeof(S(xyzz_t)), sizeof(FE_T), sizeof(P_T));
     uint32_t *idx = (uint32_t *)(void *)((uint8_t *)scratch + lay.res_bytes);
     uint32_t cnt[MSM_BITS_MAX / MSM_C_MIN + 2];
-    msm_sort(idx, cnt, &cl, scalars, n, pl.c, pl.W);
-    unsigned P1 = 0;
-    if (cl.none) {
-        size_t p1 = cl.none / MSM_ONE_MIN;
-        P1 = p1 < 1 ? 1 : p1 > pl.P1 ? pl.P1 : (unsigned)p1;
+    size_t top = 0;                              /* scalars > 1 using every window */
+    if (pl.W)
+        for (unsigned bl = (pl.W - 1) * pl.c < 2 ? 2 : (pl.W - 1) * pl.c; bl <= MSM_BITS_MAX; bl++)
+            top += cl.hist[bl];
+    if (top >= n - n / 32) {                     /* dense, (nearly) all full-size: no index, */
+        for (unsigned w = 0; w < pl.W; w++) cnt[w] = (uint32_t)n;  /* every window visits */
+        idx = NULL;                              /* all (zero digits skipped, 1 = digit 1) */
+        P1 = 0;
+    } else {
+        msm_sort(idx, cnt, &cl, scalars, n, pl.c, pl.W);
     }
     S(job_t) job = {.pl = &pl, .pts = points, .m = m, .sc = scalars, .idx = idx, .cnt = cnt,
                     .nbig = cl.nbig, .none = cl.none, .P1 = P1, .n = n, .scratch = scratch,
