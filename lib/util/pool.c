@@ -2,6 +2,7 @@
  * caller as thread 0. Generation counter + condvars; no allocation per run.
  * Invariant: at most one zp_pool_run in flight per pool. Tests: tests/test_util.c */
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -45,9 +46,14 @@ static void *pool_main(void *v)
 
 zp_pool_t *zp_pool_new(unsigned nthreads)
 {
-    if (nthreads == 0) {
-        long c = sysconf(_SC_NPROCESSORS_ONLN);
-        nthreads = c > 0 ? (unsigned)c : 1;
+    if (nthreads == 0) { /* the CPUs we may run on (taskset, cgroup cpusets), not all online ones */
+        cpu_set_t set;
+        if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) {
+            nthreads = (unsigned)CPU_COUNT(&set);
+        } else {
+            long c = sysconf(_SC_NPROCESSORS_ONLN);
+            nthreads = c > 0 ? (unsigned)c : 1;
+        }
     }
     zp_pool_t *p = calloc(1, sizeof *p);
     if (!p) return NULL;

@@ -53,7 +53,7 @@ uint64_t zp_now_ns(void);                               /* CLOCK_MONOTONIC */
 uint64_t zp_wall_us(void);                              /* CLOCK_REALTIME, microseconds since the epoch */
 
 typedef struct zp_pool zp_pool_t;
-zp_pool_t *zp_pool_new(unsigned nthreads);              /* nthreads >= 1 (caller included); 0 = online CPUs */
+zp_pool_t *zp_pool_new(unsigned nthreads);              /* nthreads >= 1 (caller included); 0 = the CPUs this process may run on */
 void zp_pool_destroy(zp_pool_t **pp);
 unsigned zp_pool_size(const zp_pool_t *p);              /* 1 for NULL */
 /* Run fn(arg, tid, n) on all n threads of the pool (tid 0 = caller) and wait for all.
