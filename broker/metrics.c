@@ -226,55 +226,36 @@ void brk_mx_on_fail(brk_t *b, brk_worker_t *w, const zp_msg_fail_t *m)
 }
 
 /* ---------------------------------------------------------------- Prometheus text */
-typedef struct { char *p; size_t n, cap; bool oom; } mb_t;
-static void mb_printf(mb_t *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void mb_printf(mb_t *s, const char *fmt, ...)
+static void head(zp_sbuf_t *s, const char *name, const char *type, const char *help)
 {
-    if (s->oom) return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int k = vsnprintf(s->p ? s->p + s->n : NULL, s->p ? s->cap - s->n : 0, fmt, ap);
-        va_end(ap);
-        if (k < 0) { s->oom = true; return; }
-        if (s->p && s->n + (size_t)k < s->cap) { s->n += (size_t)k; return; }
-        size_t nc = (s->cap ? s->cap * 2 : 8192) + (size_t)k;
-        char *np = realloc(s->p, nc);
-        if (!np) { s->oom = true; return; }
-        s->p = np;
-        s->cap = nc;
-    }
-}
-static void head(mb_t *s, const char *name, const char *type, const char *help)
-{
-    mb_printf(s, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+    zp_sbuf_printf(s, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 /* a label value: \ " and newline escaped, other control bytes dropped */
-static void lval(mb_t *s, const char *z)
+static void lval(zp_sbuf_t *s, const char *z)
 {
     for (; *z; z++) {
         unsigned char c = (unsigned char)*z;
-        if (c == '\\' || c == '"') mb_printf(s, "\\%c", c);
-        else if (c == '\n') mb_printf(s, "\\n");
-        else if (c >= 0x20 && c != 0x7f) mb_printf(s, "%c", c);
+        if (c == '\\' || c == '"') zp_sbuf_printf(s, "\\%c", c);
+        else if (c == '\n') zp_sbuf_printf(s, "\\n");
+        else if (c >= 0x20 && c != 0x7f) zp_sbuf_printf(s, "%c", c);
     }
 }
-static void worker_labels(mb_t *s, const brk_worker_t *w)
+static void worker_labels(zp_sbuf_t *s, const brk_worker_t *w)
 {
-    mb_printf(s, "worker=\"%s-%u\",name=\"", zp_role_name(w->role), w->instance);   /* no pid: restarts would churn series */
+    zp_sbuf_printf(s, "worker=\"%s-%u\",name=\"", zp_role_name(w->role), w->instance);   /* no pid: restarts would churn series */
     lval(s, w->name);
-    mb_printf(s, "\"");
+    zp_sbuf_printf(s, "\"");
 }
-static void hist_out(mb_t *s, const char *name, const char *stage, const hist_t *h, const double *le)
+static void hist_out(zp_sbuf_t *s, const char *name, const char *stage, const hist_t *h, const double *le)
 {
     uint64_t acc = 0;
     for (unsigned i = 0; i < HB_N; i++) {
         acc += h->cnt[i];
-        mb_printf(s, "%s_bucket{stage=\"%s\",le=\"%g\"} %llu\n", name, stage, le[i], (unsigned long long)acc);
+        zp_sbuf_printf(s, "%s_bucket{stage=\"%s\",le=\"%g\"} %llu\n", name, stage, le[i], (unsigned long long)acc);
     }
     acc += h->cnt[HB_N];
-    mb_printf(s, "%s_bucket{stage=\"%s\",le=\"+Inf\"} %llu\n", name, stage, (unsigned long long)acc);
-    mb_printf(s, "%s_sum{stage=\"%s\"} %.9f\n%s_count{stage=\"%s\"} %llu\n", name, stage, h->sum, name, stage,
+    zp_sbuf_printf(s, "%s_bucket{stage=\"%s\",le=\"+Inf\"} %llu\n", name, stage, (unsigned long long)acc);
+    zp_sbuf_printf(s, "%s_sum{stage=\"%s\"} %.9f\n%s_count{stage=\"%s\"} %llu\n", name, stage, h->sum, name, stage,
               (unsigned long long)h->n);
 }
 
@@ -282,44 +263,44 @@ char *brk_metrics_text(brk_t *b)
 {
     static const struct brk_mx zero;
     const struct brk_mx *mx = b->mx ? b->mx : &zero;
-    mb_t s = {0};
+    zp_sbuf_t s = {0};
     uint64_t now = zp_now_ns();
     static const char *dtn[ZP_DT_N] = {"h2d", "ntt", "msm", "d2h", "msm_g2", "check", "verify_in", "spare"};
 
     head(&s, "zkpipe_up", "gauge", "1 while the broker serves");
-    mb_printf(&s, "zkpipe_up 1\n");
+    zp_sbuf_printf(&s, "zkpipe_up 1\n");
     head(&s, "zkpipe_uptime_seconds", "gauge", "seconds since the broker started serving");
-    mb_printf(&s, "zkpipe_uptime_seconds %.3f\n", (double)(now - b->t_start) / 1e9);
+    zp_sbuf_printf(&s, "zkpipe_uptime_seconds %.3f\n", (double)(now - b->t_start) / 1e9);
 
     head(&s, "zkpipe_partitions_total", "counter",
          "stage reports by result: done, failed (a retry may follow) or stale (dropped)");
     for (unsigned r = 0; r < ZP_NROLES; r++)
         for (unsigned k = 0; k < RES_N; k++)
-            mb_printf(&s, "zkpipe_partitions_total{stage=\"%s\",result=\"%s\"} %llu\n", zp_role_name(r), k_res_name[k],
+            zp_sbuf_printf(&s, "zkpipe_partitions_total{stage=\"%s\",result=\"%s\"} %llu\n", zp_role_name(r), k_res_name[k],
                       (unsigned long long)mx->parts[r][k]);
     head(&s, "zkpipe_partitions_finished_total", "counter", "partitions that reached a final state");
-    mb_printf(&s, "zkpipe_partitions_finished_total{result=\"proved\"} %llu\n", (unsigned long long)b->c.parts_done);
-    mb_printf(&s, "zkpipe_partitions_finished_total{result=\"failed\"} %llu\n", (unsigned long long)b->c.parts_failed);
+    zp_sbuf_printf(&s, "zkpipe_partitions_finished_total{result=\"proved\"} %llu\n", (unsigned long long)b->c.parts_done);
+    zp_sbuf_printf(&s, "zkpipe_partitions_finished_total{result=\"failed\"} %llu\n", (unsigned long long)b->c.parts_failed);
     head(&s, "zkpipe_jobs_submitted_total", "counter", "jobs accepted since the broker started");
-    mb_printf(&s, "zkpipe_jobs_submitted_total %llu\n", (unsigned long long)b->c.jobs_submitted);
+    zp_sbuf_printf(&s, "zkpipe_jobs_submitted_total %llu\n", (unsigned long long)b->c.jobs_submitted);
     head(&s, "zkpipe_assignments_total", "counter", "ASSIGNs sent to workers");
-    mb_printf(&s, "zkpipe_assignments_total %llu\n", (unsigned long long)b->c.assigns);
+    zp_sbuf_printf(&s, "zkpipe_assignments_total %llu\n", (unsigned long long)b->c.assigns);
     head(&s, "zkpipe_requeues_total", "counter", "partitions requeued at a stage (failure, worker death, hand-back)");
     for (unsigned r = 0; r < ZP_NROLES; r++)
-        mb_printf(&s, "zkpipe_requeues_total{stage=\"%s\"} %llu\n", zp_role_name(r), (unsigned long long)b->c.requeued[r]);
+        zp_sbuf_printf(&s, "zkpipe_requeues_total{stage=\"%s\"} %llu\n", zp_role_name(r), (unsigned long long)b->c.requeued[r]);
     head(&s, "zkpipe_worker_deaths_total", "counter", "workers declared dead, by role");
     for (unsigned r = 0; r < ZP_NROLES; r++)
-        mb_printf(&s, "zkpipe_worker_deaths_total{stage=\"%s\"} %llu\n", zp_role_name(r), (unsigned long long)b->c.deaths[r]);
+        zp_sbuf_printf(&s, "zkpipe_worker_deaths_total{stage=\"%s\"} %llu\n", zp_role_name(r), (unsigned long long)b->c.deaths[r]);
     head(&s, "zkpipe_stale_messages_total", "counter", "DONE/FAIL reports dropped as stale (old generation)");
-    mb_printf(&s, "zkpipe_stale_messages_total %llu\n", (unsigned long long)b->c.stale);
+    zp_sbuf_printf(&s, "zkpipe_stale_messages_total %llu\n", (unsigned long long)b->c.stale);
     head(&s, "zkpipe_malformed_frames_total", "counter", "frames dropped as malformed");
-    mb_printf(&s, "zkpipe_malformed_frames_total %llu\n", (unsigned long long)b->c.malformed);
+    zp_sbuf_printf(&s, "zkpipe_malformed_frames_total %llu\n", (unsigned long long)b->c.malformed);
     head(&s, "zkpipe_oversized_frames_total", "counter", "frames dropped as larger than the frame limit");
-    mb_printf(&s, "zkpipe_oversized_frames_total %llu\n", (unsigned long long)b->c.oversized);
+    zp_sbuf_printf(&s, "zkpipe_oversized_frames_total %llu\n", (unsigned long long)b->c.oversized);
     head(&s, "zkpipe_unknown_peer_frames_total", "counter", "frames from connections that had not said HELLO");
-    mb_printf(&s, "zkpipe_unknown_peer_frames_total %llu\n", (unsigned long long)b->c.unknown_peer);
+    zp_sbuf_printf(&s, "zkpipe_unknown_peer_frames_total %llu\n", (unsigned long long)b->c.unknown_peer);
     head(&s, "zkpipe_journal_errors_total", "counter", "failed journal writes");
-    mb_printf(&s, "zkpipe_journal_errors_total %llu\n", (unsigned long long)b->jr_errors);
+    zp_sbuf_printf(&s, "zkpipe_journal_errors_total %llu\n", (unsigned long long)b->jr_errors);
 
     unsigned nq[ZP_NROLES][ZP_NPRIO] = {{0}}, running[ZP_NROLES] = {0}, jstate[4] = {0};
     for (unsigned r = 0; r < ZP_NROLES; r++)
@@ -336,45 +317,45 @@ char *brk_metrics_text(brk_t *b)
     head(&s, "zkpipe_queue_depth", "gauge", "partitions queued for a stage, by priority");
     for (unsigned r = 0; r < ZP_NROLES; r++)
         for (unsigned pr = 0; pr < ZP_NPRIO; pr++)
-            mb_printf(&s, "zkpipe_queue_depth{stage=\"%s\",priority=\"%s\"} %u\n", zp_role_name(r), zp_prio_name(pr),
+            zp_sbuf_printf(&s, "zkpipe_queue_depth{stage=\"%s\",priority=\"%s\"} %u\n", zp_role_name(r), zp_prio_name(pr),
                       nq[r][pr]);
     head(&s, "zkpipe_running", "gauge", "partitions assigned to a worker, by stage");
     for (unsigned r = 0; r < ZP_NROLES; r++)
-        mb_printf(&s, "zkpipe_running{stage=\"%s\"} %u\n", zp_role_name(r), running[r]);
+        zp_sbuf_printf(&s, "zkpipe_running{stage=\"%s\"} %u\n", zp_role_name(r), running[r]);
     head(&s, "zkpipe_jobs", "gauge", "jobs in the broker's table, by state");
     for (unsigned k = 0; k <= ZP_JOB_CANCELED; k++)
-        mb_printf(&s, "zkpipe_jobs{state=\"%s\"} %u\n", zp_job_state_name(k), jstate[k]);
+        zp_sbuf_printf(&s, "zkpipe_jobs{state=\"%s\"} %u\n", zp_job_state_name(k), jstate[k]);
     zp_shm_stats_t st;
     zp_shm_stats(b->arena, &st);
     head(&s, "zkpipe_slots", "gauge", "arena slots by state");
     for (unsigned k = 0; k < ZP_SLOT_NSTATES; k++)
-        mb_printf(&s, "zkpipe_slots{state=\"%s\"} %u\n", zp_shm_state_name(k), st.by_state[k]);
+        zp_sbuf_printf(&s, "zkpipe_slots{state=\"%s\"} %u\n", zp_shm_state_name(k), st.by_state[k]);
     head(&s, "zkpipe_slots_total", "gauge", "arena slots");
-    mb_printf(&s, "zkpipe_slots_total %u\n", st.n_slots);
+    zp_sbuf_printf(&s, "zkpipe_slots_total %u\n", st.n_slots);
 
     head(&s, "zkpipe_worker_credits", "gauge", "credits a worker announced");
     for (unsigned i = 0; i < BRK_MAX_WORKERS; i++) {
         const brk_worker_t *w = &b->workers[i];
         if (!w->used) continue;
-        mb_printf(&s, "zkpipe_worker_credits{");
+        zp_sbuf_printf(&s, "zkpipe_worker_credits{");
         worker_labels(&s, w);
-        mb_printf(&s, "} %u\n", w->credits);
+        zp_sbuf_printf(&s, "} %u\n", w->credits);
     }
     head(&s, "zkpipe_worker_held", "gauge", "assignments a worker holds now");
     for (unsigned i = 0; i < BRK_MAX_WORKERS; i++) {
         const brk_worker_t *w = &b->workers[i];
         if (!w->used) continue;
-        mb_printf(&s, "zkpipe_worker_held{");
+        zp_sbuf_printf(&s, "zkpipe_worker_held{");
         worker_labels(&s, w);
-        mb_printf(&s, "} %u\n", w->n_inflight);
+        zp_sbuf_printf(&s, "} %u\n", w->n_inflight);
     }
     head(&s, "zkpipe_gpu_busy_ratio", "gauge", "share of the last 60 s a GPU worker reported running a task");
     for (unsigned i = 0; i < BRK_MAX_WORKERS; i++) {
         const brk_worker_t *w = &b->workers[i];
         if (!w->used || w->role != ZP_ROLE_GPU) continue;
-        mb_printf(&s, "zkpipe_gpu_busy_ratio{");
+        zp_sbuf_printf(&s, "zkpipe_gpu_busy_ratio{");
         worker_labels(&s, w);
-        mb_printf(&s, "} %.4f\n", brk_busy_ratio(w, now, 60 * NS));
+        zp_sbuf_printf(&s, "} %.4f\n", brk_busy_ratio(w, now, 60 * NS));
     }
     head(&s, "zkpipe_gpu_idle_seconds", "gauge",
          "idle time of a GPU worker over the last 60 s by cause: starved (no READY partition), no_credit "
@@ -385,9 +366,9 @@ char *brk_metrics_text(brk_t *b)
         double v[BRK_IDLE_NCAUSE];
         brk_mx_idle(w, now, 60 * NS, v);
         for (unsigned c = BRK_IDLE_STARVED; c < BRK_IDLE_NCAUSE; c++) {
-            mb_printf(&s, "zkpipe_gpu_idle_seconds{");
+            zp_sbuf_printf(&s, "zkpipe_gpu_idle_seconds{");
             worker_labels(&s, w);
-            mb_printf(&s, ",cause=\"%s\"} %.6f\n", k_cause_name[c], v[c]);
+            zp_sbuf_printf(&s, ",cause=\"%s\"} %.6f\n", k_cause_name[c], v[c]);
         }
     }
     head(&s, "zkpipe_gpu_busy_seconds", "gauge", "time a GPU worker held running work over the last 60 s");
@@ -396,9 +377,9 @@ char *brk_metrics_text(brk_t *b)
         if (!w->used || w->role != ZP_ROLE_GPU) continue;
         double v[BRK_IDLE_NCAUSE];
         brk_mx_idle(w, now, 60 * NS, v);
-        mb_printf(&s, "zkpipe_gpu_busy_seconds{");
+        zp_sbuf_printf(&s, "zkpipe_gpu_busy_seconds{");
         worker_labels(&s, w);
-        mb_printf(&s, "} %.6f\n", v[BRK_IDLE_BUSY]);
+        zp_sbuf_printf(&s, "} %.6f\n", v[BRK_IDLE_BUSY]);
     }
 
     head(&s, "zkpipe_stage_seconds", "histogram", "time a stage worked on a partition (worker's t_start to t_end)");
@@ -413,15 +394,14 @@ char *brk_metrics_text(brk_t *b)
     for (unsigned r = 0; r < ZP_NROLES; r++)
         for (unsigned k = 0; k < ZP_DT_N; k++)
             if (mx->dt_ns[r][k])
-                mb_printf(&s, "zkpipe_stage_phase_seconds_total{stage=\"%s\",phase=\"%s\"} %.9f\n", zp_role_name(r),
+                zp_sbuf_printf(&s, "zkpipe_stage_phase_seconds_total{stage=\"%s\",phase=\"%s\"} %.9f\n", zp_role_name(r),
                           dtn[k], (double)mx->dt_ns[r][k] / 1e9);
     if (b->mx && b->mx->lfd >= 0) {
         head(&s, "zkpipe_http_requests_total", "counter", "HTTP requests on the metrics endpoint (rejected: bad or too large)");
-        mb_printf(&s, "zkpipe_http_requests_total{result=\"served\"} %llu\n", (unsigned long long)b->mx->http_requests);
-        mb_printf(&s, "zkpipe_http_requests_total{result=\"rejected\"} %llu\n", (unsigned long long)b->mx->http_rejected);
+        zp_sbuf_printf(&s, "zkpipe_http_requests_total{result=\"served\"} %llu\n", (unsigned long long)b->mx->http_requests);
+        zp_sbuf_printf(&s, "zkpipe_http_requests_total{result=\"rejected\"} %llu\n", (unsigned long long)b->mx->http_rejected);
     }
-    if (s.oom) { free(s.p); return NULL; }
-    return s.p ? s.p : strdup("");
+    return zp_sbuf_take(&s);
 }
 
 /* ---------------------------------------------------------------- HTTP endpoint */

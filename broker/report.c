@@ -13,44 +13,17 @@
 #include "broker/broker_int.h"
 #include "lib/util/util.h"
 
-typedef struct { char *p; size_t n, cap; bool oom; } sb_t;
-
-static void sb_printf(sb_t *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sb_t *s, const char *fmt, ...)
+static void json_str(zp_sbuf_t *s, const char *z)
 {
-    if (s->oom) return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int k = vsnprintf(s->p ? s->p + s->n : NULL, s->p ? s->cap - s->n : 0, fmt, ap);
-        va_end(ap);
-        if (k < 0) { s->oom = true; return; }
-        if (s->p && s->n + (size_t)k < s->cap) { s->n += (size_t)k; return; }
-        size_t nc = (s->cap ? s->cap * 2 : 4096) + (size_t)k;
-        char *np = realloc(s->p, nc);
-        if (!np) { s->oom = true; return; }
-        s->p = np;
-        s->cap = nc;
-    }
-}
-static void json_str(sb_t *s, const char *z)
-{
-    sb_printf(s, "\"");
+    zp_sbuf_printf(s, "\"");
     for (; z && *z; z++) {
         unsigned char c = (unsigned char)*z;
-        if (c == '"' || c == '\\') sb_printf(s, "\\%c", c);
-        else if (c < 0x20) sb_printf(s, "\\u%04x", c);
-        else sb_printf(s, "%c", c);
+        if (c == '"' || c == '\\') zp_sbuf_printf(s, "\\%c", c);
+        else if (c < 0x20) zp_sbuf_printf(s, "\\u%04x", c);
+        else zp_sbuf_printf(s, "%c", c);
     }
-    sb_printf(s, "\"");
+    zp_sbuf_printf(s, "\"");
 }
-static char *sb_take(sb_t *s)
-{
-    if (s->oom) { free(s->p); return NULL; }
-    if (!s->p) return strdup("");
-    return s->p;
-}
-
 double brk_busy_ratio(const brk_worker_t *w, uint64_t now, uint64_t window)
 {
     uint64_t lo = now > window ? now - window : 0;
@@ -68,7 +41,7 @@ double brk_busy_ratio(const brk_worker_t *w, uint64_t now, uint64_t window)
 
 char *brk_status_text(brk_t *b, bool json)
 {
-    sb_t s = {0};
+    zp_sbuf_t s = {0};
     uint64_t now = zp_now_ns();
     zp_shm_stats_t st;
     zp_shm_stats(b->arena, &st);
@@ -84,104 +57,104 @@ char *brk_status_text(brk_t *b, bool json)
             if (j->parts[k].state == PS_RUNNING) running[j->parts[k].stage]++;
     }
     if (json) {
-        sb_printf(&s, "{\"pid\": %d, \"endpoint\": ", (int)getpid());
+        zp_sbuf_printf(&s, "{\"pid\": %d, \"endpoint\": ", (int)getpid());
         json_str(&s, b->endpoint);
-        sb_printf(&s, ", \"arena\": ");
+        zp_sbuf_printf(&s, ", \"arena\": ");
         json_str(&s, b->arena_name);
-        sb_printf(&s, ", \"journal\": {\"path\": ");
+        zp_sbuf_printf(&s, ", \"journal\": {\"path\": ");
         json_str(&s, b->jr_path);
-        sb_printf(&s, ", \"errors\": %llu}", (unsigned long long)b->jr_errors);
+        zp_sbuf_printf(&s, ", \"errors\": %llu}", (unsigned long long)b->jr_errors);
         if (brk_mx_listen_addr(b)) {
-            sb_printf(&s, ", \"metrics_listen\": ");
+            zp_sbuf_printf(&s, ", \"metrics_listen\": ");
             json_str(&s, brk_mx_listen_addr(b));
         }
-        sb_printf(&s, ", \"uptime_s\": %.3f, \"slots\": {\"total\": %u", (now - b->t_start) / 1e9, st.n_slots);
-        for (unsigned k = 0; k < ZP_SLOT_NSTATES; k++) sb_printf(&s, ", \"%s\": %u", zp_shm_state_name(k), st.by_state[k]);
-        sb_printf(&s, "}, \"queues\": {");
+        zp_sbuf_printf(&s, ", \"uptime_s\": %.3f, \"slots\": {\"total\": %u", (now - b->t_start) / 1e9, st.n_slots);
+        for (unsigned k = 0; k < ZP_SLOT_NSTATES; k++) zp_sbuf_printf(&s, ", \"%s\": %u", zp_shm_state_name(k), st.by_state[k]);
+        zp_sbuf_printf(&s, "}, \"queues\": {");
         for (unsigned r = 0; r < ZP_NROLES; r++) {
-            sb_printf(&s, "%s\"%s\": {\"total\": %zu", r ? ", " : "", zp_role_name(r), b->qn[r]);
-            for (unsigned pr = 0; pr < ZP_NPRIO; pr++) sb_printf(&s, ", \"%s\": %u", zp_prio_name(pr), nq[r][pr]);
-            sb_printf(&s, ", \"running\": %u}", running[r]);
+            zp_sbuf_printf(&s, "%s\"%s\": {\"total\": %zu", r ? ", " : "", zp_role_name(r), b->qn[r]);
+            for (unsigned pr = 0; pr < ZP_NPRIO; pr++) zp_sbuf_printf(&s, ", \"%s\": %u", zp_prio_name(pr), nq[r][pr]);
+            zp_sbuf_printf(&s, ", \"running\": %u}", running[r]);
         }
-        sb_printf(&s, "}, \"jobs\": {\"total\": %zu, \"running\": %u, \"done\": %u, \"failed\": %u, \"canceled\": %u}",
+        zp_sbuf_printf(&s, "}, \"jobs\": {\"total\": %zu, \"running\": %u, \"done\": %u, \"failed\": %u, \"canceled\": %u}",
                   b->n_jobs, jobs_run, jobs_done, jobs_failed, jobs_cancel);
-        sb_printf(&s, ", \"counters\": {\"assigns\": %llu, \"parts_done\": %llu, \"parts_failed\": %llu, \"stale\": %llu,"
+        zp_sbuf_printf(&s, ", \"counters\": {\"assigns\": %llu, \"parts_done\": %llu, \"parts_failed\": %llu, \"stale\": %llu,"
                       " \"malformed\": %llu, \"oversized\": %llu, \"unknown_peer\": %llu",
                   (unsigned long long)b->c.assigns, (unsigned long long)b->c.parts_done,
                   (unsigned long long)b->c.parts_failed, (unsigned long long)b->c.stale,
                   (unsigned long long)b->c.malformed, (unsigned long long)b->c.oversized,
                   (unsigned long long)b->c.unknown_peer);
-        sb_printf(&s, ", \"requeued\": {");
+        zp_sbuf_printf(&s, ", \"requeued\": {");
         for (unsigned r = 0; r < ZP_NROLES; r++)
-            sb_printf(&s, "%s\"%s\": %llu", r ? ", " : "", zp_role_name(r), (unsigned long long)b->c.requeued[r]);
-        sb_printf(&s, "}, \"deaths\": {");
+            zp_sbuf_printf(&s, "%s\"%s\": %llu", r ? ", " : "", zp_role_name(r), (unsigned long long)b->c.requeued[r]);
+        zp_sbuf_printf(&s, "}, \"deaths\": {");
         for (unsigned r = 0; r < ZP_NROLES; r++)
-            sb_printf(&s, "%s\"%s\": %llu", r ? ", " : "", zp_role_name(r), (unsigned long long)b->c.deaths[r]);
-        sb_printf(&s, "}}, \"workers\": [");
+            zp_sbuf_printf(&s, "%s\"%s\": %llu", r ? ", " : "", zp_role_name(r), (unsigned long long)b->c.deaths[r]);
+        zp_sbuf_printf(&s, "}}, \"workers\": [");
         bool first = true;
         for (unsigned i = 0; i < BRK_MAX_WORKERS; i++) {
             brk_worker_t *w = &b->workers[i];
             if (!w->used) continue;
-            sb_printf(&s, "%s{\"role\": \"%s\", \"instance\": %u, \"pid\": %u, \"name\": ", first ? "" : ", ",
+            zp_sbuf_printf(&s, "%s{\"role\": \"%s\", \"instance\": %u, \"pid\": %u, \"name\": ", first ? "" : ", ",
                       zp_role_name(w->role), w->instance, w->pid);
             json_str(&s, w->name);
-            sb_printf(&s, ", \"credits\": %u, \"held\": %u, \"last_heartbeat_ms\": %.1f, \"done\": %llu, \"failed\": %llu",
+            zp_sbuf_printf(&s, ", \"credits\": %u, \"held\": %u, \"last_heartbeat_ms\": %.1f, \"done\": %llu, \"failed\": %llu",
                       w->credits, w->n_inflight, (now - w->last_seen) / 1e6, (unsigned long long)w->n_done,
                       (unsigned long long)w->n_fail);
-            sb_printf(&s, ", \"busy_ratio_60s\": %.4f", brk_busy_ratio(w, now, 60000000000ull));
+            zp_sbuf_printf(&s, ", \"busy_ratio_60s\": %.4f", brk_busy_ratio(w, now, 60000000000ull));
             /* the last minute as the broker saw it: busy (holding running work) or idle by cause */
             double iv[BRK_IDLE_NCAUSE];
             brk_mx_idle(w, now, 60000000000ull, iv);
             double idle = iv[BRK_IDLE_STARVED] + iv[BRK_IDLE_NO_CREDIT] + iv[BRK_IDLE_HANDOFF];
-            sb_printf(&s, ", \"window_60s\": {\"seconds\": %.6f, \"busy_s\": %.6f, \"idle_s\": %.6f, \"idle\": {",
+            zp_sbuf_printf(&s, ", \"window_60s\": {\"seconds\": %.6f, \"busy_s\": %.6f, \"idle_s\": %.6f, \"idle\": {",
                       idle + iv[BRK_IDLE_BUSY], iv[BRK_IDLE_BUSY], idle);
             for (unsigned c = BRK_IDLE_STARVED; c < BRK_IDLE_NCAUSE; c++)
-                sb_printf(&s, "%s\"%s\": %.6f", c == BRK_IDLE_STARVED ? "" : ", ", brk_mx_cause_name(c), iv[c]);
-            sb_printf(&s, "}}, \"slots\": [");
+                zp_sbuf_printf(&s, "%s\"%s\": %.6f", c == BRK_IDLE_STARVED ? "" : ", ", brk_mx_cause_name(c), iv[c]);
+            zp_sbuf_printf(&s, "}}, \"slots\": [");
             for (unsigned k = 0; k < w->n_inflight; k++)
-                sb_printf(&s, "%s%u", k ? ", " : "", w->inflight[k].slot);
-            sb_printf(&s, "]}");
+                zp_sbuf_printf(&s, "%s%u", k ? ", " : "", w->inflight[k].slot);
+            zp_sbuf_printf(&s, "]}");
             first = false;
         }
-        sb_printf(&s, "]}\n");
-        return sb_take(&s);
+        zp_sbuf_printf(&s, "]}\n");
+        return zp_sbuf_take(&s);
     }
-    sb_printf(&s, "broker pid %d  %s  up %.0f s\n", (int)getpid(), b->endpoint, (now - b->t_start) / 1e9);
-    sb_printf(&s, "slots: %u total:", st.n_slots);
-    for (unsigned k = 0; k < ZP_SLOT_NSTATES; k++) sb_printf(&s, " %s %u", zp_shm_state_name(k), st.by_state[k]);
-    sb_printf(&s, "\nqueues (critical/high/normal/low, running):\n");
+    zp_sbuf_printf(&s, "broker pid %d  %s  up %.0f s\n", (int)getpid(), b->endpoint, (now - b->t_start) / 1e9);
+    zp_sbuf_printf(&s, "slots: %u total:", st.n_slots);
+    for (unsigned k = 0; k < ZP_SLOT_NSTATES; k++) zp_sbuf_printf(&s, " %s %u", zp_shm_state_name(k), st.by_state[k]);
+    zp_sbuf_printf(&s, "\nqueues (critical/high/normal/low, running):\n");
     for (unsigned r = 0; r < ZP_NROLES; r++)
-        sb_printf(&s, "  %-6s %3zu queued (%u/%u/%u/%u), %u running\n", zp_role_name(r), b->qn[r], nq[r][0], nq[r][1],
+        zp_sbuf_printf(&s, "  %-6s %3zu queued (%u/%u/%u/%u), %u running\n", zp_role_name(r), b->qn[r], nq[r][0], nq[r][1],
                   nq[r][2], nq[r][3], running[r]);
-    sb_printf(&s, "jobs: %zu (running %u, done %u, failed %u, canceled %u)\n", b->n_jobs, jobs_run, jobs_done,
+    zp_sbuf_printf(&s, "jobs: %zu (running %u, done %u, failed %u, canceled %u)\n", b->n_jobs, jobs_run, jobs_done,
               jobs_failed, jobs_cancel);
-    sb_printf(&s, "partitions: %llu done, %llu failed; requeued synth %llu gpu %llu final %llu; deaths synth %llu gpu %llu final %llu\n",
+    zp_sbuf_printf(&s, "partitions: %llu done, %llu failed; requeued synth %llu gpu %llu final %llu; deaths synth %llu gpu %llu final %llu\n",
               (unsigned long long)b->c.parts_done, (unsigned long long)b->c.parts_failed,
               (unsigned long long)b->c.requeued[0], (unsigned long long)b->c.requeued[1],
               (unsigned long long)b->c.requeued[2], (unsigned long long)b->c.deaths[0],
               (unsigned long long)b->c.deaths[1], (unsigned long long)b->c.deaths[2]);
-    sb_printf(&s, "frames: %llu stale, %llu malformed, %llu oversized, %llu from unknown peers\n",
+    zp_sbuf_printf(&s, "frames: %llu stale, %llu malformed, %llu oversized, %llu from unknown peers\n",
               (unsigned long long)b->c.stale, (unsigned long long)b->c.malformed,
               (unsigned long long)b->c.oversized, (unsigned long long)b->c.unknown_peer);
-    if (brk_mx_listen_addr(b)) sb_printf(&s, "metrics: http://%s/metrics\n", brk_mx_listen_addr(b));
-    sb_printf(&s, "workers:\n");
+    if (brk_mx_listen_addr(b)) zp_sbuf_printf(&s, "metrics: http://%s/metrics\n", brk_mx_listen_addr(b));
+    zp_sbuf_printf(&s, "workers:\n");
     for (unsigned i = 0; i < BRK_MAX_WORKERS; i++) {
         brk_worker_t *w = &b->workers[i];
         if (!w->used) continue;
-        sb_printf(&s, "  %-5s #%u pid %-7u %-22s credit %u/%u  heartbeat %5.0f ms ago  done %llu failed %llu",
+        zp_sbuf_printf(&s, "  %-5s #%u pid %-7u %-22s credit %u/%u  heartbeat %5.0f ms ago  done %llu failed %llu",
                   zp_role_name(w->role), w->instance, w->pid, w->name, w->credits - w->n_inflight, w->credits,
                   (now - w->last_seen) / 1e6, (unsigned long long)w->n_done, (unsigned long long)w->n_fail);
         if (w->role == ZP_ROLE_GPU) {
             double iv[BRK_IDLE_NCAUSE];
             brk_mx_idle(w, now, 60000000000ull, iv);
             double idle = iv[BRK_IDLE_STARVED] + iv[BRK_IDLE_NO_CREDIT] + iv[BRK_IDLE_HANDOFF];
-            sb_printf(&s, "  busy %.1f%% (last minute)\n        idle %.1f s of %.1f s: starved %.1f s, no credit %.1f s, handoff %.3f s",
+            zp_sbuf_printf(&s, "  busy %.1f%% (last minute)\n        idle %.1f s of %.1f s: starved %.1f s, no credit %.1f s, handoff %.3f s",
                       100 * brk_busy_ratio(w, now, 60000000000ull), idle, idle + iv[BRK_IDLE_BUSY], iv[BRK_IDLE_STARVED],
                       iv[BRK_IDLE_NO_CREDIT], iv[BRK_IDLE_HANDOFF]);
         }
-        sb_printf(&s, "\n");
+        zp_sbuf_printf(&s, "\n");
     }
-    return sb_take(&s);
+    return zp_sbuf_take(&s);
 }
 
 /* Chrome trace events: one complete ("X") slice per partition per stage on the track of the
@@ -189,18 +162,18 @@ char *brk_status_text(brk_t *b, bool json)
  * scripts can compute handoff latencies. */
 char *brk_trace_json(brk_t *b, uint32_t max_parts)
 {
-    sb_t s = {0};
+    zp_sbuf_t s = {0};
     uint64_t t0 = b->t_start;
-    sb_printf(&s, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n");
-    sb_printf(&s, "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, \"tid\": 0, \"args\": {\"name\": \"broker\"}}",
+    zp_sbuf_printf(&s, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n");
+    zp_sbuf_printf(&s, "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, \"tid\": 0, \"args\": {\"name\": \"broker\"}}",
               (int)getpid());
     for (unsigned i = 0; i < BRK_MAX_WORKERS; i++) {
         brk_worker_t *w = &b->workers[i];
         if (!w->used) continue;
-        sb_printf(&s, ",\n{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %u, \"tid\": 0, \"args\": {\"name\": \"%s #%u ",
+        zp_sbuf_printf(&s, ",\n{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %u, \"tid\": 0, \"args\": {\"name\": \"%s #%u ",
                   w->pid, zp_role_name(w->role), w->instance);
-        for (const char *c = w->name; *c; c++) if (*c != '"' && *c != '\\' && (unsigned char)*c >= 0x20) sb_printf(&s, "%c", *c);
-        sb_printf(&s, "\"}}");
+        for (const char *c = w->name; *c; c++) if (*c != '"' && *c != '\\' && (unsigned char)*c >= 0x20) zp_sbuf_printf(&s, "%c", *c);
+        zp_sbuf_printf(&s, "\"}}");
     }
     uint32_t count = 0;
     for (size_t ji = b->n_jobs; ji-- > 0;) {
@@ -211,7 +184,7 @@ char *brk_trace_json(brk_t *b, uint32_t max_parts)
             count++;
             for (unsigned r = 0; r < ZP_NROLES; r++) {
                 if (!p->t_start[r] || p->t_end[r] < p->t_start[r] || p->t_start[r] < t0) continue;
-                sb_printf(&s, ",\n{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"job %llu part %u\", \"pid\": %u, \"tid\": 1, "
+                zp_sbuf_printf(&s, ",\n{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"job %llu part %u\", \"pid\": %u, \"tid\": 1, "
                               "\"ts\": %.3f, \"dur\": %.3f, \"args\": {\"job\": %llu, \"part\": %u, \"stage\": \"%s\", "
                               "\"priority\": \"%s\", \"attempt\": %u, \"t_queued\": %llu, \"t_assign\": %llu, "
                               "\"t_start\": %llu, \"t_end\": %llu, \"t_done\": %llu",
@@ -223,14 +196,14 @@ char *brk_trace_json(brk_t *b, uint32_t max_parts)
                 static const char *dtn[ZP_DT_N] = {"h2d_ns", "ntt_ns", "msm_ns", "d2h_ns", "msm_g2_ns", "check_ns",
                                                    "verify_in_ns", "spare_ns"};
                 for (unsigned d = 0; d < ZP_DT_N; d++)
-                    if (p->dt[r][d]) sb_printf(&s, ", \"%s\": %llu", dtn[d], (unsigned long long)p->dt[r][d]);
-                sb_printf(&s, "}}");
+                    if (p->dt[r][d]) zp_sbuf_printf(&s, ", \"%s\": %llu", dtn[d], (unsigned long long)p->dt[r][d]);
+                zp_sbuf_printf(&s, "}}");
             }
         }
     }
 out:
-    sb_printf(&s, "\n]}\n");
-    return sb_take(&s);
+    zp_sbuf_printf(&s, "\n]}\n");
+    return zp_sbuf_take(&s);
 }
 
 int brk_result_encode(brk_t *b, brk_job_t *j, bool timed_out, uint8_t **buf, size_t *len)

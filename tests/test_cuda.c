@@ -14,23 +14,8 @@
 
 #include "gpu-worker/cuda/backend_cuda.h"
 
-static int fails;
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        if (!(cond)) {                                                               \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
-            fails++;                                                                 \
-        }                                                                            \
-    } while (0)
-
-static uint64_t rng_state = 0x3c6ef372fe94f82bULL;
-static uint64_t rnd64(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
+#define TEST_SEED 0x3c6ef372fe94f82bULL
+#include "tests/test_common.h"
 static int rnd_fill(void *ctx, void *buf, size_t len)
 {
     (void)ctx;

@@ -19,15 +19,8 @@
 #include "lib/msm/msm.h"
 #include "lib/ntt/ntt.h"
 
-static int fails;
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        if (!(cond)) {                                                               \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
-            fails++;                                                                 \
-        }                                                                            \
-    } while (0)
-
+#define TEST_SEED 0x6a09e667f3bcc909ULL
+#include "tests/test_common.h"
 _Static_assert(sizeof(zp_fr_bn254_t) == 8 * ZP_CU_FR_BN254_LIMBS, "fr_bn254 limbs");
 _Static_assert(sizeof(zp_fq_bn254_t) == 8 * ZP_CU_FQ_BN254_LIMBS, "fq_bn254 limbs");
 _Static_assert(sizeof(zp_fr_bls12_381_t) == 8 * ZP_CU_FR_BLS12_381_LIMBS, "fr_bls12_381 limbs");
@@ -37,14 +30,6 @@ _Static_assert(ZP_fq_bls12_381_LIMBS == ZP_CU_FQ_BLS12_381_LIMBS && ZP_fr_bn254_
 _Static_assert(sizeof(zp_g1_bls12_381_t) == 8 * ZP_CU_JAC_LIMBS, "Jacobian point = 3 coordinates");
 _Static_assert(sizeof(zp_g1a_bn254_t) == 64 && sizeof(zp_g1a_bls12_381_t) == 96, "affine = zkey layout");
 
-static uint64_t rng_state = 0x6a09e667f3bcc909ULL;
-static uint64_t rnd64(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
 static int rnd_fill(void *ctx, void *buf, size_t len)
 {
     (void)ctx;

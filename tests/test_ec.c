@@ -9,29 +9,8 @@
 #include "lib/ec/ec.h"
 #include "lib/util/util.h"
 
-static int fails;
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        if (!(cond)) {                                                               \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
-            fails++;                                                                 \
-        }                                                                            \
-    } while (0)
-
-static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
-static uint64_t rnd64(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-static int rnd_cb(void *ctx, void *buf, size_t len)
-{
-    (void)ctx;
-    for (size_t i = 0; i < len; i++) ((uint8_t *)buf)[i] = (uint8_t)rnd64();
-    return 0;
-}
+#define TEST_SEED 0x9e3779b97f4a7c15ULL
+#include "tests/test_common.h"
 
 /* random scalar < 2^bits */
 static void rnd_scalar(zp_scalar_t *k, unsigned bits)

@@ -12,23 +12,8 @@
 #include "lib/msm/msm.h"
 #include "lib/util/util.h"
 
-static int fails;
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        if (!(cond)) {                                                               \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
-            fails++;                                                                 \
-        }                                                                            \
-    } while (0)
-
-static uint64_t rng_state = 0x243f6a8885a308d3ULL;
-static uint64_t rnd64(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
+#define TEST_SEED 0x243f6a8885a308d3ULL
+#include "tests/test_common.h"
 
 /* scalar i of a test vector: a mix of special and random values below r */
 static void pick_scalar(zp_scalar_t *k, size_t i, const zp_scalar_t *r, const zp_scalar_t *rep)

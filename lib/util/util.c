@@ -98,3 +98,30 @@ int zp_random_bytes(void *buf, size_t len)
     }
     return 0;
 }
+
+void zp_sbuf_printf(zp_sbuf_t *s, const char *fmt, ...)
+{
+    if (s->oom) return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int k = vsnprintf(s->p ? s->p + s->n : NULL, s->p ? s->cap - s->n : 0, fmt, ap);
+        va_end(ap);
+        if (k < 0) { s->oom = true; return; }
+        if (s->p && s->n + (size_t)k < s->cap) { s->n += (size_t)k; return; }
+        size_t nc = (s->cap ? s->cap * 2 : 4096) + (size_t)k;
+        char *np = realloc(s->p, nc);
+        if (!np) { s->oom = true; return; }
+        s->p = np;
+        s->cap = nc;
+    }
+}
+
+char *zp_sbuf_take(zp_sbuf_t *s)
+{
+    char *p = s->p;
+    bool oom = s->oom;
+    *s = (zp_sbuf_t){0};
+    if (oom) { free(p); return NULL; }
+    return p ? p : strdup("");
+}

@@ -62,6 +62,13 @@ void zp_pool_run(zp_pool_t *p, void (*fn)(void *arg, unsigned tid, unsigned n), 
 /* Split [0, total) into n near-equal parts; part tid is [*lo, *hi). */
 void zp_split(size_t total, unsigned tid, unsigned n, size_t *lo, size_t *hi);
 
+/* A growing text buffer: printf appends; on allocation failure it stops growing and
+ * zp_sbuf_take returns NULL. zp_sbuf_take hands the NUL-terminated text to the caller
+ * ("" when nothing was written). */
+typedef struct { char *p; size_t n, cap; bool oom; } zp_sbuf_t;
+void zp_sbuf_printf(zp_sbuf_t *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+char *zp_sbuf_take(zp_sbuf_t *s);
+
 /* Fill buf with len bytes from the OS's random source (getrandom). */
 int zp_random_bytes(void *buf, size_t len);
 #endif
