@@ -54,16 +54,16 @@ static void on_chld(int s) { (void)s; g_chld = 1; }
 
 enum { K_RUNDIR, K_ARENA, K_SYNTH, K_GPU, K_FINAL, K_SLOTS, K_MAXDOM, K_MAXVARS, K_THREADS, K_HB, K_LIVE, K_ATTEMPTS,
        K_BACKEND, K_DEVICES, K_GPU_CREDITS, K_SYNTH_CREDITS, K_FINAL_THREADS, K_SYNTH_THREADS, K_SYNTHS, K_FINALS,
-       K_PER_CARD, K_WATCHDOG, K_STATEDIR, K_METRICS, K_NKEYS };
+       K_PER_CARD, K_WATCHDOG, K_STATEDIR, K_METRICS, K_PRELOAD, K_NKEYS };
 static const char *keys[K_NKEYS] = {"runtime-dir", "arena", "synth", "gpu", "final", "slots", "max-domain",
                                     "max-vars", "threads", "heartbeat-ms", "liveness", "max-attempts", "backend",
                                     "devices", "gpu-credits", "synth-credits", "final-threads", "synth-threads",
                                     "synths", "finalizers", "gpu-workers-per-card", "watchdog-sec",
-                                    "state-dir", "metrics-listen"};
+                                    "state-dir", "metrics-listen", "preload"};
 
 typedef struct {
     const char *bin;
-    char *argv[32];
+    char *argv[64];
     int argc;
     pid_t pid;
     uint64_t started, backoff_ms, restart_at;
@@ -134,7 +134,8 @@ static int find_bin(char *out, size_t n, const char *name, const char *module)
 
 static void add(child_t *c, const char *opt, const char *v)
 {
-    if (!v || c->argc >= 30) return;
+    if (!v) return;
+    if (c->argc >= 62) { fprintf(stderr, "zkpipe up: too many options for %s: '%s %s' dropped\n", c->bin, opt, v); return; }
     c->argv[c->argc++] = dupv(opt);
     c->argv[c->argc++] = dupv(v);
 }
@@ -520,10 +521,11 @@ static void usage(FILE *f)
             "                 [--slots N] [--max-domain N] [--max-vars N] [--threads N] [--heartbeat-ms MS]\n"
             "                 [--liveness N] [--max-attempts K] [--gpu-credits N] [--synth-credits N]\n"
             "                 [--synth-threads N] [--final-threads N] [--watchdog-sec S]\n"
-            "                 [--state-dir DIR] [--metrics-listen IP:PORT]\n"
+            "                 [--state-dir DIR] [--metrics-listen IP:PORT] [--preload ZKEY[,ZKEY...]]\n"
             "GPU workers: K per CUDA device found (CUDA_VISIBLE_DEVICES respected), or one on the CPU\n"
             "backend when there is none; --gpu N sets the total instead. --synth/--final: old names of\n"
             "--synths/--finalizers. --watchdog-sec: children's watchdog (default 30, 0 = off).\n"
+            "--preload: every stage loads these proving keys before taking work (no first-partition stall).\n"
             "--state-dir: the broker's job journal (default $ZP_STATE_DIR, $XDG_STATE_HOME/zkpipe).\n"
             "Config file: `key = value` lines with the same keys. Ctrl-C stops the group.\n");
 }
@@ -627,6 +629,12 @@ int zp_cmd_up(int argc, char **argv)
             add(x, "--threads", val[K_THREADS]);
         } else {
             add(x, "--threads", val[K_FINAL_THREADS] ? val[K_FINAL_THREADS] : val[K_THREADS]);
+        }
+        if (val[K_PRELOAD]) { /* comma-separated list, each passed as its own --preload */
+            char *list = strdup(val[K_PRELOAD]), *save = NULL;
+            for (char *tok = list ? strtok_r(list, ",", &save) : NULL; tok; tok = strtok_r(NULL, ",", &save))
+                if (*tok) add(x, "--preload", tok);
+            free(list);
         }
         if (role == 1)
             snprintf(x->label, sizeof x->label, "gpu #%d (%s%s)", inst, devarg[inst][0] ? "device " : "cpu backend",
