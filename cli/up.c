@@ -544,9 +544,8 @@ static int parse_count(const char *v, int dflt, int lo, int hi, const char *what
 
 #define UP_MAX_GPU 128
 
-int zp_cmd_up(int argc, char **argv)
+static int up_cmd(int argc, char **argv, char *val[K_NKEYS])
 {
-    char *val[K_NKEYS] = {0};
     const char *config = NULL;
     static struct option opts[K_NKEYS + 3];
     for (int i = 0; i < K_NKEYS; i++) opts[i] = (struct option){keys[i], 1, 0, 1000 + i};
@@ -771,7 +770,14 @@ out:
     for (int i = 0; i < n; i++)
         for (int k = 0; k < ch[i].argc; k++) free(ch[i].argv[k]);
     free(ch);
-    for (int i = 0; i < K_NKEYS; i++) free(val[i]);
     zp_log(ZP_LOG_INFO, "stopped");
     return ret;
+}
+
+int zp_cmd_up(int argc, char **argv)
+{
+    char *val[K_NKEYS] = {0};   /* option and config values, strdup'ed; freed on every path */
+    int rc = up_cmd(argc, argv, val);
+    for (int i = 0; i < K_NKEYS; i++) free(val[i]);
+    return rc;
 }

@@ -1,6 +1,7 @@
 /* test_ntt.c - NTT (lib/ntt) on both curves: roots of unity, forward/inverse against a naive
  * O(n^2) DFT, round trips up to 2^16, coset transforms against direct polynomial evaluation,
- * every schedule path (tiny blocks and tiles) and thread counts 1..3 giving identical bytes.
+ * every schedule path (tiny blocks and tiles) and thread counts 1..3 giving identical bytes,
+ * table contents and size (zp_ntt_<C>_domain_bytes).
  * Prints the time of 2^16 and 2^20 transforms (informational only, never asserted).
  * The curve-specific part below the #else is included twice (self-include, TC = curve). */
 #ifndef TC
@@ -131,17 +132,36 @@ static void TN(test_roots)(void)
         FN(set_u64)(&nn, d.n);
         FN(mul)(&nn, &nn, &d.n_inv);
         CHECK(FN(eq)(&nn, &one));
-        for (size_t k = 0; k < d.n / 2; k++) {
-            FN(mul)(&t, &d.roots[k], &d.iroots[k]);
-            CHECK(FN(eq)(&t, &one));
-            if (k + 1 < d.n / 2) {
-                FN(mul)(&t, &d.roots[k], FN(root)(L));
-                CHECK(FN(eq)(&t, &d.roots[k + 1]));
-            }
+        size_t half = d.n / 2;
+        if (L > 0) CHECK(FN(eq)(&d.roots[half], &minus1)); /* the inverse's mirror entry */
+        for (size_t k = 0; k < half; k++) {
+            /* w^-k = -roots[n/2 - k], what the inverse transform reads */
+            FN(mul)(&t, &d.roots[k], &d.roots[half - k]);
+            CHECK(FN(eq)(&t, &minus1));
+            FN(mul)(&t, &d.roots[k], FN(root)(L));
+            CHECK(FN(eq)(&t, &d.roots[k + 1]));
         }
+        /* memory: n/2 + 1 roots, plus 2^(blk-1) + 1 phase-1 twiddles when n > 2^blk */
+        size_t want = L ? (half + 1) * sizeof(FT) : 0;
+        CHECK(NN(domain_bytes)(&d) == want);
         NN(domain_close)(&d);
-        CHECK(d.roots == NULL);
+        CHECK(d.roots == NULL && NN(domain_bytes)(&d) == 0);
+        if (L >= 2) {
+            unsigned blk = L - 1;  /* forces the separate phase-1 table */
+            CHECK(NN(domain_init_tuned)(&d, L, NULL, blk, 1) == 0);
+            size_t bh = (size_t)1 << (blk - 1);
+            CHECK(d.tw != NULL);
+            for (size_t q = 0; q <= bh; q++) CHECK(FN(eq)(&d.tw[q], &d.roots[q << 1]));
+            CHECK(NN(domain_bytes)(&d) == (half + 1 + bh + 1) * sizeof(FT));
+            NN(domain_close)(&d);
+        }
     }
+    /* the default schedule at 2^20: 2^19 + 1 roots and 2^12 + 1 phase-1 twiddles, i.e.
+     * about half of the former n/2 + n/2 (+ 2 x 2^12) elements */
+    CHECK(NN(domain_init)(&d, 20) == 0);
+    CHECK(NN(domain_bytes)(&d) == (((size_t)1 << 19) + 1 + ((size_t)1 << (ZP_NTT_BLK_LOG - 1)) + 1) * sizeof(FT));
+    CHECK(NN(domain_bytes)(&d) < ((size_t)1 << 20) * sizeof(FT) / 2 + ((size_t)1 << ZP_NTT_BLK_LOG) * sizeof(FT));
+    NN(domain_close)(&d);
     NN(domain_close)(&d); /* twice: harmless */
 }
 

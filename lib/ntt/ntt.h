@@ -8,7 +8,9 @@
  * log_n: 1..28 (BN254), 1..32 (BLS12-381), and 0 (identity). Root tables are built once per
  * domain by zp_ntt_<C>_domain_init (caller owns the memory; no globals) and reused; a domain
  * is read-only after init, so several threads may transform with one domain at once.
- * Table memory: roots and iroots hold n/2 elements each (2^27 * 32 B = 4 GiB each at 2^28).
+ * Table memory: one table of n/2 + 1 powers of w (2^27 * 32 B = 4 GiB at 2^28, 64 GiB at
+ * 2^32) plus 2^12 + 1 phase-1 twiddles; the inverse reads w^-k = -w^(n/2-k) from the same
+ * table (zp_ntt_<C>_domain_bytes reports the total).
  * pool may be NULL (caller's thread only). Transforms never allocate (64 KiB of stack).
  * Tests: tests/test_ntt.c */
 #ifndef ZP_NTT_H
@@ -20,17 +22,18 @@
     typedef struct {                                                                          \
         unsigned log_n;                                                                       \
         size_t n;                                                                             \
-        zp_fr_##C##_t *roots;      /* n/2 powers of w (forward twiddles), owned */           \
-        zp_fr_##C##_t *iroots;     /* n/2 powers of w^-1, owned */                           \
+        zp_fr_##C##_t *roots;      /* n/2 + 1 powers of w (roots[n/2] = -1), owned; NULL if n = 1 */ \
         zp_fr_##C##_t n_inv;       /* 1/n */                                                  \
         /* private (ntt.c): schedule and compact twiddles of the in-cache phase */              \
         unsigned blk_log, tile_k;                                                             \
-        zp_fr_##C##_t *tw, *itw;   /* 2^(blk_log-1) powers of w^(n/2^blk_log) (and inverse), owned; NULL if n <= 2^blk_log */ \
+        zp_fr_##C##_t *tw;         /* 2^(blk_log-1) + 1 powers of w^(n/2^blk_log), owned; NULL if n <= 2^blk_log */ \
     } zp_ntt_##C##_domain_t;                                                                  \
     int zp_ntt_##C##_domain_init(zp_ntt_##C##_domain_t *d, unsigned log_n); /* 0 / -ENOMEM / ZP_ETOOBIG */ \
     /* the same, building the tables on pool's threads (pool may be NULL) */                  \
     int zp_ntt_##C##_domain_init_pool(zp_ntt_##C##_domain_t *d, unsigned log_n, zp_pool_t *pool); \
     void zp_ntt_##C##_domain_close(zp_ntt_##C##_domain_t *d);                                 \
+    /* bytes of twiddle tables owned by d (0 for a closed or n = 1 domain) */                  \
+    size_t zp_ntt_##C##_domain_bytes(const zp_ntt_##C##_domain_t *d);                         \
     void zp_ntt_##C##_forward(const zp_ntt_##C##_domain_t *d, zp_fr_##C##_t *x, zp_pool_t *pool); \
     void zp_ntt_##C##_inverse(const zp_ntt_##C##_domain_t *d, zp_fr_##C##_t *x, zp_pool_t *pool); \
     /* x_k *= g^k for k < n */                                                                \

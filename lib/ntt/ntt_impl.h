@@ -13,8 +13,12 @@
  * Threads split bit-reversal tiles, blocks and column tiles; each step is one zp_pool_run, so
  * the pool's join is the barrier. Results do not depend on the thread count (same operations
  * on the same elements in the same order, only distributed differently).
- * Invariants: elements are Montgomery form and fully reduced (ff_inline.h); roots[k] = w^k,
- * iroots[k] = w^-k (k < n/2). */
+ * Inverse: the same schedule with mirrored twiddles. A table t of h+1 powers of a primitive
+ * 2h-th root r (t[k] = r^k, k <= h, t[h] = -1) also gives r^-k = r^(2h-k) = -r^(h-k) = -t[h-k]
+ * for every 0 <= k < h, so the inverse butterfly reads t[h-k] and swaps its add and sub
+ * (ibfly: a' = a - b t, b' = a + b t); no w^-1 tables exist and the cost is the same.
+ * Invariants: elements are Montgomery form and fully reduced (ff_inline.h); roots[k] = w^k
+ * (k <= n/2, roots[n/2] = -1), tw[q] = roots[q n/2^blk_log] (q <= 2^(blk_log-1)). */
 
 #define FT NTT_XCAT3(zp_fr_, NTT_C, _t)
 #define FN(x) NTT_XCAT3(zp_fr_, NTT_C, _##x)
@@ -26,9 +30,9 @@ typedef struct {
     const DT *d;
     FT *x;
     size_t n;
-    const FT *roots;  /* powers of w (forward) or w^-1 (inverse) */
-    const FT *tw;     /* phase-1 twiddles: powers of the block's root */
-    bool inv;
+    const FT *roots;  /* n/2 + 1 powers of w */
+    const FT *tw;     /* phase-1 twiddles: 2^(tw_log-1) + 1 powers of the block's root */
+    bool inv;         /* mirrored twiddles (ibfly), 1/n scaling */
     unsigned blk;     /* effective block log <= tw_log */
     unsigned tw_log;  /* tw[] holds powers of a primitive 2^tw_log-th root */
     unsigned m0_log;  /* phase 2: log2 of the first half-span of this pass */
@@ -43,6 +47,15 @@ static inline void SN(bfly)(FT *a, FT *b, const FT *t)
     FN(mul_inl)(&v, b, t);
     FN(sub_inl)(b, a, &v);
     FN(add_inl)(a, a, &v);
+}
+
+/* butterfly with the twiddle -t: a' = a - b t, b' = a + b t */
+static inline void SN(ibfly)(FT *a, FT *b, const FT *t)
+{
+    FT v;
+    FN(mul_inl)(&v, b, t);
+    FN(add_inl)(b, a, &v);
+    FN(sub_inl)(a, a, &v);
 }
 
 static inline void SN(bfly1)(FT *a, FT *b)
@@ -84,57 +97,86 @@ static void SN(bitrev_job)(void *arg, unsigned tid, unsigned nt)
 }
 
 /* ---- phase 1: the first blk stages inside contiguous blocks ---- */
-static void SN(block_job)(void *arg, unsigned tid, unsigned nt)
+/* inv is a constant at both call sites, so each direction gets its own loop */
+static inline __attribute__((always_inline)) void SN(block_run)(const SN(job_t) *j, unsigned tid,
+                                                                unsigned nt, bool inv)
 {
-    const SN(job_t) *j = arg;
     size_t B = (size_t)1 << j->blk, nb = j->n >> j->blk, lo, hi;
+    size_t th = ((size_t)1 << j->tw_log) / 2; /* tw[th] = -1 */
     const FT *tw = j->tw;
     zp_split(nb, tid, nt, &lo, &hi);
     for (size_t blk = lo; blk < hi; blk++) {
         FT *y = j->x + blk * B;
-        if (j->inv)
+        if (inv)
             for (size_t i = 0; i < B; i++) FN(mul_inl)(&y[i], &y[i], &j->d->n_inv);
         if (B < 2) continue;
         for (size_t i = 0; i < B; i += 2) SN(bfly1)(&y[i], &y[i + 1]);
         for (size_t h = 2; h < B; h <<= 1) {
-            size_t step = ((size_t)1 << j->tw_log) / (2 * h);
+            size_t step = th / h;
             for (size_t g = 0; g < B; g += 2 * h) {
                 FT *a = y + g, *b = y + g + h;
                 SN(bfly1)(&a[0], &b[0]);
-                for (size_t q = 1; q < h; q++) SN(bfly)(&a[q], &b[q], &tw[q * step]);
+                if (inv)
+                    for (size_t q = 1; q < h; q++) SN(ibfly)(&a[q], &b[q], &tw[th - q * step]);
+                else
+                    for (size_t q = 1; q < h; q++) SN(bfly)(&a[q], &b[q], &tw[q * step]);
             }
         }
     }
 }
 
-/* ---- phase 2: k stages (half-spans 2^m0_log .. 2^(m0_log+k-1)) in stack tiles ---- */
-static void SN(col_job)(void *arg, unsigned tid, unsigned nt)
+static void SN(block_job)(void *arg, unsigned tid, unsigned nt)
 {
     const SN(job_t) *j = arg;
+    if (j->inv) SN(block_run)(j, tid, nt, true);
+    else SN(block_run)(j, tid, nt, false);
+}
+
+/* ---- phase 2: k stages (half-spans 2^m0_log .. 2^(m0_log+k-1)) in stack tiles ---- */
+static inline __attribute__((always_inline)) void SN(col_run)(const SN(job_t) *j, unsigned tid,
+                                                              unsigned nt, bool inv)
+{
     FT tile[(size_t)1 << ZP_NTT_TILE_LOG];
     unsigned L = j->d->log_n, m0l = j->m0_log, K = j->k;
     size_t W = j->w, rows = (size_t)1 << K, m0 = (size_t)1 << m0l;
     size_t chunks = m0 / W, nbases = j->n >> (m0l + K), lo, hi;
     const FT *roots = j->roots;
+    size_t half = j->n / 2; /* roots[half] = -1 */
     zp_split(nbases * chunks, tid, nt, &lo, &hi);
     for (size_t task = lo; task < hi; task++) {
         size_t bi = task / chunks, c0 = (task % chunks) * W;
         FT *src = j->x + (bi << (m0l + K)) + c0;
         for (size_t t = 0; t < rows; t++) memcpy(tile + t * W, src + (t << m0l), W * sizeof(FT));
         for (unsigned s = 0; s < K; s++) {
-            size_t half = (size_t)1 << s;
+            size_t hs = (size_t)1 << s;
             unsigned sl = L - (m0l + s + 1);  /* twiddle index stride n/(2m), m = m0 2^s */
-            for (size_t u = 0; u < half; u++)
+            for (size_t u = 0; u < hs; u++)
                 for (size_t cc = 0; cc < W; cc++) {
-                    const FT *t = &roots[(c0 + cc + (u << m0l)) << sl];
-                    for (size_t tt = u; tt < rows; tt += 2 * half) {
-                        FT *a = &tile[tt * W + cc];
-                        SN(bfly)(a, a + half * W, t);
+                    size_t e = (c0 + cc + (u << m0l)) << sl;
+                    if (inv) {
+                        const FT *t = &roots[half - e];
+                        for (size_t tt = u; tt < rows; tt += 2 * hs) {
+                            FT *a = &tile[tt * W + cc];
+                            SN(ibfly)(a, a + hs * W, t);
+                        }
+                    } else {
+                        const FT *t = &roots[e];
+                        for (size_t tt = u; tt < rows; tt += 2 * hs) {
+                            FT *a = &tile[tt * W + cc];
+                            SN(bfly)(a, a + hs * W, t);
+                        }
                     }
                 }
         }
         for (size_t t = 0; t < rows; t++) memcpy(src + (t << m0l), tile + t * W, W * sizeof(FT));
     }
+}
+
+static void SN(col_job)(void *arg, unsigned tid, unsigned nt)
+{
+    const SN(job_t) *j = arg;
+    if (j->inv) SN(col_run)(j, tid, nt, true);
+    else SN(col_run)(j, tid, nt, false);
 }
 
 static void SN(run)(const DT *d, FT *x, zp_pool_t *pool, bool inv)
@@ -143,9 +185,9 @@ static void SN(run)(const DT *d, FT *x, zp_pool_t *pool, bool inv)
     if (L == 0) return; /* n = 1: identity (and 1/n = 1) */
     if (L < ZP_NTT_PAR_MIN_LOG) pool = NULL;
     SN(job_t) j = {.d = d, .x = x, .n = d->n, .inv = inv};
-    j.roots = inv ? d->iroots : d->roots;
+    j.roots = d->roots;
     j.tw_log = d->tw ? d->blk_log : L;
-    j.tw = d->tw ? (inv ? d->itw : d->tw) : j.roots;
+    j.tw = d->tw ? d->tw : d->roots;
     /* blocks no larger than the table's, and at least one block per thread when n allows */
     j.blk = d->blk_log < L ? d->blk_log : L;
     unsigned nt = zp_pool_size(pool);
@@ -196,27 +238,11 @@ void NN(coset_shift)(FT *x, size_t n, const FT *g, zp_pool_t *pool)
     zp_pool_run(n < ((size_t)1 << ZP_NTT_PAR_MIN_LOG) ? NULL : pool, SN(pow_job), &j);
 }
 
-typedef struct { FT *dst; const FT *src; size_t n, half; } SN(neg_job_t);
-
-/* iroots[k] = w^-k = w^(n-k) = -w^(n/2-k) = -roots[n/2-k] for 0 < k < n/2 */
-static void SN(neg_job)(void *arg, unsigned tid, unsigned nt)
-{
-    const SN(neg_job_t) *j = arg;
-    size_t lo, hi;
-    zp_split(j->half, tid, nt, &lo, &hi);
-    for (size_t k = lo; k < hi; k++) {
-        if (k == 0) j->dst[0] = FN(one);
-        else FN(neg_inl)(&j->dst[k], &j->src[j->half - k]);
-    }
-}
-
 void NN(domain_close)(DT *d)
 {
     if (!d) return;
     free(d->roots);
-    free(d->iroots);
     free(d->tw);
-    free(d->itw);
     memset(d, 0, sizeof *d);
 }
 
@@ -237,29 +263,32 @@ int NN(domain_init_tuned)(DT *d, unsigned log_n, zp_pool_t *pool, unsigned blk_l
     FN(set_u64)(&d->n_inv, (uint64_t)d->n);
     FN(inv)(&d->n_inv, &d->n_inv);
     if (half == 0) return 0;
-    d->roots = ntt_alloc(half * sizeof(FT));
-    d->iroots = ntt_alloc(half * sizeof(FT));
-    if (!d->roots || !d->iroots) goto out_nomem;
+    /* n/2 + 1 entries: roots[n/2] = -1 lets the inverse read w^-k = -roots[n/2 - k] */
+    d->roots = ntt_alloc((half + 1) * sizeof(FT));
+    if (!d->roots) goto out_nomem;
     SN(pow_job_t) pj = {d->roots, half, FN(root)(log_n), false};
     zp_pool_run(pool, SN(pow_job), &pj);
-    SN(neg_job_t) nj = {d->iroots, d->roots, d->n, half};
-    zp_pool_run(pool, SN(neg_job), &nj);
+    FN(neg_inl)(&d->roots[half], &FN(one));
     if (log_n > blk_log) {
         size_t bh = (size_t)1 << (blk_log - 1);
         unsigned sh = log_n - blk_log;
-        d->tw = ntt_alloc(bh * sizeof(FT));
-        d->itw = ntt_alloc(bh * sizeof(FT));
-        if (!d->tw || !d->itw) goto out_nomem;
-        for (size_t q = 0; q < bh; q++) {
-            d->tw[q] = d->roots[q << sh];
-            d->itw[q] = d->iroots[q << sh];
-        }
+        d->tw = ntt_alloc((bh + 1) * sizeof(FT));
+        if (!d->tw) goto out_nomem;
+        for (size_t q = 0; q <= bh; q++) d->tw[q] = d->roots[q << sh];
     }
     return 0;
 out_nomem:
     NN(domain_close)(d);
-    return zp_err_set(-ENOMEM, "ntt: no memory for the root tables of a 2^%u domain (%zu bytes)",
-                      log_n, 2 * half * sizeof(FT));
+    return zp_err_set(-ENOMEM, "ntt: no memory for the root table of a 2^%u domain (%zu bytes)",
+                      log_n, (half + 1) * sizeof(FT));
+}
+
+size_t NN(domain_bytes)(const DT *d)
+{
+    if (!d || !d->roots) return 0;
+    size_t b = (d->n / 2 + 1) * sizeof(FT);
+    if (d->tw) b += (((size_t)1 << (d->blk_log - 1)) + 1) * sizeof(FT);
+    return b;
 }
 
 int NN(domain_init_pool)(DT *d, unsigned log_n, zp_pool_t *pool)
