@@ -41,6 +41,16 @@ static int call_err(int rc)
     return 1;
 }
 
+/* connect, send one request (buf is consumed), wait for the reply. 0: the reply is in *f and
+ * *p stays open until the caller has decoded it; 1: failed, message printed, *p closed. */
+static int one_call(const char *rundir, uint8_t *buf, size_t len, zp_peer_t *p, zp_frame_t *f)
+{
+    if (connect_broker(p, rundir) < 0) { free(buf); return 1; }
+    int rc = zp_peer_call(p, buf, len, f, 10000);
+    if (rc < 0) { zp_peer_close(p); return call_err(rc); }
+    return 0;
+}
+
 static int parse_job(const char *s, uint64_t *job)
 {
     char *e;
@@ -104,11 +114,10 @@ int zp_cmd_submit(int argc, char **argv)
     int rc = zp_msg_submit_encode(&buf, &len, &m);
     if (rc < 0) return call_err(rc);
     zp_peer_t p;
-    if (connect_broker(&p, rundir) < 0) { free(buf); return 1; }
     zp_frame_t f;
     zp_msg_submitted_t r;
-    rc = zp_peer_call(&p, buf, len, &f, 10000);
-    if (rc == 0) rc = zp_msg_submitted_decode(&r, &f);
+    if (one_call(rundir, buf, len, &p, &f)) return 1;
+    rc = zp_msg_submitted_decode(&r, &f);
     zp_peer_close(&p);
     if (rc < 0) return call_err(rc);
     printf("%llu\n", (unsigned long long)r.job);
@@ -205,11 +214,10 @@ usage:
 static int text_call(const char *rundir, uint8_t *buf, size_t len, FILE *out)
 {
     zp_peer_t p;
-    if (connect_broker(&p, rundir) < 0) { free(buf); return 1; }
     zp_frame_t f;
     zp_msg_text_t t;
-    int rc = zp_peer_call(&p, buf, len, &f, 10000);
-    if (rc == 0) rc = zp_msg_text_decode(&t, &f);
+    if (one_call(rundir, buf, len, &p, &f)) return 1;
+    int rc = zp_msg_text_decode(&t, &f);
     if (rc == 0) fwrite(t.text.p, 1, t.text.len, out);
     zp_peer_close(&p);
     return rc < 0 ? call_err(rc) : 0;
@@ -250,11 +258,10 @@ int zp_cmd_cancel(int argc, char **argv)
     int rc = zp_msg_cancel_encode(&buf, &len, &m);
     if (rc < 0) return call_err(rc);
     zp_peer_t p;
-    if (connect_broker(&p, rundir) < 0) { free(buf); return 1; }
     zp_frame_t f;
     zp_msg_canceled_t r;
-    rc = zp_peer_call(&p, buf, len, &f, 10000);
-    if (rc == 0) rc = zp_msg_canceled_decode(&r, &f);
+    if (one_call(rundir, buf, len, &p, &f)) return 1;
+    rc = zp_msg_canceled_decode(&r, &f);
     zp_peer_close(&p);
     if (rc < 0) return call_err(rc);
     printf("job %llu canceled (%u slot(s) freed)\n", (unsigned long long)r.job, r.freed);
