@@ -23,6 +23,12 @@ const char *zp_role_name(unsigned role)
     static const char *n[] = {"synth", "gpu", "final"};
     return role < ZP_NROLES ? n[role] : "?";
 }
+const char *zp_fail_class_name(unsigned cls)
+{
+    static const char *n[] = {"transient", "input", "worker", "device"};
+    return cls < ZP_NFAIL_CLASSES ? n[cls] : "?";
+}
+
 const char *zp_prio_name(unsigned p)
 {
     static const char *n[] = {"critical", "high", "normal", "low"};
@@ -200,7 +206,8 @@ int zp_msg_done_decode(zp_msg_done_t *m, const zp_frame_t *f)
 
 /* ---- FAIL ---- 1 slot 2 gen 3 job 4 part 5 retryable 6 code 7 payload_bad 8 t_start 9 t_end 10 message
  *                 11 unstarted (optional) 12 stopping (optional): written only when true, so a
- *                 FAIL from an older worker still decodes (both false) */
+ *                 FAIL from an older worker still decodes (both false)
+ *                 13 fail_class (optional, zp_fail_class_t; absent: INPUT if !retryable else TRANSIENT) */
 int zp_msg_fail_encode(uint8_t **buf, size_t *len, const zp_msg_fail_t *m)
 {
     zp_enc_t e;
@@ -213,6 +220,9 @@ int zp_msg_fail_encode(uint8_t **buf, size_t *len, const zp_msg_fail_t *m)
     enc_strref(&e, 10, msg);
     if (m->unstarted) zp_enc_bool(&e, 11, true);
     if (m->stopping) zp_enc_bool(&e, 12, true);
+    /* a sender that never set a class: the old retryable flag decides */
+    zp_enc_u64(&e, 13, m->fail_class != ZP_FAIL_TRANSIENT ? m->fail_class
+                       : (m->retryable ? ZP_FAIL_TRANSIENT : ZP_FAIL_INPUT));
     return enc_done(&e, buf, len);
 }
 int zp_msg_fail_decode(zp_msg_fail_t *m, const zp_frame_t *f)
@@ -234,6 +244,9 @@ int zp_msg_fail_decode(zp_msg_fail_t *m, const zp_frame_t *f)
     TRY(get_str(mp, 10, ZP_MSG_TEXT_MAX, &m->message));
     TRY(zp_map_get_bool(mp, ZP_OPT(11), &m->unstarted));
     TRY(zp_map_get_bool(mp, ZP_OPT(12), &m->stopping));
+    uint32_t cls = m->retryable ? ZP_FAIL_TRANSIENT : ZP_FAIL_INPUT;
+    TRY(zp_map_get_u32(mp, ZP_OPT(13), 0, ZP_NFAIL_CLASSES - 1, &cls));
+    m->fail_class = (uint8_t)cls;
     return 0;
 }
 

@@ -44,6 +44,17 @@ const char *zp_role_name(unsigned role);                 /* "synth", "gpu", "fin
 
 typedef enum { ZP_PRIO_CRITICAL = 0, ZP_PRIO_HIGH = 1, ZP_PRIO_NORMAL = 2, ZP_PRIO_LOW = 3, ZP_NPRIO = 4 } zp_prio_t;
 const char *zp_prio_name(unsigned prio);                 /* "critical", ... */
+
+/* Failure classes (DESIGN "Faults, leases and failure classes"): what happens next is decided
+ * by the class, never by the partition's attempt count alone.
+ *   TRANSIENT  retry with backoff (charged as an attempt)
+ *   INPUT      deterministic (bad or unsatisfying witness, mismatched files): fail the
+ *              partition with the reason after at most one confirmation
+ *   WORKER     the process died, hung or was killed: requeue, not charged to the partition
+ *   DEVICE     a GPU error: the worker exits and restarts clean; not charged */
+typedef enum { ZP_FAIL_TRANSIENT = 0, ZP_FAIL_INPUT = 1, ZP_FAIL_WORKER = 2, ZP_FAIL_DEVICE = 3,
+               ZP_NFAIL_CLASSES = 4 } zp_fail_class_t;
+const char *zp_fail_class_name(unsigned cls);            /* "transient", "input", "worker", "device", "?" */
 int zp_prio_parse(const char *s);                        /* case-insensitive name or 0..3; -1 */
 
 /* partition / job states as reported to clients */
@@ -118,6 +129,8 @@ typedef struct {
      * (revoked, or the worker is shutting down): no attempt was spent on it */
     bool unstarted;
     bool stopping;            /* the worker is shutting down: give it no more work */
+    /* optional (absent: INPUT when !retryable, else TRANSIENT) */
+    uint8_t fail_class;       /* zp_fail_class_t */
 } zp_msg_fail_t;
 
 /* ---- broker -> worker ---- */

@@ -100,7 +100,23 @@ static void t_assign_done_fail(void)
     CHECK(decode(&f, b, n) == 0 && zp_msg_fail_decode(&df, &f) == 0);
     CHECK(df.retryable && df.payload_bad && df.code == ZP_EUNSAT && zp_str_eq(df.message, "constraint 3"));
     CHECK(!df.unstarted && !df.stopping);   /* absent optional keys (an older worker's FAIL) */
+    CHECK(df.fail_class == ZP_FAIL_TRANSIENT);  /* retryable, no class set */
     size_t n_plain = n;
+    free(b);
+    /* failure class: explicit, derived from retryable when unset, out of range refused */
+    fl.fail_class = ZP_FAIL_DEVICE;
+    CHECK(zp_msg_fail_encode(&b, &n, &fl) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_fail_decode(&df, &f) == 0 && df.fail_class == ZP_FAIL_DEVICE);
+    free(b);
+    fl.fail_class = ZP_FAIL_TRANSIENT; fl.retryable = false;
+    CHECK(zp_msg_fail_encode(&b, &n, &fl) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_fail_decode(&df, &f) == 0 && df.fail_class == ZP_FAIL_INPUT);
+    free(b);
+    fl.fail_class = ZP_NFAIL_CLASSES; fl.retryable = true;
+    CHECK(zp_msg_fail_encode(&b, &n, &fl) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_fail_decode(&df, &f) == ZP_EPROTO);
+    fl.fail_class = ZP_FAIL_TRANSIENT;
+    CHECK(!strcmp(zp_fail_class_name(ZP_FAIL_WORKER), "worker") && !strcmp(zp_fail_class_name(9), "?"));
     free(b);
     /* handed back unstarted: explicit fields, independent of the message text */
     fl.unstarted = true; fl.stopping = true; fl.payload_bad = false; fl.message = zp_str("anything at all");
