@@ -280,6 +280,154 @@ EC_GROUP_TESTS(g2, bn254, fq2_bn254, fr_bn254, ZP_G2_BN254_COMPRESSED)
 EC_GROUP_TESTS(g1, bls12_381, fq_bls12_381, fr_bls12_381, ZP_G1_BLS12_381_COMPRESSED)
 EC_GROUP_TESTS(g2, bls12_381, fq2_bls12_381, fr_bls12_381, ZP_G2_BLS12_381_COMPRESSED)
 
+/* GLV (ec_glv.c): phi acts as lambda on random points of both groups (affine and Jacobian),
+ * phi has order 3, and the split recombines exactly with halves below 2^128, on random
+ * scalars (reduced and not), edge scalars and scalars around the decomposition bounds. */
+/* Fr element (Montgomery) of a 256-bit value reduced mod r */
+#define GLV_TESTS(C)                                                                           \
+    static void fr_of_##C(zp_fr_##C##_t *f, const zp_scalar_t *k)                              \
+    {                                                                                          \
+        zp_fr_##C##_t t, two64;                                                                \
+        zp_fr_##C##_set_u64(&two64, 1ULL << 32);                                               \
+        zp_fr_##C##_mul(&two64, &two64, &two64);                                               \
+        memset(f, 0, sizeof *f);                                                               \
+        for (int i = 3; i >= 0; i--) {                                                         \
+            zp_fr_##C##_mul(f, f, &two64);                                                     \
+            zp_fr_##C##_set_u64(&t, k->l[i]);                                                  \
+            zp_fr_##C##_add(f, f, &t);                                                         \
+        }                                                                                      \
+    }                                                                                          \
+    static void glv_check_split_##C(const zp_scalar_t *k)                                      \
+    {                                                                                          \
+        zp_scalar_t k1, k2;                                                                    \
+        unsigned neg;                                                                          \
+        zp_glv_##C##_split(&k1, &k2, &neg, k);                                                 \
+        CHECK(neg < 4);                                                                        \
+        CHECK(k1.l[2] == 0 && k1.l[3] == 0 && k2.l[2] == 0 && k2.l[3] == 0); /* < 2^128 */     \
+        zp_fr_##C##_t f, f1, f2, lam;                                                          \
+        fr_of_##C(&f, k);                                                                      \
+        fr_of_##C(&f1, &k1);                                                                   \
+        fr_of_##C(&f2, &k2);                                                                   \
+        fr_of_##C(&lam, &zp_glv_##C##_lambda);                                                 \
+        if (neg & 1) zp_fr_##C##_neg(&f1, &f1);                                                \
+        if (neg & 2) zp_fr_##C##_neg(&f2, &f2);                                                \
+        zp_fr_##C##_mul(&f2, &f2, &lam);                                                       \
+        zp_fr_##C##_add(&f1, &f1, &f2);                                                        \
+        CHECK(zp_fr_##C##_eq(&f1, &f));                                                        \
+    }                                                                                          \
+    static void test_glv_##C(void)                                                             \
+    {                                                                                          \
+        const zp_scalar_t *r = (const zp_scalar_t *)(const void *)&zp_fr_##C##_modulus;        \
+        const zp_scalar_t *lam = &zp_glv_##C##_lambda;                                         \
+        /* lambda^2 + lambda + 1 = 0 mod r */                                                  \
+        {                                                                                      \
+            zp_fr_##C##_t l, l2, one;                                                          \
+            fr_of_##C(&l, lam);                                                                \
+            zp_fr_##C##_sqr(&l2, &l);                                                          \
+            zp_fr_##C##_add(&l2, &l2, &l);                                                     \
+            zp_fr_##C##_set_u64(&one, 1);                                                      \
+            zp_fr_##C##_add(&l2, &l2, &one);                                                   \
+            CHECK(zp_fr_##C##_is_zero(&l2) && !zp_fr_##C##_is_one(&l));                        \
+        }                                                                                      \
+        for (int it = 0; it < 4; it++) {                                                       \
+            zp_scalar_t k;                                                                     \
+            rnd_scalar(&k, 250);                                                               \
+            /* G1 */                                                                           \
+            zp_g1a_##C##_t ga, pa, qa;                                                         \
+            zp_g1_##C##_t g, p, q, t;                                                          \
+            zp_g1_##C##_generator(&ga);                                                        \
+            zp_g1_##C##_from_affine(&g, &ga);                                                  \
+            zp_g1_##C##_mul(&p, &g, &k);                                                       \
+            zp_g1_##C##_to_affine(&pa, &p);                                                    \
+            zp_g1_##C##_mul(&q, &p, lam);                                                      \
+            zp_g1a_##C##_endo(&qa, &pa);                                                       \
+            CHECK(zp_g1a_##C##_on_curve(&qa));                                                 \
+            zp_g1_##C##_from_affine(&t, &qa);                                                  \
+            CHECK(zp_g1_##C##_eq(&t, &q));                                                     \
+            zp_g1_##C##_endo(&t, &p);                                                          \
+            CHECK(zp_g1_##C##_eq(&t, &q));                                                     \
+            zp_g1_##C##_endo(&t, &t); /* phi^2 + phi + 1 = 0 */                                \
+            zp_g1_##C##_add(&t, &t, &q);                                                       \
+            zp_g1_##C##_add(&t, &t, &p);                                                       \
+            CHECK(zp_g1_##C##_is_inf(&t));                                                     \
+            /* G2 */                                                                           \
+            zp_g2a_##C##_t ha, ua, va;                                                         \
+            zp_g2_##C##_t h, u, v, w;                                                          \
+            zp_g2_##C##_generator(&ha);                                                        \
+            zp_g2_##C##_from_affine(&h, &ha);                                                  \
+            zp_g2_##C##_mul(&u, &h, &k);                                                       \
+            zp_g2_##C##_to_affine(&ua, &u);                                                    \
+            zp_g2_##C##_mul(&v, &u, lam);                                                      \
+            zp_g2a_##C##_endo(&va, &ua);                                                       \
+            CHECK(zp_g2a_##C##_in_subgroup(&va));                                              \
+            zp_g2_##C##_from_affine(&w, &va);                                                  \
+            CHECK(zp_g2_##C##_eq(&w, &v));                                                     \
+            zp_g2_##C##_endo(&w, &u);                                                          \
+            CHECK(zp_g2_##C##_eq(&w, &v));                                                     \
+            zp_g2_##C##_endo(&w, &w);                                                          \
+            zp_g2_##C##_add(&w, &w, &v);                                                       \
+            zp_g2_##C##_add(&w, &w, &u);                                                       \
+            CHECK(zp_g2_##C##_is_inf(&w));                                                     \
+            /* the split through the points: k G = +-k1 G +- k2 phi(G) */                      \
+            zp_scalar_t k1, k2;                                                                \
+            unsigned neg;                                                                      \
+            zp_glv_##C##_split(&k1, &k2, &neg, &k);                                            \
+            zp_g2_##C##_mul(&v, &h, &k1);                                                      \
+            if (neg & 1) zp_g2_##C##_neg(&v, &v);                                              \
+            zp_g2_##C##_endo(&w, &h);                                                          \
+            zp_g2_##C##_mul(&w, &w, &k2);                                                      \
+            if (neg & 2) zp_g2_##C##_neg(&w, &w);                                              \
+            zp_g2_##C##_add(&v, &v, &w);                                                       \
+            CHECK(zp_g2_##C##_eq(&v, &u));                                                     \
+        }                                                                                      \
+        /* edges: 0, 1, 2, r-1, r-2, r, r+1, 2^256-1, lambda, lambda +- 1, 2^128 +- 1,         \
+         * r - 2^128 +- 1, r/2 */                                                              \
+        zp_scalar_t e[16], one = {{1, 0, 0, 0}};                                               \
+        int ne = 0;                                                                            \
+        sc_set(&e[ne++], 0);                                                                   \
+        sc_set(&e[ne++], 1);                                                                   \
+        sc_set(&e[ne++], 2);                                                                   \
+        sc_sub1(&e[ne], r), ne++;                                                              \
+        sc_sub1(&e[ne], &e[ne - 1]), ne++;                                                     \
+        e[ne++] = *r;                                                                          \
+        sc_add(&e[ne], r, &one), ne++;                                                         \
+        memset(&e[ne], 0xff, sizeof e[ne]), ne++;                                              \
+        e[ne++] = *lam;                                                                        \
+        sc_add(&e[ne], lam, &one), ne++;                                                       \
+        sc_sub1(&e[ne], lam), ne++;                                                            \
+        e[ne] = (zp_scalar_t){{0, 0, 1, 0}}, ne++;                                             \
+        e[ne] = (zp_scalar_t){{~0ULL, ~0ULL, 0, 0}}, ne++;                                     \
+        { /* r - 2^128 and r - 2^128 + 1 (the first scalar whose negation is short) */         \
+            zp_scalar_t t = *r;                                                                \
+            t.l[2] -= 1; /* r's limb 2 is nonzero for both curves */                           \
+            e[ne++] = t;                                                                       \
+            sc_add(&e[ne], &t, &one), ne++;                                                    \
+        }                                                                                      \
+        e[ne] = *r;                                                                            \
+        for (int i = 0; i < 4; i++) e[ne].l[i] = (r->l[i] >> 1) | (i < 3 ? r->l[i + 1] << 63 : 0); \
+        ne++;                                                                                  \
+        for (int i = 0; i < ne; i++) glv_check_split_##C(&e[i]);                               \
+        {                                                                                      \
+            zp_scalar_t k1, k2;                                                                \
+            unsigned neg;                                                                      \
+            zp_glv_##C##_split(&k1, &k2, &neg, &e[3]); /* r - 1 = -1 */                        \
+            CHECK(neg == 1 && k1.l[0] == 1 && k1.l[1] == 0 && k2.l[0] == 0 && k2.l[1] == 0);   \
+            zp_glv_##C##_split(&k1, &k2, &neg, &e[6]); /* r + 1 = 1 */                         \
+            CHECK(neg == 0 && k1.l[0] == 1 && k2.l[0] == 0);                                   \
+        }                                                                                      \
+        /* random: below r, full 256-bit, and lattice points near the rounding boundaries */   \
+        for (int it = 0; it < 20000; it++) {                                                   \
+            zp_scalar_t k;                                                                     \
+            rnd_scalar(&k, it % 3 == 0 ? 256 : 252);                                           \
+            glv_check_split_##C(&k);                                                           \
+            k.l[0] ^= 1;                                                                       \
+            k.l[it % 4] += it;                                                                 \
+            glv_check_split_##C(&k);                                                           \
+        }                                                                                      \
+    }
+GLV_TESTS(bn254)
+GLV_TESTS(bls12_381)
+
 static int hex2bin(uint8_t *out, const char *hex, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -392,6 +540,8 @@ int main(void)
     test_g1_bls12_381();
     test_g2_bls12_381();
     test_known();
+    test_glv_bn254();
+    test_glv_bls12_381();
     if (fails) {
         fprintf(stderr, "test_ec: %d checks failed\n", fails);
         return 1;

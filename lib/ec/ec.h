@@ -41,6 +41,25 @@ ZP_GROUP_API(g2, bn254, fq2)
 ZP_GROUP_API(g1, bls12_381, fq)
 ZP_GROUP_API(g2, bls12_381, fq2)
 
+/* GLV (ec_glv.c; constants derived by lib/ec/gen_glv.py). phi(x, y) = (beta x, y), beta a cube
+ * root of unity in Fq (on G2 it multiplies both Fq2 coordinates of x), is multiplication by
+ * zp_glv_<C>_lambda (standard form, the same for G1 and G2) on the group of order r.
+ * zp_<G>_<C>_endo_beta: that group's beta (Montgomery form).
+ * zp_glv_<C>_split: k (any 256-bit value) = (-1)^(neg&1) k1 + (-1)^(neg>>1) k2 lambda mod r,
+ * k1, k2 < 2^ZP_GLV_BITS; k2 = 0 when k mod r or -k mod r is below 2^128 (k1 is that value). */
+#define ZP_GLV_BITS 128
+#define ZP_GLV_API(C, FQ)                                                                     \
+    extern const zp_scalar_t zp_glv_##C##_lambda;                                             \
+    void zp_glv_##C##_split(zp_scalar_t *k1, zp_scalar_t *k2, unsigned *neg, const zp_scalar_t *k); \
+    void zp_g1a_##C##_endo(zp_g1a_##C##_t *r, const zp_g1a_##C##_t *p);                      \
+    void zp_g1_##C##_endo(zp_g1_##C##_t *r, const zp_g1_##C##_t *p);                         \
+    void zp_g2a_##C##_endo(zp_g2a_##C##_t *r, const zp_g2a_##C##_t *p);                      \
+    void zp_g2_##C##_endo(zp_g2_##C##_t *r, const zp_g2_##C##_t *p);                         \
+    const zp_##FQ##_##C##_t *zp_g1_##C##_endo_beta(void);                                     \
+    const zp_##FQ##_##C##_t *zp_g2_##C##_endo_beta(void);
+ZP_GLV_API(bn254, fq)
+ZP_GLV_API(bls12_381, fq)
+
 /* Compressed encodings.
  * BLS12-381: zcash/bellperson (Filecoin): big-endian x, 48 bytes G1, 96 bytes G2 (x.c1 then
  *   x.c0); byte 0 bits: 0x80 compressed, 0x40 infinity, 0x20 y is the lexicographically larger.
