@@ -1,13 +1,20 @@
-/* bench_arith.c - `zkpipe bench arith [--quick] [--threads N]`: timings of the arithmetic
- * the prover is built from, one table: ns per Fr/Fq multiplication, ms per G1 MSM (2^16,
- * 2^18, 2^20; --quick: 2^12, 2^14, 2^16) and G2 MSM (2^16; --quick 2^12) with 1 and N
- * threads (default 2), ms per NTT 2^20 (--quick 2^16) and per pairing, for BN254 and
- * BLS12-381. Inputs are random: points are sums of a few random multiples of the generator
- * (cheap to build), converted with one batch inversion. Each figure is the best of a few
- * runs (one run for the largest MSMs). Speed is printed, never asserted. */
+/* bench_arith.c - `zkpipe bench arith [--quick] [--threads N] [--msm-only] [--sizes "16 18"]
+ * [--groups g1,g2] [--c C] [--scalars uniform|witness|both] [--endo on|off|both] [--cpu]`:
+ * timings of
+ * the arithmetic the prover is built from: ns per Fr/Fq multiplication; ms per G1 and G2 MSM
+ * at 2^16, 2^18, 2^20 (--quick: 2^12, 2^14, 2^16; --sizes: any list), for BN254 and
+ * BLS12-381, 1 and N threads (default 2), with the GLV endomorphism ("endo") and without it
+ * ("plain", the 256-bit Pippenger) and their ratio, on uniform random scalars below r and on
+ * witness-like scalars (45% 0, 30% 1, 10% below 2^32, 5% r - small (-1, -2, ...), 10%
+ * uniform); --c forces the window size (tuning; default: the plan's choice); --cpu reports
+ * the MSMs' process CPU time instead of wall time (loaded machines). Then ms per NTT
+ * 2^20 (--quick 2^16) and per pairing. Inputs are random: points are sums of a few random
+ * multiples of the generator (cheap to build), converted with one batch inversion. Each
+ * figure is the best of 2 runs (one run from 2^20 up). Speed is printed, never asserted. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/cli.h"
 #include "lib/msm/msm.h"
@@ -32,12 +39,44 @@ static int brnd_cb(void *ctx, void *buf, size_t len)
 
 static double ms_since(uint64_t t0) { return (double)(zp_now_ns() - t0) / 1e6; }
 
+/* --cpu: MSM figures are process CPU time (all threads) instead of wall time: on a loaded
+ * machine the fairer number for one thread */
+static bool bench_cpu;
+static uint64_t msm_clock(void)
+{
+    if (!bench_cpu) return zp_now_ns();
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* random scalars below r (top limb masked below r's top limb) */
 static void rnd_scalars(zp_scalar_t *k, size_t n, const uint64_t *r)
 {
     for (size_t i = 0; i < n; i++) {
         for (int j = 0; j < 4; j++) k[i].l[j] = brnd();
         k[i].l[3] %= r[3];
+    }
+}
+
+/* witness-like scalars (see the header) */
+static void wit_scalars(zp_scalar_t *k, size_t n, const uint64_t *r)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned sel = (unsigned)(brnd() % 20);
+        memset(&k[i], 0, sizeof k[i]);
+        if (sel < 9) continue;
+        if (sel < 15) {
+            k[i].l[0] = 1;
+        } else if (sel < 17) {
+            k[i].l[0] = brnd() >> 32;
+        } else if (sel < 18) {
+            memcpy(k[i].l, r, sizeof k[i].l);
+            k[i].l[0] -= 1 + brnd() % 1000;
+        } else {
+            for (int j = 0; j < 4; j++) k[i].l[j] = brnd();
+            k[i].l[3] %= r[3];
+        }
     }
 }
 
@@ -91,17 +130,17 @@ BENCH_MUL(fq_bls12_381)
         return 0;                                                                              \
     }                                                                                          \
     static double msm_ms_##G##_##C(const zp_##G##a_##C##_t *pa, const zp_scalar_t *k,          \
-                                   size_t n, zp_pool_t *pool, int reps)                        \
+                                   size_t n, zp_pool_t *pool, int reps, const zp_msm_opts_t *o) \
     {                                                                                          \
         void *scr = NULL;                                                                      \
-        size_t sz = zp_msm_##G##_##C##_scratch_size(n, zp_pool_size(pool));                    \
+        size_t sz = zp_msm_##G##_##C##_ex_scratch_size(n, 1, zp_pool_size(pool), o);           \
         if (posix_memalign(&scr, 64, sz ? sz : 64)) return -1;                                 \
         double best = -1;                                                                      \
         for (int r = 0; r < reps; r++) {                                                       \
             zp_##G##_##C##_t out;                                                              \
-            uint64_t t0 = zp_now_ns();                                                         \
-            zp_msm_##G##_##C(&out, pa, k, n, scr, pool);                                       \
-            double ms = ms_since(t0);                                                          \
+            uint64_t t0 = msm_clock();                                                         \
+            zp_msm_##G##_##C##_multi_ex(&out, &pa, 1, k, n, scr, pool, o);                     \
+            double ms = (double)(msm_clock() - t0) / 1e6;                                      \
             if (best < 0 || ms < best) best = ms;                                              \
         }                                                                                      \
         free(scr);                                                                             \
@@ -164,33 +203,143 @@ static void row(const char *what, double bn, double bls, const char *fmt)
     fflush(stdout);
 }
 
-int zp_bench_arith(int argc, char **argv)
+/* one MSM row: BN254 endo, plain, plain/endo, then the same for BLS12-381 ("-": not run) */
+static void msm_row(const char *what, const double t[4])
 {
-    bool quick = false;
-    unsigned nthr = 2;
+    char c[6][16];
+    for (int i = 0; i < 2; i++) {
+        const double e = t[2 * i], p = t[2 * i + 1];
+        if (e < 0) snprintf(c[3 * i], 16, "-"); else snprintf(c[3 * i], 16, "%.1f", e);
+        if (p < 0) snprintf(c[3 * i + 1], 16, "-"); else snprintf(c[3 * i + 1], 16, "%.1f", p);
+        if (e > 0 && p > 0) snprintf(c[3 * i + 2], 16, "%.2fx", e / p); else snprintf(c[3 * i + 2], 16, "-");
+    }
+    printf("%-28s %9s %9s %7s %9s %9s %7s\n", what, c[0], c[1], c[2], c[3], c[4], c[5]);
+    fflush(stdout);
+}
+
+typedef struct {
+    bool quick, msm_only;
+    unsigned nthr, c, groups, kinds, endo;  /* groups: 1 G1, 2 G2; kinds: 1 uniform, 2 witness;
+                                               endo: 1 on, 2 off */
+    unsigned logs[8], nlogs;
+} bench_opts_t;
+
+static int parse_mask(unsigned *m, const char *v, const char *a, const char *b)
+{
+    if (!strcmp(v, a)) *m = 1;
+    else if (!strcmp(v, b)) *m = 2;
+    else if (!strcmp(v, "both")) *m = 3;
+    else return -1;
+    return 0;
+}
+
+static int bench_parse(bench_opts_t *o, int argc, char **argv)
+{
+    *o = (bench_opts_t){.nthr = 2, .groups = 3, .kinds = 3, .endo = 3};
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--quick")) {
-            quick = true;
-        } else if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
-            nthr = (unsigned)strtoul(argv[++i], NULL, 10);
-            if (nthr < 1 || nthr > 1024) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--quick")) {
+            o->quick = true;
+        } else if (!strcmp(a, "--msm-only")) {
+            o->msm_only = true;
+        } else if (!strcmp(a, "--cpu")) {
+            bench_cpu = true;
+        } else if (!strcmp(a, "--threads") && v) {
+            o->nthr = (unsigned)strtoul(v, NULL, 10);
+            if (o->nthr < 1 || o->nthr > 1024) {
                 fprintf(stderr, "bench arith: --threads wants 1..1024\n");
-                return 2;
+                return -1;
             }
+            i++;
+        } else if (!strcmp(a, "--c") && v) {
+            o->c = (unsigned)strtoul(v, NULL, 10);
+            if (o->c < 2 || o->c > 16) {
+                fprintf(stderr, "bench arith: --c wants 2..16\n");
+                return -1;
+            }
+            i++;
+        } else if (!strcmp(a, "--sizes") && v) {
+            char *end;
+            const char *q = v;
+            o->nlogs = 0;
+            for (;;) {
+                unsigned long l = strtoul(q, &end, 10);
+                if (end == q) break;
+                if (l < 4 || l > 24 || o->nlogs == 8) {
+                    fprintf(stderr, "bench arith: --sizes wants up to 8 powers in 4..24\n");
+                    return -1;
+                }
+                o->logs[o->nlogs++] = (unsigned)l;
+                q = end;
+            }
+            if (!o->nlogs || *q) {
+                fprintf(stderr, "bench arith: --sizes: bad list '%s'\n", v);
+                return -1;
+            }
+            i++;
+        } else if (!strcmp(a, "--groups") && v) {
+            o->groups = (strstr(v, "g1") ? 1u : 0u) | (strstr(v, "g2") ? 2u : 0u);
+            if (!o->groups) {
+                fprintf(stderr, "bench arith: --groups wants g1, g2 or g1,g2\n");
+                return -1;
+            }
+            i++;
+        } else if (!strcmp(a, "--scalars") && v && !parse_mask(&o->kinds, v, "uniform", "witness")) {
+            i++;
+        } else if (!strcmp(a, "--endo") && v && !parse_mask(&o->endo, v, "on", "off")) {
+            i++;
         } else {
-            fprintf(stderr, "usage: zkpipe bench arith [--quick] [--threads N]\n");
-            return 2;
+            fprintf(stderr, "usage: zkpipe bench arith [--quick] [--threads N] [--msm-only] "
+                            "[--sizes \"16 18 20\"] [--groups g1,g2] [--c C] "
+                            "[--scalars uniform|witness|both] [--endo on|off|both] [--cpu]\n");
+            return -1;
         }
     }
+    if (!o->nlogs) {
+        o->nlogs = 3;
+        for (unsigned j = 0; j < 3; j++) o->logs[j] = (o->quick ? 12 : 16) + 2 * j;
+    }
+    return 0;
+}
+
+/* the rows of one group: every size, pool and scalar kind; t[] as msm_row */
+#define BENCH_ROWS(G)                                                                          \
+    for (unsigned s = 0; s < o.nlogs; s++) {                                                   \
+        size_t n = (size_t)1 << o.logs[s];                                                     \
+        for (unsigned pi = 0; pi < npools; pi++)                                               \
+            for (unsigned kind = 1; kind <= 2; kind++) {                                       \
+                if (!(o.kinds & kind)) continue;                                               \
+                int reps = n >= ((size_t)1 << 20) ? 1 : 2;                                     \
+                double t[4] = {-1, -1, -1, -1};                                                \
+                zp_msm_opts_t on = {.c = o.c}, off = {.no_endo = true, .c = o.c};              \
+                snprintf(what, sizeof what, "%s MSM 2^%u %uT %s",                             \
+                         (#G)[1] == '1' ? "G1" : "G2", o.logs[s], zp_pool_size(pools[pi]),     \
+                         kind == 1 ? "uniform" : "witness");                                   \
+                (kind == 1 ? rnd_scalars : wit_scalars)(k, n, r_bn);                           \
+                if (o.endo & 1) t[0] = msm_ms_##G##_bn254(G##_bn, k, n, pools[pi], reps, &on); \
+                if (o.endo & 2) t[1] = msm_ms_##G##_bn254(G##_bn, k, n, pools[pi], reps, &off); \
+                (kind == 1 ? rnd_scalars : wit_scalars)(k, n, r_bls);                          \
+                if (o.endo & 1) t[2] = msm_ms_##G##_bls12_381(G##_bls, k, n, pools[pi], reps, &on); \
+                if (o.endo & 2) t[3] = msm_ms_##G##_bls12_381(G##_bls, k, n, pools[pi], reps, &off); \
+                msm_row(what, t);                                                              \
+            }                                                                                  \
+    }
+
+int zp_bench_arith(int argc, char **argv)
+{
+    bench_opts_t o;
+    if (bench_parse(&o, argc, argv)) return 2;
+    const unsigned nthr = o.nthr;
     zp_pool_t *pools[2] = {NULL, nthr > 1 ? zp_pool_new(nthr) : NULL};
     unsigned npools = nthr > 1 ? 2 : 1;
     if (nthr > 1 && !pools[1]) {
         fprintf(stderr, "bench arith: cannot start %u threads\n", nthr);
         return 1;
     }
-    const unsigned g1_logs[3] = {quick ? 12u : 16u, quick ? 14u : 18u, quick ? 16u : 20u};
-    const unsigned g2_log = quick ? 12 : 16, ntt_log = quick ? 16 : 20;
-    size_t nmax = (size_t)1 << g1_logs[2];
+    const unsigned ntt_log = o.quick ? 16 : 20;
+    unsigned lmax = 0;
+    for (unsigned s = 0; s < o.nlogs; s++) lmax = o.logs[s] > lmax ? o.logs[s] : lmax;
+    size_t nmax = (size_t)1 << lmax, n1 = o.groups & 1 ? nmax : 1, n2 = o.groups & 2 ? nmax : 1;
     int rc = 1;
 
     double load = -1;
@@ -199,62 +348,53 @@ int zp_bench_arith(int argc, char **argv)
         if (fscanf(lf, "%lf", &load) != 1) load = -1;
         fclose(lf);
     }
-    printf("zkpipe bench arith%s: best of runs, threads 1 and %u, load average %.2f at start\n",
-           quick ? " --quick" : "", nthr, load);
-    printf("%-28s %12s %12s\n", "", "bn254", "bls12_381");
-    row("Fr mul (ns)", bench_mul_fr_bn254(2000000), bench_mul_fr_bls12_381(2000000), "%.1f");
-    row("Fq mul (ns)", bench_mul_fq_bn254(2000000), bench_mul_fq_bls12_381(2000000), "%.1f");
+    printf("zkpipe bench arith%s: best of runs, threads 1 and %u, load average %.2f at start%s%s\n",
+           o.quick ? " --quick" : "", nthr, load, o.c ? " (window forced)" : "",
+           bench_cpu ? "; MSMs in CPU ms" : "");
+    if (!o.msm_only) {
+        printf("%-28s %12s %12s\n", "", "bn254", "bls12_381");
+        row("Fr mul (ns)", bench_mul_fr_bn254(2000000), bench_mul_fr_bls12_381(2000000), "%.1f");
+        row("Fq mul (ns)", bench_mul_fq_bn254(2000000), bench_mul_fq_bls12_381(2000000), "%.1f");
+    }
 
     zp_scalar_t *k = malloc(nmax * sizeof *k);
-    zp_g1a_bn254_t *p1 = malloc(nmax * sizeof *p1);
-    zp_g1a_bls12_381_t *p1b = malloc(nmax * sizeof *p1b);
-    zp_g2a_bn254_t *p2 = malloc(((size_t)1 << g2_log) * sizeof *p2);
-    zp_g2a_bls12_381_t *p2b = malloc(((size_t)1 << g2_log) * sizeof *p2b);
-    if (!k || !p1 || !p1b || !p2 || !p2b) {
+    zp_g1a_bn254_t *g1_bn = malloc(n1 * sizeof *g1_bn);
+    zp_g1a_bls12_381_t *g1_bls = malloc(n1 * sizeof *g1_bls);
+    zp_g2a_bn254_t *g2_bn = malloc(n2 * sizeof *g2_bn);
+    zp_g2a_bls12_381_t *g2_bls = malloc(n2 * sizeof *g2_bls);
+    if (!k || !g1_bn || !g1_bls || !g2_bn || !g2_bls) {
         fprintf(stderr, "bench arith: out of memory\n");
         goto out;
     }
     uint64_t t0 = zp_now_ns();
-    if (points_g1_bn254(p1, nmax) || points_g1_bls12_381(p1b, nmax) ||
-        points_g2_bn254(p2, (size_t)1 << g2_log) || points_g2_bls12_381(p2b, (size_t)1 << g2_log)) {
+    if (points_g1_bn254(g1_bn, n1) || points_g1_bls12_381(g1_bls, n1) ||
+        points_g2_bn254(g2_bn, n2) || points_g2_bls12_381(g2_bls, n2)) {
         fprintf(stderr, "bench arith: out of memory\n");
         goto out;
     }
     double setup_ms = ms_since(t0);
     const uint64_t *r_bn = zp_fr_bn254_modulus.l, *r_bls = zp_fr_bls12_381_modulus.l;
     char what[64];
-    for (int s = 0; s < 3; s++) {
-        size_t n = (size_t)1 << g1_logs[s];
+    printf("%-28s %9s %9s %7s %9s %9s %7s\n", "MSM (ms)", "bn endo", "bn plain", "ratio",
+           "bls endo", "bls plain", "ratio");
+    if (o.groups & 1) BENCH_ROWS(g1)
+    if (o.groups & 2) BENCH_ROWS(g2)
+    if (!o.msm_only) {
+        printf("%-28s %12s %12s\n", "", "bn254", "bls12_381");
         for (unsigned pi = 0; pi < npools; pi++) {
-            int reps = n >= ((size_t)1 << 20) ? 1 : 2;
-            snprintf(what, sizeof what, "G1 MSM 2^%u %uT (ms)", g1_logs[s], zp_pool_size(pools[pi]));
-            rnd_scalars(k, n, r_bn);
-            double a = msm_ms_g1_bn254(p1, k, n, pools[pi], reps);
-            rnd_scalars(k, n, r_bls);
-            row(what, a, msm_ms_g1_bls12_381(p1b, k, n, pools[pi], reps), "%.1f");
+            snprintf(what, sizeof what, "NTT 2^%u %uT (ms)", ntt_log, zp_pool_size(pools[pi]));
+            row(what, ntt_ms_bn254(ntt_log, pools[pi]), ntt_ms_bls12_381(ntt_log, pools[pi]), "%.1f");
         }
+        row("pairing (ms)", pairing_ms_bn254(), pairing_ms_bls12_381(), "%.2f");
     }
-    for (unsigned pi = 0; pi < npools; pi++) {
-        size_t n = (size_t)1 << g2_log;
-        snprintf(what, sizeof what, "G2 MSM 2^%u %uT (ms)", g2_log, zp_pool_size(pools[pi]));
-        rnd_scalars(k, n, r_bn);
-        double a = msm_ms_g2_bn254(p2, k, n, pools[pi], 2);
-        rnd_scalars(k, n, r_bls);
-        row(what, a, msm_ms_g2_bls12_381(p2b, k, n, pools[pi], 2), "%.1f");
-    }
-    for (unsigned pi = 0; pi < npools; pi++) {
-        snprintf(what, sizeof what, "NTT 2^%u %uT (ms)", ntt_log, zp_pool_size(pools[pi]));
-        row(what, ntt_ms_bn254(ntt_log, pools[pi]), ntt_ms_bls12_381(ntt_log, pools[pi]), "%.1f");
-    }
-    row("pairing (ms)", pairing_ms_bn254(), pairing_ms_bls12_381(), "%.2f");
     printf("(setup of random points: %.0f ms)\n", setup_ms);
     rc = 0;
 out:
     free(k);
-    free(p1);
-    free(p1b);
-    free(p2);
-    free(p2b);
+    free(g1_bn);
+    free(g1_bls);
+    free(g2_bn);
+    free(g2_bls);
     zp_pool_destroy(&pools[1]);
     return rc;
 }

@@ -15,11 +15,13 @@
 #define TEST_SEED 0x243f6a8885a308d3ULL
 #include "tests/test_common.h"
 
-/* scalar i of a test vector: a mix of special and random values below r */
-static void pick_scalar(zp_scalar_t *k, size_t i, const zp_scalar_t *r, const zp_scalar_t *rep)
+/* scalar i of a test vector: a mix of special and random values below r, and values around
+ * the GLV split's bounds (2^128, r - 2^128, lambda) */
+static void pick_scalar(zp_scalar_t *k, size_t i, const zp_scalar_t *r, const zp_scalar_t *rep,
+                        const zp_scalar_t *lam)
 {
     memset(k, 0, sizeof *k);
-    switch (rnd64() % 10) {
+    switch (rnd64() % 14) {
     case 0: break;                                           /* 0 */
     case 1: k->l[0] = 1; break;                              /* 1 */
     case 2:                                                  /* r - 1 */
@@ -30,6 +32,28 @@ static void pick_scalar(zp_scalar_t *k, size_t i, const zp_scalar_t *r, const zp
     case 4: *k = *rep; break;                                /* repeated: same buckets */
     case 5:                                                  /* unreduced, up to 2^256-1 */
         for (int j = 0; j < 4; j++) k->l[j] = rnd64();
+        break;
+    case 10:                                                 /* 2^128 +- small */
+        if (rnd64() & 1) {
+            k->l[0] = ~0ULL - rnd64() % 4;
+            k->l[1] = ~0ULL;
+        } else {
+            k->l[0] = rnd64() % 4;
+            k->l[2] = 1;
+        }
+        break;
+    case 11:                                                 /* r - 2^128 +- small */
+        *k = *r;
+        k->l[2] -= 1;
+        k->l[0] += rnd64() % 4 - 2;                          /* r's limb 0 is odd and > 2 */
+        break;
+    case 12:                                                 /* r - small (-1, -2, ...) */
+        *k = *r;
+        k->l[0] -= 1 + rnd64() % 1000;
+        break;
+    case 13:                                                 /* lambda + small */
+        *k = *lam;
+        k->l[0] += rnd64() % 4;
         break;
     default:
         for (int j = 0; j < 4; j++) k->l[j] = rnd64();
@@ -88,7 +112,7 @@ static void pick_scalar(zp_scalar_t *k, size_t i, const zp_scalar_t *r, const zp
             for (int j = 0; j < 4; j++) rep.l[j] = rnd64();                                    \
             rep.l[3] &= r->l[3] >> 1;                                                          \
             points_##G##_##C(pa, n);                                                           \
-            for (size_t i = 0; i < n; i++) pick_scalar(&k[i], i, r, &rep);                     \
+            for (size_t i = 0; i < n; i++) pick_scalar(&k[i], i, r, &rep, &zp_glv_##C##_lambda);                     \
             /* the worst case for bucket conflicts: every scalar and point equal */            \
             if (si == nsizes - 1 && n > 8)                                                     \
                 for (size_t i = 0; i < n / 4; i++) {                                           \
@@ -108,6 +132,20 @@ static void pick_scalar(zp_scalar_t *k, size_t i, const zp_scalar_t *r, const zp
                     fails++;                                                                   \
                 }                                                                              \
                 free(scr);                                                                     \
+                /* without the endomorphism, and forced windows with and without it */         \
+                for (int mode = 0; mode < 3 && pi < 2; mode++) {                               \
+                    zp_msm_opts_t o = {.no_endo = mode != 1, .c = mode ? 3 + (unsigned)(n % 7) : 0};\
+                    sz = zp_msm_##G##_##C##_ex_scratch_size(n, 1, nt, &o);                     \
+                    if (posix_memalign(&scr, 64, sz ? sz : 64)) abort();                       \
+                    const zp_##G##a_##C##_t *pp = pa;                                          \
+                    zp_msm_##G##_##C##_multi_ex(&got, &pp, 1, k, n, scr, pools[pi], &o);       \
+                    if (!zp_##G##_##C##_eq(&got, &want)) {                                     \
+                        fprintf(stderr, "msm %s n=%zu threads=%u endo=%d c=%u: wrong sum\n",   \
+                                #G "_" #C, n, nt, !o.no_endo, o.c);                            \
+                        fails++;                                                               \
+                    }                                                                          \
+                    free(scr);                                                                 \
+                }                                                                              \
             }                                                                                  \
             /* all scalars 1: the plain sum; all zero: infinity */                             \
             if (n > 0 && n < 300) {                                                            \
@@ -190,6 +228,12 @@ static void pick_sparse(zp_scalar_t *k, const zp_scalar_t *r)
                                     "wrong sum\n", #G "_" #C, n, m, j, mode, nt);              \
                             fails++;                                                           \
                         }                                                                      \
+                    if (m == M) { /* the same without the endomorphism */                      \
+                        zp_msm_opts_t o = {.no_endo = true};                                   \
+                        zp_msm_##G##_##C##_multi_ex(got, (const zp_##G##a_##C##_t *const *)pa, m, k, n, scr,\
+                                                    pools[pi], &o);                            \
+                        for (unsigned j = 0; j < m; j++) CHECK(zp_##G##_##C##_eq(&got[j], &want[j]));\
+                    }                                                                          \
                     if (m == 1) { /* the plain MSM on the same input */                        \
                         zp_msm_##G##_##C(&got[0], pa[0], k, n, scr, pools[pi]);                \
                         CHECK(zp_##G##_##C##_eq(&got[0], &want[0]));                           \

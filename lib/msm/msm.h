@@ -8,6 +8,12 @@
  * 256-bit integers, so unreduced scalars give sum k_i P_i all the same. Zero scalars cost
  * nothing, scalars equal to 1 one batched affine addition, short scalars only the windows
  * their bit length reaches (witness vectors are mostly 0/1/small).
+ * Endomorphism (GLV, on by default for G1 and G2 of both curves): each scalar k is split as
+ * k = k1 + k2 lambda with |k1|, |k2| < 2^128 (lib/ec/ec_glv.c) and the MSM runs over the 2n
+ * points P_i, phi(P_i) with 128-bit scalars (signs as point negations): half the windows, so
+ * half the bucket reductions, and a window one bit wider for the same work. Scalars already
+ * short (or short negated: -1, -2, ...) are not split. The scratch holds the halves, their
+ * signs and beta x of the points whose k2 is not 0.
  * Tests: tests/test_msm.c (against a naive sum). Bench: zkpipe bench */
 #ifndef ZP_MSM_H
 #define ZP_MSM_H
@@ -29,6 +35,26 @@
     void zp_msm_##G##_##C##_multi(zp_##G##_##C##_t *out, const zp_##G##a_##C##_t *const *points, \
                                   unsigned m, const zp_scalar_t *scalars, size_t n, void *scratch, \
                                   zp_pool_t *pool);
+
+/* The same with options (NULL = the defaults above): no_endo turns the endomorphism off (the
+ * plain 256-bit Pippenger); c forces the window size (tuning; 0 = the plan's choice, clamped
+ * to 2..16). Scratch: zp_msm_<G>_<C>_ex_scratch_size(n, m, nthreads, opts) bytes; the plain
+ * scratch_size covers every opts with c = 0. (added) */
+typedef struct {
+    bool no_endo;
+    unsigned c;
+} zp_msm_opts_t;
+#define ZP_MSM_EX_API(G, C)                                                                    \
+    size_t zp_msm_##G##_##C##_ex_scratch_size(size_t n, unsigned m, unsigned nthreads,         \
+                                              const zp_msm_opts_t *opts);                      \
+    void zp_msm_##G##_##C##_multi_ex(zp_##G##_##C##_t *out, const zp_##G##a_##C##_t *const *points, \
+                                     unsigned m, const zp_scalar_t *scalars, size_t n,         \
+                                     void *scratch, zp_pool_t *pool, const zp_msm_opts_t *opts);
+
+ZP_MSM_EX_API(g1, bn254)
+ZP_MSM_EX_API(g2, bn254)
+ZP_MSM_EX_API(g1, bls12_381)
+ZP_MSM_EX_API(g2, bls12_381)
 
 ZP_MSM_MULTI_API(g1, bn254)
 ZP_MSM_MULTI_API(g2, bn254)

@@ -38,7 +38,7 @@ enum {
     MSM_Q_DIV = 4,        /* deferred-point queue: K / MSM_Q_DIV entries */
     MSM_ONE_MIN = 2048,   /* scalar-1 points per scalar-1 task, at least */
 };
-#define MSM_CHUNK ((size_t)1 << 31)  /* larger inputs run in chunks (32-bit scalar index) */
+#define MSM_CHUNK ((size_t)1 << 30)  /* larger inputs run in chunks (32-bit index of 2n halves) */
 
 typedef struct {
     unsigned c;   /* window bits */
@@ -61,11 +61,11 @@ static size_t align64(size_t x) { return (x + 63) & ~(size_t)63; }
  * affine addition ~6, an XYZZ mixed addition ~10 (for conflicting digits beyond what the
  * deferred queue holds), a full XYZZ addition ~14, an inversion inv_cost. */
 static void msm_plan_h(msm_plan_t *pl, size_t n, unsigned nt, unsigned bits, double inv_cost,
-                       const size_t *hist)
+                       const size_t *hist, unsigned cf)
 {
     double best = -1;
     memset(pl, 0, sizeof *pl);
-    for (unsigned c = MSM_C_MIN; c <= MSM_C_MAX; c++) {
+    for (unsigned c = cf ? cf : MSM_C_MIN; c <= (cf ? cf : MSM_C_MAX); c++) {
         unsigned nb = 1u << (c - 1), W = bits / c + 1;
         unsigned K = nb / 4;
         if (K < MSM_K_MIN) K = MSM_K_MIN;
@@ -97,12 +97,15 @@ static void msm_plan_h(msm_plan_t *pl, size_t n, unsigned nt, unsigned bits, dou
     }
 }
 
+/* cf: forced window size (0: choose) */
+static void msm_plan(msm_plan_t *pl, size_t n, unsigned nt, unsigned bits, double inv_cost,
+                     unsigned cf)
+{
+    msm_plan_h(pl, n, nt, bits, inv_cost, NULL, cf);
+}
+
 /* m: MSMs sharing the scalars (result slots per MSM: Wmax * P windows + P1 scalar-1 sums);
  * n: scalars (the index array) */
-static void msm_plan(msm_plan_t *pl, size_t n, unsigned nt, unsigned bits, double inv_cost)
-{
-    msm_plan_h(pl, n, nt, bits, inv_cost, NULL);
-}
 
 static void msm_layout(msm_layout_t *l, const msm_plan_t *pl, unsigned m, size_t n, size_t pa,
                        size_t xyzz, size_t fe, size_t jac)

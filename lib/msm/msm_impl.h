@@ -196,6 +196,38 @@ typedef struct {
     unsigned qn, qmax;   /* deferred count, capacity */
 } S(ws_t);
 
+/* The points one MSM reads: index ii < n0 is P_ii; with the endomorphism (phix != NULL)
+ * index n0 + i is phi(P_i) = (beta x_i, y_i), and neg[ii] says the point is negated (the
+ * sign of its scalar half). */
+typedef struct {
+    const PA_T *pts;     /* n0 points */
+    const FE_T *phix;    /* beta x_i (only where k2_i != 0), or NULL */
+    const uint8_t *neg;  /* 2 n0 signs, or NULL */
+    size_t n0;
+} S(src_t);
+
+/* q = point ii, negated if negd (xor its own sign); false for infinity */
+static inline bool S(fetch)(PA_T *q, const S(src_t) *src, size_t ii, bool negd)
+{
+    size_t pi = ii;
+    const FE_T *x;
+    if (src->phix && ii >= src->n0) {
+        pi = ii - src->n0;
+        x = &src->phix[pi];
+    } else {
+        x = &src->pts[pi].x;
+    }
+    const PA_T *p = &src->pts[pi];
+    if (ECA(is_inf)(p)) return false;
+    q->x = *x;
+    if (src->neg && src->neg[ii]) negd = !negd;
+    if (negd)
+        F(neg)(&q->y, &p->y);
+    else
+        q->y = p->y;
+    return true;
+}
+
 /* Apply the pending additions bk[bb[j]] += bp[j] with one inversion. */
 static void S(flush)(S(ws_t) *ws)
 {
@@ -293,7 +325,7 @@ static void S(bucket_add)(S(ws_t) *ws, uint32_t bi, const PA_T *q, bool requeue)
 }
 
 /* One window task: window w over the scalars idx[lo, hi); result in *out. */
-static void S(task)(S(ws_t) *ws, const msm_plan_t *pl, unsigned w, const PA_T *pts,
+static void S(task)(S(ws_t) *ws, const msm_plan_t *pl, unsigned w, const S(src_t) *src,
                     const zp_scalar_t *sc, const uint32_t *idx, size_t lo, size_t hi, P_T *out)
 {
     const unsigned c = pl->c, nb = pl->nb;
@@ -306,10 +338,8 @@ static void S(task)(S(ws_t) *ws, const msm_plan_t *pl, unsigned w, const PA_T *p
         size_t ii = idx ? idx[i] : i;
         int32_t d = msm_digit(&sc[ii], w, c);
         if (d == 0) continue;
-        const PA_T *p = &pts[ii];
-        if (ECA(is_inf)(p)) continue;
-        PA_T q = *p;
-        if (d < 0) F(neg)(&q.y, &q.y);
+        PA_T q;
+        if (!S(fetch)(&q, src, ii, d < 0)) continue;
         S(bucket_add)(ws, (uint32_t)(d < 0 ? -d : d) - 1, &q, true);
     }
     S(flush)(ws);
@@ -334,8 +364,8 @@ static void S(task)(S(ws_t) *ws, const msm_plan_t *pl, unsigned w, const PA_T *p
  * to nbk = K1 affine accumulators, so every batch of K pending additions has distinct
  * accumulators and shares one inversion (~6 multiplications per addition, no windows); the
  * accumulators are then added up in XYZZ. */
-static void S(ones_task)(S(ws_t) *ws, const msm_plan_t *pl, const PA_T *pts, const uint32_t *idx,
-                         size_t lo, size_t hi, P_T *out)
+static void S(ones_task)(S(ws_t) *ws, const msm_plan_t *pl, const S(src_t) *src,
+                         const uint32_t *idx, size_t lo, size_t hi, P_T *out)
 {
     const unsigned nbk = pl->K1;
     memset(ws->st, 0, nbk);
@@ -345,9 +375,9 @@ static void S(ones_task)(S(ws_t) *ws, const msm_plan_t *pl, const PA_T *pts, con
     ws->qn = 0;
     unsigned b = 0;
     for (size_t i = lo; i < hi; i++) {
-        const PA_T *p = &pts[idx[i]];
-        if (ECA(is_inf)(p)) continue;
-        S(bucket_add)(ws, b, p, true);
+        PA_T q;
+        if (!S(fetch)(&q, src, idx[i], false)) continue;
+        S(bucket_add)(ws, b, &q, true);
         if (++b == nbk) b = 0;
     }
     S(flush)(ws);
@@ -367,7 +397,8 @@ static void S(ones_task)(S(ws_t) *ws, const msm_plan_t *pl, const PA_T *pts, con
 
 /* m MSMs over the same classified scalars. Tasks, per MSM (T = P1 + W*P of them): P1
  * scalar-1 tasks, then W*P window tasks (window w over idx[0, cnt[w]) split in P parts);
- * result slot of task t of MSM j: res[j * T + t]. */
+ * result slot of task t of MSM j: res[j * T + t]. With the endomorphism the "scalars" are
+ * the 2 n0 halves and MSM j reads its points through src (phix + j n0). */
 typedef struct {
     const msm_plan_t *pl;
     const PA_T *const *pts;  /* m point arrays */
@@ -377,8 +408,11 @@ typedef struct {
     const uint32_t *cnt;     /* W */
     size_t nbig, none;
     unsigned P1;             /* scalar-1 tasks in use (<= pl->P1) */
-    size_t n;
-    uint8_t *scratch;
+    size_t n;                /* scalars (2 n0 with the endomorphism) */
+    size_t n0;               /* points per MSM */
+    const FE_T *phix;        /* m * n0, or NULL */
+    const uint8_t *neg;      /* n, or NULL */
+    uint8_t *scratch;        /* past the endomorphism area */
     P_T *res;
     atomic_uint next;
 } S(job_t);
@@ -409,42 +443,100 @@ static void S(worker)(void *arg, unsigned tid, unsigned nthr)
         unsigned t = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
         if (t >= ntask) break;
         unsigned j = t / T, u = t % T;
-        const PA_T *pts = job->pts[j];
+        S(src_t) src = {.pts = job->pts[j], .phix = job->phix ? job->phix + (size_t)j * job->n0 : NULL,
+                        .neg = job->neg, .n0 = job->n0};
         P_T *out = &job->res[(size_t)j * T + u];
         size_t lo, hi;
         if (u < job->P1) {
             zp_split(job->none, u, job->P1, &lo, &hi);
-            S(ones_task)(&ws, pl, pts, job->idx + job->nbig, lo, hi, out);
+            S(ones_task)(&ws, pl, &src, job->idx + job->nbig, lo, hi, out);
         } else {
             u -= job->P1;
             unsigned w = u / pl->P, part = u % pl->P;
             zp_split(job->cnt[w], part, pl->P, &lo, &hi);
-            S(task)(&ws, pl, w, pts, job->sc, job->idx, lo, hi, out);  /* idx NULL: identity */
+            S(task)(&ws, pl, w, &src, job->sc, job->idx, lo, hi, out);  /* idx NULL: identity */
         }
     }
 }
 
-/* the plan the scratch is sized for: n scalars of up to 256 bits */
-static size_t S(bytes)(const msm_plan_t *pl, unsigned m, size_t n, unsigned nthreads)
+/* bytes after the endomorphism area for plan pl over nsc scalars */
+static size_t S(bytes)(const msm_plan_t *pl, unsigned m, size_t nsc, unsigned nthreads)
 {
     msm_layout_t lay;
-    msm_layout(&lay, pl, m, n, sizeof(PA_T), sizeof(S(xyzz_t)), sizeof(FE_T), sizeof(P_T));
+    msm_layout(&lay, pl, m, nsc, sizeof(PA_T), sizeof(S(xyzz_t)), sizeof(FE_T), sizeof(P_T));
     return lay.res_bytes + lay.idx_bytes + (size_t)nthreads * lay.thread_bytes;
 }
 
-static size_t S(scratch_size)(size_t n, unsigned m, unsigned nthreads)
+/* the endomorphism area: 2 n0 scalar halves, 2 n0 signs, m n0 beta x */
+static size_t S(endo_bytes)(size_t n0, unsigned m)
 {
-    msm_plan_t pl;
+    return align64(2 * n0 * sizeof(zp_scalar_t)) + align64(2 * n0) + align64((size_t)m * n0 * sizeof(FE_T));
+}
+
+/* the plan the scratch is sized for (n0 points, full-size scalars), per mode */
+static void S(full_plan)(msm_plan_t *pl, size_t n0, unsigned nthreads, bool endo, unsigned cf)
+{
+    if (endo)
+        msm_plan(pl, 2 * n0, nthreads, ZP_GLV_BITS, MSM_COST_FQ, cf);
+    else
+        msm_plan(pl, n0, nthreads, MSM_BITS_MAX, MSM_COST_FQ, cf);
+}
+
+/* the part past the endomorphism area: room for either mode's full plan */
+static size_t S(budget)(size_t n, unsigned m, unsigned nthreads, unsigned cf)
+{
+    msm_plan_t a, b;
+    S(full_plan)(&a, n, nthreads, false, cf);
+    S(full_plan)(&b, n, nthreads, true, cf);
+    size_t x = S(bytes)(&a, m, n, nthreads), y = S(bytes)(&b, m, 2 * n, nthreads);
+    return x > y ? x : y;
+}
+
+static unsigned S(force_c)(const zp_msm_opts_t *o)
+{
+    if (!o || !o->c) return 0;
+    return o->c < MSM_C_MIN ? MSM_C_MIN : o->c > MSM_C_MAX ? MSM_C_MAX : o->c;
+}
+
+static size_t S(scratch_size)(size_t n, unsigned m, unsigned nthreads, const zp_msm_opts_t *o)
+{
     if (nthreads == 0) nthreads = 1;
     if (m == 0) m = 1;
     if (n > MSM_CHUNK) n = MSM_CHUNK;
-    msm_plan(&pl, n, nthreads, MSM_BITS_MAX, MSM_COST_FQ);
-    return S(bytes)(&pl, m, n, nthreads);
+    return S(endo_bytes)(n, m) + S(budget)(n, m, nthreads, S(force_c)(o));
+}
+
+/* the endomorphism pre-pass: split scalars [lo, hi) into halves (k1 at i, k2 at n0 + i) and
+ * signs, and beta x of the points whose k2 is not 0 */
+typedef struct {
+    const zp_scalar_t *sc;
+    const PA_T *const *pts;
+    unsigned m;
+    size_t n0;
+    zp_scalar_t *half;
+    uint8_t *neg;
+    FE_T *phix;
+} S(split_job_t);
+
+static void S(split_worker)(void *arg, unsigned tid, unsigned nthr)
+{
+    S(split_job_t) *sj = arg;
+    const MSM_CAT3(zp_fq_, MSM_C, _t) *beta = EC(endo_beta)();
+    size_t lo, hi, n0 = sj->n0;
+    zp_split(n0, tid, nthr, &lo, &hi);
+    for (size_t i = lo; i < hi; i++) {
+        unsigned ng;
+        MSM_CAT3(zp_glv_, MSM_C, _split)(&sj->half[i], &sj->half[n0 + i], &ng, &sj->sc[i]);
+        sj->neg[i] = (uint8_t)(ng & 1);
+        sj->neg[n0 + i] = (uint8_t)(ng >> 1);
+        if (sj->half[n0 + i].l[0] | sj->half[n0 + i].l[1])
+            for (unsigned j = 0; j < sj->m; j++) F(mulb)(&sj->phix[(size_t)j * n0 + i], &sj->pts[j][i].x, beta);
+    }
 }
 
 /* out[j] = sum_i scalars[i] points[j][i] for j < m, n <= MSM_CHUNK */
 static void S(multi)(P_T *out, const PA_T *const *points, unsigned m, const zp_scalar_t *scalars,
-                     size_t n, void *scratch, zp_pool_t *pool)
+                     size_t n, void *scratch, zp_pool_t *pool, const zp_msm_opts_t *opts)
 {
     unsigned nthr = zp_pool_size(pool);
     for (unsigned j = 0; j < m; j++) EC(set_inf)(&out[j]);
@@ -459,20 +551,41 @@ static void S(multi)(P_T *out, const PA_T *const *points, unsigned m, const zp_s
             }
         return;
     }
+    const bool endo = !(opts && opts->no_endo);
+    const unsigned cf = S(force_c)(opts);
+    const size_t n0 = n, eb = S(endo_bytes)(n0, m), budget = S(budget)(n0, m, nthr, cf);
+    uint8_t *base = (uint8_t *)scratch + eb;
+    const FE_T *phix = NULL;
+    const uint8_t *neg = NULL;
+    if (endo) {                                  /* the MSM over the 2 n0 halves from here */
+        S(split_job_t) sj = {.sc = scalars, .pts = points, .m = m, .n0 = n0,
+                             .half = (zp_scalar_t *)scratch};
+        sj.neg = (uint8_t *)scratch + align64(2 * n0 * sizeof(zp_scalar_t));
+        sj.phix = (FE_T *)(void *)(sj.neg + align64(2 * n0));
+        if (nthr > 1 && n0 >= 1024)
+            zp_pool_run(pool, S(split_worker), &sj);
+        else
+            S(split_worker)(&sj, 0, 1);
+        scalars = sj.half;
+        n = 2 * n0;
+        phix = sj.phix;
+        neg = sj.neg;
+    }
     msm_class_t cl;
     msm_classify(&cl, scalars, n);
     if (cl.nbig == 0 && cl.none == 0) return;
     /* plan for the scalars > 1 actually present; fall back to the plan the scratch was sized
      * for if that one would need more room */
     msm_plan_t pl, full;
-    msm_plan(&full, n, nthr, MSM_BITS_MAX, MSM_COST_FQ);
+    S(full_plan)(&full, n0, nthr, endo, cf);
     /* (the plan's model is tuned for full-size scalars: the bit lengths are used only when
      * every scalar is clearly short; measured: no gain, some loss, with a few full ones) */
-    if (cl.bits > MSM_BITS_MAX * 3 / 4)
-        msm_plan(&pl, cl.nbig, nthr, MSM_BITS_MAX, MSM_COST_FQ);
+    const unsigned fbits = endo ? ZP_GLV_BITS : MSM_BITS_MAX;
+    if (cl.bits > fbits * 3 / 4)
+        msm_plan(&pl, cl.nbig, nthr, fbits, MSM_COST_FQ, cf);
     else
-        msm_plan_h(&pl, cl.nbig, nthr, cl.bits + 1, MSM_COST_FQ, cl.hist);
-    if (S(bytes)(&pl, m, n, nthr) > S(bytes)(&full, m, n, nthr)) pl = full;
+        msm_plan_h(&pl, cl.nbig, nthr, cl.bits + 1, MSM_COST_FQ, cl.hist, cf);
+    if (S(bytes)(&pl, m, n, nthr) > budget) pl = full;
     unsigned P1 = 0;
     if (cl.none) {
         size_t p1 = cl.none / MSM_ONE_MIN;
@@ -482,13 +595,16 @@ static void S(multi)(P_T *out, const PA_T *const *points, unsigned m, const zp_s
         double m1 = (double)cl.none / P1, k1 = 16;
         while (k1 < MSM_K_MAX && k1 * k1 * 10.0 < MSM_COST_FQ * m1) k1 *= 2;
         pl.K1 = (unsigned)k1;
-        while (pl.K1 > MSM_K_MIN && S(bytes)(&pl, m, n, nthr) > S(bytes)(&full, m, n, nthr)) pl.K1 /= 2;
-        if (S(bytes)(&pl, m, n, nthr) > S(bytes)(&full, m, n, nthr)) pl = full;
+        while (pl.K1 > MSM_K_MIN && S(bytes)(&pl, m, n, nthr) > budget) pl.K1 /= 2;
+        if (S(bytes)(&pl, m, n, nthr) > budget) {
+            pl = full;
+            P1 = P1 > pl.P1 ? pl.P1 : P1;
+        }
     }
     pl.W = cl.nbig ? cl.bits / pl.c + 1 : 0;     /* top window < c bits: no final carry */
     msm_layout_t lay;
     msm_layout(&lay, &pl, m, n, sizeof(PA_T), sizeof(S(xyzz_t)), sizeof(FE_T), sizeof(P_T));
-    uint32_t *idx = (uint32_t *)(void *)((uint8_t *)scratch + lay.res_bytes);
+    uint32_t *idx = (uint32_t *)(void *)(base + lay.res_bytes);
     uint32_t cnt[MSM_BITS_MAX / MSM_C_MIN + 2];
     size_t top = 0;                              /* scalars > 1 using every window */
     if (pl.W)
@@ -502,8 +618,8 @@ static void S(multi)(P_T *out, const PA_T *const *points, unsigned m, const zp_s
         msm_sort(idx, cnt, &cl, scalars, n, pl.c, pl.W);
     }
     S(job_t) job = {.pl = &pl, .pts = points, .m = m, .sc = scalars, .idx = idx, .cnt = cnt,
-                    .nbig = cl.nbig, .none = cl.none, .P1 = P1, .n = n, .scratch = scratch,
-                    .res = (P_T *)scratch};
+                    .nbig = cl.nbig, .none = cl.none, .P1 = P1, .n = n, .n0 = n0, .phix = phix,
+                    .neg = neg, .scratch = base, .res = (P_T *)(void *)base};
     atomic_init(&job.next, 0);
     const unsigned T = P1 + pl.W * pl.P;
     if (nthr > 1 && m * T > 1)
@@ -526,40 +642,54 @@ static void S(multi)(P_T *out, const PA_T *const *points, unsigned m, const zp_s
 
 size_t MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _scratch_size)(size_t n, unsigned nthreads)
 {
-    return S(scratch_size)(n, 1, nthreads);
+    return S(scratch_size)(n, 1, nthreads, NULL);
 }
 
 size_t MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _multi_scratch_size)(size_t n, unsigned m, unsigned nthreads)
 {
-    return S(scratch_size)(n, m, nthreads);
+    return S(scratch_size)(n, m, nthreads, NULL);
 }
 
-void MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _multi)(P_T *out, const PA_T *const *points, unsigned m,
-                                                 const zp_scalar_t *scalars, size_t n, void *scratch,
-                                                 zp_pool_t *pool)
+size_t MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _ex_scratch_size)(size_t n, unsigned m, unsigned nthreads,
+                                                             const zp_msm_opts_t *opts)
+{
+    return S(scratch_size)(n, m, nthreads, opts);
+}
+
+void MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _multi_ex)(P_T *out, const PA_T *const *points, unsigned m,
+                                                    const zp_scalar_t *scalars, size_t n, void *scratch,
+                                                    zp_pool_t *pool, const zp_msm_opts_t *opts)
 {
     if (n <= MSM_CHUNK) {
-        S(multi)(out, points, m, scalars, n, scratch, pool);
+        S(multi)(out, points, m, scalars, n, scratch, pool, opts);
         return;
     }
-    /* beyond 2^31 scalars (the index array is 32-bit): chunks, added up */
+    /* beyond MSM_CHUNK scalars (the index array is 32-bit and holds 2 per scalar with the
+     * endomorphism): chunks, added up */
     for (unsigned j = 0; j < m; j++) EC(set_inf)(&out[j]);
     for (size_t lo = 0; lo < n; lo += MSM_CHUNK) {
         size_t len = n - lo < MSM_CHUNK ? n - lo : MSM_CHUNK;
         for (unsigned j = 0; j < m; j++) {
             const PA_T *pj = points[j] + lo;
             P_T t;
-            S(multi)(&t, &pj, 1, scalars + lo, len, scratch, pool);
+            S(multi)(&t, &pj, 1, scalars + lo, len, scratch, pool, opts);
             EC(add)(&out[j], &out[j], &t);
         }
     }
+}
+
+void MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _multi)(P_T *out, const PA_T *const *points, unsigned m,
+                                                 const zp_scalar_t *scalars, size_t n, void *scratch,
+                                                 zp_pool_t *pool)
+{
+    MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _multi_ex)(out, points, m, scalars, n, scratch, pool, NULL);
 }
 
 void MSM_CAT3(zp_msm_, MSM_G, MSM_CAT3(_, MSM_C, ))(P_T *out, const PA_T *points,
                                                       const zp_scalar_t *scalars, size_t n,
                                                       void *scratch, zp_pool_t *pool)
 {
-    MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _multi)(out, &points, 1, scalars, n, scratch, pool);
+    MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _multi_ex)(out, &points, 1, scalars, n, scratch, pool, NULL);
 }
 
 #undef P_T

@@ -1,8 +1,9 @@
 /* msm_int.h - private to lib/msm: one set of static inline coordinate-field operations with
  * uniform names, so that msm_impl.h can be written once for G1 (Fq) and G2 (Fq2):
- *   mf_<F>_{add,sub,dbl,neg,mul,sqr,is_zero,eq,inv,one}  for F in fq_C, fq2_C.
+ *   mf_<F>_{add,sub,dbl,neg,mul,sqr,is_zero,eq,inv,one,mulb}  for F in fq_C, fq2_C
+ *   (mulb: times an Fq element, for the GLV endomorphism's beta).
  * Fq maps onto ff_inline.h; Fq2 = Fq[u]/(u^2+1) is built here from the inline Fq ops
- * (Karatsuba mul, complex squaring) so that nothing in the MSM inner loop is a call.
+ * (Karatsuba mul with lazy reduction, complex squaring) so that nothing in the MSM inner loop is a call.
  * Invariants: Montgomery form, fully reduced, outputs may alias inputs. */
 #ifndef ZP_MSM_INT_H
 #define ZP_MSM_INT_H
@@ -27,6 +28,14 @@
     static inline void mf_fq_##C##_inv(zp_fq_##C##_t *r, const zp_fq_##C##_t *a)               \
     { zp_fq_##C##_inv(r, a); }                                                                 \
     static inline void mf_fq_##C##_one(zp_fq_##C##_t *r) { *r = zp_fq_##C##_one; }             \
+    /* times an element of the base field Fq */                                                \
+    static inline void mf_fq_##C##_mulb(zp_fq_##C##_t *r, const zp_fq_##C##_t *a, const zp_fq_##C##_t *b) \
+    { zp_fq_##C##_mul_inl(r, a, b); }                                                          \
+    static inline void mf_fq2_##C##_mulb(zp_fq2_##C##_t *r, const zp_fq2_##C##_t *a, const zp_fq_##C##_t *b) \
+    {                                                                                          \
+        zp_fq_##C##_mul_inl(&r->c0, &a->c0, b);                                                \
+        zp_fq_##C##_mul_inl(&r->c1, &a->c1, b);                                                \
+    }                                                                                          \
                                                                                                \
     static inline void mf_fq2_##C##_add(zp_fq2_##C##_t *r, const zp_fq2_##C##_t *a, const zp_fq2_##C##_t *b) \
     {                                                                                          \
@@ -48,17 +57,22 @@
         zp_fq_##C##_neg_inl(&r->c0, &a->c0);                                                   \
         zp_fq_##C##_neg_inl(&r->c1, &a->c1);                                                   \
     }                                                                                          \
+    /* Karatsuba with lazy reduction (as zp_fq2_mul, ff_tower_impl.h): three double-width   \
+     * products, two Montgomery reductions */                                                  \
     static inline void mf_fq2_##C##_mul(zp_fq2_##C##_t *r, const zp_fq2_##C##_t *a, const zp_fq2_##C##_t *b) \
     {                                                                                          \
-        zp_fq_##C##_t t0, t1, s0, s1;                                                          \
-        zp_fq_##C##_mul_inl(&t0, &a->c0, &b->c0);                                              \
-        zp_fq_##C##_mul_inl(&t1, &a->c1, &b->c1);                                              \
-        zp_fq_##C##_add_inl(&s0, &a->c0, &a->c1);                                              \
-        zp_fq_##C##_add_inl(&s1, &b->c0, &b->c1);                                              \
-        zp_fq_##C##_mul_inl(&s0, &s0, &s1);                                                    \
-        zp_fq_##C##_sub_inl(&r->c0, &t0, &t1);                                                 \
-        zp_fq_##C##_sub_inl(&s0, &s0, &t0);                                                    \
-        zp_fq_##C##_sub_inl(&r->c1, &s0, &t1);                                                 \
+        uint64_t t0[2 * ZP_fq_##C##_LIMBS], t1[2 * ZP_fq_##C##_LIMBS], t2[2 * ZP_fq_##C##_LIMBS]; \
+        zp_fq_##C##_t s0, s1;                                                                  \
+        zp_fq_##C##_add_nr_inl(&s0, &a->c0, &a->c1);                                           \
+        zp_fq_##C##_add_nr_inl(&s1, &b->c0, &b->c1);                                           \
+        zp_fq_##C##_mul_wide_inl(t0, &a->c0, &b->c0);                                          \
+        zp_fq_##C##_mul_wide_inl(t1, &a->c1, &b->c1);                                          \
+        zp_fq_##C##_mul_wide_inl(t2, &s0, &s1);                                                \
+        zp_fq_##C##_wsub_inl(t2, t2, t0);                                                      \
+        zp_fq_##C##_wsub_inl(t2, t2, t1);                                                      \
+        zp_fq_##C##_wsubp_inl(t0, t0, t1);                                                     \
+        zp_fq_##C##_redc_inl(&r->c0, t0);                                                      \
+        zp_fq_##C##_redc_inl(&r->c1, t2);                                                      \
     }                                                                                          \
     static inline void mf_fq2_##C##_sqr(zp_fq2_##C##_t *r, const zp_fq2_##C##_t *a)            \
     {                                                                                          \
