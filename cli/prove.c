@@ -92,7 +92,7 @@ int zp_cmd_prove(int argc, char **argv)
         goto out;
     }
     if (!(pool = zp_pool_new(threads))) { fail(-ENOMEM, "thread pool"); goto out; }
-    if ((rc = zp_g16_key_load_pool(&key, &z, NULL, 0, pool))) { fail(rc, "loading the proving key"); goto out; }
+    if ((rc = zp_g16_key_load_inplace(&key, &z, pool))) { fail(rc, "loading the proving key"); goto out; }
     if ((rc = zp_g16_witness_load(&w, &wt))) { fail(rc, "loading the witness"); goto out; }
     uint64_t t1 = zp_now_ns();
     if ((rc = ops->open(&be, &cfg))) { fail(rc, "starting the cpu backend"); goto out; }

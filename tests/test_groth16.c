@@ -322,6 +322,10 @@ static void test_corrupt_key(fx_t *fx)
         CHECK(rc == ZP_EFORMAT);
         CHECK(strstr(zp_err_msg(), cases[c].what) != NULL);
         if (!rc) zp_g16_key_close(&k);
+        rc = zp_g16_key_load_inplace(&k, &z, NULL);       /* checked in place as well */
+        CHECK(rc == ZP_EFORMAT);
+        CHECK(strstr(zp_err_msg(), cases[c].what) != NULL);
+        if (!rc) zp_g16_key_close(&k);
         zp_zkey_close(&z);
         buf[off] ^= 0x01;
     }
@@ -330,6 +334,41 @@ static void test_corrupt_key(fx_t *fx)
     zp_g16_key_close(&k);
     zp_zkey_close(&z);
     free(buf);
+}
+
+/* zp_g16_key_load_inplace: the same arrays as the copying load; aligned arrays are used where
+ * they are in the zkey's memory, misaligned ones (the file read at an odd address) copied */
+static void test_inplace_key(fx_t *fx)
+{
+    size_t len;
+    char p[1200];
+    snprintf(p, sizeof p, "%s/circuit.zkey", fx->dir);
+    uint8_t *buf = (uint8_t *)read_file(p, &len), *odd = buf ? malloc(len + 1) : NULL;
+    if (!buf || !odd) {
+        free(buf);
+        free(odd);
+        return;
+    }
+    memcpy(odd + 1, buf, len);
+    size_t g1 = zp_g1a_size(fx->key.curve), g2 = zp_g2a_size(fx->key.curve);
+    size_t nv = fx->key.n_vars, nc = nv - fx->key.n_public - 1;
+    for (int m = 0; m < 2; m++) {
+        const uint8_t *base = m ? odd + 1 : buf;
+        zp_zkey_t z;
+        zp_g16_key_t k;
+        CHECK(zp_zkey_parse(&z, base, len, "inplace.zkey") == 0);
+        CHECK(zp_g16_key_load_inplace(&k, &z, NULL) == 0);
+        CHECK(!memcmp(k.a, fx->key.a, nv * g1) && !memcmp(k.b1, fx->key.b1, nv * g1));
+        CHECK(!memcmp(k.c, fx->key.c, nc * g1) && !memcmp(k.h, fx->key.h, fx->key.domain_size * g1));
+        CHECK(!memcmp(k.b2, fx->key.b2, nv * g2) && !memcmp(k.ic, fx->key.ic, (fx->key.n_public + 1) * g1));
+        CHECK(k.n_coefs == fx->key.n_coefs && !memcmp(k.coefs, fx->key.coefs, k.n_coefs * sizeof *k.coefs));
+        bool inside = (const uint8_t *)k.a >= base && (const uint8_t *)k.a < base + len;
+        CHECK(inside == !((uintptr_t)z.points_a % 8));
+        zp_g16_key_close(&k);
+        zp_zkey_close(&z);
+    }
+    free(buf);
+    free(odd);
 }
 
 /* the same proof from a zkey whose coefficient entries are stored in reverse order (rows not
@@ -460,6 +499,7 @@ static void test_fixture(const char *dir, const char *name)
         }
         test_bad_witness(&fx);
         test_corrupt_key(&fx);
+        test_inplace_key(&fx);
     }
     printf("%-24s %s  (nVars %u, nPublic %u, domain %u, key load %.1f ms)\n", name,
            failures == before ? "ok" : "FAILED", fx.key.n_vars, fx.key.n_public, fx.key.domain_size, t_load / 1e6);

@@ -46,6 +46,10 @@ int zp_g16_key_load(zp_g16_key_t *k, const zp_zkey_t *z);    /* mallocs (aligned
 int zp_g16_key_load_into(zp_g16_key_t *k, const zp_zkey_t *z, void *mem, size_t len);
 /* the same on pool's threads (copy + point checks); mem NULL = allocate (as key_load) (added) */
 int zp_g16_key_load_pool(zp_g16_key_t *k, const zp_zkey_t *z, void *mem, size_t len, zp_pool_t *pool);
+/* the same, but the point arrays stay in z's mapping where their alignment allows (checked
+ * there, never copied): z must stay open (and its file unchanged) until k is closed. Only
+ * the coefficients (decoded) and misaligned arrays take memory of their own. (added) */
+int zp_g16_key_load_inplace(zp_g16_key_t *k, const zp_zkey_t *z, zp_pool_t *pool);
 void zp_g16_key_close(zp_g16_key_t *k);
 /* A key kept in memory that other processes map at other addresses (shm/keystore.c): the
  * arrays are described by offsets from the block's start, never pointers (added by keystore).

@@ -4,7 +4,10 @@
  * Layout of the key memory (one block, every array 64-byte aligned, in this order):
  *   IC (n_public+1 G1) | A (n_vars G1) | B1 (n_vars G1) | C (n_vars-n_public-1 G1) |
  *   H (domain_size G1) | B2 (n_vars G2) | coefs (n_coefs x 48 bytes)
- * Points are the zkey's bytes copied unchanged (affine, Montgomery, LE; (0,0) = infinity).
+ * Points are the zkey's bytes copied unchanged (affine, Montgomery, LE; (0,0) = infinity);
+ * zp_g16_key_load_inplace leaves every 8-byte aligned point array in the zkey's mapping
+ * instead (checked there; the zkey must stay open while the key is used) and copies only the
+ * rest (misaligned arrays, the decoded coefficients).
  * Coefficients keep the zkey's value (coef*R^2 mod r, "double Montgomery").
  * Checks done while loading (the zkey is untrusted input):
  *   - every coordinate canonical (< q) and every point on its curve (or (0,0)): all arrays.
@@ -132,7 +135,8 @@ static void load_run(void *arg, unsigned tid, unsigned nt)
         zp_split(j->arr[i].n, tid, nt, &lo, &hi);
         if (lo == hi) continue;
         uint8_t *dst = (uint8_t *)j->arr[i].dst + lo * psz;
-        memcpy(dst, j->arr[i].src + lo * psz, (hi - lo) * psz);
+        if (j->arr[i].dst != (const void *)j->arr[i].src)   /* in place: checked where it is */
+            memcpy(dst, j->arr[i].src + lo * psz, (hi - lo) * psz);
         size_t bad = (j->arr[i].g2 ? j->cv->g2_check : j->cv->g1_check)(dst, hi - lo, j->arr[i].subgroup, true);
         if (bad < hi - lo) {
             size_t cur = atomic_load(&j->arr[i].bad);
@@ -154,7 +158,11 @@ static int load_result(load_job_t *j, const zp_zkey_t *z)
     return 0;
 }
 
-static int key_load_into(zp_g16_key_t *k, const zp_zkey_t *z, void *mem, size_t len, zp_pool_t *pool)
+/* in place: every point array whose zkey bytes are 8-byte aligned is used where it is (the
+ * zkey's mapping); the others are copied into mem as usual (mem stays sized for all, its
+ * unused parts are never touched) */
+static int key_load_into(zp_g16_key_t *k, const zp_zkey_t *z, void *mem, size_t len, zp_pool_t *pool,
+                         bool inplace)
 {
     const g16_curve_t *cv = g16_curve(z->curve);
     if (!cv) return ZP_ECURVE;
@@ -186,12 +194,14 @@ static int key_load_into(zp_g16_key_t *k, const zp_zkey_t *z, void *mem, size_t 
     memcpy(&k->beta2, z->beta2, cv->g2a_size);
     memcpy(&k->gamma2, z->gamma2, cv->g2a_size);
     memcpy(&k->delta2, z->delta2, cv->g2a_size);
-    k->ic = base + off[K_IC];
-    k->a = base + off[K_A];
-    k->b1 = base + off[K_B1];
-    k->c = base + off[K_C];
-    k->h = base + off[K_H];
-    k->b2 = base + off[K_B2];
+#define KEY_ARR(src, o) (inplace && !((uintptr_t)(src) % 8) ? (void *)(uintptr_t)(src) : (void *)(base + off[o]))
+    k->ic = KEY_ARR(z->ic, K_IC);
+    k->a = KEY_ARR(z->points_a, K_A);
+    k->b1 = KEY_ARR(z->points_b1, K_B1);
+    k->c = KEY_ARR(z->points_c, K_C);
+    k->h = KEY_ARR(z->points_h, K_H);
+    k->b2 = KEY_ARR(z->points_b2, K_B2);
+#undef KEY_ARR
     k->coefs = (struct zp_g16_coef *)(base + off[K_COEFS]);
     size_t nc = (size_t)z->n_vars - z->n_public - 1;
     load_job_t j;
@@ -233,23 +243,33 @@ static int key_load_into(zp_g16_key_t *k, const zp_zkey_t *z, void *mem, size_t 
 
 int zp_g16_key_load_into(zp_g16_key_t *k, const zp_zkey_t *z, void *mem, size_t len)
 {
-    return key_load_into(k, z, mem, len, NULL);
+    return key_load_into(k, z, mem, len, NULL, false);
 }
 
-int zp_g16_key_load_pool(zp_g16_key_t *k, const zp_zkey_t *z, void *mem, size_t len, zp_pool_t *pool)
+static int key_load_alloc(zp_g16_key_t *k, const zp_zkey_t *z, zp_pool_t *pool, bool inplace)
 {
-    if (mem) return key_load_into(k, z, mem, len, pool);
-    len = zp_g16_key_bytes(z);
+    size_t len = zp_g16_key_bytes(z);
     if (!len) return g16_curve(z->curve) ? zp_err_set(ZP_EFORMAT, "zkey: nVars < nPublic + 1") : ZP_ECURVE;
-    mem = g16_alloc(len);
+    void *mem = g16_alloc(len);
     if (!mem) return zp_err_set(-ENOMEM, "proving key: cannot allocate %zu bytes", len);
-    int rc = key_load_into(k, z, mem, len, pool);
+    int rc = key_load_into(k, z, mem, len, pool, inplace);
     if (rc) {
         free(mem);
         return rc;
     }
     k->mem_owned = 1;
     return 0;
+}
+
+int zp_g16_key_load_pool(zp_g16_key_t *k, const zp_zkey_t *z, void *mem, size_t len, zp_pool_t *pool)
+{
+    if (mem) return key_load_into(k, z, mem, len, pool, false);
+    return key_load_alloc(k, z, pool, false);
+}
+
+int zp_g16_key_load_inplace(zp_g16_key_t *k, const zp_zkey_t *z, zp_pool_t *pool)
+{
+    return key_load_alloc(k, z, pool, true);
 }
 
 int zp_g16_key_load(zp_g16_key_t *k, const zp_zkey_t *z)
