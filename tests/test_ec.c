@@ -304,6 +304,8 @@ EC_GROUP_TESTS(g2, bls12_381, fq2_bls12_381, fr_bls12_381, ZP_G2_BLS12_381_COMPR
         zp_glv_##C##_split(&k1, &k2, &neg, k);                                                 \
         CHECK(neg < 4);                                                                        \
         CHECK(k1.l[2] == 0 && k1.l[3] == 0 && k2.l[2] == 0 && k2.l[3] == 0); /* < 2^128 */     \
+        if (zp_glv_##C##_bits < 128) /* and below the curve's own bound */                     \
+            CHECK(!(k1.l[1] >> (zp_glv_##C##_bits - 64)) && !(k2.l[1] >> (zp_glv_##C##_bits - 64))); \
         zp_fr_##C##_t f, f1, f2, lam;                                                          \
         fr_of_##C(&f, k);                                                                      \
         fr_of_##C(&f1, &k1);                                                                   \
@@ -382,7 +384,7 @@ EC_GROUP_TESTS(g2, bls12_381, fq2_bls12_381, fr_bls12_381, ZP_G2_BLS12_381_COMPR
         }                                                                                      \
         /* edges: 0, 1, 2, r-1, r-2, r, r+1, 2^256-1, lambda, lambda +- 1, 2^128 +- 1,         \
          * r - 2^128 +- 1, r/2 */                                                              \
-        zp_scalar_t e[16], one = {{1, 0, 0, 0}};                                               \
+        zp_scalar_t e[20], one = {{1, 0, 0, 0}};                                               \
         int ne = 0;                                                                            \
         sc_set(&e[ne++], 0);                                                                   \
         sc_set(&e[ne++], 1);                                                                   \
@@ -397,6 +399,16 @@ EC_GROUP_TESTS(g2, bls12_381, fq2_bls12_381, fr_bls12_381, ZP_G2_BLS12_381_COMPR
         sc_sub1(&e[ne], lam), ne++;                                                            \
         e[ne] = (zp_scalar_t){{0, 0, 1, 0}}, ne++;                                             \
         e[ne] = (zp_scalar_t){{~0ULL, ~0ULL, 0, 0}}, ne++;                                     \
+        e[ne] = (zp_scalar_t){{~0ULL, ~0ULL >> 1, 0, 0}}, ne++; /* 2^127 - 1, 2^127 */          \
+        e[ne] = (zp_scalar_t){{0, 1ULL << 63, 0, 0}}, ne++;                                    \
+        { /* r - 2^127 and r - 2^127 + 1 */                                                    \
+            zp_scalar_t t = *r, h = {{0, 1ULL << 63, 0, 0}};                                   \
+            for (int i = 0; i < 4; i++) h.l[i] = ~h.l[i];                                      \
+            sc_add(&t, &t, &h); /* r + (2^256 - 2^127 - 1) = r - 2^127 - 1 (mod 2^256) */       \
+            sc_add(&t, &t, &one);                                                              \
+            e[ne++] = t;                                                                       \
+            sc_add(&e[ne], &t, &one), ne++;                                                    \
+        }                                                                                      \
         { /* r - 2^128 and r - 2^128 + 1 (the first scalar whose negation is short) */         \
             zp_scalar_t t = *r;                                                                \
             t.l[2] -= 1; /* r's limb 2 is nonzero for both curves */                           \

@@ -46,10 +46,12 @@ ZP_GROUP_API(g2, bls12_381, fq2)
  * zp_glv_<C>_lambda (standard form, the same for G1 and G2) on the group of order r.
  * zp_<G>_<C>_endo_beta: that group's beta (Montgomery form).
  * zp_glv_<C>_split: k (any 256-bit value) = (-1)^(neg&1) k1 + (-1)^(neg>>1) k2 lambda mod r,
- * k1, k2 < 2^ZP_GLV_BITS; k2 = 0 when k mod r or -k mod r is below 2^128 (k1 is that value). */
+ * k1, k2 < 2^zp_glv_<C>_bits (127 on BN254, 128 on BLS12-381; ZP_GLV_BITS = 128 bounds both);
+ * k2 = 0 when k mod r or -k mod r is below that bound (k1 is that value). */
 #define ZP_GLV_BITS 128
 #define ZP_GLV_API(C, FQ)                                                                     \
     extern const zp_scalar_t zp_glv_##C##_lambda;                                             \
+    extern const unsigned zp_glv_##C##_bits;                                                  \
     void zp_glv_##C##_split(zp_scalar_t *k1, zp_scalar_t *k2, unsigned *neg, const zp_scalar_t *k); \
     void zp_g1a_##C##_endo(zp_g1a_##C##_t *r, const zp_g1a_##C##_t *p);                      \
     void zp_g1_##C##_endo(zp_g1_##C##_t *r, const zp_g1_##C##_t *p);                         \

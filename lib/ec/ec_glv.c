@@ -8,8 +8,9 @@
  * |k1|, |k2| < 2^128: Babai rounding in a short basis of {(a, b): a + b lambda = 0 mod r},
  * in fixed point, in 64-bit limbs, products mod 2^256 (the halves are small, so their
  * two's complement is exact). All constants come from lib/ec/gen_glv.py, which derives them
- * and writes ec_glv_consts.h. Scalars below 2^128 and scalars whose negation mod r is below
- * 2^128 (witness values such as -1) are not split: k2 = 0.
+ * and writes ec_glv_consts.h. Halves are below 2^127 on BN254 and 2^128 on BLS12-381 (the
+ * bound gen_glv.py proves). Scalars below that bound and scalars whose negation mod r is
+ * below it (witness values such as -1) are not split: k2 = 0.
  * Scalars are standard form (any 256-bit value; reduced mod r first); beta is Montgomery.
  * Tests: tests/test_ec.c (phi == lambda on random points, k1 + k2 lambda == k, bounds). */
 #include <string.h>
@@ -19,14 +20,18 @@
 
 typedef struct {
     zp_scalar_t g1, g2, m11, m12, m21, m22;
+    unsigned bits;   /* the split's bound: halves < 2^bits (127 on BN254, 128 on BLS12-381) */
 } glv_basis_t;
 
 static const glv_basis_t glv_bn254 = {GLV_BN254_G1, GLV_BN254_G2, GLV_BN254_M11, GLV_BN254_M12,
-                                      GLV_BN254_M21, GLV_BN254_M22};
+                                      GLV_BN254_M21, GLV_BN254_M22, GLV_BN254_BITS};
 static const glv_basis_t glv_bls12_381 = {GLV_BLS12_381_G1, GLV_BLS12_381_G2, GLV_BLS12_381_M11,
-                                          GLV_BLS12_381_M12, GLV_BLS12_381_M21, GLV_BLS12_381_M22};
+                                          GLV_BLS12_381_M12, GLV_BLS12_381_M21, GLV_BLS12_381_M22,
+                                          GLV_BLS12_381_BITS};
 const zp_scalar_t zp_glv_bn254_lambda = GLV_BN254_LAMBDA;
 const zp_scalar_t zp_glv_bls12_381_lambda = GLV_BLS12_381_LAMBDA;
+const unsigned zp_glv_bn254_bits = GLV_BN254_BITS;
+const unsigned zp_glv_bls12_381_bits = GLV_BLS12_381_BITS;
 static const zp_fq_bn254_t beta_g1_bn254 = GLV_BN254_BETA_G1;
 static const zp_fq_bn254_t beta_g2_bn254 = GLV_BN254_BETA_G2;
 static const zp_fq_bls12_381_t beta_g1_bls12_381 = GLV_BLS12_381_BETA_G1;
@@ -99,7 +104,11 @@ static bool glv_abs(zp_scalar_t *v)
     return true;
 }
 
-static bool glv_short(const zp_scalar_t *k) { return k->l[2] == 0 && k->l[3] == 0; }
+/* k < 2^bits (bits 127 or 128) */
+static bool glv_short(const zp_scalar_t *k, unsigned bits)
+{
+    return k->l[2] == 0 && k->l[3] == 0 && (bits >= 128 || !(k->l[1] >> (bits - 64)));
+}
 
 static void glv_split(zp_scalar_t *k1, zp_scalar_t *k2, unsigned *neg, const zp_scalar_t *kin,
                       const glv_basis_t *B, const zp_scalar_t *r)
@@ -108,12 +117,12 @@ static void glv_split(zp_scalar_t *k1, zp_scalar_t *k2, unsigned *neg, const zp_
     while (glv_ge(&k, r)) glv_sub(&k, &k, r);
     memset(k2, 0, sizeof *k2);
     *neg = 0;
-    if (glv_short(&k)) {                          /* k < 2^128: k = k + 0 lambda */
+    if (glv_short(&k, B->bits)) {                 /* short: k = k + 0 lambda */
         *k1 = k;
         return;
     }
-    glv_sub(k1, r, &k);                           /* -k mod r < 2^128: k = -(r - k) */
-    if (glv_short(k1)) {
+    glv_sub(k1, r, &k);                           /* -k mod r short: k = -(r - k) */
+    if (glv_short(k1, B->bits)) {
         *neg = 1;
         return;
     }

@@ -37,6 +37,7 @@ enum {
     MSM_P_MAX = 64,
     MSM_Q_DIV = 4,        /* deferred-point queue: K / MSM_Q_DIV entries */
     MSM_ONE_MIN = 2048,   /* scalar-1 points per scalar-1 task, at least */
+    MSM_PREFETCH = 8,     /* batched additions: bucket prefetch distance */
 };
 #define MSM_CHUNK ((size_t)1 << 30)  /* larger inputs run in chunks (32-bit index of 2n halves) */
 

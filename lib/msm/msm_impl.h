@@ -236,6 +236,7 @@ static void S(flush)(S(ws_t) *ws)
     FE_T acc;
     F(one)(&acc);
     for (unsigned j = 0; j < m; j++) {
+        if (j + MSM_PREFETCH < m) __builtin_prefetch(&ws->bk[ws->bb[j + MSM_PREFETCH]]);
         const PA_T *b = &ws->bk[ws->bb[j]], *p = &ws->bp[j];
         FE_T *d = &ws->den[j];
         F(sub)(d, &p->x, &b->x);
@@ -250,6 +251,7 @@ static void S(flush)(S(ws_t) *ws)
     }
     F(inv)(&acc, &acc);
     for (unsigned j = m; j-- > 0;) {
+        if (j >= MSM_PREFETCH) __builtin_prefetch(&ws->bk[ws->bb[j - MSM_PREFETCH]], 1);
         uint32_t bi = ws->bb[j];
         PA_T *b = &ws->bk[bi];
         const PA_T *p = &ws->bp[j];
@@ -579,10 +581,11 @@ static void S(multi)(P_T *out, const PA_T *const *points, unsigned m, const zp_s
     msm_plan_t pl, full;
     S(full_plan)(&full, n0, nthr, endo, cf);
     /* (the plan's model is tuned for full-size scalars: the bit lengths are used only when
-     * every scalar is clearly short; measured: no gain, some loss, with a few full ones) */
+     * every scalar is clearly short; measured: no gain, some loss, with a few full ones; the
+     * largest bit length sets the window count: 127-bit halves (BN254) fill 8 windows of 16) */
     const unsigned fbits = endo ? ZP_GLV_BITS : MSM_BITS_MAX;
     if (cl.bits > fbits * 3 / 4)
-        msm_plan(&pl, cl.nbig, nthr, fbits, MSM_COST_FQ, cf);
+        msm_plan(&pl, cl.nbig, nthr, cl.bits, MSM_COST_FQ, cf);
     else
         msm_plan_h(&pl, cl.nbig, nthr, cl.bits + 1, MSM_COST_FQ, cl.hist, cf);
     if (S(bytes)(&pl, m, n, nthr) > budget) pl = full;
