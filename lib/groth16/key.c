@@ -7,7 +7,8 @@
  * Points are the zkey's bytes copied unchanged (affine, Montgomery, LE; (0,0) = infinity);
  * zp_g16_key_load_inplace leaves every 8-byte aligned point array in the zkey's mapping
  * instead (checked there; the zkey must stay open while the key is used) and copies only the
- * rest (misaligned arrays, the decoded coefficients).
+ * rest (misaligned arrays, the decoded coefficients) and then drops the mapping's pages of
+ * what it copied (madvise DONTNEED), so nothing is resident twice.
  * Coefficients keep the zkey's value (coef*R^2 mod r, "double Montgomery").
  * Checks done while loading (the zkey is untrusted input):
  *   - every coordinate canonical (< q) and every point on its curve (or (0,0)): all arrays.
@@ -23,6 +24,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "groth16_int.h"
 
@@ -161,6 +164,19 @@ static int load_result(load_job_t *j, const zp_zkey_t *z)
 /* in place: every point array whose zkey bytes are 8-byte aligned is used where it is (the
  * zkey's mapping); the others are copied into mem as usual (mem stays sized for all, its
  * unused parts are never touched) */
+/* in place, for a zkey this process mapped: drop the mapping's pages of [p, p+n) once their
+ * bytes have been copied or decoded (the whole pages inside it), so they are not resident
+ * twice; a later read would fault them in again from the file */
+static void key_drop_pages(const zp_zkey_t *z, const void *p, size_t n)
+{
+    if (!z->f.mapped || n == 0) return;
+    long pg = sysconf(_SC_PAGESIZE);
+    if (pg <= 0) return;
+    uintptr_t lo = ((uintptr_t)p + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1);
+    uintptr_t hi = ((uintptr_t)p + n) & ~((uintptr_t)pg - 1);
+    if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_DONTNEED);   /* advice: failure is harmless */
+}
+
 static int key_load_into(zp_g16_key_t *k, const zp_zkey_t *z, void *mem, size_t len, zp_pool_t *pool,
                          bool inplace)
 {
@@ -237,6 +253,12 @@ static int key_load_into(zp_g16_key_t *k, const zp_zkey_t *z, void *mem, size_t 
         (rc = load_coefs(k, z, cv))) {
         memset(k, 0, sizeof *k);
         return rc;
+    }
+    if (inplace) {
+        for (int i = 0; i < L_N; i++)
+            if (arr[i].dst != (const void *)arr[i].src)
+                key_drop_pages(z, arr[i].src, arr[i].n * (arr[i].g2 ? cv->g2a_size : cv->g1a_size));
+        key_drop_pages(z, z->coefs, (size_t)z->n_coefs * (12 + (size_t)z->n8r));
     }
     return 0;
 }
