@@ -233,6 +233,19 @@ static int parse_mask(unsigned *m, const char *v, const char *a, const char *b)
     return 0;
 }
 
+/* *r = v, an integer in [lo, hi]; else a message naming the option */
+static int parse_uint(unsigned *r, const char *v, unsigned lo, unsigned hi, const char *opt)
+{
+    char *end;
+    unsigned long x = strtoul(v, &end, 10);
+    if (end == v || *end || x < lo || x > hi) {
+        fprintf(stderr, "bench arith: %s wants %u..%u, not '%s'\n", opt, lo, hi, v);
+        return -1;
+    }
+    *r = (unsigned)x;
+    return 0;
+}
+
 static int bench_parse(bench_opts_t *o, int argc, char **argv)
 {
     *o = (bench_opts_t){.nthr = 2, .groups = 3, .kinds = 3, .endo = 3};
@@ -245,18 +258,10 @@ static int bench_parse(bench_opts_t *o, int argc, char **argv)
         } else if (!strcmp(a, "--cpu")) {
             bench_cpu = true;
         } else if (!strcmp(a, "--threads") && v) {
-            o->nthr = (unsigned)strtoul(v, NULL, 10);
-            if (o->nthr < 1 || o->nthr > 1024) {
-                fprintf(stderr, "bench arith: --threads wants 1..1024\n");
-                return -1;
-            }
+            if (parse_uint(&o->nthr, v, 1, 1024, a)) return -1;
             i++;
         } else if (!strcmp(a, "--c") && v) {
-            o->c = (unsigned)strtoul(v, NULL, 10);
-            if (o->c < 2 || o->c > 16) {
-                fprintf(stderr, "bench arith: --c wants 2..16\n");
-                return -1;
-            }
+            if (parse_uint(&o->c, v, 2, 16, a)) return -1;
             i++;
         } else if (!strcmp(a, "--sizes") && v) {
             char *end;

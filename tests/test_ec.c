@@ -283,6 +283,33 @@ EC_GROUP_TESTS(g2, bls12_381, fq2_bls12_381, fr_bls12_381, ZP_G2_BLS12_381_COMPR
 /* GLV (ec_glv.c): phi acts as lambda on random points of both groups (affine and Jacobian),
  * phi has order 3, and the split recombines exactly with halves below 2^128, on random
  * scalars (reduced and not), edge scalars and scalars around the decomposition bounds. */
+/* phi(kG) == lambda kG (affine and Jacobian), phi(kG) in the subgroup, phi^2 + phi + 1 = 0 */
+#define GLV_ENDO_CHECK(G, C)                                                                   \
+    static void glv_check_endo_##G##_##C(const zp_scalar_t *k)                                 \
+    {                                                                                          \
+        zp_##G##a_##C##_t ga, pa, qa;                                                          \
+        zp_##G##_##C##_t g, p, q, t;                                                           \
+        zp_##G##_##C##_generator(&ga);                                                         \
+        zp_##G##_##C##_from_affine(&g, &ga);                                                   \
+        zp_##G##_##C##_mul(&p, &g, k);                                                         \
+        zp_##G##_##C##_to_affine(&pa, &p);                                                     \
+        zp_##G##_##C##_mul(&q, &p, &zp_glv_##C##_lambda);                                      \
+        zp_##G##a_##C##_endo(&qa, &pa);                                                        \
+        CHECK(zp_##G##a_##C##_in_subgroup(&qa));                                               \
+        zp_##G##_##C##_from_affine(&t, &qa);                                                   \
+        CHECK(zp_##G##_##C##_eq(&t, &q));                                                      \
+        zp_##G##_##C##_endo(&t, &p);                                                           \
+        CHECK(zp_##G##_##C##_eq(&t, &q));                                                      \
+        zp_##G##_##C##_endo(&t, &t);                                                           \
+        zp_##G##_##C##_add(&t, &t, &q);                                                        \
+        zp_##G##_##C##_add(&t, &t, &p);                                                        \
+        CHECK(zp_##G##_##C##_is_inf(&t));                                                      \
+    }
+GLV_ENDO_CHECK(g1, bn254)
+GLV_ENDO_CHECK(g2, bn254)
+GLV_ENDO_CHECK(g1, bls12_381)
+GLV_ENDO_CHECK(g2, bls12_381)
+
 /* Fr element (Montgomery) of a 256-bit value reduced mod r */
 #define GLV_TESTS(C)                                                                           \
     static void fr_of_##C(zp_fr_##C##_t *f, const zp_scalar_t *k)                              \
@@ -334,42 +361,13 @@ EC_GROUP_TESTS(g2, bls12_381, fq2_bls12_381, fr_bls12_381, ZP_G2_BLS12_381_COMPR
         for (int it = 0; it < 4; it++) {                                                       \
             zp_scalar_t k;                                                                     \
             rnd_scalar(&k, 250);                                                               \
-            /* G1 */                                                                           \
-            zp_g1a_##C##_t ga, pa, qa;                                                         \
-            zp_g1_##C##_t g, p, q, t;                                                          \
-            zp_g1_##C##_generator(&ga);                                                        \
-            zp_g1_##C##_from_affine(&g, &ga);                                                  \
-            zp_g1_##C##_mul(&p, &g, &k);                                                       \
-            zp_g1_##C##_to_affine(&pa, &p);                                                    \
-            zp_g1_##C##_mul(&q, &p, lam);                                                      \
-            zp_g1a_##C##_endo(&qa, &pa);                                                       \
-            CHECK(zp_g1a_##C##_on_curve(&qa));                                                 \
-            zp_g1_##C##_from_affine(&t, &qa);                                                  \
-            CHECK(zp_g1_##C##_eq(&t, &q));                                                     \
-            zp_g1_##C##_endo(&t, &p);                                                          \
-            CHECK(zp_g1_##C##_eq(&t, &q));                                                     \
-            zp_g1_##C##_endo(&t, &t); /* phi^2 + phi + 1 = 0 */                                \
-            zp_g1_##C##_add(&t, &t, &q);                                                       \
-            zp_g1_##C##_add(&t, &t, &p);                                                       \
-            CHECK(zp_g1_##C##_is_inf(&t));                                                     \
-            /* G2 */                                                                           \
-            zp_g2a_##C##_t ha, ua, va;                                                         \
+            glv_check_endo_g1_##C(&k);                                                         \
+            glv_check_endo_g2_##C(&k);                                                         \
+            zp_g2a_##C##_t ha;                                                                 \
             zp_g2_##C##_t h, u, v, w;                                                          \
             zp_g2_##C##_generator(&ha);                                                        \
             zp_g2_##C##_from_affine(&h, &ha);                                                  \
             zp_g2_##C##_mul(&u, &h, &k);                                                       \
-            zp_g2_##C##_to_affine(&ua, &u);                                                    \
-            zp_g2_##C##_mul(&v, &u, lam);                                                      \
-            zp_g2a_##C##_endo(&va, &ua);                                                       \
-            CHECK(zp_g2a_##C##_in_subgroup(&va));                                              \
-            zp_g2_##C##_from_affine(&w, &va);                                                  \
-            CHECK(zp_g2_##C##_eq(&w, &v));                                                     \
-            zp_g2_##C##_endo(&w, &u);                                                          \
-            CHECK(zp_g2_##C##_eq(&w, &v));                                                     \
-            zp_g2_##C##_endo(&w, &w);                                                          \
-            zp_g2_##C##_add(&w, &w, &v);                                                       \
-            zp_g2_##C##_add(&w, &w, &u);                                                       \
-            CHECK(zp_g2_##C##_is_inf(&w));                                                     \
             /* the split through the points: k G = +-k1 G +- k2 phi(G) */                      \
             zp_scalar_t k1, k2;                                                                \
             unsigned neg;                                                                      \
