@@ -531,17 +531,19 @@ static int write_zkey(const tk_t *t, uint8_t *vk_pts, zp_testkey_times_t *tm)
     write_coefs(t, m + s[Z_COEFS].off);
     uint64_t t0 = zp_now_ns();
     fb_t fb1, fb2;
-    if ((rc = fb_build(&fb1, cv->g1, 4 * t->nvars, t->pool))) goto out_file;
+    if ((rc = fb_build(&fb1, cv->g1, 3 * t->nvars, t->pool))) goto out_file;
     if ((rc = fb_build(&fb2, cv->g2, t->nvars, t->pool))) goto out_fb1;
     uint64_t t1 = zp_now_ns();
     tm->tables_ns = t1 - t0;
     if ((rc = fb_mul(t, &fb1, m + s[Z_IC].off, K + 1, sc_ic)) ||
         (rc = fb_mul(t, &fb1, m + s[Z_A].off, t->nvars, sc_a)) ||
-        (rc = fb_mul(t, &fb1, m + s[Z_B1].off, t->nvars, sc_b)) ||
+        (rc = fb_mul(t, &fb1, m + s[Z_B1].off, K + 1, sc_b)) ||
         (rc = fb_mul(t, &fb2, m + s[Z_B2].off, t->nvars, sc_b)) ||
         (rc = fb_mul(t, &fb1, m + s[Z_C].off, t->nvars - K - 1, sc_c)) ||
         (rc = fb_mul(t, &fb1, m + s[Z_H].off, t->n, sc_h)))
         goto out_fb2;
+    /* B1 of every s_i is A's point (both are L_i G): copied, not recomputed */
+    memcpy(m + s[Z_B1].off + (K + 1) * g1, m + s[Z_A].off + (K + 1) * g1, (t->nvars - K - 1) * g1);
     tm->points_ns = zp_now_ns() - t1;
     memcpy(vk_pts + 3 * g1 + 3 * g2, m + s[Z_IC].off, (K + 1) * g1);
     /* section 10: circuit hash (not computed: zeros) and no contribution records */
