@@ -4,7 +4,8 @@
  *
  * Passes (each on the pool's threads):
  *   1. fixed-base tables for G1 and G2: tab[win][d] = d * 2^(w*win) * G, affine, window w from
- *      the number of multiplications (<= 16); a multiplication is then ceil(255/w) mixed adds;
+ *      the number of multiplications (<= 16); a multiplication is then ceil(255/w) affine adds,
+ *      batched over 1024 outputs so that one inversion serves a whole window step;
  *   2. Lagrange values L_c(tau) of the size-n domain and the H scalars
  *      L^(2n)_(2j+1)(tau) / delta (the ptau's tau^(2n-1) = 0 variant) in closed form
  *      x (A / (tau - x) - B), one batch inversion per 1024-element chunk;
@@ -245,14 +246,6 @@ out:
     return rc;
 }
 
-static unsigned bits_at(const zp_scalar_t *k, unsigned pos, unsigned w)
-{
-    unsigned limb = pos / 64, sh = pos % 64;
-    uint64_t v = k->l[limb] >> sh;
-    if (sh + w > 64 && limb + 1 < 4) v |= k->l[limb + 1] << (64 - sh);
-    return (unsigned)(v & ((1ull << w) - 1));
-}
-
 /* out[i] = k_i * G for i < count, k_i from scalar(t, i) (Montgomery) */
 typedef void (*tk_scalar_fn)(const tk_t *t, size_t i, zp_scalar_t *k);
 typedef struct {
@@ -272,30 +265,25 @@ static void fb_mul_run(void *arg, unsigned tid, unsigned nt)
     size_t lo, hi;
     zp_split(j->count, tid, nt, &lo, &hi);
     if (lo == hi) return;
-    uint8_t *jac = malloc(TK_CHUNK * g->pj_size), *aff = aligned_alloc(64, TK_CHUNK * g->pa_size);
-    uint8_t *scr = malloc(TK_CHUNK * g->fe_size);
-    if (!jac || !aff || !scr) {
+    zp_scalar_t *ks = malloc(TK_CHUNK * sizeof *ks);
+    uint8_t *aff = aligned_alloc(64, TK_CHUNK * g->pa_size);
+    void *scr = aligned_alloc(64, (g->fb_scratch(TK_CHUNK) + 63) & ~(size_t)63);
+    if (!ks || !aff || !scr) {
         atomic_store(&j->err, -ENOMEM);
         goto out;
     }
     for (size_t c0 = lo; c0 < hi; c0 += TK_CHUNK) {
         size_t m = hi - c0 < TK_CHUNK ? hi - c0 : TK_CHUNK;
         for (size_t i = 0; i < m; i++) {
-            zp_scalar_t k, ks;
+            zp_scalar_t k;
             j->scalar(j->t, c0 + i, &k);
-            f->from_mont(&ks, &k);
-            uint8_t *acc = jac + i * g->pj_size;
-            g->set_inf(acc);
-            for (unsigned win = 0; win < j->fb->nwin; win++) {
-                unsigned d = bits_at(&ks, win * j->fb->w, j->fb->w);
-                if (d) g->add_affine(acc, acc, fb_at(j->fb, win, d));
-            }
+            f->from_mont(&ks[i], &k);
         }
-        g->batch_to_affine(aff, jac, m, scr);
+        g->fb_chunk(aff, ks, m, j->fb->tab, j->fb->w, j->fb->nwin, scr);
         memcpy(j->out + c0 * g->pa_size, aff, m * g->pa_size);
     }
 out:
-    free(jac);
+    free(ks);
     free(aff);
     free(scr);
 }

@@ -7,6 +7,15 @@
 #include "../ec/ec.h"
 #include "../pairing/pairing.h"
 
+/* bits [pos, pos + w) of a 256-bit scalar (pos < 256, w <= 16) */
+static inline unsigned tk_bits_at(const zp_scalar_t *k, unsigned pos, unsigned w)
+{
+    unsigned limb = pos / 64, sh = pos % 64;
+    uint64_t v = k->l[limb] >> sh;
+    if (sh + w > 64 && limb + 1 < 4) v |= k->l[limb + 1] << (64 - sh);
+    return (unsigned)(v & ((1ull << w) - 1));
+}
+
 #define TK_GROUP(G, C, FE)                                                                      \
     static void tk_##G##_##C##_set_inf(void *r) { zp_##G##_##C##_set_inf(r); }                 \
     static void tk_##G##_##C##_from_affine(void *r, const void *a) { zp_##G##_##C##_from_affine(r, a); } \
@@ -28,12 +37,79 @@
         zp_##G##_##C##_mul(&j, &j, k);                                                          \
         zp_##G##_##C##_to_affine(ra, &j);                                                       \
     }                                                                                           \
+    static size_t tk_##G##_##C##_fb_scratch(size_t m)                                           \
+    {                                                                                           \
+        return m * (2 * sizeof(zp_##FE##_##C##_t) + sizeof(size_t) + 1) + 64;                  \
+    }                                                                                           \
+    static void tk_##G##_##C##_fb_chunk(void *outv, const zp_scalar_t *k, size_t m, const void *tabv, \
+                                        unsigned w, unsigned nwin, void *scr)                   \
+    {                                                                                           \
+        typedef zp_##G##a_##C##_t pa_t;                                                         \
+        typedef zp_##FE##_##C##_t fe_t;                                                         \
+        pa_t *acc = outv;                                                                       \
+        const pa_t *tab = tabv;                                                                 \
+        fe_t *den = scr, *pre = den + m;                                                        \
+        size_t *idx = (size_t *)(void *)(pre + m);                                              \
+        uint8_t *inf = (uint8_t *)(idx + m);                                                    \
+        memset(inf, 1, m);                                                                      \
+        for (unsigned win = 0; win < nwin; win++) {                                             \
+            const pa_t *row = tab + ((size_t)win << w);                                         \
+            size_t cnt = 0;                                                                     \
+            for (size_t i = 0; i < m; i++) {                                                    \
+                unsigned d = tk_bits_at(&k[i], win * w, w);                                     \
+                if (!d) continue;                                                               \
+                const pa_t *p = &row[d];                                                        \
+                if (inf[i]) {                                                                   \
+                    acc[i] = *p;                                                                \
+                    inf[i] = 0;                                                                 \
+                    continue;                                                                   \
+                }                                                                               \
+                zp_##FE##_##C##_sub(&den[cnt], &p->x, &acc[i].x);                               \
+                if (zp_##FE##_##C##_is_zero(&den[cnt])) {   /* P + P or P - P: Jacobian */      \
+                    zp_##G##_##C##_t j;                                                         \
+                    zp_##G##_##C##_from_affine(&j, &acc[i]);                                    \
+                    zp_##G##_##C##_add_affine(&j, &j, p);                                       \
+                    zp_##G##_##C##_to_affine(&acc[i], &j);                                      \
+                    inf[i] = zp_##G##_##C##_is_inf(&j);                                         \
+                    continue;                                                                   \
+                }                                                                               \
+                if (cnt) zp_##FE##_##C##_mul(&pre[cnt], &pre[cnt - 1], &den[cnt]);              \
+                else pre[0] = den[0];                                                           \
+                idx[cnt++] = i;                                                                 \
+            }                                                                                   \
+            if (!cnt) continue;                                                                 \
+            fe_t iv, di, lam, t;                                                                \
+            zp_##FE##_##C##_inv(&iv, &pre[cnt - 1]);                                            \
+            for (size_t c = cnt; c-- > 0;) {                                                    \
+                size_t i = idx[c];                                                              \
+                if (c) {                                                                        \
+                    zp_##FE##_##C##_mul(&di, &iv, &pre[c - 1]);                                 \
+                    zp_##FE##_##C##_mul(&iv, &iv, &den[c]);                                     \
+                } else {                                                                        \
+                    di = iv;                                                                    \
+                }                                                                               \
+                const pa_t *p = &row[tk_bits_at(&k[i], win * w, w)];                            \
+                zp_##FE##_##C##_sub(&lam, &p->y, &acc[i].y);                                    \
+                zp_##FE##_##C##_mul(&lam, &lam, &di);                                           \
+                zp_##FE##_##C##_sqr(&t, &lam);                                                  \
+                zp_##FE##_##C##_sub(&t, &t, &acc[i].x);                                         \
+                zp_##FE##_##C##_sub(&t, &t, &p->x);             /* x3 = lam^2 - x1 - x2 */      \
+                zp_##FE##_##C##_sub(&di, &acc[i].x, &t);                                        \
+                zp_##FE##_##C##_mul(&di, &di, &lam);                                            \
+                zp_##FE##_##C##_sub(&acc[i].y, &di, &acc[i].y); /* y3 = lam (x1 - x3) - y1 */   \
+                acc[i].x = t;                                                                   \
+            }                                                                                   \
+        }                                                                                       \
+        for (size_t i = 0; i < m; i++)                                                          \
+            if (inf[i]) memset(&acc[i], 0, sizeof acc[i]);                                      \
+    }                                                                                           \
     static const tk_grp_t tk_##G##_##C = {                                                      \
         .pa_size = sizeof(zp_##G##a_##C##_t), .pj_size = sizeof(zp_##G##_##C##_t),              \
         .fe_size = sizeof(zp_##FE##_##C##_t), .set_inf = tk_##G##_##C##_set_inf,                \
         .from_affine = tk_##G##_##C##_from_affine, .add_affine = tk_##G##_##C##_add_affine,     \
         .dbl = tk_##G##_##C##_dbl, .batch_to_affine = tk_##G##_##C##_batch_to_affine,           \
-        .mul_gen = tk_##G##_##C##_mul_gen,                                                      \
+        .mul_gen = tk_##G##_##C##_mul_gen, .fb_chunk = tk_##G##_##C##_fb_chunk,                 \
+        .fb_scratch = tk_##G##_##C##_fb_scratch,                                                      \
     };
 
 #define TK_FR(C)                                                                                \
