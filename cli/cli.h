@@ -13,4 +13,5 @@ int zp_cmd_status(int argc, char **argv);   /* cli/client.c  */
 int zp_cmd_cancel(int argc, char **argv);   /* cli/client.c  */
 int zp_cmd_trace(int argc, char **argv);    /* cli/client.c  */
 int zp_cmd_metrics(int argc, char **argv);  /* cli/client.c  */
+int zp_cmd_testkey(int argc, char **argv);  /* cli/testkey.c: INSECURE test keys */
 #endif

@@ -15,6 +15,7 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     {"status", zp_cmd_status, "status [--json]"},
     {"cancel", zp_cmd_cancel, "cancel JOB"},
     {"trace", zp_cmd_trace, "trace --out trace.json"},
+    {"testkey", zp_cmd_testkey, "testkey --curve C --power P --out DIR --insecure-known-tau  INSECURE test key (tests only)"},
     {"metrics", zp_cmd_metrics, "metrics  print the broker's metrics (Prometheus text format)"},
 };
 
