@@ -7,8 +7,9 @@
  *   - field add/sub/neg/dbl/mul/sqr/to_mont/from_mont == lib/ff, all four fields;
  *   - xyzz point adds (mixed, full, signed), doubling, small multiples == lib/ec, including
  *     infinity, P + P and P + (-P);
- *   - the bucket MSM (digits, sort, levelled bucket sums, reductions, with several window
- *     sizes, task sizes, group counts and window batches) == naive sum / lib/msm;
+ *   - the bucket MSM (digits, sort, levelled bucket sums, reductions with the tree over the
+ *     groups, with several window sizes, task sizes, group counts, window batches and the
+ *     parallelism-derived group count) == naive sum / lib/msm;
  *   - compute_h (NTT, inverse + coset pass, joinABC) == lib/ntt + lib/ff.
  * What it cannot cover: the device executor (launch geometry, CUB, streams): tests/test_cuda.c. */
 #include <stdio.h>
@@ -239,7 +240,8 @@ static void pick_scalar(zp_scalar_t *k, const zp_scalar_t *r, const zp_scalar_t 
     static void test_msm_##C(void)                                                               \
     {                                                                                            \
         static const zp_cu_msm_tune_t tunes[] = {                                                \
-            {0, 0, 0, 0}, {2, 2, 1, 0}, {3, 3, 2, 5}, {5, 2, 4, 64}, {7, 4, 64, 0}, {4, 2, 8, 1}, {16, 16, 128, 0}, \
+            {0, 0, 0, 0, 0}, {2, 2, 1, 0, 0}, {3, 3, 2, 5, 0}, {5, 2, 4, 64, 0}, {7, 4, 64, 0, 0},          \
+            {4, 2, 8, 1, 0}, {16, 16, 128, 0, 0}, {10, 4, 512, 0, 0}, {9, 0, 0, 0, 1 << 14},           \
         };                                                                                       \
         static const size_t sizes[] = {0, 1, 2, 7, 33, 100};                                     \
         for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)                                \
@@ -247,7 +249,7 @@ static void pick_scalar(zp_scalar_t *k, const zp_scalar_t *r, const zp_scalar_t 
                 for (int mode = 0; mode < 3; mode++)                                             \
                     CHECK(msm_case_##C(sizes[s], mode, &tunes[t], 0));                           \
         /* larger, against lib/msm: skewed (binary-like witness) and uniform scalars */         \
-        zp_cu_msm_tune_t small_tasks = {6, 3, 8, 3000};                                          \
+        zp_cu_msm_tune_t small_tasks = {6, 3, 8, 3000, 0};                                        \
         CHECK(msm_case_##C(3000, 1, NULL, 1));                                                   \
         CHECK(msm_case_##C(3000, 0, &small_tasks, 1));                                           \
         CHECK(msm_case_##C(2048, 2, NULL, 1));                                                   \

@@ -7,6 +7,7 @@
  * layouts. The backend owns the CUDA context (zp_cu_t) and the power tables of the last
  * domain. Tests: tests/test_cuda.c (GPU == CPU backend), tests/test_cuda_host.c. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -115,14 +116,19 @@ int zp_cuda_msm_combine(zp_curve_id_t curve, zp_g1_any_t *out, const zp_cu_msm_o
 
 /* ---------------------------------------------------------------- ops */
 
-static int be_open(zp_backend_t **bep, const zp_backend_cfg_t *cfg)
+/* device: ZP_CUDA_DEVICE (an ordinal or a UUID) when set, else cfg->device; emu: the host
+ * emulation instead of a device */
+static int open_with(zp_backend_t **bep, const zp_backend_cfg_t *cfg, const zp_cu_emu_cfg_t *emu)
 {
-    char desc[256];
+    char desc[512], spec[32];
     *bep = NULL;
     zp_backend_t *be = calloc(1, sizeof *be);
     if (!be) return -ENOMEM;
     be->device = cfg ? cfg->device : 0;
-    int rc = zp_cu_open(&be->cu, be->device, desc, sizeof desc);
+    const char *env = getenv("ZP_CUDA_DEVICE");
+    snprintf(spec, sizeof spec, "%d", be->device);
+    int rc = emu ? zp_cu_open_emulated(&be->cu, emu, desc, sizeof desc)
+                 : zp_cu_open(&be->cu, env && *env ? env : spec, desc, sizeof desc);
     if (rc) {
         free(be);
         return rc;
@@ -130,6 +136,22 @@ static int be_open(zp_backend_t **bep, const zp_backend_cfg_t *cfg)
     zp_log(ZP_LOG_INFO, "cuda backend: %s", desc);
     *bep = be;
     return 0;
+}
+
+static int be_open(zp_backend_t **bep, const zp_backend_cfg_t *cfg) { return open_with(bep, cfg, NULL); }
+
+int zp_cuda_open_emulated(zp_backend_t **bep, const zp_backend_cfg_t *cfg, const zp_cu_emu_cfg_t *emu)
+{
+    zp_cu_emu_cfg_t none;
+    memset(&none, 0, sizeof none);
+    return open_with(bep, cfg, emu ? emu : &none);
+}
+
+zp_cu_t *zp_cuda_cu(zp_backend_t *be) { return be->cu; }
+
+int zp_cuda_host_register_step(zp_backend_t *be, void *p, size_t len, size_t chunk, size_t *done, size_t max_bytes)
+{
+    return zp_cu_host_register_step(be->cu, p, len, chunk, done, max_bytes);
 }
 
 static void be_close(zp_backend_t **bep)

@@ -4,7 +4,15 @@
  * C boundary cu_api.h.
  *   open:  ZP_ENODEV with a message when no device is usable (no driver, no GPU, ordinal out of
  *          range after CUDA_VISIBLE_DEVICES, or a GPU this build has no kernels for).
- *   any device error: ZP_EDEVICE; the worker then exits and is restarted clean.
+ *          Device: ZP_CUDA_DEVICE (ordinal or UUID) if set, else cfg->device; ordinals in PCI
+ *          bus order (as nvidia-smi). Logs one banner line: device, memory, driver, runtime.
+ *   any device error, from every op (load_key and out-of-device-memory included): ZP_EDEVICE;
+ *          the worker then fails the task as a device failure and exits to be restarted clean.
+ *   prove_g1 does not write h (h stays on the device for the H MSM; nothing reads it after);
+ *          compute_h does.
+ *   host_register: the worker should pin the arena and the key regions at start, before
+ *          HELLO (zp_cuda_host_register_step below lets it do so in chunks while its loop
+ *          stays alive); a second host_register of the same range is a no-op.
  * Also exported for the tests: the host-side helpers the backend uses around the device code.
  * Tests: tests/test_cuda.c (suite cuda, exits 77 without a device), tests/test_cuda_host.c. */
 #ifndef ZP_BACKEND_CUDA_H
@@ -22,6 +30,14 @@ int zp_cuda_pow_tables(zp_curve_id_t curve, unsigned log_n, zp_cu_pow_table_t *t
 /* H2D bandwidth (GB/s) of one bytes-long copy from pageable and from registered memory;
  * be must be a zp_backend_cuda backend */
 int zp_cuda_bench_h2d(zp_backend_t *be, size_t bytes, double *gbps_pageable, double *gbps_pinned);
+/* the backend over the host-emulated device runtime (cu_hostemu.cu): the whole executor runs
+ * on the CPU, for tests and `scripts/gpu-check --dry-run` (emu may be NULL: defaults) */
+int zp_cuda_open_emulated(zp_backend_t **be, const zp_backend_cfg_t *cfg, const zp_cu_emu_cfg_t *emu);
+/* the executor context of a zp_backend_cuda backend (hooks, statistics, emulation stats) */
+zp_cu_t *zp_cuda_cu(zp_backend_t *be);
+/* pin [p, p + len) in steps of at most max_bytes (0 = all) from *done on, chunk bytes a
+ * cudaHostRegister (0 = 64 GiB); registered as one range once *done == len (unregister p) */
+int zp_cuda_host_register_step(zp_backend_t *be, void *p, size_t len, size_t chunk, size_t *done, size_t max_bytes);
 /* out = sum_w 2^(c*w) win[w] (lib/ec, on the host) */
 int zp_cuda_msm_combine(zp_curve_id_t curve, zp_g1_any_t *out, const zp_cu_msm_out_t *m);
 #endif

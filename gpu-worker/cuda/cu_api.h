@@ -25,14 +25,25 @@ enum { ZP_CU_MAX_WIN = 130 };   /* windows of an MSM: ceil(256 / 2) + 2 */
  * x, y, z of N limbs each at the start of win[w]) */
 typedef struct {
     unsigned c, nwin;
+    unsigned batches;       /* sort batches the windows were split into (memory budget) */
+    size_t max_pairs;       /* the budget those batches were cut for */
     uint64_t win[ZP_CU_MAX_WIN][ZP_CU_JAC_LIMBS];
 } zp_cu_msm_out_t;
 
-/* tuning knobs (0 = default); see cu_msm.cuh */
+/* tuning knobs (0 = default); see cu_msm.cuh. par: threads the reduction should have (the
+ * executor sets it from the device: SMs x threads per SM) */
 typedef struct {
     unsigned c, task, groups;
     size_t max_pairs;
+    unsigned par;
 } zp_cu_msm_tune_t;
+
+/* the memory of one MSM (msm_run of cu_msm.cuh, all its buffers; CUB scratch not included) */
+typedef struct {
+    unsigned c, nwin, wb, groups, task;   /* window bits, windows, windows per batch, groups, S */
+    size_t max_pairs, bytes;
+} zp_cu_msm_plan_t;
+int zp_cu_msm_plan(int curve, size_t n, const zp_cu_msm_tune_t *tune, zp_cu_msm_plan_t *plan);
 
 /* mirrors zp_g16_times_t (lib/groth16/groth16.h) */
 typedef struct {
@@ -60,24 +71,80 @@ typedef struct {
 
 typedef struct zp_cu zp_cu_t;
 
-/* device: ordinal as CUDA numbers it (after CUDA_VISIBLE_DEVICES). desc: a one-line
- * description for the log (name, memory, compute capability), may be NULL. */
-int zp_cu_open(zp_cu_t **cu, int device, char *desc, size_t desc_cap);
+/* spec: the device, an ordinal ("0") or a UUID ("GPU-5e3f...", as nvidia-smi -L prints it);
+ * ordinals count in PCI bus order (CUDA_DEVICE_ORDER=PCI_BUS_ID is set unless the environment
+ * says otherwise), after CUDA_VISIBLE_DEVICES, so they match nvidia-smi. desc: the one-line
+ * banner for the log (device, PCI id, memory, compute capability, driver, runtime), may be NULL. */
+int zp_cu_open(zp_cu_t **cu, const char *spec, char *desc, size_t desc_cap);
 void zp_cu_close(zp_cu_t **cu);
-/* cudaHostRegister in chunks of at most 64 GiB after pre-faulting; unregister takes the same p */
+
+/* A device spec parsed (no CUDA call): *ordinal >= 0 for a number, else uuid[16] holds the UUID
+ * (with or without the "GPU-" prefix, dashes anywhere). ZP_EFORMAT with the reason otherwise. */
+int zp_cu_parse_device(const char *spec, int *ordinal, unsigned char uuid[16]);
+
+/* The host emulation of the device runtime (cu_hostemu.cu), for tests and `gpu-check
+ * --dry-run`: the executor of cu_exec.c runs unchanged on plain memory, the kernels run as
+ * loops, the memory pool has a capacity, faults can be injected and stream order is checked. */
+typedef struct {
+    size_t mem_total;          /* emulated device memory; 0 = 1 GiB */
+    size_t mem_report_extra;   /* cudaMemGetInfo reports this much more free than there is */
+    unsigned long fail_at;     /* the fail_at-th runtime call fails (1-based; 0 = none) */
+    int fail_oom;              /* ... as out-of-memory if it allocates (not sticky); else a sticky device error */
+    unsigned sms;              /* reported SMs; 0 = 4 */
+} zp_cu_emu_cfg_t;
+typedef struct {
+    unsigned long calls;            /* runtime calls (the numbers fail_at counts) */
+    unsigned long violations;       /* stream-order violations seen */
+    char first_violation[200];
+    size_t live_bytes, live_allocs, peak_bytes, pool_reserved;
+    unsigned pending;               /* streams with host-visible work not yet synchronized */
+    int poisoned;                   /* a sticky device error was injected */
+} zp_cu_emu_stats_t;
+int zp_cu_open_emulated(zp_cu_t **cu, const zp_cu_emu_cfg_t *cfg, char *desc, size_t desc_cap);
+int zp_cu_emu_stats(zp_cu_t *cu, zp_cu_emu_stats_t *st);   /* ZP_ESTATE on a real device */
+/* device allocations and host registrations emulated devices still held when closed (all
+ * emulated devices of this process so far; 0 = no leak) */
+unsigned long zp_cu_emu_leaks(void);
+
+/* test hooks: reach at small sizes the paths only big inputs reach */
+typedef struct {
+    int force_streamed;        /* bases never resident (copied per proof) */
+    zp_cu_msm_tune_t tune;     /* applied to every MSM (0 fields = automatic) */
+} zp_cu_hooks_t;
+void zp_cu_set_hooks(zp_cu_t *cu, const zp_cu_hooks_t *h);
+typedef struct {
+    int resident;                   /* bases of the current key on the device */
+    unsigned long msm_retries;      /* MSMs retried with a smaller budget after out-of-memory */
+    unsigned long msm_batches;      /* sort batches of all MSMs */
+    unsigned long pool_trims;
+    size_t last_max_pairs;          /* budget of the last MSM */
+} zp_cu_stats_t;
+void zp_cu_stats(const zp_cu_t *cu, zp_cu_stats_t *st);
+/* "pool used X reserved Y, device free Z of T" into buf */
+int zp_cu_mem_report(zp_cu_t *cu, char *buf, size_t cap);
+
+/* Pin host memory for DMA: pre-fault, then cudaHostRegister in chunks of chunk bytes (0 = 64
+ * GiB), falling back to read-only registration for a PROT_READ mapping. Registering the same
+ * (p, len) again is a no-op, so the worker can pin at start and its tasks can re-check.
+ * The step form registers at most max_bytes more of [p, p + len) from *done on (so a caller can
+ * keep its loop alive); the range counts as registered when *done reaches len. unregister
+ * takes the same p. */
 int zp_cu_host_register(zp_cu_t *cu, void *p, size_t len);
+int zp_cu_host_register_step(zp_cu_t *cu, void *p, size_t len, size_t chunk, size_t *done, size_t max_bytes);
 int zp_cu_host_unregister(zp_cu_t *cu, void *p);
 /* make the four G1 base arrays (A, B1, C, H; affine, host) resident on the device if they fit
- * next to the working memory of a proof of 2^log_n; *resident = 1 if they were uploaded,
- * 0 if they will be copied per proof instead. key_id identifies the key (its address) so a
- * second call for the same key does nothing. */
+ * next to the working memory of a proof of 2^log_n (the pool trimmed first, so its cache does
+ * not count as used); *resident = 1 if they are being uploaded (cudaMemcpyAsync on the copy
+ * stream, the compute stream waits for it), 0 if they will be copied per proof instead. key_id
+ * identifies the key so a second call for the same key does nothing. */
 int zp_cu_load_bases(zp_cu_t *cu, int curve, uintptr_t key_id, unsigned log_n,
                      const void *const bases[4], const size_t counts[4], int *resident);
 /* MSM over host points / scalars */
 int zp_cu_msm_g1(zp_cu_t *cu, int curve, zp_cu_msm_out_t *out, const void *points,
                  const uint64_t *scalars, size_t n, const zp_cu_msm_tune_t *tune);
 /* the G1 part of a proof with the bases of the last zp_cu_load_bases (curve must match).
- * out: 4 MSMs (A, B1, C, H) when args->w != NULL. */
+ * args->w != NULL: out = 4 MSMs (A, B1, C, H); h stays on the device (args->h is not written).
+ * args->w == NULL: compute_h only, h copied into args->h. */
 int zp_cu_prove(zp_cu_t *cu, const zp_cu_prove_args_t *args, zp_cu_msm_out_t out[4], zp_cu_times_t *t);
 /* H2D bandwidth of a bytes-long copy from pageable and from registered host memory, GB/s */
 int zp_cu_bench_h2d(zp_cu_t *cu, size_t bytes, double *gbps_pageable, double *gbps_pinned);

@@ -2,7 +2,10 @@
  * instantiated by cu_dev_bn254.cu and cu_dev_bls12_381.cu (ZP_CU_DEV_CURVE names the curve).
  *
  * exec_dev runs the functors of cu_msm.cuh / cu_ntt.cuh as kernels (k_for: one thread per
- * index, 128 threads a block: enough registers for the 6-limb point code) on one stream, and
+ * index) on one stream. Block sizes come from the occupancy API, once per kernel (the 6-limb
+ * point code needs many registers: a fixed block size that does not fit is a launch failure,
+ * which is a device error); every kernel carries __launch_bounds__(K_MAX_THREADS) so the
+ * compiler never builds one that cannot launch at the sizes the occupancy API may pick. It
  * takes its allocation, sort, scan and max from cu_device.cu (cu_int.h), so CUB is compiled
  * once. Every launch is checked (cudaGetLastError); execution errors surface at the next
  * synchronizing call (to_host / scan / max), which goes through the same checker. */
@@ -12,25 +15,50 @@
 
 #include "cu_int.h"
 #include "cu_msm.cuh"
+extern "C" {
+#include "lib/util/util.h"
+}
 #include "cu_ntt.cuh"
 
 namespace zpcu {
 
-template <class F> __global__ void k_for(size_t n, F f)
+enum { K_MAX_THREADS = 256 };
+
+template <class F> __global__ void __launch_bounds__(K_MAX_THREADS) k_for(size_t n, F f)
 {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) f(i);
 }
 
-enum { K_THREADS = 128 };
+/* the block size of k_for<F> on the current device: the occupancy API's choice, cached per
+ * kernel (one device per process); 0 with the error set when the query fails */
+template <class F> int block_size(unsigned *bs)
+{
+    static int cached = 0;
+    if (cached > 0) {
+        *bs = (unsigned)cached;
+        return 0;
+    }
+    int min_grid = 0, b = 0;
+    int rc = ZP_CU(cudaOccupancyMaxPotentialBlockSize(&min_grid, &b, k_for<F>, 0, K_MAX_THREADS));
+    if (rc) return rc;
+    if (b <= 0) return zp_err_set(ZP_EDEVICE, "occupancy API: no block size for %s", __PRETTY_FUNCTION__);
+    cached = b;
+    *bs = (unsigned)b;
+    return 0;
+}
 
 struct exec_dev {
     cudaStream_t s;
     template <class F> int for_n(size_t n, const F &f)
     {
         if (n == 0) return 0;
-        size_t blocks = (n + K_THREADS - 1) / K_THREADS;
-        k_for<F><<<(unsigned)blocks, K_THREADS, 0, s>>>(n, f);
+        unsigned bs = 0;
+        int rc = block_size<F>(&bs);
+        if (rc) return rc;
+        size_t blocks = (n + bs - 1) / bs;
+        if (blocks > 0x7fffffffu) return zp_err_set(ZP_ETOOBIG, "kernel launch: %zu blocks", blocks);
+        k_for<F><<<(unsigned)blocks, bs, 0, s>>>(n, f);
         return zp_cu_x_launched(__PRETTY_FUNCTION__, __FILE__, __LINE__);
     }
     int alloc(void **p, size_t bytes) { return zp_cu_x_alloc(s, p, bytes); }
@@ -54,16 +82,18 @@ int dev_msm(void *s, zp_cu_msm_out_t *out, const void *points, const uint64_t *s
             const zp_cu_msm_tune_t *tune)
 {
     exec_dev ex = {(cudaStream_t)s};
-    msm_tune t = {0, 0, 0, 0};
+    msm_tune t = {0, 0, 0, 0, 0};
     if (tune) {
         t.c = tune->c;
         t.task = tune->task;
         t.groups = tune->groups;
         t.max_pairs = tune->max_pairs;
+        t.par = tune->par;
     }
     static_assert(sizeof(g1_jac<C>) <= sizeof out->win[0], "window slot too small");
     g1_jac<C> win[ZP_CU_MAX_WIN];
-    int rc = msm_run<C>(ex, win, &out->c, (const g1_affine<C> *)points, scalars, n, t);
+    out->max_pairs = msm_make_plan(n, C::R_BITS, sizeof(g1_xyzz<C>), sizeof(g1_jac<C>), t).max_pairs;
+    int rc = msm_run<C>(ex, win, &out->c, &out->batches, (const g1_affine<C> *)points, scalars, n, t);
     if (rc == 0) {
         out->nwin = msm_windows(C::R_BITS, out->c);
         for (unsigned w = 0; w < out->nwin; w++) memcpy(out->win[w], &win[w], sizeof win[w]);

@@ -1,23 +1,23 @@
-/* cu_device.cu - the CUDA context of the backend: device selection, the one CUDA error checker,
- * pinned host memory, resident proving-key bases, the stream-ordered primitives of the device
- * executor (CUB radix sort / scan / max, compiled once here) and the orchestration of a
- * proof's G1 part (H2D on a copy stream overlapped with the NTT and MSM kernels on a compute
- * stream, cudaEvent timing of each phase).
+/* cu_device.cu - the CUDA device runtime (cu_int.h zp_cu_rt_ops_t) under the executor of
+ * cu_exec.c: device selection (ordinal or UUID, PCI bus order) and the start-up banner, the
+ * one CUDA error checker, streams and events, the stream-ordered memory pool, pinned host
+ * memory, and the stream-ordered primitives of the device executor (CUB radix sort / scan /
+ * max, compiled once here).
  *
- * Ownership: zp_cu_t owns its streams, events, the device copies of the bases, the cached
- * twiddle table and the registered-range list. Device scratch comes from the device's
- * stream-ordered memory pool (cudaMallocAsync), kept cached between proofs (release threshold
- * = max), so a proof allocates nothing from the driver after the first one.
- * Errors: every CUDA call goes through ZP_CU (cu_int.h); a device error returns ZP_EDEVICE and
- * the worker is expected to exit and be restarted clean (sticky errors poison the context).
- * Exported functions: cu_api.h. Tests: tests/test_cuda.c (exits 77 without a device). */
+ * Ownership: the runtime owns its two non-blocking streams and its events. Device scratch
+ * comes from the device's stream-ordered pool (cudaMallocAsync), kept cached between proofs
+ * (release threshold = max; cu_exec.c trims it before residency decisions and non-pool
+ * allocations), so a proof allocates nothing from the driver after the first one.
+ * Errors: every CUDA call goes through ZP_CU; a device error returns ZP_EDEVICE (an allocation
+ * failure -ENOMEM, its last-error slot cleared so the next launch check does not see it).
+ * Tests: tests/test_cuda.c (exits 77 without a device); the same executor on the host
+ * emulation: tests/test_cuda_exec.c. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
+#include <strings.h>
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
@@ -31,6 +31,10 @@ extern "C" {
 #include "lib/util/util.h"
 }
 
+#ifndef ZP_CUDA_ARCHS
+#define ZP_CUDA_ARCHS "(arch list unknown)"
+#endif
+
 /* ---------------------------------------------------------------- checker */
 
 extern "C" int zp_cu_check(int code, const char *expr, const char *file, int line)
@@ -38,6 +42,7 @@ extern "C" int zp_cu_check(int code, const char *expr, const char *file, int lin
     cudaError_t e = (cudaError_t)code;
     if (e == cudaSuccess) return 0;
     int rc = e == cudaErrorMemoryAllocation ? -ENOMEM : ZP_EDEVICE;
+    if (e == cudaErrorMemoryAllocation) (void)cudaGetLastError();
     zp_log(ZP_LOG_ERROR, "cuda: %s: %s (%s) at %s:%d", expr, cudaGetErrorString(e), cudaGetErrorName(e), file, line);
     zp_err_set(rc, "%s: %s (%s:%d)", expr, cudaGetErrorString(e), file, line);
     return rc;
@@ -53,7 +58,9 @@ extern "C" int zp_cu_x_launched(const char *what, const char *file, int line)
 extern "C" int zp_cu_x_alloc(void *s, void **p, size_t bytes)
 {
     *p = NULL;
-    return ZP_CU(cudaMallocAsync(p, bytes ? bytes : 1, (cudaStream_t)s));
+    cudaError_t e = cudaMallocAsync(p, bytes ? bytes : 1, (cudaStream_t)s);
+    if (e == cudaErrorMemoryAllocation) (void)cudaGetLastError();   /* not sticky: clear it */
+    return ZP_CU(e);
 }
 
 extern "C" void zp_cu_x_free(void *s, void *p)
@@ -124,465 +131,312 @@ extern "C" int zp_cu_x_max_u32(void *s, uint32_t *out, const uint32_t *in, size_
     return rc;
 }
 
-/* ---------------------------------------------------------------- context */
+/* ---------------------------------------------------------------- device selection */
 
-enum { MAX_REG = 64 };
-static const size_t REG_CHUNK = (size_t)64 << 30;     /* cudaHostRegister at most 64 GiB a call */
+extern "C" int zp_cu_parse_device(const char *spec, int *ordinal, unsigned char uuid[16])
+{
+    *ordinal = -1;
+    memset(uuid, 0, 16);
+    if (!spec || !*spec) return zp_err_set(ZP_EFORMAT, "CUDA device: empty spec");
+    if (strspn(spec, "0123456789") == strlen(spec)) {
+        char *end;
+        long v = strtol(spec, &end, 10);
+        if (*end || v < 0 || v > 4096) return zp_err_set(ZP_EFORMAT, "CUDA device \"%s\": not an ordinal", spec);
+        *ordinal = (int)v;
+        return 0;
+    }
+    const char *p = spec;
+    if (!strncasecmp(p, "GPU-", 4)) p += 4;
+    unsigned nib = 0;
+    for (; *p; p++) {
+        int v;
+        if (*p == '-') continue;
+        if (*p >= '0' && *p <= '9') v = *p - '0';
+        else if (*p >= 'a' && *p <= 'f') v = *p - 'a' + 10;
+        else if (*p >= 'A' && *p <= 'F') v = *p - 'A' + 10;
+        else return zp_err_set(ZP_EFORMAT, "CUDA device \"%s\": '%c' is neither a digit of an ordinal nor of a UUID", spec, *p);
+        if (nib == 32) return zp_err_set(ZP_EFORMAT, "CUDA device \"%s\": UUID longer than 32 hex digits", spec);
+        uuid[nib / 2] |= (unsigned char)(nib % 2 ? v : v << 4);
+        nib++;
+    }
+    if (nib != 32) return zp_err_set(ZP_EFORMAT, "CUDA device \"%s\": a UUID has 32 hex digits, this has %u", spec, nib);
+    return 0;
+}
 
-struct zp_cu {
+/* ---------------------------------------------------------------- the runtime */
+
+struct cu_rt {
     int dev;
     cudaDeviceProp prop;
-    cudaStream_t s_comp, s_copy;
-    struct { void *p; size_t len; } reg[MAX_REG];
-    unsigned nreg;
-    /* bases of the current key */
-    int curve;
-    uintptr_t key_id;
-    int resident;
-    void *d_bases[4];
-    const void *h_bases[4];
-    size_t counts[4];
-    /* twiddles w^i (i < n/2) of the last (curve, log_n) */
-    int tw_curve;
-    unsigned tw_log_n;
-    uint64_t *d_tw;
+    cudaMemPool_t pool;
+    cudaStream_t st[ZP_CU_NSTREAM];
+    cudaEvent_t ev[ZP_CU_NEV];
 };
 
-static size_t g1a_bytes(int curve) { return curve == 2 ? 96 : 64; }
-static size_t fr_bytes(void) { return 32; }
+static int set_dev(cu_rt *r) { return ZP_CU(cudaSetDevice(r->dev)); }
 
-static int set_dev(zp_cu_t *cu) { return ZP_CU(cudaSetDevice(cu->dev)); }
-
-extern "C" int zp_cu_open(zp_cu_t **cup, int device, char *desc, size_t desc_cap)
+static void rt_close(void *rp)
 {
-    int count = 0, rc;
-    *cup = NULL;
+    cu_rt *r = (cu_rt *)rp;
+    if (!r) return;
+    (void)cudaSetDevice(r->dev);
+    for (int i = 0; i < ZP_CU_NSTREAM; i++)
+        if (r->st[i]) (void)ZP_CU(cudaStreamSynchronize(r->st[i]));
+    for (int i = 0; i < ZP_CU_NEV; i++)
+        if (r->ev[i]) (void)ZP_CU(cudaEventDestroy(r->ev[i]));
+    for (int i = 0; i < ZP_CU_NSTREAM; i++)
+        if (r->st[i]) (void)ZP_CU(cudaStreamDestroy(r->st[i]));
+    free(r);
+}
+
+static int rt_mem_info(void *rp, size_t *fr, size_t *tot) { (void)rp; return ZP_CU(cudaMemGetInfo(fr, tot)); }
+
+static int rt_pool_usage(void *rp, size_t *used, size_t *reserved)
+{
+    cu_rt *r = (cu_rt *)rp;
+    uint64_t u = 0, v = 0;
+    int rc;
+    if ((rc = ZP_CU(cudaMemPoolGetAttribute(r->pool, cudaMemPoolAttrUsedMemCurrent, &u))) ||
+        (rc = ZP_CU(cudaMemPoolGetAttribute(r->pool, cudaMemPoolAttrReservedMemCurrent, &v))))
+        return rc;
+    *used = (size_t)u;
+    *reserved = (size_t)v;
+    return 0;
+}
+
+static int rt_pool_trim(void *rp)
+{
+    cu_rt *r = (cu_rt *)rp;
+    int rc;
+    /* frees still queued in stream order are not "unused" yet: let them land first */
+    if ((rc = ZP_CU(cudaDeviceSynchronize()))) return rc;
+    return ZP_CU(cudaMemPoolTrimTo(r->pool, 0));
+}
+
+static int rt_dmalloc(void *rp, void **p, size_t bytes)
+{
+    (void)rp;
+    *p = NULL;
+    return ZP_CU(cudaMalloc(p, bytes ? bytes : 1));
+}
+
+static int rt_dfree(void *rp, void *p) { (void)rp; return p ? ZP_CU(cudaFree(p)) : 0; }
+static int rt_alloc(void *rp, int s, void **p, size_t bytes) { return zp_cu_x_alloc(((cu_rt *)rp)->st[s], p, bytes); }
+static int rt_free(void *rp, int s, void *p) { return p ? ZP_CU(cudaFreeAsync(p, ((cu_rt *)rp)->st[s])) : 0; }
+
+static int rt_h2d(void *rp, int s, void *d, const void *h, size_t bytes)
+{
+    return ZP_CU(cudaMemcpyAsync(d, h, bytes, cudaMemcpyHostToDevice, ((cu_rt *)rp)->st[s]));
+}
+
+static int rt_d2h(void *rp, int s, void *h, const void *d, size_t bytes)
+{
+    return ZP_CU(cudaMemcpyAsync(h, d, bytes, cudaMemcpyDeviceToHost, ((cu_rt *)rp)->st[s]));
+}
+
+static int rt_record(void *rp, int s, int ev) { cu_rt *r = (cu_rt *)rp; return ZP_CU(cudaEventRecord(r->ev[ev], r->st[s])); }
+static int rt_wait(void *rp, int s, int ev) { cu_rt *r = (cu_rt *)rp; return ZP_CU(cudaStreamWaitEvent(r->st[s], r->ev[ev], 0)); }
+static int rt_sync(void *rp, int s) { return ZP_CU(cudaStreamSynchronize(((cu_rt *)rp)->st[s])); }
+
+static int rt_elapsed(void *rp, int e0, int e1, float *ms)
+{
+    cu_rt *r = (cu_rt *)rp;
+    *ms = 0;
+    return ZP_CU(cudaEventElapsedTime(ms, r->ev[e0], r->ev[e1]));
+}
+
+static int rt_host_register(void *rp, void *p, size_t len)
+{
+    cu_rt *r = (cu_rt *)rp;
+    int ok = 0, rc;
+    if ((rc = ZP_CU(cudaDeviceGetAttribute(&ok, cudaDevAttrHostRegisterSupported, r->dev)))) return rc;
+    if (!ok) return zp_err_set(ZP_ENODEV, "CUDA device %d does not support cudaHostRegister", r->dev);
+    /* a read-only mapping (the proving key in the shm key store is mapped PROT_READ) is refused
+     * without cudaHostRegisterReadOnly: retry with it (the failed first call leaves no sticky
+     * error; clear the last-error slot before the checked retry) */
+    cudaError_t e0 = cudaHostRegister(p, len, cudaHostRegisterPortable);
+    if (e0 == cudaSuccess) return 0;
+    (void)cudaGetLastError();
+    rc = ZP_CU(cudaHostRegister(p, len, cudaHostRegisterPortable | cudaHostRegisterReadOnly));
+    if (rc == 0) zp_log(ZP_LOG_INFO, "cuda: %p (%zu bytes) registered read-only (%s)", p, len, cudaGetErrorString(e0));
+    return rc;
+}
+
+static int rt_host_unregister(void *rp, void *p) { (void)rp; return ZP_CU(cudaHostUnregister(p)); }
+
+static size_t rt_scratch(void *rp, size_t pairs)
+{
+    (void)rp;
+    size_t sort = 0, scan = 0;
+    int m = pairs > (size_t)INT_MAX ? INT_MAX : (int)pairs;
+    cub::DoubleBuffer<uint32_t> dk(NULL, NULL), dv(NULL, NULL);
+    if (cub::DeviceRadixSort::SortPairs(NULL, sort, dk, dv, m, 0, 32, (cudaStream_t)0) != cudaSuccess) {
+        (void)cudaGetLastError();
+        sort = pairs / 4 + ((size_t)64 << 20);   /* the query failed: a generous guess */
+    }
+    if (cub::DeviceScan::ExclusiveSum(NULL, scan, (const uint32_t *)NULL, (uint32_t *)NULL, m, (cudaStream_t)0) !=
+        cudaSuccess) {
+        (void)cudaGetLastError();
+        scan = (size_t)16 << 20;
+    }
+    return sort + 2 * scan + ((size_t)4 << 20);
+}
+
+#define BY_CURVE(call_bn, call_bls)                                                   \
+    (curve == 1 ? (call_bn) : curve == 2 ? (call_bls) : zp_err_set(ZP_ECURVE, "cuda: curve %d", curve))
+
+static int rt_msm(void *rp, int s, int curve, zp_cu_msm_out_t *out, const void *pts, const uint64_t *sc, size_t n,
+                  const zp_cu_msm_tune_t *tune)
+{
+    cudaStream_t st = ((cu_rt *)rp)->st[s];
+    return BY_CURVE(zp_cu_dev_msm_bn254(st, out, pts, sc, n, tune), zp_cu_dev_msm_bls12_381(st, out, pts, sc, n, tune));
+}
+
+static int rt_pow_table(void *rp, int s, int curve, uint64_t *out, size_t count, const uint64_t *lo, const uint64_t *hi,
+                        unsigned k1)
+{
+    cudaStream_t st = ((cu_rt *)rp)->st[s];
+    return BY_CURVE(zp_cu_dev_pow_table_bn254(st, out, count, lo, hi, k1),
+                    zp_cu_dev_pow_table_bls12_381(st, out, count, lo, hi, k1));
+}
+
+static int rt_coset(void *rp, int s, int curve, uint64_t *x, unsigned log_n, const uint64_t *tw, const uint64_t *lo,
+                    const uint64_t *hi, unsigned k1)
+{
+    cudaStream_t st = ((cu_rt *)rp)->st[s];
+    return BY_CURVE(zp_cu_dev_coset_bn254(st, x, log_n, tw, lo, hi, k1), zp_cu_dev_coset_bls12_381(st, x, log_n, tw, lo, hi, k1));
+}
+
+static int rt_join(void *rp, int s, int curve, uint64_t *a, const uint64_t *b, const uint64_t *c, size_t n)
+{
+    cudaStream_t st = ((cu_rt *)rp)->st[s];
+    return BY_CURVE(zp_cu_dev_join_bn254(st, a, b, c, n), zp_cu_dev_join_bls12_381(st, a, b, c, n));
+}
+
+static const zp_cu_rt_ops_t cuda_ops = {
+    "cuda", rt_close, rt_mem_info, rt_pool_usage, rt_pool_trim, rt_dmalloc, rt_dfree, rt_alloc, rt_free,
+    rt_h2d, rt_d2h, rt_record, rt_wait, rt_sync, rt_elapsed, rt_host_register, rt_host_unregister, rt_scratch,
+    rt_msm, rt_pow_table, rt_coset, rt_join,
+};
+
+/* "580.95.05" from the kernel module, "" when not readable */
+static void kernel_driver(char *buf, size_t cap)
+{
+    buf[0] = 0;
+    FILE *f = fopen("/proc/driver/nvidia/version", "r");
+    if (!f) return;
+    char line[256];
+    if (fgets(line, sizeof line, f)) {
+        const char *k = strstr(line, "Kernel Module");
+        if (k) {
+            k += strlen("Kernel Module");
+            while (*k == ' ' || *k == '\t') k++;
+            size_t i = 0;
+            while (k[i] && k[i] != ' ' && k[i] != '\n' && i + 1 < cap) {
+                buf[i] = k[i];
+                i++;
+            }
+            buf[i] = 0;
+        }
+    }
+    fclose(f);
+}
+
+static void uuid_str(char *out, const unsigned char *u)
+{
+    sprintf(out, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2], u[3], u[4],
+            u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+}
+
+/* spec (ordinal or UUID, NULL = "0") to a CUDA ordinal */
+static int resolve(const char *spec, int count, int *dev)
+{
+    int ord;
+    unsigned char want[16];
+    int rc = zp_cu_parse_device(spec ? spec : "0", &ord, want);
+    if (rc) return rc;
+    const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+    if (ord >= 0) {
+        if (ord >= count)
+            return zp_err_set(ZP_ENODEV, "CUDA device %d requested, %d visible (CUDA_VISIBLE_DEVICES=%s)", ord, count,
+                              vis ? vis : "unset");
+        *dev = ord;
+        return 0;
+    }
+    for (int i = 0; i < count; i++) {
+        cudaDeviceProp p;
+        if ((rc = ZP_CU(cudaGetDeviceProperties(&p, i)))) return rc;
+        if (!memcmp(p.uuid.bytes, want, 16)) {
+            *dev = i;
+            return 0;
+        }
+    }
+    return zp_err_set(ZP_ENODEV, "CUDA device %s: no visible device has this UUID (%d visible, CUDA_VISIBLE_DEVICES=%s)",
+                      spec, count, vis ? vis : "unset");
+}
+
+extern "C" int zp_cu_rt_cuda_open(const zp_cu_rt_ops_t **ops, void **rtp, zp_cu_devinfo_t *info, const char *spec,
+                                  char *desc, size_t desc_cap)
+{
+    int count = 0, rc, dev = 0;
+    *rtp = NULL;
     if (desc && desc_cap) desc[0] = 0;
+    /* ordinals as nvidia-smi numbers them; must be set before the first CUDA call */
+    setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 0);
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess || count == 0) {
         (void)cudaGetLastError();   /* clear the (non-sticky) error */
         return zp_err_set(ZP_ENODEV, "no CUDA device: %s",
                           e != cudaSuccess ? cudaGetErrorString(e) : "cudaGetDeviceCount found none");
     }
-    if (device < 0 || device >= count)
-        return zp_err_set(ZP_ENODEV, "CUDA device %d requested, %d visible (CUDA_VISIBLE_DEVICES=%s)", device,
-                          count, getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "unset");
-    zp_cu_t *cu = (zp_cu_t *)calloc(1, sizeof *cu);
-    if (!cu) return -ENOMEM;
-    cu->dev = device;
-    if ((rc = set_dev(cu)) || (rc = ZP_CU(cudaGetDeviceProperties(&cu->prop, device)))) goto fail;
-    /* the kernels of this build must exist for this device (sm_90 code + compute_90 PTX) */
+    if ((rc = resolve(spec, count, &dev))) return rc;
+    cu_rt *r = (cu_rt *)calloc(1, sizeof *r);
+    if (!r) return -ENOMEM;
+    r->dev = dev;
+    if ((rc = set_dev(r)) || (rc = ZP_CU(cudaGetDeviceProperties(&r->prop, dev)))) goto fail;
+    /* the kernels of this build must exist for this device (SASS or PTX the driver can JIT) */
     if (zp_cu_dev_probe_bn254() || zp_cu_dev_probe_bls12_381()) {
         (void)cudaGetLastError();
         rc = zp_err_set(ZP_ENODEV, "CUDA device %d (%s) is compute capability %d.%d; this build has no kernels for it "
-                        "(built for sm_90)", device, cu->prop.name, cu->prop.major, cu->prop.minor);
+                        "(built for %s)", dev, r->prop.name, r->prop.major, r->prop.minor, ZP_CUDA_ARCHS);
         goto fail;
     }
-    if ((rc = ZP_CU(cudaStreamCreateWithFlags(&cu->s_comp, cudaStreamNonBlocking))) ||
-        (rc = ZP_CU(cudaStreamCreateWithFlags(&cu->s_copy, cudaStreamNonBlocking))))
-        goto fail;
+    for (int i = 0; i < ZP_CU_NSTREAM; i++)
+        if ((rc = ZP_CU(cudaStreamCreateWithFlags(&r->st[i], cudaStreamNonBlocking)))) goto fail;
+    for (int i = 0; i < ZP_CU_NEV; i++)
+        if ((rc = ZP_CU(cudaEventCreate(&r->ev[i])))) goto fail;
     {
-        cudaMemPool_t pool;
         uint64_t keep = UINT64_MAX;
-        if ((rc = ZP_CU(cudaDeviceGetDefaultMemPool(&pool, device))) ||
-            (rc = ZP_CU(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep))))
+        if ((rc = ZP_CU(cudaDeviceGetDefaultMemPool(&r->pool, dev))) ||
+            (rc = ZP_CU(cudaMemPoolSetAttribute(r->pool, cudaMemPoolAttrReleaseThreshold, &keep))))
             goto fail;
     }
-    if (desc && desc_cap)
-        snprintf(desc, desc_cap, "CUDA device %d: %s, %.1f GiB, compute capability %d.%d, %d SMs", device,
-                 cu->prop.name, (double)cu->prop.totalGlobalMem / (1 << 30), cu->prop.major, cu->prop.minor,
-                 cu->prop.multiProcessorCount);
-    *cup = cu;
+    {
+        int drv = 0, run = 0;
+        size_t fr = 0, tot = 0;
+        char kdrv[64], uu[48];
+        (void)cudaDriverGetVersion(&drv);
+        (void)cudaRuntimeGetVersion(&run);
+        (void)cudaMemGetInfo(&fr, &tot);
+        kernel_driver(kdrv, sizeof kdrv);
+        uuid_str(uu, (const unsigned char *)r->prop.uuid.bytes);
+        const char *order = getenv("CUDA_DEVICE_ORDER");
+        if (desc && desc_cap)
+            snprintf(desc, desc_cap,
+                     "CUDA device %d (%s, PCI %04x:%02x:%02x.0, order %s): %s, sm_%d%d, %d SMs, %.1f GiB (%.1f free), "
+                     "driver %s (CUDA %d.%d), runtime %d.%d, kernels %s",
+                     dev, uu, r->prop.pciDomainID, r->prop.pciBusID, r->prop.pciDeviceID, order ? order : "default",
+                     r->prop.name, r->prop.major, r->prop.minor, r->prop.multiProcessorCount,
+                     (double)tot / (1 << 30), (double)fr / (1 << 30), kdrv[0] ? kdrv : "?", drv / 1000, drv % 1000 / 10,
+                     run / 1000, run % 1000 / 10, ZP_CUDA_ARCHS);
+    }
+    info->total_mem = r->prop.totalGlobalMem;
+    info->sms = (unsigned)r->prop.multiProcessorCount;
+    info->threads_per_sm = (unsigned)r->prop.maxThreadsPerMultiProcessor;
+    *ops = &cuda_ops;
+    *rtp = r;
     return 0;
 fail:
-    zp_cu_close(&cu);
-    return rc;
-}
-
-static void free_bases(zp_cu_t *cu)
-{
-    for (int i = 0; i < 4; i++) {
-        if (cu->d_bases[i]) (void)ZP_CU(cudaFree(cu->d_bases[i]));
-        cu->d_bases[i] = NULL;
-        cu->h_bases[i] = NULL;
-        cu->counts[i] = 0;
-    }
-    cu->key_id = 0;
-    cu->curve = 0;
-    cu->resident = 0;
-}
-
-extern "C" void zp_cu_close(zp_cu_t **cup)
-{
-    zp_cu_t *cu = *cup;
-    if (!cu) return;
-    (void)cudaSetDevice(cu->dev);
-    if (cu->s_comp) (void)ZP_CU(cudaStreamSynchronize(cu->s_comp));
-    if (cu->s_copy) (void)ZP_CU(cudaStreamSynchronize(cu->s_copy));
-    while (cu->nreg) zp_cu_host_unregister(cu, cu->reg[cu->nreg - 1].p);
-    free_bases(cu);
-    if (cu->d_tw) (void)ZP_CU(cudaFree(cu->d_tw));
-    if (cu->s_comp) (void)ZP_CU(cudaStreamDestroy(cu->s_comp));
-    if (cu->s_copy) (void)ZP_CU(cudaStreamDestroy(cu->s_copy));
-    free(cu);
-    *cup = NULL;
-}
-
-/* ---------------------------------------------------------------- pinned memory */
-
-static void prefault(void *p, size_t len)
-{
-#ifdef MADV_POPULATE_WRITE
-    if (madvise(p, len, MADV_POPULATE_WRITE) == 0) return;
-#endif
-    /* read one byte a page: maps the pages without changing what other processes write */
-    long pg = sysconf(_SC_PAGESIZE);
-    volatile const char *c = (volatile const char *)p;
-    for (size_t off = 0; off < len; off += (size_t)(pg > 0 ? pg : 4096)) (void)c[off];
-}
-
-static int unregister_chunks(void *p, size_t len)
-{
-    int rc = 0;
-    for (size_t off = 0; off < len; off += REG_CHUNK) {
-        int r = ZP_CU(cudaHostUnregister((char *)p + off));
-        if (r && !rc) rc = r;
-    }
-    return rc;
-}
-
-extern "C" int zp_cu_host_register(zp_cu_t *cu, void *p, size_t len)
-{
-    int rc, ok = 0;
-    if ((rc = set_dev(cu))) return rc;
-    if (!p || !len) return zp_err_set(-EINVAL, "host_register: empty range");
-    if (cu->nreg == MAX_REG) return zp_err_set(ZP_ETOOBIG, "host_register: more than %d ranges", MAX_REG);
-    if ((rc = ZP_CU(cudaDeviceGetAttribute(&ok, cudaDevAttrHostRegisterSupported, cu->dev)))) return rc;
-    if (!ok) return zp_err_set(ZP_ENODEV, "CUDA device %d does not support cudaHostRegister", cu->dev);
-    uint64_t t0 = zp_now_ns();
-    prefault(p, len);
-    uint64_t t1 = zp_now_ns();
-    size_t done = 0;
-    while (done < len) {
-        size_t n = len - done < REG_CHUNK ? len - done : REG_CHUNK;
-        /* a read-only mapping (the proving key in the shm key store is mapped PROT_READ) is
-         * refused without cudaHostRegisterReadOnly: retry with it (the failed first call
-         * leaves no sticky error; clear the last-error slot before the checked retry) */
-        cudaError_t e0 = cudaHostRegister((char *)p + done, n, cudaHostRegisterPortable);
-        if (e0 != cudaSuccess) {
-            (void)cudaGetLastError();
-            rc = ZP_CU(cudaHostRegister((char *)p + done, n, cudaHostRegisterPortable | cudaHostRegisterReadOnly));
-        } else {
-            rc = 0;
-        }
-        if (rc) {
-            if (done) unregister_chunks(p, done);
-            return rc;
-        }
-        done += n;
-    }
-    cu->reg[cu->nreg].p = p;
-    cu->reg[cu->nreg].len = len;
-    cu->nreg++;
-    zp_log(ZP_LOG_INFO, "cuda: registered %.2f GiB at %p (prefault %.1f ms, register %.1f ms)",
-           (double)len / (1 << 30), p, (t1 - t0) / 1e6, (zp_now_ns() - t1) / 1e6);
-    return 0;
-}
-
-extern "C" int zp_cu_host_unregister(zp_cu_t *cu, void *p)
-{
-    int rc;
-    for (unsigned i = 0; i < cu->nreg; i++) {
-        if (cu->reg[i].p != p) continue;
-        size_t len = cu->reg[i].len;
-        cu->reg[i] = cu->reg[--cu->nreg];
-        if ((rc = set_dev(cu))) return rc;
-        return unregister_chunks(p, len);
-    }
-    return zp_err_set(-EINVAL, "host_unregister: %p was not registered", p);
-}
-
-/* ---------------------------------------------------------------- bases */
-
-/* device memory a proof of 2^log_n needs besides the bases (NTT vectors, twiddles, the MSM
- * sort and accumulation buffers at their default budget of 2^30 pairs) */
-static size_t work_bytes(int curve, unsigned log_n, size_t max_points)
-{
-    size_t n = (size_t)1 << log_n;
-    size_t pairs = max_points * 17;
-    if (pairs > ((size_t)1 << 30)) pairs = (size_t)1 << 30;
-    size_t xyzz = 4 * (g1a_bytes(curve) / 2);
-    return 3 * n * fr_bytes() + n / 2 * fr_bytes() + max_points * 32 + pairs * 16 + 2 * (pairs / 16 + (17u << 16)) * xyzz +
-           ((size_t)1 << 30);
-}
-
-extern "C" int zp_cu_load_bases(zp_cu_t *cu, int curve, uintptr_t key_id, unsigned log_n,
-                                const void *const bases[4], const size_t counts[4], int *resident)
-{
-    int rc;
-    if ((rc = set_dev(cu))) return rc;
-    if (cu->key_id == key_id && cu->curve == curve && key_id != 0) {
-        *resident = cu->resident;
-        return 0;
-    }
-    free_bases(cu);
-    size_t total = 0, maxn = 0;
-    for (int i = 0; i < 4; i++) {
-        total += counts[i] * g1a_bytes(curve);
-        maxn = counts[i] > maxn ? counts[i] : maxn;
-    }
-    size_t freeb = 0, totalb = 0;
-    if ((rc = ZP_CU(cudaMemGetInfo(&freeb, &totalb)))) return rc;
-    size_t need = total + work_bytes(curve, log_n, maxn);
-    cu->curve = curve;
-    cu->key_id = key_id;
-    for (int i = 0; i < 4; i++) {
-        cu->h_bases[i] = bases[i];
-        cu->counts[i] = counts[i];
-    }
-    if (need > freeb) {
-        zp_log(ZP_LOG_WARN, "cuda: key bases %.2f GiB + work %.2f GiB > %.2f GiB free: bases are copied per proof",
-               (double)total / (1 << 30), (double)(need - total) / (1 << 30), (double)freeb / (1 << 30));
-        *resident = 0;
-        return 0;
-    }
-    uint64_t t0 = zp_now_ns();
-    for (int i = 0; i < 4; i++) {
-        size_t b = counts[i] * g1a_bytes(curve);
-        if ((rc = ZP_CU(cudaMalloc(&cu->d_bases[i], b ? b : 1)))) goto fail;
-        if (b && (rc = ZP_CU(cudaMemcpy(cu->d_bases[i], bases[i], b, cudaMemcpyHostToDevice)))) goto fail;
-    }
-    cu->resident = 1;
-    *resident = 1;
-    zp_log(ZP_LOG_INFO, "cuda: key bases resident, %.2f GiB in %.1f ms", (double)total / (1 << 30),
-           (zp_now_ns() - t0) / 1e6);
-    return 0;
-fail:
-    free_bases(cu);
-    return rc;
-}
-
-/* ---------------------------------------------------------------- MSM, NTT, proof */
-
-static int dev_msm(int curve, void *s, zp_cu_msm_out_t *out, const void *pts, const uint64_t *sc, size_t n,
-                   const zp_cu_msm_tune_t *tune)
-{
-    if (n >= 0x80000000u) return zp_err_set(ZP_ETOOBIG, "msm: %zu points, at most 2^31 - 1", n);
-    if (curve == 1) return zp_cu_dev_msm_bn254(s, out, pts, sc, n, tune);
-    if (curve == 2) return zp_cu_dev_msm_bls12_381(s, out, pts, sc, n, tune);
-    return zp_err_set(ZP_ECURVE, "cuda msm: curve %d", curve);
-}
-
-extern "C" int zp_cu_msm_g1(zp_cu_t *cu, int curve, zp_cu_msm_out_t *out, const void *points,
-                            const uint64_t *scalars, size_t n, const zp_cu_msm_tune_t *tune)
-{
-    int rc, rc2;
-    void *dp = NULL, *ds = NULL;
-    cudaStream_t s = cu->s_comp;
-    if ((rc = set_dev(cu))) return rc;
-    if ((rc = zp_cu_x_alloc(s, &dp, n * g1a_bytes(curve))) || (rc = zp_cu_x_alloc(s, &ds, n * 32))) goto out;
-    if (n && ((rc = ZP_CU(cudaMemcpyAsync(dp, points, n * g1a_bytes(curve), cudaMemcpyHostToDevice, s))) ||
-              (rc = ZP_CU(cudaMemcpyAsync(ds, scalars, n * 32, cudaMemcpyHostToDevice, s)))))
-        goto out;
-    rc = dev_msm(curve, s, out, dp, (const uint64_t *)ds, n, tune);
-out:
-    zp_cu_x_free(s, ds);
-    zp_cu_x_free(s, dp);
-    rc2 = ZP_CU(cudaStreamSynchronize(s));
-    return rc ? rc : rc2;
-}
-
-static float ev_ms(cudaEvent_t a, cudaEvent_t b)
-{
-    float ms = 0;
-    if (ZP_CU(cudaEventElapsedTime(&ms, a, b))) return 0;
-    return ms;
-}
-
-/* the twiddle table w^i (i < n/2) for (curve, log_n), built on the device from tw's two tables */
-static int ensure_twiddles(zp_cu_t *cu, int curve, unsigned log_n, const zp_cu_pow_table_t *tw)
-{
-    int rc;
-    if (cu->d_tw && cu->tw_curve == curve && cu->tw_log_n == log_n) return 0;
-    if (cu->d_tw) (void)ZP_CU(cudaFree(cu->d_tw));
-    cu->d_tw = NULL;
-    size_t half = ((size_t)1 << log_n) / 2, nlo = (size_t)1 << tw->k1;
-    void *dlo = NULL, *dhi = NULL;
-    cudaStream_t s = cu->s_comp;
-    if ((rc = ZP_CU(cudaMalloc((void **)&cu->d_tw, (half ? half : 1) * 32)))) return rc;
-    if ((rc = zp_cu_x_alloc(s, &dlo, nlo * 32)) || (rc = zp_cu_x_alloc(s, &dhi, tw->nhi * 32)) ||
-        (rc = ZP_CU(cudaMemcpyAsync(dlo, tw->lo, nlo * 32, cudaMemcpyHostToDevice, s))) ||
-        (rc = ZP_CU(cudaMemcpyAsync(dhi, tw->hi, tw->nhi * 32, cudaMemcpyHostToDevice, s))))
-        goto out;
-    rc = curve == 1 ? zp_cu_dev_pow_table_bn254(s, cu->d_tw, half, (uint64_t *)dlo, (uint64_t *)dhi, tw->k1)
-                    : zp_cu_dev_pow_table_bls12_381(s, cu->d_tw, half, (uint64_t *)dlo, (uint64_t *)dhi, tw->k1);
-out:
-    zp_cu_x_free(s, dhi);
-    zp_cu_x_free(s, dlo);
-    if (rc == 0) rc = ZP_CU(cudaStreamSynchronize(s));
-    if (rc) {
-        (void)cudaFree(cu->d_tw);
-        cu->d_tw = NULL;
-        return rc;
-    }
-    cu->tw_curve = curve;
-    cu->tw_log_n = log_n;
-    return 0;
-}
-
-enum { EV_H2D0, EV_A, EV_B, EV_C, EV_W, EV_NTT0, EV_NTT1, EV_M0, EV_M1, EV_M2, EV_M3, EV_M4, EV_D2H0, EV_D2H1, EV_N };
-
-extern "C" int zp_cu_prove(zp_cu_t *cu, const zp_cu_prove_args_t *a, zp_cu_msm_out_t out[4], zp_cu_times_t *t)
-{
-    int rc, curve = a->curve;
-    uint64_t t0 = zp_now_ns();
-    size_t n = (size_t)1 << a->log_n, vb = n * 32;
-    cudaStream_t sc = cu->s_comp, sx = cu->s_copy;
-    cudaEvent_t ev[EV_N] = {0};
-    void *d_a = NULL, *d_b = NULL, *d_c = NULL, *d_w = NULL, *d_cs = NULL, *d_base = NULL;
-    uint64_t *d_cs_lo, *d_cs_hi;
-    size_t ncs_lo = (size_t)1 << a->cs.k1;
-    int with_msm = a->w != NULL;
-    memset(t, 0, sizeof *t);
-    if ((rc = set_dev(cu))) return rc;
-    if (with_msm && (cu->curve != curve || !cu->key_id))
-        return zp_err_set(ZP_ESTATE, "cuda prove: no key loaded for curve %d", curve);
-    if (curve != 1 && curve != 2) return zp_err_set(ZP_ECURVE, "cuda prove: curve %d", curve);
-    for (int i = 0; i < EV_N; i++)
-        if ((rc = ZP_CU(cudaEventCreate(&ev[i])))) goto out;
-    if ((rc = ensure_twiddles(cu, curve, a->log_n, &a->tw))) goto out;
-
-    /* buffers (stream-ordered on the compute stream, then the copy stream waits for them) */
-    if ((rc = zp_cu_x_alloc(sc, &d_a, vb)) || (rc = zp_cu_x_alloc(sc, &d_b, vb)) ||
-        (rc = zp_cu_x_alloc(sc, &d_c, vb)) || (rc = zp_cu_x_alloc(sc, &d_cs, (ncs_lo + a->cs.nhi) * 32)) ||
-        (with_msm && (rc = zp_cu_x_alloc(sc, &d_w, (size_t)a->n_vars * 32))))
-        goto out;
-    d_cs_lo = (uint64_t *)d_cs;
-    d_cs_hi = d_cs_lo + 4 * ncs_lo;
-    if ((rc = ZP_CU(cudaEventRecord(ev[EV_H2D0], sc))) || (rc = ZP_CU(cudaStreamWaitEvent(sx, ev[EV_H2D0], 0))))
-        goto out;
-
-    /* H2D on the copy stream, one event per vector */
-    if ((rc = ZP_CU(cudaMemcpyAsync(d_cs_lo, a->cs.lo, ncs_lo * 32, cudaMemcpyHostToDevice, sx))) ||
-        (rc = ZP_CU(cudaMemcpyAsync(d_cs_hi, a->cs.hi, a->cs.nhi * 32, cudaMemcpyHostToDevice, sx))) ||
-        (rc = ZP_CU(cudaMemcpyAsync(d_a, a->a, vb, cudaMemcpyHostToDevice, sx))) ||
-        (rc = ZP_CU(cudaEventRecord(ev[EV_A], sx))) ||
-        (rc = ZP_CU(cudaMemcpyAsync(d_b, a->b, vb, cudaMemcpyHostToDevice, sx))) ||
-        (rc = ZP_CU(cudaEventRecord(ev[EV_B], sx))) ||
-        (rc = ZP_CU(cudaMemcpyAsync(d_c, a->c, vb, cudaMemcpyHostToDevice, sx))) ||
-        (rc = ZP_CU(cudaEventRecord(ev[EV_C], sx))))
-        goto out;
-    if (with_msm && ((rc = ZP_CU(cudaMemcpyAsync(d_w, a->w, (size_t)a->n_vars * 32, cudaMemcpyHostToDevice, sx)))))
-        goto out;
-    if ((rc = ZP_CU(cudaEventRecord(ev[EV_W], sx)))) goto out;
-
-    /* NTTs on the compute stream as each vector arrives */
-    {
-        void *vec[3] = {d_a, d_b, d_c};
-        for (int v = 0; v < 3; v++) {
-            if ((rc = ZP_CU(cudaStreamWaitEvent(sc, ev[EV_A + v], 0)))) goto out;
-            if (v == 0 && (rc = ZP_CU(cudaEventRecord(ev[EV_NTT0], sc)))) goto out;
-            rc = curve == 1 ? zp_cu_dev_coset_bn254(sc, (uint64_t *)vec[v], a->log_n, cu->d_tw, d_cs_lo, d_cs_hi, a->cs.k1)
-                            : zp_cu_dev_coset_bls12_381(sc, (uint64_t *)vec[v], a->log_n, cu->d_tw, d_cs_lo, d_cs_hi,
-                                                        a->cs.k1);
-            if (rc) goto out;
-        }
-        rc = curve == 1 ? zp_cu_dev_join_bn254(sc, (uint64_t *)d_a, (uint64_t *)d_b, (uint64_t *)d_c, n)
-                        : zp_cu_dev_join_bls12_381(sc, (uint64_t *)d_a, (uint64_t *)d_b, (uint64_t *)d_c, n);
-        if (rc || (rc = ZP_CU(cudaEventRecord(ev[EV_NTT1], sc)))) goto out;
-    }
-    /* h (in d_a) back to the host on the copy stream, overlapped with the MSMs */
-    if ((rc = ZP_CU(cudaStreamWaitEvent(sx, ev[EV_NTT1], 0))) || (rc = ZP_CU(cudaEventRecord(ev[EV_D2H0], sx))) ||
-        (rc = ZP_CU(cudaMemcpyAsync(a->h, d_a, vb, cudaMemcpyDeviceToHost, sx))) ||
-        (rc = ZP_CU(cudaEventRecord(ev[EV_D2H1], sx))))
-        goto out;
-
-    if (with_msm) {
-        const uint64_t *sc_of[4] = {(const uint64_t *)d_w, (const uint64_t *)d_w,
-                                    (const uint64_t *)d_w + 4 * ((size_t)a->n_public + 1), (const uint64_t *)d_a};
-        size_t n_of[4] = {a->n_vars, a->n_vars, (size_t)a->n_vars - a->n_public - 1, n};
-        if ((rc = ZP_CU(cudaStreamWaitEvent(sc, ev[EV_W], 0))) || (rc = ZP_CU(cudaEventRecord(ev[EV_M0], sc))))
-            goto out;
-        for (int m = 0; m < 4; m++) {
-            if (n_of[m] > cu->counts[m]) {
-                rc = zp_err_set(ZP_EMISMATCH, "cuda prove: MSM %d over %zu scalars, key has %zu bases", m, n_of[m],
-                                cu->counts[m]);
-                goto out;
-            }
-            const void *bases = cu->d_bases[m];
-            if (!cu->resident) {    /* streaming fallback: this MSM's bases now, one buffer reused */
-                size_t bb = n_of[m] * g1a_bytes(curve);
-                if (!d_base && (rc = zp_cu_x_alloc(sc, &d_base, (cu->counts[0] > cu->counts[3] ? cu->counts[0] : cu->counts[3]) *
-                                                                    g1a_bytes(curve))))
-                    goto out;
-                if (bb && (rc = ZP_CU(cudaMemcpyAsync(d_base, cu->h_bases[m], bb, cudaMemcpyHostToDevice, sc)))) goto out;
-                bases = d_base;
-            }
-            if ((rc = dev_msm(curve, sc, &out[m], bases, sc_of[m], n_of[m], NULL))) goto out;
-            if ((rc = ZP_CU(cudaEventRecord(ev[EV_M1 + m], sc)))) goto out;
-        }
-    }
-    if ((rc = ZP_CU(cudaStreamSynchronize(sx))) || (rc = ZP_CU(cudaStreamSynchronize(sc)))) goto out;
-    t->h2d_ns = (uint64_t)(ev_ms(ev[EV_H2D0], ev[EV_W]) * 1e6);
-    t->ntt_ns = (uint64_t)(ev_ms(ev[EV_NTT0], ev[EV_NTT1]) * 1e6);
-    t->d2h_ns = (uint64_t)(ev_ms(ev[EV_D2H0], ev[EV_D2H1]) * 1e6);
-    if (with_msm)
-        for (int m = 0; m < 4; m++) t->msm_ns[m] = (uint64_t)(ev_ms(ev[EV_M0 + m], ev[EV_M1 + m]) * 1e6);
-out:
-    zp_cu_x_free(sc, d_base);
-    zp_cu_x_free(sc, d_w);
-    zp_cu_x_free(sc, d_cs);
-    zp_cu_x_free(sc, d_c);
-    zp_cu_x_free(sc, d_b);
-    zp_cu_x_free(sc, d_a);
-    if (rc) {   /* let queued work finish (or fail) before the host buffers go away */
-        (void)cudaStreamSynchronize(sx);
-        (void)cudaStreamSynchronize(sc);
-    }
-    for (int i = 0; i < EV_N; i++)
-        if (ev[i]) (void)ZP_CU(cudaEventDestroy(ev[i]));
-    t->total_ns = zp_now_ns() - t0;
-    return rc;
-}
-
-/* ---------------------------------------------------------------- H2D benchmark */
-
-static int time_h2d(zp_cu_t *cu, void *dst, const void *src, size_t bytes, double *gbps)
-{
-    cudaEvent_t e0 = NULL, e1 = NULL;
-    int rc;
-    if ((rc = ZP_CU(cudaEventCreate(&e0))) || (rc = ZP_CU(cudaEventCreate(&e1)))) goto out;
-    /* one warm-up copy, then the timed one */
-    if ((rc = ZP_CU(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, cu->s_copy))) ||
-        (rc = ZP_CU(cudaEventRecord(e0, cu->s_copy))) ||
-        (rc = ZP_CU(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, cu->s_copy))) ||
-        (rc = ZP_CU(cudaEventRecord(e1, cu->s_copy))) || (rc = ZP_CU(cudaEventSynchronize(e1))))
-        goto out;
-    *gbps = (double)bytes / (ev_ms(e0, e1) * 1e6);
-out:
-    if (e0) (void)cudaEventDestroy(e0);
-    if (e1) (void)cudaEventDestroy(e1);
-    return rc;
-}
-
-extern "C" int zp_cu_bench_h2d(zp_cu_t *cu, size_t bytes, double *gbps_pageable, double *gbps_pinned)
-{
-    int rc;
-    void *d = NULL;
-    char *h = (char *)malloc(bytes);
-    if (!h) return -ENOMEM;
-    memset(h, 1, bytes);
-    *gbps_pageable = *gbps_pinned = 0;
-    if ((rc = set_dev(cu)) || (rc = ZP_CU(cudaMalloc(&d, bytes)))) goto out;
-    if ((rc = time_h2d(cu, d, h, bytes, gbps_pageable))) goto out;
-    if ((rc = zp_cu_host_register(cu, h, bytes))) goto out;
-    rc = time_h2d(cu, d, h, bytes, gbps_pinned);
-    {
-        int rc2 = zp_cu_host_unregister(cu, h);
-        if (!rc) rc = rc2;
-    }
-out:
-    if (d) (void)ZP_CU(cudaFree(d));
-    free(h);
+    rt_close(r);
     return rc;
 }

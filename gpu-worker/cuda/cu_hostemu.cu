@@ -1,14 +1,28 @@
-/* cu_hostemu.cu - host emulation of the CUDA backend's arithmetic and algorithms: the very
- * templates of cu_field.cuh, cu_curve.cuh, cu_msm.cuh and cu_ntt.cuh, run on the CPU by an
- * executor whose "kernel launch" is a loop over the thread index, whose sort is a stable
- * counting sort and whose scans are serial. It holds no kernels, so it runs on any machine
- * nvcc can build for; tests/test_cuda_host.c compares its results with lib/ff, lib/ec,
- * lib/msm and lib/ntt. The only code it does not cover is the device executor (launch
- * geometry, CUB, streams) in cu_device.cu. */
+/* cu_hostemu.cu - host emulation of the CUDA backend: the very templates of cu_field.cuh,
+ * cu_curve.cuh, cu_msm.cuh and cu_ntt.cuh, run on the CPU by an executor whose "kernel launch"
+ * is a loop over the thread index, whose sort is a stable counting sort and whose scans are
+ * serial. Two uses:
+ *   - the arithmetic entry points (zp_cu_host_*): tests/test_cuda_host.c compares them with
+ *     lib/ff, lib/ec, lib/msm and lib/ntt;
+ *   - an emulated device runtime (zp_cu_rt_emu_open, cu_int.h) under the executor of
+ *     cu_exec.c, so the executor runs unchanged on the CPU: device memory is malloc'd with a
+ *     capacity and a stream-ordered pool that keeps its cache until trimmed (as the CUDA pool
+ *     with release threshold = max); the fail_at-th runtime call fails (out-of-memory, or a
+ *     sticky device error that poisons every later call, as a CUDA context); and a checker
+ *     follows stream order (per-stream op counters, events, host syncs) and counts a
+ *     violation when a buffer is freed on one stream while another stream's queued work may
+ *     still use it, when a stream uses memory that is not allocated, and (stats.pending)
+ *     when a call returns with host-visible copies not synchronized.
+ * It holds no kernels, so it runs on any machine nvcc can build for. What it cannot cover is
+ * the CUDA runtime itself (launch geometry, CUB, real concurrency): tests/test_cuda.c. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cu_api.h"
+#include "cu_int.h"
 #include "cu_msm.cuh"
 #include "cu_ntt.cuh"
 
@@ -135,22 +149,29 @@ template <class C> void g1_op(int op, uint64_t *r_jac, const void *p_aff, size_t
     memcpy(r_jac, &j, sizeof j);
 }
 
-template <class C>
-int host_msm(zp_cu_msm_out_t *out, const void *points, const uint64_t *scalars, size_t n,
-             const zp_cu_msm_tune_t *tune)
+zpcu::msm_tune to_tune(const zp_cu_msm_tune_t *tune)
 {
-    exec_host ex;
-    zpcu::msm_tune t = {0, 0, 0, 0};
+    zpcu::msm_tune t = {0, 0, 0, 0, 0};
     if (tune) {
         t.c = tune->c;
         t.task = tune->task;
         t.groups = tune->groups;
         t.max_pairs = tune->max_pairs;
+        t.par = tune->par;
     }
+    return t;
+}
+
+template <class C, class E>
+int host_msm(E &ex, zp_cu_msm_out_t *out, const void *points, const uint64_t *scalars, size_t n,
+             const zp_cu_msm_tune_t *tune)
+{
+    zpcu::msm_tune t = to_tune(tune);
     static_assert(sizeof(zpcu::g1_jac<C>) <= sizeof out->win[0], "window slot too small");
     zpcu::g1_jac<C> *win = (zpcu::g1_jac<C> *)calloc(ZP_CU_MAX_WIN, sizeof *win);
     if (!win) return zp_err_set(-12, "host emulation: calloc failed");
-    int rc = zpcu::msm_run<C>(ex, win, &out->c, (const zpcu::g1_affine<C> *)points, scalars, n, t);
+    out->max_pairs = zpcu::msm_make_plan(n, C::R_BITS, sizeof(zpcu::g1_xyzz<C>), sizeof(zpcu::g1_jac<C>), t).max_pairs;
+    int rc = zpcu::msm_run<C>(ex, win, &out->c, &out->batches, (const zpcu::g1_affine<C> *)points, scalars, n, t);
     if (rc == 0) {
         out->nwin = zpcu::msm_windows(C::R_BITS, out->c);
         for (unsigned w = 0; w < out->nwin; w++) memcpy(out->win[w], &win[w], sizeof win[w]);
@@ -211,9 +232,10 @@ extern "C" void zp_cu_host_g1(int curve, int op, uint64_t *r_jac, const void *p_
 extern "C" int zp_cu_host_msm(int curve, zp_cu_msm_out_t *out, const void *points, const uint64_t *scalars,
                               size_t n, const zp_cu_msm_tune_t *tune)
 {
+    exec_host ex;
     if (n >= 0x80000000u) return zp_err_set(ZP_ETOOBIG, "msm: %zu points, at most 2^31 - 1", n);
-    if (curve == zpcu::bn254::ID) return host_msm<zpcu::bn254>(out, points, scalars, n, tune);
-    if (curve == zpcu::bls12_381::ID) return host_msm<zpcu::bls12_381>(out, points, scalars, n, tune);
+    if (curve == zpcu::bn254::ID) return host_msm<zpcu::bn254>(ex, out, points, scalars, n, tune);
+    if (curve == zpcu::bls12_381::ID) return host_msm<zpcu::bls12_381>(ex, out, points, scalars, n, tune);
     return zp_err_set(ZP_ECURVE, "msm: curve %d", curve);
 }
 
@@ -225,3 +247,568 @@ extern "C" int zp_cu_host_compute_h(int curve, unsigned log_n, const zp_cu_pow_t
     if (curve == zpcu::bls12_381::ID) return host_compute_h<zpcu::bls12_381>(log_n, tw, cs, a, b, c, h);
     return zp_err_set(ZP_ECURVE, "compute_h: curve %d", curve);
 }
+
+extern "C" int zp_cu_msm_plan(int curve, size_t n, const zp_cu_msm_tune_t *tune, zp_cu_msm_plan_t *plan)
+{
+    zpcu::msm_tune t = to_tune(tune);
+    zpcu::msm_plan p;
+    if (curve == zpcu::bn254::ID)
+        p = zpcu::msm_make_plan(n, zpcu::bn254::R_BITS, sizeof(zpcu::g1_xyzz<zpcu::bn254>),
+                                sizeof(zpcu::g1_jac<zpcu::bn254>), t);
+    else if (curve == zpcu::bls12_381::ID)
+        p = zpcu::msm_make_plan(n, zpcu::bls12_381::R_BITS, sizeof(zpcu::g1_xyzz<zpcu::bls12_381>),
+                                sizeof(zpcu::g1_jac<zpcu::bls12_381>), t);
+    else
+        return zp_err_set(ZP_ECURVE, "msm plan: curve %d", curve);
+    plan->c = p.c;
+    plan->nwin = p.nwin;
+    plan->wb = p.wb;
+    plan->groups = p.groups;
+    plan->task = p.s;
+    plan->max_pairs = p.max_pairs;
+    plan->bytes = p.bytes;
+    return 0;
+}
+
+/* ================================================================ the emulated device runtime */
+
+namespace {
+
+enum { NS = ZP_CU_NSTREAM };
+
+struct emu_buf {
+    char *p;
+    size_t bytes;
+    int pool;
+    unsigned long last_use[NS];
+};
+
+struct emu {
+    zp_cu_emu_cfg_t cfg;
+    unsigned long calls;
+    int poisoned;
+    emu_buf *b;
+    size_t nb, capb;
+    size_t dm_used, pool_used, pool_reserved, peak;
+    unsigned long cnt[NS], seen[NS][NS], host_seen[NS], host_op[NS];
+    struct {
+        int valid, s;
+        unsigned long count, seen[NS];
+        uint64_t t_ns;
+    } ev[ZP_CU_NEV];
+    struct { void *p; size_t len; } reg[64];
+    unsigned nreg;
+    unsigned long violations;
+    char first[200];
+};
+
+unsigned long g_emu_leaked;
+
+void violation(emu *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void violation(emu *e, const char *fmt, ...)
+{
+    char m[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m, sizeof m, fmt, ap);
+    va_end(ap);
+    if (!e->violations++) snprintf(e->first, sizeof e->first, "%s", m);
+    zp_log(ZP_LOG_ERROR, "host emulation: stream-order violation: %s", m);
+}
+
+/* every runtime call passes here: the injected fault, or the poisoned context */
+int fault(emu *e, int allocates, const char *what)
+{
+    e->calls++;
+    if (e->poisoned)
+        return zp_err_set(ZP_EDEVICE, "%s: emulated device: context dead after an earlier device error (call %lu)", what,
+                          e->calls);
+    if (e->cfg.fail_at && e->calls == e->cfg.fail_at) {
+        if (e->cfg.fail_oom && allocates)
+            return zp_err_set(-ENOMEM, "%s: emulated device: injected out-of-memory (call %lu)", what, e->calls);
+        e->poisoned = 1;
+        return zp_err_set(ZP_EDEVICE, "%s: emulated device: injected device error (call %lu)", what, e->calls);
+    }
+    return 0;
+}
+
+emu_buf *find(emu *e, const void *p)
+{
+    for (size_t i = 0; i < e->nb; i++)
+        if ((const char *)p >= e->b[i].p && (const char *)p < e->b[i].p + (e->b[i].bytes ? e->b[i].bytes : 1))
+            return &e->b[i];
+    return NULL;
+}
+
+void use(emu *e, int s, const void *p, const char *what)
+{
+    if (!p) return;
+    emu_buf *b = find(e, p);
+    if (!b) {
+        violation(e, "%s on stream %d uses %p, which is not allocated device memory", what, s, p);
+        return;
+    }
+    b->last_use[s] = e->cnt[s];
+}
+
+void op(emu *e, int s) { e->cnt[s]++; }
+
+/* host waits for stream s: later work anywhere is ordered after all of s so far */
+void host_sync(emu *e, int s)
+{
+    e->host_seen[s] = e->cnt[s];
+    for (int t = 0; t < NS; t++) {
+        if (e->seen[t][s] < e->cnt[s]) e->seen[t][s] = e->cnt[s];
+        for (int y = 0; y < NS; y++)
+            if (e->seen[t][y] < e->seen[s][y]) e->seen[t][y] = e->seen[s][y];
+    }
+    for (int y = 0; y < NS; y++)
+        if (e->host_seen[y] < e->seen[s][y]) e->host_seen[y] = e->seen[s][y];
+}
+
+void device_sync(emu *e)
+{
+    for (int s = 0; s < NS; s++) host_sync(e, s);
+}
+
+int new_buf(emu *e, int s, void **p, size_t bytes, int pool)
+{
+    if (e->nb == e->capb) {
+        size_t nc = e->capb ? 2 * e->capb : 64;
+        emu_buf *nbuf = (emu_buf *)realloc(e->b, nc * sizeof *nbuf);
+        if (!nbuf) return zp_err_set(-ENOMEM, "host emulation: realloc");
+        e->b = nbuf;
+        e->capb = nc;
+    }
+    char *m = (char *)malloc(bytes ? bytes : 1);
+    if (!m) return zp_err_set(-ENOMEM, "host emulation: malloc(%zu) failed", bytes);
+    memset(m, 0xa5, bytes);   /* poison: reads of never-written memory give wrong results */
+    emu_buf *b = &e->b[e->nb++];
+    memset(b, 0, sizeof *b);
+    b->p = m;
+    b->bytes = bytes;
+    b->pool = pool;
+    if (s >= 0) b->last_use[s] = e->cnt[s];
+    size_t live = e->dm_used + e->pool_used;
+    if (live > e->peak) e->peak = live;
+    *p = m;
+    return 0;
+}
+
+void drop_buf(emu *e, emu_buf *b)
+{
+    if (b->pool)
+        e->pool_used -= b->bytes;
+    else
+        e->dm_used -= b->bytes;
+    free(b->p);
+    *b = e->b[--e->nb];
+}
+
+/* ---- the ops ---- */
+
+void emu_close(void *rp)
+{
+    emu *e = (emu *)rp;
+    if (!e) return;
+    if (e->nb) {
+        size_t bytes = 0;
+        for (size_t i = 0; i < e->nb; i++) bytes += e->b[i].bytes;
+        zp_log(ZP_LOG_ERROR, "host emulation: closed with %zu device allocations (%zu bytes) live", e->nb, bytes);
+        g_emu_leaked += e->nb;
+    }
+    while (e->nb) drop_buf(e, &e->b[e->nb - 1]);
+    if (e->nreg) {
+        zp_log(ZP_LOG_ERROR, "host emulation: closed with %u host ranges registered", e->nreg);
+        g_emu_leaked += e->nreg;
+    }
+    free(e->b);
+    free(e);
+}
+
+int emu_mem_info(void *rp, size_t *fr, size_t *tot)
+{
+    emu *e = (emu *)rp;
+    int rc = fault(e, 0, "cudaMemGetInfo");
+    if (rc) return rc;
+    *tot = e->cfg.mem_total;
+    *fr = e->cfg.mem_total - e->dm_used - e->pool_reserved + e->cfg.mem_report_extra;
+    return 0;
+}
+
+int emu_pool_usage(void *rp, size_t *used, size_t *reserved)
+{
+    emu *e = (emu *)rp;
+    int rc = fault(e, 0, "cudaMemPoolGetAttribute");
+    if (rc) return rc;
+    *used = e->pool_used;
+    *reserved = e->pool_reserved;
+    return 0;
+}
+
+int emu_pool_trim(void *rp)
+{
+    emu *e = (emu *)rp;
+    int rc = fault(e, 0, "cudaMemPoolTrimTo");
+    if (rc) return rc;
+    device_sync(e);
+    e->pool_reserved = e->pool_used;
+    return 0;
+}
+
+int emu_dmalloc(void *rp, void **p, size_t bytes)
+{
+    emu *e = (emu *)rp;
+    *p = NULL;
+    int rc = fault(e, 1, "cudaMalloc");
+    if (rc) return rc;
+    if (e->dm_used + e->pool_reserved + bytes > e->cfg.mem_total)
+        return zp_err_set(-ENOMEM, "cudaMalloc(%zu): emulated device: out of memory (%zu in use, %zu held by the pool, %zu total)",
+                          bytes, e->dm_used, e->pool_reserved, e->cfg.mem_total);
+    if ((rc = new_buf(e, -1, p, bytes, 0))) return rc;
+    e->dm_used += bytes;
+    return 0;
+}
+
+int emu_dfree(void *rp, void *p)
+{
+    emu *e = (emu *)rp;
+    if (!p) return 0;
+    device_sync(e);   /* cudaFree synchronizes the device */
+    int rc = fault(e, 0, "cudaFree");
+    emu_buf *b = find(e, p);
+    if (!b || b->p != p || b->pool) {
+        violation(e, "cudaFree(%p): not a cudaMalloc allocation", p);
+        return rc;
+    }
+    drop_buf(e, b);
+    return rc;
+}
+
+int emu_alloc(void *rp, int s, void **p, size_t bytes)
+{
+    emu *e = (emu *)rp;
+    *p = NULL;
+    int rc = fault(e, 1, "cudaMallocAsync");
+    if (rc) return rc;
+    if (e->pool_used + bytes > e->pool_reserved) {
+        size_t grow = e->pool_used + bytes - e->pool_reserved;
+        if (e->dm_used + e->pool_reserved + grow > e->cfg.mem_total)
+            return zp_err_set(-ENOMEM, "cudaMallocAsync(%zu): emulated device: out of memory (pool %zu used / %zu reserved, "
+                              "%zu outside it, %zu total)", bytes, e->pool_used, e->pool_reserved, e->dm_used,
+                              e->cfg.mem_total);
+        e->pool_reserved += grow;
+    }
+    if ((rc = new_buf(e, s, p, bytes, 1))) return rc;
+    e->pool_used += bytes;
+    op(e, s);
+    return 0;
+}
+
+int emu_free(void *rp, int s, void *p)
+{
+    emu *e = (emu *)rp;
+    if (!p) return 0;
+    int rc = fault(e, 0, "cudaFreeAsync");
+    emu_buf *b = find(e, p);
+    if (!b || b->p != p || !b->pool) {
+        violation(e, "cudaFreeAsync(%p) on stream %d: not a pool allocation", p, s);
+        return rc;
+    }
+    for (int x = 0; x < NS; x++)
+        if (x != s && b->last_use[x] > e->seen[s][x])   /* dead context or not: sync, then free */
+            violation(e, "buffer %p (%zu bytes) freed on stream %d while stream %d may still use it", p, b->bytes, s, x);
+    drop_buf(e, b);
+    return rc;
+}
+
+int emu_h2d(void *rp, int s, void *d, const void *h, size_t bytes)
+{
+    emu *e = (emu *)rp;
+    int rc = fault(e, 0, "cudaMemcpyAsync(H2D)");
+    if (rc) return rc;
+    emu_buf *b = find(e, d);
+    if (!b || (char *)d + bytes > b->p + b->bytes) {
+        violation(e, "H2D of %zu bytes on stream %d into %p: outside any allocation", bytes, s, d);
+        return zp_err_set(ZP_EDEVICE, "emulated device: H2D out of bounds");
+    }
+    op(e, s);
+    use(e, s, d, "H2D");
+    memcpy(d, h, bytes);
+    e->host_op[s] = e->cnt[s];
+    return 0;
+}
+
+int emu_d2h(void *rp, int s, void *h, const void *d, size_t bytes)
+{
+    emu *e = (emu *)rp;
+    int rc = fault(e, 0, "cudaMemcpyAsync(D2H)");
+    if (rc) return rc;
+    emu_buf *b = find(e, d);
+    if (!b || (const char *)d + bytes > b->p + b->bytes) {
+        violation(e, "D2H of %zu bytes on stream %d from %p: outside any allocation", bytes, s, d);
+        return zp_err_set(ZP_EDEVICE, "emulated device: D2H out of bounds");
+    }
+    op(e, s);
+    use(e, s, d, "D2H");
+    memcpy(h, d, bytes);
+    e->host_op[s] = e->cnt[s];
+    return 0;
+}
+
+int emu_record(void *rp, int s, int ev)
+{
+    emu *e = (emu *)rp;
+    int rc = fault(e, 0, "cudaEventRecord");
+    if (rc) return rc;
+    e->ev[ev].valid = 1;
+    e->ev[ev].s = s;
+    e->ev[ev].count = e->cnt[s];
+    for (int y = 0; y < NS; y++) e->ev[ev].seen[y] = e->seen[s][y];
+    e->ev[ev].t_ns = zp_now_ns();
+    return 0;
+}
+
+int emu_wait(void *rp, int s, int ev)
+{
+    emu *e = (emu *)rp;
+    int rc = fault(e, 0, "cudaStreamWaitEvent");
+    if (rc || !e->ev[ev].valid) return rc;   /* a never-recorded event: no-op, as CUDA */
+    int x = e->ev[ev].s;
+    if (e->seen[s][x] < e->ev[ev].count) e->seen[s][x] = e->ev[ev].count;
+    for (int y = 0; y < NS; y++)
+        if (e->seen[s][y] < e->ev[ev].seen[y]) e->seen[s][y] = e->ev[ev].seen[y];
+    return 0;
+}
+
+int emu_sync(void *rp, int s)
+{
+    emu *e = (emu *)rp;
+    host_sync(e, s);   /* also when failing: a dead context runs nothing more */
+    return fault(e, 0, "cudaStreamSynchronize");
+}
+
+int emu_elapsed(void *rp, int e0, int e1, float *ms)
+{
+    emu *e = (emu *)rp;
+    *ms = 0;
+    int rc = fault(e, 0, "cudaEventElapsedTime");
+    if (rc) return rc;
+    if (e->ev[e0].valid && e->ev[e1].valid && e->ev[e1].t_ns >= e->ev[e0].t_ns)
+        *ms = (float)((e->ev[e1].t_ns - e->ev[e0].t_ns) / 1e6);
+    return 0;
+}
+
+int emu_host_register(void *rp, void *p, size_t len)
+{
+    emu *e = (emu *)rp;
+    int rc = fault(e, 0, "cudaHostRegister");
+    if (rc) return rc;
+    if (e->nreg == 64) return zp_err_set(ZP_EDEVICE, "cudaHostRegister: emulated device: too many ranges");
+    e->reg[e->nreg].p = p;
+    e->reg[e->nreg].len = len;
+    e->nreg++;
+    return 0;
+}
+
+int emu_host_unregister(void *rp, void *p)
+{
+    emu *e = (emu *)rp;
+    int rc = fault(e, 0, "cudaHostUnregister");
+    for (unsigned i = 0; i < e->nreg; i++)
+        if (e->reg[i].p == p) {
+            e->reg[i] = e->reg[--e->nreg];
+            return rc;
+        }
+    return rc ? rc : zp_err_set(ZP_EDEVICE, "cudaHostUnregister(%p): emulated device: not registered", p);
+}
+
+size_t emu_scratch(void *rp, size_t pairs)
+{
+    (void)rp;
+    (void)pairs;
+    return 0;   /* the emulated sort's scratch is host memory */
+}
+
+/* the executor of cu_msm.cuh / cu_ntt.cuh over the emulated device: every launch, allocation
+ * and host sync is a runtime call (so faults can hit each), memory is the emulated pool */
+struct exec_emu : exec_host {
+    emu *e;
+    int s;
+    template <class F> int for_n(size_t n, const F &f)
+    {
+        int rc = fault(e, 0, "kernel launch");
+        if (rc) return rc;
+        op(e, s);
+        return exec_host::for_n(n, f);
+    }
+    int alloc(void **p, size_t bytes) { return emu_alloc(e, s, p, bytes); }
+    void free(void *p) { (void)emu_free(e, s, p); }
+    int memset0(void *p, size_t bytes)
+    {
+        int rc = fault(e, 0, "cudaMemsetAsync");
+        if (rc) return rc;
+        op(e, s);
+        use(e, s, p, "memset");
+        return exec_host::memset0(p, bytes);
+    }
+    int to_host(void *dst, const void *src, size_t bytes)
+    {
+        int rc = emu_d2h(e, s, dst, src, bytes);
+        return rc ? rc : emu_sync(e, s);
+    }
+    int sort_pairs(uint32_t **ko, uint32_t **vo, uint32_t *k, uint32_t *k2, uint32_t *v, uint32_t *v2, size_t m,
+                   unsigned key_bits)
+    {
+        int rc = fault(e, 0, "cub::DeviceRadixSort");
+        if (rc) return rc;
+        op(e, s);
+        use(e, s, k, "sort");
+        use(e, s, k2, "sort");
+        return exec_host::sort_pairs(ko, vo, k, k2, v, v2, m, key_bits);
+    }
+    int scan_excl(uint32_t *out, const uint32_t *in, size_t n, uint32_t *total)
+    {
+        int rc = fault(e, 0, "cub::DeviceScan");
+        if (rc) return rc;
+        op(e, s);
+        use(e, s, out, "scan");
+        if ((rc = exec_host::scan_excl(out, in, n, total))) return rc;
+        return emu_sync(e, s);   /* the device scan reads its total back */
+    }
+    int max_u32(uint32_t *out, const uint32_t *in, size_t n)
+    {
+        int rc = fault(e, 0, "cub::DeviceReduce");
+        if (rc) return rc;
+        op(e, s);
+        use(e, s, in, "max");
+        if ((rc = exec_host::max_u32(out, in, n))) return rc;
+        return emu_sync(e, s);
+    }
+};
+
+int emu_msm(void *rp, int s, int curve, zp_cu_msm_out_t *out, const void *pts, const uint64_t *sc, size_t n,
+            const zp_cu_msm_tune_t *tune)
+{
+    emu *e = (emu *)rp;
+    exec_emu ex;
+    ex.e = e;
+    ex.s = s;
+    if (n >= 0x80000000u) return zp_err_set(ZP_ETOOBIG, "msm: %zu points, at most 2^31 - 1", n);
+    if (n) {
+        use(e, s, pts, "msm points");
+        use(e, s, sc, "msm scalars");
+    }
+    if (curve == zpcu::bn254::ID) return host_msm<zpcu::bn254>(ex, out, pts, sc, n, tune);
+    if (curve == zpcu::bls12_381::ID) return host_msm<zpcu::bls12_381>(ex, out, pts, sc, n, tune);
+    return zp_err_set(ZP_ECURVE, "msm: curve %d", curve);
+}
+
+template <class C>
+int emu_pow_table_c(exec_emu &ex, uint64_t *out, size_t count, const uint64_t *lo, const uint64_t *hi, unsigned k1)
+{
+    typedef typename C::fr F;
+    zpcu::pow_table_fn<F> f = {(F *)out, (const F *)lo, (const F *)hi, k1};
+    return ex.for_n(count, f);
+}
+
+int emu_pow_table(void *rp, int s, int curve, uint64_t *out, size_t count, const uint64_t *lo, const uint64_t *hi,
+                  unsigned k1)
+{
+    exec_emu ex;
+    ex.e = (emu *)rp;
+    ex.s = s;
+    use(ex.e, s, out, "pow_table");
+    use(ex.e, s, lo, "pow_table");
+    use(ex.e, s, hi, "pow_table");
+    if (curve == zpcu::bn254::ID) return emu_pow_table_c<zpcu::bn254>(ex, out, count, lo, hi, k1);
+    if (curve == zpcu::bls12_381::ID) return emu_pow_table_c<zpcu::bls12_381>(ex, out, count, lo, hi, k1);
+    return zp_err_set(ZP_ECURVE, "pow_table: curve %d", curve);
+}
+
+int emu_coset(void *rp, int s, int curve, uint64_t *x, unsigned log_n, const uint64_t *tw, const uint64_t *lo,
+              const uint64_t *hi, unsigned k1)
+{
+    exec_emu ex;
+    ex.e = (emu *)rp;
+    ex.s = s;
+    use(ex.e, s, x, "coset");
+    use(ex.e, s, tw, "coset");
+    use(ex.e, s, lo, "coset");
+    use(ex.e, s, hi, "coset");
+    if (curve == zpcu::bn254::ID) {
+        typedef zpcu::bn254::fr F;
+        return zpcu::ntt_to_coset<zpcu::bn254>(ex, (F *)x, log_n, (const F *)tw, (const F *)lo, (const F *)hi, k1);
+    }
+    if (curve == zpcu::bls12_381::ID) {
+        typedef zpcu::bls12_381::fr F;
+        return zpcu::ntt_to_coset<zpcu::bls12_381>(ex, (F *)x, log_n, (const F *)tw, (const F *)lo, (const F *)hi, k1);
+    }
+    return zp_err_set(ZP_ECURVE, "coset: curve %d", curve);
+}
+
+template <class C> int emu_join_c(exec_emu &ex, uint64_t *a, const uint64_t *b, const uint64_t *c, size_t n)
+{
+    typedef typename C::fr F;
+    zpcu::join_fn<F> f = {(F *)a, (const F *)b, (const F *)c};
+    return ex.for_n(n, f);
+}
+
+int emu_join(void *rp, int s, int curve, uint64_t *a, const uint64_t *b, const uint64_t *c, size_t n)
+{
+    exec_emu ex;
+    ex.e = (emu *)rp;
+    ex.s = s;
+    use(ex.e, s, a, "join");
+    use(ex.e, s, b, "join");
+    use(ex.e, s, c, "join");
+    if (curve == zpcu::bn254::ID) return emu_join_c<zpcu::bn254>(ex, a, b, c, n);
+    if (curve == zpcu::bls12_381::ID) return emu_join_c<zpcu::bls12_381>(ex, a, b, c, n);
+    return zp_err_set(ZP_ECURVE, "join: curve %d", curve);
+}
+
+const zp_cu_rt_ops_t emu_ops = {
+    "host-emulation", emu_close, emu_mem_info, emu_pool_usage, emu_pool_trim, emu_dmalloc, emu_dfree, emu_alloc,
+    emu_free, emu_h2d, emu_d2h, emu_record, emu_wait, emu_sync, emu_elapsed, emu_host_register, emu_host_unregister,
+    emu_scratch, emu_msm, emu_pow_table, emu_coset, emu_join,
+};
+
+} /* namespace */
+
+extern "C" int zp_cu_rt_emu_open(const zp_cu_rt_ops_t **ops, void **rtp, zp_cu_devinfo_t *info,
+                                 const zp_cu_emu_cfg_t *cfg, char *desc, size_t desc_cap)
+{
+    emu *e = (emu *)calloc(1, sizeof *e);
+    if (!e) return -ENOMEM;
+    if (cfg) e->cfg = *cfg;
+    if (!e->cfg.mem_total) e->cfg.mem_total = (size_t)1 << 30;
+    if (!e->cfg.sms) e->cfg.sms = 4;
+    info->total_mem = e->cfg.mem_total;
+    info->sms = e->cfg.sms;
+    info->threads_per_sm = 256;
+    if (desc && desc_cap)
+        snprintf(desc, desc_cap, "host-emulated CUDA device: %.3f GiB, %u SMs (no GPU: the executor on the CPU)",
+                 (double)e->cfg.mem_total / (1 << 30), e->cfg.sms);
+    *ops = &emu_ops;
+    *rtp = e;
+    return 0;
+}
+
+extern "C" int zp_cu_rt_emu_stats(void *rp, zp_cu_emu_stats_t *st)
+{
+    emu *e = (emu *)rp;
+    memset(st, 0, sizeof *st);
+    st->calls = e->calls;
+    st->violations = e->violations;
+    snprintf(st->first_violation, sizeof st->first_violation, "%s", e->first);
+    for (size_t i = 0; i < e->nb; i++) st->live_bytes += e->b[i].bytes;
+    st->live_allocs = e->nb;
+    st->peak_bytes = e->peak;
+    st->pool_reserved = e->pool_reserved;
+    for (int s = 0; s < NS; s++)
+        if (e->host_op[s] > e->host_seen[s]) st->pending++;
+    st->poisoned = e->poisoned;
+    return 0;
+}
+
+extern "C" unsigned long zp_cu_emu_leaks(void) { return g_emu_leaked; }

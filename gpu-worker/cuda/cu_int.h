@@ -47,6 +47,63 @@ int zp_cu_x_launched(const char *what, const char *file, int line);
 ZP_CU_DEV_API(bn254)
 ZP_CU_DEV_API(bls12_381)
 
+/* ---- the device runtime: what the executor of cu_exec.c needs from a device ----
+ * Two implementations: CUDA (cu_device.cu) and the host emulation (cu_hostemu.cu: plain memory,
+ * the kernels as loops, an emulated memory pool with a capacity, fault injection and a checker
+ * of stream ordering). Streams and events are small indices (ZP_CU_S_*, ZP_CU_EV_*), created
+ * once at open. Every call returns 0, ZP_EDEVICE (a device error: the context is dead),
+ * -ENOMEM (device memory exhausted: the caller may retry smaller; cu_exec.c turns it into
+ * ZP_EDEVICE at its boundary) or an input error (ZP_ETOOBIG, ZP_ECURVE). */
+enum { ZP_CU_S_COMP = 0, ZP_CU_S_COPY = 1, ZP_CU_NSTREAM = 2 };
+enum {
+    ZP_CU_EV_BASES, ZP_CU_EV_H2D0, ZP_CU_EV_A, ZP_CU_EV_B, ZP_CU_EV_C, ZP_CU_EV_W, ZP_CU_EV_NTT0,
+    ZP_CU_EV_NTT1, ZP_CU_EV_M0, ZP_CU_EV_M1, ZP_CU_EV_M2, ZP_CU_EV_M3, ZP_CU_EV_M4, ZP_CU_EV_D2H0,
+    ZP_CU_EV_D2H1, ZP_CU_EV_T0, ZP_CU_EV_T1, ZP_CU_NEV
+};
+
+typedef struct zp_cu_rt_ops {
+    const char *name;                                          /* "cuda", "host-emulation" */
+    void (*close)(void *rt);                                   /* synchronizes first */
+    int (*mem_info)(void *rt, size_t *free_b, size_t *total_b);  /* cudaMemGetInfo */
+    int (*pool_usage)(void *rt, size_t *used, size_t *reserved); /* stream-ordered pool */
+    int (*pool_trim)(void *rt);            /* device sync, then give the pool's cache back */
+    int (*dmalloc)(void *rt, void **p, size_t bytes);          /* cudaMalloc (not the pool) */
+    int (*dfree)(void *rt, void *p);                           /* cudaFree (synchronizing) */
+    int (*alloc)(void *rt, int s, void **p, size_t bytes);     /* cudaMallocAsync */
+    int (*free)(void *rt, int s, void *p);                     /* cudaFreeAsync; p may be NULL */
+    int (*h2d)(void *rt, int s, void *d, const void *h, size_t bytes);
+    int (*d2h)(void *rt, int s, void *h, const void *d, size_t bytes);
+    int (*record)(void *rt, int s, int ev);
+    int (*wait)(void *rt, int s, int ev);                      /* stream s waits for ev */
+    int (*sync)(void *rt, int s);                              /* host waits for stream s */
+    int (*elapsed_ms)(void *rt, int ev0, int ev1, float *ms);
+    int (*host_register)(void *rt, void *p, size_t len);       /* one cudaHostRegister */
+    int (*host_unregister)(void *rt, void *p);
+    size_t (*scratch_bytes)(void *rt, size_t pairs);           /* CUB scratch of an MSM batch */
+    /* the per-curve drivers (curve 1 BN254, 2 BLS12-381), on stream s, device pointers */
+    int (*msm)(void *rt, int s, int curve, zp_cu_msm_out_t *out, const void *points,
+               const uint64_t *scalars, size_t n, const zp_cu_msm_tune_t *tune);
+    int (*pow_table)(void *rt, int s, int curve, uint64_t *out, size_t count, const uint64_t *lo,
+                     const uint64_t *hi, unsigned k1);
+    int (*coset)(void *rt, int s, int curve, uint64_t *x, unsigned log_n, const uint64_t *tw,
+                 const uint64_t *cs_lo, const uint64_t *cs_hi, unsigned cs_k1);
+    int (*join)(void *rt, int s, int curve, uint64_t *a, const uint64_t *b, const uint64_t *c, size_t n);
+} zp_cu_rt_ops_t;
+
+/* what the executor needs to know of the device */
+typedef struct {
+    size_t total_mem;
+    unsigned sms;                 /* streaming multiprocessors (parallelism of the reduction) */
+    unsigned threads_per_sm;
+} zp_cu_devinfo_t;
+
+/* open a runtime: *ops, *rt; desc (may be NULL) gets the one-line banner */
+int zp_cu_rt_cuda_open(const zp_cu_rt_ops_t **ops, void **rt, zp_cu_devinfo_t *info, const char *spec,
+                       char *desc, size_t desc_cap);
+int zp_cu_rt_emu_open(const zp_cu_rt_ops_t **ops, void **rt, zp_cu_devinfo_t *info, const zp_cu_emu_cfg_t *cfg,
+                      char *desc, size_t desc_cap);
+int zp_cu_rt_emu_stats(void *rt, zp_cu_emu_stats_t *st);
+
 #ifdef __cplusplus
 }
 #endif

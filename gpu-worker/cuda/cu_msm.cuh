@@ -15,8 +15,11 @@
  *      sum. Heavy buckets (e.g. all the w_i = 1 of a real witness) are so split over many
  *      threads instead of one.
  *   5. reduce:  thread per (window, group of buckets) computes sum_j (j+1) B_j over its group
- *      with a running sum, then per window the group results are added and converted to
- *      Jacobian. The host combines the windows (2^c Horner) with lib/ec.
+ *      with a running sum (groups chosen so that windows x groups threads fill the device),
+ *      then a tree of 16-way sums over each window's groups, converted to Jacobian. The host
+ *      combines the windows (2^c Horner) with lib/ec.
+ * Memory: msm_make_plan computes every buffer size from n and the knobs (the budget of
+ * cu_exec.c and this driver agree through it).
  * Scalars are standard form, < 2^R_BITS (any value < r). Points with index >= 2^31 are
  * rejected by the caller (the value packs the sign in bit 31). */
 #ifndef ZP_CU_MSM_CUH
@@ -31,8 +34,9 @@ namespace zpcu {
 struct msm_tune {
     unsigned c;              /* window bits; 0 = choose from n */
     unsigned task;           /* S: entries per accumulation task; 0 = default */
-    unsigned groups;         /* bucket groups per window in the reduction; 0 = default */
-    size_t max_pairs;        /* pairs per sort batch (n * windows); 0 = default */
+    unsigned groups;         /* bucket groups per window in the reduction; 0 = from par */
+    size_t max_pairs;        /* pairs per sort batch (n * windows); 0 = default (2^30) */
+    unsigned par;            /* threads the reduction should keep busy; 0 = 4096 */
 };
 
 ZP_HD unsigned msm_choose_c(size_t n)
@@ -44,6 +48,50 @@ ZP_HD unsigned msm_choose_c(size_t n)
 }
 
 ZP_HD unsigned msm_windows(unsigned r_bits, unsigned c) { return (r_bits + 1 + c - 1) / c; }
+
+enum { MSM_FOLD = 16 };     /* partial sums added per thread in the tree over the groups */
+
+/* every size msm_run allocates, from n and the knobs: the one place the memory budget and the
+ * driver agree on (cu_exec.c sizes max_pairs from free device memory with it) */
+struct msm_plan {
+    unsigned c, nwin, wb, groups, s;
+    uint32_t half, nbcap;
+    size_t max_pairs, mcap, taskcap, npartial, npartial2, bytes;
+};
+
+inline msm_plan msm_make_plan(size_t n, unsigned r_bits, size_t xyzz_bytes, size_t jac_bytes, const msm_tune &tune)
+{
+    msm_plan p;
+    p.c = tune.c ? tune.c : msm_choose_c(n);
+    if (p.c < 2) p.c = 2;
+    if (p.c > 20) p.c = 20;
+    p.nwin = msm_windows(r_bits, p.c);
+    p.half = 1u << (p.c - 1);
+    p.s = tune.task ? tune.task : 16;
+    if (p.s < 2) p.s = 2;
+    p.max_pairs = tune.max_pairs ? tune.max_pairs : ((size_t)1 << 30);
+    size_t wb = n ? p.max_pairs / n : 1;
+    if (wb < 1) wb = 1;
+    if (wb > p.nwin) wb = p.nwin;
+    p.wb = (unsigned)wb;
+    /* groups: a power of two dividing half, so that wb * groups threads fill the device */
+    unsigned par = tune.par ? tune.par : 4096;
+    if (tune.groups) {
+        p.groups = tune.groups > p.half ? p.half : tune.groups;
+        while (p.half % p.groups) p.groups--;
+    } else {
+        p.groups = 1;
+        while (p.groups < p.half && (size_t)p.wb * p.groups * 2 <= par) p.groups *= 2;
+    }
+    p.mcap = n * p.wb;
+    p.nbcap = p.wb * p.half;
+    p.taskcap = p.mcap / p.s + p.nbcap + 1;
+    p.npartial = (size_t)p.wb * p.groups;
+    p.npartial2 = p.npartial / MSM_FOLD + 1;
+    p.bytes = 4 * p.mcap * 4 + 5 * ((size_t)p.nbcap + 1) * 4 + 2 * p.taskcap * xyzz_bytes +
+              (p.npartial + p.npartial2) * xyzz_bytes + (size_t)p.wb * jac_bytes;
+    return p;
+}
 
 /* bits [bit, bit+c) of a 256-bit little-endian scalar, c <= 32 */
 ZP_HD uint32_t scalar_bits(const uint64_t *k, unsigned bit, unsigned c)
@@ -203,6 +251,19 @@ template <class C> struct msm_reduce_fn {
     }
 };
 
+/* one level of the tree over the groups of each window: out[i] = sum in[i*k .. i*k + k) */
+template <class C> struct msm_fold_fn {
+    const g1_xyzz<C> *in;
+    g1_xyzz<C> *out;
+    uint32_t k;
+    ZP_HD void operator()(size_t i) const
+    {
+        g1_xyzz<C> acc = in[i * k];
+        for (uint32_t j = 1; j < k; j++) xyzz_add<C>(acc, in[i * k + j]);
+        out[i] = acc;
+    }
+};
+
 template <class C> struct msm_winsum_fn {
     const g1_xyzz<C> *partial;
     g1_jac<C> *win;
@@ -220,21 +281,14 @@ template <class C> struct msm_winsum_fn {
  * array of at least msm_windows(C::R_BITS, c) Jacobian points; *c_out = window bits used.
  * Window w's sum is win_out[w]; the MSM is sum_w 2^(c*w) win_out[w]. */
 template <class C, class E>
-int msm_run(E &ex, g1_jac<C> *win_out, unsigned *c_out, const g1_affine<C> *points,
+int msm_run(E &ex, g1_jac<C> *win_out, unsigned *c_out, unsigned *batches, const g1_affine<C> *points,
             const uint64_t *scalars, size_t n, const msm_tune &tune)
 {
-    unsigned c = tune.c ? tune.c : msm_choose_c(n);
-    if (c < 2) c = 2;
-    if (c > 20) c = 20;
-    unsigned nwin = msm_windows(C::R_BITS, c);
-    uint32_t half = 1u << (c - 1);
-    uint32_t s = tune.task ? tune.task : 16;
-    if (s < 2) s = 2;
-    uint32_t groups = tune.groups ? tune.groups : 128;
-    if (groups > half) groups = half;
-    while (half % groups) groups--;
-    size_t max_pairs = tune.max_pairs ? tune.max_pairs : ((size_t)1 << 30);
+    const msm_plan p = msm_make_plan(n, C::R_BITS, sizeof(g1_xyzz<C>), sizeof(g1_jac<C>), tune);
+    const unsigned c = p.c, nwin = p.nwin, wb = p.wb;
+    const uint32_t half = p.half, s = p.s, groups = p.groups;
     *c_out = c;
+    *batches = 0;
     if (n == 0) {
         for (unsigned w = 0; w < nwin; w++) {
             win_out[w].x = C::fq::one();
@@ -243,17 +297,13 @@ int msm_run(E &ex, g1_jac<C> *win_out, unsigned *c_out, const g1_affine<C> *poin
         }
         return 0;
     }
-    unsigned wb = (unsigned)(max_pairs / n);
-    if (wb < 1) wb = 1;
-    if (wb > nwin) wb = nwin;
-    size_t mcap = n * wb;
-    uint32_t nbcap = wb * half;
-    size_t taskcap = mcap / s + nbcap + 1;
+    const size_t mcap = p.mcap;
+    const uint32_t nbcap = p.nbcap;
 
     int rc;
     uint32_t *keys = NULL, *vals = NULL, *keys2 = NULL, *vals2 = NULL;
     uint32_t *start = NULL, *end = NULL, *cnt_a = NULL, *cnt_b = NULL, *off_b = NULL;
-    g1_xyzz<C> *acc_a = NULL, *acc_b = NULL, *partial = NULL;
+    g1_xyzz<C> *acc_a = NULL, *acc_b = NULL, *partial = NULL, *partial2 = NULL;
     g1_jac<C> *win = NULL;
     if ((rc = ex.alloc((void **)&keys, mcap * 4)) || (rc = ex.alloc((void **)&vals, mcap * 4)) ||
         (rc = ex.alloc((void **)&keys2, mcap * 4)) || (rc = ex.alloc((void **)&vals2, mcap * 4)) ||
@@ -262,9 +312,10 @@ int msm_run(E &ex, g1_jac<C> *win_out, unsigned *c_out, const g1_affine<C> *poin
         (rc = ex.alloc((void **)&cnt_a, (nbcap + 1) * 4)) ||
         (rc = ex.alloc((void **)&cnt_b, (nbcap + 1) * 4)) ||
         (rc = ex.alloc((void **)&off_b, (nbcap + 1) * 4)) ||
-        (rc = ex.alloc((void **)&acc_a, taskcap * sizeof(g1_xyzz<C>))) ||
-        (rc = ex.alloc((void **)&acc_b, taskcap * sizeof(g1_xyzz<C>))) ||
-        (rc = ex.alloc((void **)&partial, (size_t)wb * groups * sizeof(g1_xyzz<C>))) ||
+        (rc = ex.alloc((void **)&acc_a, p.taskcap * sizeof(g1_xyzz<C>))) ||
+        (rc = ex.alloc((void **)&acc_b, p.taskcap * sizeof(g1_xyzz<C>))) ||
+        (rc = ex.alloc((void **)&partial, p.npartial * sizeof(g1_xyzz<C>))) ||
+        (rc = ex.alloc((void **)&partial2, p.npartial2 * sizeof(g1_xyzz<C>))) ||
         (rc = ex.alloc((void **)&win, (size_t)wb * sizeof(g1_jac<C>))))
         goto out;
 
@@ -274,6 +325,7 @@ int msm_run(E &ex, g1_jac<C> *win_out, unsigned *c_out, const g1_affine<C> *poin
         size_t m = n * nw;
         unsigned key_bits = 1;
         while (key_bits < 32 && (1u << key_bits) <= nb) key_bits++;
+        ++*batches;
 
         msm_digits_fn dfn = {scalars, (const uint64_t *)points, 2 * C::fq::N, keys, vals, n, c, w0, nw, nb};
         if ((rc = ex.for_n(n, dfn))) goto out;
@@ -319,15 +371,27 @@ int msm_run(E &ex, g1_jac<C> *win_out, unsigned *c_out, const g1_affine<C> *poin
             other = tmp;
             maxc = (maxc + s - 1) / s;
         }
-        /* now nt[b] is 0 or 1 and bucket b's sum is cur[toff[b]] */
+        /* now nt[b] is 0 or 1 and bucket b's sum is cur[toff[b]]; nw * groups threads reduce
+         * the buckets, then a tree of MSM_FOLD-way sums over the groups of each window */
         msm_reduce_fn<C> rfn = {cur, toff, nt, partial, half, groups};
         if ((rc = ex.for_n((size_t)nw * groups, rfn))) goto out;
-        msm_winsum_fn<C> wfn = {partial, win, groups};
+        g1_xyzz<C> *pin = partial, *pout = partial2;
+        uint32_t g = groups;
+        while (g >= 2 * MSM_FOLD) {
+            msm_fold_fn<C> ffn = {pin, pout, MSM_FOLD};
+            if ((rc = ex.for_n((size_t)nw * (g / MSM_FOLD), ffn))) goto out;
+            g /= MSM_FOLD;
+            g1_xyzz<C> *t = pin;
+            pin = pout;
+            pout = t;
+        }
+        msm_winsum_fn<C> wfn = {pin, win, g};
         if ((rc = ex.for_n(nw, wfn))) goto out;
         if ((rc = ex.to_host(win_out + w0, win, (size_t)nw * sizeof(g1_jac<C>)))) goto out;
     }
 out:
     ex.free(win);
+    ex.free(partial2);
     ex.free(partial);
     ex.free(acc_b);
     ex.free(acc_a);
