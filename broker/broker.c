@@ -196,7 +196,10 @@ static void on_client_msg(brk_t *b, const uint8_t *id, size_t id_len, const zp_f
         bool existed = false;
         if (!m) { rc = -ENOMEM; break; }
         if ((rc = zp_msg_submit_decode(m, f)) < 0) { b->c.malformed++; free(m); break; }
+        char *inl = NULL;   /* client: inline witness bytes go to files first (inline.c) */
+        if ((rc = brk_inline_store(b, m, &inl)) < 0) { free(m); break; }
         rc = brk_submit(b, m, &j, &existed);
+        free(inl);
         free(m);
         if (rc < 0) break;
         zp_msg_submitted_t r = {.job = j->id, .n_parts = j->n_parts, .existed = existed};
@@ -538,6 +541,7 @@ int main(int argc, char **argv, char **envp)
         brk_waiters_poll(b, false);
         if (n > 0) brk_mx_service(b, it + 1, nhttp);   /* obs */
         brk_mx_tick(b);                                 /* obs: idle accounting */
+        brk_inline_sweep(b);                            /* client: finished jobs' inline witnesses */
         static uint64_t last_title;
         if (now - last_title > 1000000000u) {
             zp_shm_stats_t st;

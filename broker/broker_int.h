@@ -194,4 +194,11 @@ char *brk_metrics_text(brk_t *b);                   /* Prometheus text expositio
 int brk_mx_pollitems(brk_t *b, zmq_pollitem_t *it, int *timeout_ms);
 void brk_mx_service(brk_t *b, const zmq_pollitem_t *it, int n);
 /* ---- end observability ---- */
+
+/* ---- inline witnesses (inline.c, owner: client) ---- */
+/* write m's inline witnesses to <state dir>/inline/ and point m->wtns[i] at them (the paths
+ * live in *block, which the caller frees after brk_submit) */
+int brk_inline_store(brk_t *b, zp_msg_submit_t *m, char **block);
+/* every 2 s: remove inline witness files no RUNNING job needs */
+void brk_inline_sweep(brk_t *b);
 #endif

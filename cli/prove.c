@@ -55,7 +55,11 @@ int zp_cmd_prove(int argc, char **argv)
         else if (!strcmp(a, "--threads") && i + 1 < argc) {
             char *end;
             long v = strtol(argv[++i], &end, 10);
-            if (*end || v < 0 || v > 4096) return usage();
+            if (end == argv[i] || *end || v < 0 || v > 4096) {
+                fprintf(stderr, "zkpipe prove: --threads must be a whole number from 0 (all CPUs) to 4096, got '%s'\n",
+                        argv[i]);
+                return usage();
+            }
             threads = (unsigned)v;
         } else if (allow_rs && !strcmp(a, "--r") && i + 1 < argc) r_str = argv[++i];
         else if (allow_rs && !strcmp(a, "--s") && i + 1 < argc) s_str = argv[++i];
