@@ -1,5 +1,6 @@
 /* main.c - the `zkpipe` command: dispatch to subcommands (cli.h). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -33,7 +34,7 @@ static const char k_exit_codes[] =
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: zkpipe <command> [args]     (zkpipe help COMMAND: details)\n");
+    fprintf(f, "usage: zkpipe [--log-format text|json] <command> [args]     (zkpipe help COMMAND: details)\n");
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) fprintf(f, "  zkpipe %s\n", cmds[i].help);
     fputs(k_exit_codes, f);
 }
@@ -56,6 +57,17 @@ static int help(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    /* global option: --log-format text|json, for this process and every child (ZP_LOG_FORMAT) */
+    if (argc > 2 && !strcmp(argv[1], "--log-format")) {
+        if (strcmp(argv[2], "text") && strcmp(argv[2], "json")) {
+            fprintf(stderr, "zkpipe: --log-format must be text or json, got '%s'\n", argv[2]);
+            return 2;
+        }
+        setenv("ZP_LOG_FORMAT", argv[2], 1);
+        argv[2] = argv[0];
+        argv += 2;
+        argc -= 2;
+    }
     zp_log_init("zkpipe");
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         usage(argc < 2 ? stderr : stdout);
