@@ -55,4 +55,30 @@ grep -q "^job $J2: 3/3 proved, 0 failed, .* finished$" "$IPC_DIR/plain.err" || i
 jq '.partitions[1].proof' "$IPC_DIR/j.json" >"$IPC_DIR/p1.json"; jq '.partitions[1].public' "$IPC_DIR/j.json" >"$IPC_DIR/pub1.json"
 "$ZKPIPE" verify $F/verification_key.json "$IPC_DIR/pub1.json" "$IPC_DIR/p1.json" >/dev/null || ipc_fail "--json proof does not verify"
 ipc_oracle $F/verification_key.json "$IPC_DIR/pub1.json" "$IPC_DIR/p1.json"
+# `zkpipe prove` shows its stages on a terminal, not in a pipe; --json gives the timings
+python3 - "$ZKPIPE" $F "$IPC_DIR" <<'PY' || ipc_fail "prove through a pty: $(cat -v "$IPC_DIR/prove.tty")"
+import os, pty, sys
+zk, f, d = sys.argv[1:]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(zk, [zk, "prove", f + "/circuit.zkey", f + "/witness.wtns", d + "/pp.json", d + "/ppub.json"])
+data = b""
+while True:
+    try:
+        b = os.read(fd, 4096)
+    except OSError:
+        break
+    if not b:
+        break
+    data += b
+_, st = os.waitpid(pid, 0)
+open(d + "/prove.tty", "wb").write(data)
+assert os.waitstatus_to_exitcode(st) == 0
+for s in (b"loading the proving key", b"proving (", b"writing proof", b"] done"):
+    assert s in data, s
+PY
+"$ZKPIPE" prove $F/circuit.zkey $F/witness.wtns "$IPC_DIR/pq.json" "$IPC_DIR/pqub.json" --json >"$IPC_DIR/pj" 2>"$IPC_DIR/pe" || ipc_fail "prove --json"
+[ -s "$IPC_DIR/pe" ] && ipc_fail "prove in a pipe printed stages: $(cat "$IPC_DIR/pe")"
+jq -e '.seconds.total > 0 and .seconds.prove > 0' "$IPC_DIR/pj" >/dev/null || ipc_fail "prove --json: $(cat "$IPC_DIR/pj")"
+"$ZKPIPE" verify $F/verification_key.json "$IPC_DIR/pqub.json" "$IPC_DIR/pq.json" >/dev/null || ipc_fail "prove --json proof"
 ipc_log "progress ok"
