@@ -564,12 +564,15 @@ int zp_client_cancel(zp_client_t *c, uint64_t job, uint32_t *freed)
     return 0;
 }
 
-static int text_reply(zp_client_t *c, int rc, zp_frame_t *f, char **text)
+/* one request already encoded (enc_rc, buf), its TEXT reply copied into *text */
+static int text_call(zp_client_t *c, int enc_rc, uint8_t *buf, size_t len, char **text)
 {
+    zp_frame_t f;
     *text = NULL;
+    int rc = call_owned(c, enc_rc, buf, len, &f);
     if (rc) return rc;
     zp_msg_text_t t;
-    if (zp_msg_text_decode(&t, f) < 0) return set_err(c, ZP_CLIENT_REFUSED, "bad TEXT reply: %s", zp_err_msg());
+    if (zp_msg_text_decode(&t, &f) < 0) return set_err(c, ZP_CLIENT_REFUSED, "bad TEXT reply: %s", zp_err_msg());
     if (!(*text = zp_str_dup(t.text))) return set_err(c, ZP_CLIENT_SYSTEM, "out of memory");
     return 0;
 }
@@ -578,25 +581,22 @@ int zp_client_status(zp_client_t *c, bool json, char **text)
 {
     zp_msg_status_t m = {.json = json};
     uint8_t *buf = NULL; size_t len = 0;
-    zp_frame_t f;
     int rc = zp_msg_status_encode(&buf, &len, &m);
-    return text_reply(c, call_owned(c, rc, buf, len, &f), &f, text);
+    return text_call(c, rc, buf, len, text);
 }
 
 int zp_client_metrics(zp_client_t *c, char **text)
 {
     zp_msg_metrics_t m = {.format = 0};
     uint8_t *buf = NULL; size_t len = 0;
-    zp_frame_t f;
     int rc = zp_msg_metrics_encode(&buf, &len, &m);
-    return text_reply(c, call_owned(c, rc, buf, len, &f), &f, text);
+    return text_call(c, rc, buf, len, text);
 }
 
 int zp_client_trace(zp_client_t *c, uint32_t max_parts, char **text)
 {
     zp_msg_trace_t m = {.max_parts = max_parts};
     uint8_t *buf = NULL; size_t len = 0;
-    zp_frame_t f;
     int rc = zp_msg_trace_encode(&buf, &len, &m);
-    return text_reply(c, call_owned(c, rc, buf, len, &f), &f, text);
+    return text_call(c, rc, buf, len, text);
 }

@@ -11,25 +11,7 @@ F=$FIX/bn128_chain
 ipc_hold gpu
 J=$(ipc_submit --zkey $F/circuit.zkey --request-id prog-1 $F/witness-{0..3}.wtns)
 ( sleep 2; ipc_release gpu ) &
-python3 - "$ZKPIPE" "$J" "$IPC_DIR/tty.out" <<'PY' || ipc_fail "await through a pty"
-import os, pty, sys
-zk, job, out = sys.argv[1:]
-pid, fd = pty.fork()
-if pid == 0:
-    os.execv(zk, [zk, "await", job, "--timeout", "300"])
-data = b""
-while True:
-    try:
-        b = os.read(fd, 4096)
-    except OSError:
-        break
-    if not b:
-        break
-    data += b
-_, st = os.waitpid(pid, 0)
-open(out, "wb").write(data)
-sys.exit(os.waitstatus_to_exitcode(st))
-PY
+python3 "$IPC_SRC/tests/client/pty_run.py" "$IPC_DIR/tty.out" "$ZKPIPE" await "$J" --timeout 300 || ipc_fail "await through a pty"
 T=$(cat "$IPC_DIR/tty.out")
 grep -q $'\r\033\[K'"job $J: [0-9]/4 proved" "$IPC_DIR/tty.out" || ipc_fail "no in-place progress line on a tty: $(cat -v "$IPC_DIR/tty.out")"
 grep -q "4/4 proved.*s elapsed, finished" "$IPC_DIR/tty.out" || ipc_fail "tty progress does not end at 4/4: $(cat -v "$IPC_DIR/tty.out")"
@@ -56,27 +38,11 @@ jq '.partitions[1].proof' "$IPC_DIR/j.json" >"$IPC_DIR/p1.json"; jq '.partitions
 "$ZKPIPE" verify $F/verification_key.json "$IPC_DIR/pub1.json" "$IPC_DIR/p1.json" >/dev/null || ipc_fail "--json proof does not verify"
 ipc_oracle $F/verification_key.json "$IPC_DIR/pub1.json" "$IPC_DIR/p1.json"
 # `zkpipe prove` shows its stages on a terminal, not in a pipe; --json gives the timings
-python3 - "$ZKPIPE" $F "$IPC_DIR" <<'PY' || ipc_fail "prove through a pty: $(cat -v "$IPC_DIR/prove.tty")"
-import os, pty, sys
-zk, f, d = sys.argv[1:]
-pid, fd = pty.fork()
-if pid == 0:
-    os.execv(zk, [zk, "prove", f + "/circuit.zkey", f + "/witness.wtns", d + "/pp.json", d + "/ppub.json"])
-data = b""
-while True:
-    try:
-        b = os.read(fd, 4096)
-    except OSError:
-        break
-    if not b:
-        break
-    data += b
-_, st = os.waitpid(pid, 0)
-open(d + "/prove.tty", "wb").write(data)
-assert os.waitstatus_to_exitcode(st) == 0
-for s in (b"loading the proving key", b"proving (", b"writing proof", b"] done"):
-    assert s in data, s
-PY
+python3 "$IPC_SRC/tests/client/pty_run.py" "$IPC_DIR/prove.tty" "$ZKPIPE" prove $F/circuit.zkey $F/witness.wtns \
+  "$IPC_DIR/pp.json" "$IPC_DIR/ppub.json" || ipc_fail "prove through a pty"
+for s in "loading the proving key" "proving (" "writing proof" "] done"; do
+  grep -qF "$s" "$IPC_DIR/prove.tty" || ipc_fail "prove on a tty does not show '$s': $(cat -v "$IPC_DIR/prove.tty")"
+done
 "$ZKPIPE" prove $F/circuit.zkey $F/witness.wtns "$IPC_DIR/pq.json" "$IPC_DIR/pqub.json" --json >"$IPC_DIR/pj" 2>"$IPC_DIR/pe" || ipc_fail "prove --json"
 [ -s "$IPC_DIR/pe" ] && ipc_fail "prove in a pipe printed stages: $(cat "$IPC_DIR/pe")"
 jq -e '.seconds.total > 0 and .seconds.prove > 0' "$IPC_DIR/pj" >/dev/null || ipc_fail "prove --json: $(cat "$IPC_DIR/pj")"
