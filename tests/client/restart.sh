@@ -66,4 +66,8 @@ python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[
 [ $rc = 5 ] || ipc_fail "status against a dead socket exited $rc, expected 5"
 grep -q "no answer from the broker" "$IPC_DIR/e.err" || ipc_fail "dead-socket message: $(cat "$IPC_DIR/e.err")"
 "$ZKPIPE" --help | grep -q "5  broker unreachable" || ipc_fail "--help does not list the exit codes"
+# issue 9 item 8: an out-of-range --threads says what is wrong, not only the usage line
+"$ZKPIPE" prove $F/circuit.zkey $F/witness-0.wtns "$IPC_DIR/x.json" "$IPC_DIR/y.json" --threads 99999 2>"$IPC_DIR/e.err"; rc=$?
+[ $rc = 2 ] && grep -q -- "--threads must be a whole number from 0 (all CPUs) to 4096, got '99999'" "$IPC_DIR/e.err" ||
+  ipc_fail "--threads 99999: rc $rc: $(cat "$IPC_DIR/e.err")"
 ipc_log "restart and exit codes ok"
