@@ -53,11 +53,11 @@ int main(void)
         size_t n = zp_log_format(line, sizeof line, ZP_LOG_WARN, "plain");
         CHECK(n > 30 && line[n - 1] == '\n' && line[4] == '-' && line[7] == '-' && line[10] == 'T' && line[23] == 'Z');
         char pidtag[40];
-        snprintf(pidtag, sizeof pidtag, " warn tester[%d]: plain\n", (int)getpid());
+        snprintf(pidtag, sizeof pidtag, " tester[%d] warn: plain\n", (int)getpid());
         CHECK(strstr(line, pidtag) == line + 24);
         zp_log_ctx(42, 3);
         zp_log_format(line, sizeof line, ZP_LOG_INFO, "in a task");
-        CHECK(strstr(line, "] job=42 part=3: in a task\n") != NULL);
+        CHECK(strstr(line, "] info: in a task [job=42 part=3]\n") != NULL);
         zp_log_json = true;
         n = zp_log_format(line, sizeof line, ZP_LOG_ERROR, "say \"hi\"\n\\");
         CHECK(line[0] == '{' && line[n - 1] == '\n' && line[n - 2] == '}');

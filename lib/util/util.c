@@ -97,9 +97,11 @@ size_t zp_log_format(char *line, size_t cap, int level, const char *msg)
         memcpy(line + k, "\"}\n", 4);
         return k + 3;
     }
-    if (log_job) snprintf(ctx, sizeof ctx, " job=%llu", (unsigned long long)log_job);
+    /* "role[pid] level: " as before (scripts grep it); the task's job/part at the end */
+    if (log_job) snprintf(ctx, sizeof ctx, " [job=%llu", (unsigned long long)log_job);
     if (log_job && log_has_part) snprintf(ctx + strlen(ctx), sizeof ctx - strlen(ctx), " part=%u", log_part);
-    n = snprintf(line, cap, "%s %s %s[%d]%s: %s", when, lv, log_role, (int)getpid(), ctx, msg);
+    if (log_job) snprintf(ctx + strlen(ctx), sizeof ctx - strlen(ctx), "]");
+    n = snprintf(line, cap, "%s %s[%d] %s: %s%s", when, log_role, (int)getpid(), lv, msg, ctx);
     if (n < 0) return 0;
     size_t len = (size_t)n < cap - 1 ? (size_t)n : cap - 2;
     line[len++] = '\n';

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # logfmt.sh ZKPIPE SOURCE_ROOT - log lines of a whole group (issue 14 item 5): text lines start
-# with an ISO-8601 UTC time, level, role[pid]; with `zkpipe --log-format json` every line the
+# with an ISO-8601 UTC time, role[pid], level (and end with [job=N part=M] inside a task); with `zkpipe --log-format json` every line the
 # daemons write is one JSON object with time, level, role, pid, msg (job and part inside a task).
 . "$(dirname "$0")/../ipc/lib.sh"
 export ZP_LOG=debug
@@ -8,7 +8,7 @@ ipc_init clogt "$1" "$2" --slots 2 --max-domain 1024
 F=$FIX/bn128_chain
 J=$(ipc_submit --zkey $F/circuit.zkey $F/witness-0.wtns)
 "$ZKPIPE" await "$J" --timeout 120 --quiet >/dev/null || ipc_fail "await (text)"
-grep -E '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z (error|warn|info|debug) broker\[[0-9]+\]' \
+grep -E '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z broker\[[0-9]+\] (error|warn|info|debug): ' \
   "$IPC_DIR/up.log" | grep -q . || ipc_fail "no ISO-8601 broker line: $(head -3 "$IPC_DIR/up.log")"
 ipc_cleanup; IPC_UP=
 "$ZKPIPE" --log-format yaml status >/dev/null 2>&1; [ $? = 2 ] || ipc_fail "--log-format yaml accepted"
