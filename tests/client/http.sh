@@ -73,7 +73,7 @@ ipc_release gpu
 [ "$(code $B/metrics)" = 200 ] && grep -q "^zkpipe_jobs_submitted_total" "$IPC_DIR/body" || ipc_fail "GET /metrics"
 
 # a JavaScript client with fetch, inline witness, verified by snarkjs
-if command -v node >/dev/null && [ -d "$IPC_SRC/tests/oracle/node_modules/snarkjs" ]; then
+if command -v node >/dev/null && "$IPC_SRC/tests/oracle/ensure.sh" >/dev/null; then
   node "$IPC_SRC/tests/client/http_client.mjs" "$B" "secret-$$" $F/circuit.zkey $F/witness-4.wtns \
     $F/verification_key.json "$IPC_SRC/tests/oracle" || ipc_fail "node fetch client"
 fi
