@@ -273,7 +273,7 @@ int zp_cmd_await(int argc, char **argv)
     zp_client_t *cl = client_open(&co);
     if (!cl) return ZP_CLIENT_SYSTEM;
     progress_t pr = {.tty = isatty(STDERR_FILENO), .quiet = quiet, .job = job, .t0 = zp_now_ns()};
-    zp_client_set_progress(cl, on_progress, &pr, pr.tty ? 500 : 2000);
+    if (!quiet) zp_client_set_progress(cl, on_progress, &pr, pr.tty ? 500 : 2000);   /* quiet: one long wait per call */
     zp_client_result_t *r = NULL;
     int rc = zp_client_await(cl, job, timeout < 0 ? -1 : (int64_t)(timeout * 1000 + 0.5), &r);
     if (pr.drawn) fputc('\n', stderr);
