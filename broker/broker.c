@@ -341,13 +341,13 @@ static void usage(FILE *f)
                "                     [--max-vars N] [--heartbeat-ms MS] [--liveness N] [--max-attempts K]\n"
                "                     [--max-frame BYTES] [--state-dir DIR] [--reset-state]\n"
                "                     [--metrics-listen IPV4:PORT] [--http-listen [IPV4:]PORT]\n"
-               "                     [--http-token-file FILE] [--http-max-body BYTES]\n"
+               "                     [--http-token-file FILE] [--http-max-body BYTES] [--http-key-dir DIR]\n"
                "--metrics-listen (or $ZP_METRICS_LISTEN): serve GET /metrics (Prometheus text) over HTTP;\n"
                "off by default. Bind it to 127.0.0.1 unless the network is trusted.\n"
                "--http-listen: the HTTP JSON API (POST /v1/jobs, GET|DELETE /v1/jobs/ID, GET /v1/status,\n"
                "GET /metrics; 127.0.0.1 when no address is given); --http-token-file: Bearer tokens, one per\n"
                "line, required on every /v1/ request; --http-max-body: request size limit (default 16 MiB,\n"
-               "inline witnesses included).\n"
+               "inline witnesses included); --http-key-dir DIR: {\"key_id\": NAME} names DIR/NAME.zkey.\n"
                "The journal (accepted jobs, finished proofs) is <state dir>/<arena>.journal; the state dir\n"
                "defaults to $ZP_STATE_DIR, $XDG_STATE_HOME/zkpipe or ~/.local/state/zkpipe. A journal that\n"
                "cannot be read is an error; --reset-state moves it aside and starts empty.\n");
@@ -372,7 +372,7 @@ int main(int argc, char **argv, char **envp)
     brk_t *b = &B;
     const char *rundir_opt = NULL, *arena = "default", *state_opt = NULL;
     const char *metrics_listen = getenv("ZP_METRICS_LISTEN");   /* obs */
-    const char *http_listen = NULL, *http_tokens = NULL;         /* client: HTTP API (http.c) */
+    const char *http_listen = NULL, *http_tokens = NULL, *http_keys = NULL;   /* client: HTTP API (http.c) */
     uint32_t http_max_body = 0;
     bool reset_state = false, arena_reused = false;
     uint32_t hb = 500, maxframe = ZP_FRAME_MAX_DEFAULT;
@@ -386,7 +386,8 @@ int main(int argc, char **argv, char **envp)
         {"max-vars", 1, 0, 'v'}, {"heartbeat-ms", 1, 0, 'H'}, {"liveness", 1, 0, 'l'},
         {"max-attempts", 1, 0, 'k'}, {"max-frame", 1, 0, 'F'}, {"state-dir", 1, 0, 'S'},
         {"reset-state", 0, 0, 'R'}, {"metrics-listen", 1, 0, 'M'}, {"help", 0, 0, 'h'},
-        {"http-listen", 1, 0, 'W'}, {"http-token-file", 1, 0, 'T'}, {"http-max-body", 1, 0, 'X'}, {0, 0, 0, 0}};
+        {"http-listen", 1, 0, 'W'}, {"http-token-file", 1, 0, 'T'}, {"http-max-body", 1, 0, 'X'},
+        {"http-key-dir", 1, 0, 'Y'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -404,6 +405,7 @@ int main(int argc, char **argv, char **envp)
         case 'M': metrics_listen = optarg; break;   /* obs */
         case 'W': http_listen = optarg; break;      /* client: HTTP API */
         case 'T': http_tokens = optarg; break;
+        case 'Y': http_keys = optarg; break;
         case 'X': if (parse_u32(optarg, 1024, 1u << 30, &http_max_body, "http-max-body")) return 2; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -508,7 +510,7 @@ int main(int argc, char **argv, char **envp)
     }
     chmod(b->endpoint + strlen("ipc://"), 0600);
     if (brk_mx_init(b, metrics_listen) < 0 ||   /* obs: metrics state */
-        brk_http_init(b, metrics_listen, http_listen, http_tokens, http_max_body) < 0) {   /* client: HTTP (http.c) */
+        brk_http_init(b, metrics_listen, http_listen, http_tokens, http_max_body, http_keys) < 0) {   /* client: HTTP (http.c) */
         fprintf(stderr, "zkpipe-broker: %s\n", zp_err_msg());
         rc = 1;
         goto out_zmq;

@@ -203,7 +203,8 @@ void brk_inline_sweep(brk_t *b);
 /* ---- HTTP (http.c, owner: client): the JSON API and GET /metrics on libmicrohttpd ---- */
 struct brk_http;
 /* any listener may be NULL/"" (off); max_body 0: default (16 MiB) */
-int brk_http_init(brk_t *b, const char *metrics_listen, const char *api_listen, const char *token_file, size_t max_body);
+int brk_http_init(brk_t *b, const char *metrics_listen, const char *api_listen, const char *token_file, size_t max_body,
+                  const char *key_dir);
 const char *brk_http_addr(const brk_t *b, bool api);   /* "ip:port" of that listener or NULL */
 /* the listeners' epoll fds for zmq_poll (at most 2; lowers *timeout_ms), then MHD_run them */
 int brk_http_pollitems(brk_t *b, zmq_pollitem_t *it, int *timeout_ms);

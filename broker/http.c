@@ -2,7 +2,7 @@
  * and in other languages, and GET /metrics (Prometheus text). It replaces the hand-written
  * HTTP/1.0 responder that metrics.c had.
  *
- *   POST   /v1/jobs       {"zkey": PATH, "r1cs": PATH?, "witnesses": [PATH | {"wtns_base64": B64}, ...],
+ *   POST   /v1/jobs       {"zkey": PATH | {"key_id": NAME}, "r1cs": PATH | {"key_id": NAME} ?, "witnesses": [PATH | {"wtns_base64": B64}, ...],
  *                          "priority": "normal"?, "request_id": "..."?}  -> 201 {"id", "parts", "existed", "request_id"}
  *   GET    /v1/jobs/ID    -> {"id", "state", "partitions": [{"state", "attempts", "proof", "public", "error"}]}
  *   DELETE /v1/jobs/ID    -> {"id", "canceled": true, "freed"}
@@ -19,6 +19,8 @@
  *                            Bearer TOKEN", compared in constant time against each. Without
  *                            the file the API is open (to the interface it is bound to).
  *   --http-max-body BYTES    request body limit (default 16 MiB): inline witnesses count
+ *   --http-key-dir DIR       {"key_id": NAME} names DIR/NAME.zkey (r1cs: DIR/NAME.r1cs): keys the
+ *                            server holds, for clients that do not know its paths
  *   --metrics-listen IP:PORT GET /metrics only (as before)
  * Limits: 64 connections, 10 s per connection, 32 KiB of request head; bodies past the limit
  * get 413 and are not buffered further. Every body is untrusted: the JSON reader below is
@@ -54,6 +56,7 @@ struct brk_http {
     size_t token_len[HTTP_MAX_TOKENS];
     unsigned n_tokens;
     size_t max_body;
+    char key_dir[512];          /* --http-key-dir: {"key_id": NAME} -> DIR/NAME.zkey / .r1cs */
 };
 
 typedef struct {                /* one request's body */
@@ -201,6 +204,7 @@ static bool jbase64(jr_t *j, uint8_t **out, size_t *outlen)
 }
 
 typedef struct {
+    const char *key_dir;
     char zkey[ZP_MSG_PATH_MAX + 1], r1cs[ZP_MSG_PATH_MAX + 1], prio[16], rid[ZP_MSG_NAME_MAX + 1];
     bool has_zkey, has_r1cs, has_prio, has_rid;
     size_t n;
@@ -237,6 +241,22 @@ static bool parse_witness(jr_t *j, job_req_t *q)
     return true;
 }
 
+/* a key file: a path, or {"key_id": NAME} for NAME<ext> in --http-key-dir (a key the server holds) */
+static bool parse_key_ref(jr_t *j, job_req_t *q, char *out, size_t cap, const char *ext)
+{
+    jws(j);
+    if (j->p < j->end && *j->p == '"') return jstring(j, out, cap, NULL);
+    char key[16], name[65];
+    if (!jlit(j, '{') || !jstring(j, key, sizeof key, NULL) || strcmp(key, "key_id") || !jlit(j, ':') ||
+        !jstring(j, name, sizeof name, NULL) || !jlit(j, '}'))
+        return jfail(j, "expected a path or {\"key_id\": NAME}");
+    if (!name[0] || name[0] == '.' || strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != strlen(name))
+        return jfail(j, "key_id must be 1 to 64 of A-Z a-z 0-9 . _ - (not starting with .)");
+    if (!q->key_dir || !q->key_dir[0]) return jfail(j, "key_id given but the broker has no --http-key-dir");
+    if ((size_t)snprintf(out, cap, "%s/%s%s", q->key_dir, name, ext) >= cap) return jfail(j, "key path too long");
+    return true;
+}
+
 static bool parse_job(jr_t *j, job_req_t *q)
 {
     if (!jlit(j, '{')) return jfail(j, "the body must be a JSON object");
@@ -246,8 +266,8 @@ static bool parse_job(jr_t *j, job_req_t *q)
         snprintf(j->where, sizeof j->where, "the body");
         if (!jstring(j, key, sizeof key, NULL) || !jlit(j, ':')) return jfail(j, "expected \"key\": value");
         snprintf(j->where, sizeof j->where, "%s", key);
-        if (!strcmp(key, "zkey")) { if (!jstring(j, q->zkey, sizeof q->zkey, NULL)) return false; q->has_zkey = true; }
-        else if (!strcmp(key, "r1cs")) { if (!jstring(j, q->r1cs, sizeof q->r1cs, NULL)) return false; q->has_r1cs = true; }
+        if (!strcmp(key, "zkey")) { if (!parse_key_ref(j, q, q->zkey, sizeof q->zkey, ".zkey")) return false; q->has_zkey = true; }
+        else if (!strcmp(key, "r1cs")) { if (!parse_key_ref(j, q, q->r1cs, sizeof q->r1cs, ".r1cs")) return false; q->has_r1cs = true; }
         else if (!strcmp(key, "priority")) { if (!jstring(j, q->prio, sizeof q->prio, NULL)) return false; q->has_prio = true; }
         else if (!strcmp(key, "request_id")) {
             size_t n;
@@ -273,7 +293,7 @@ static bool parse_job(jr_t *j, job_req_t *q)
 /* ---------------------------------------------------------------- the endpoints */
 static enum MHD_Result post_job(brk_t *b, struct MHD_Connection *c, const req_t *rq)
 {
-    job_req_t q = {0};
+    job_req_t q = {.key_dir = b->http->key_dir};
     q.paths = calloc(ZP_MSG_MAX_PARTS, sizeof *q.paths);
     zp_msg_submit_t *m = calloc(1, sizeof *m);
     enum MHD_Result ret;
@@ -562,11 +582,17 @@ static int load_tokens(struct brk_http *h, const char *path)
     return rc;
 }
 
-int brk_http_init(brk_t *b, const char *metrics_listen, const char *api_listen, const char *token_file, size_t max_body)
+int brk_http_init(brk_t *b, const char *metrics_listen, const char *api_listen, const char *token_file, size_t max_body,
+                  const char *key_dir)
 {
     g_broker = b;
     if (!(b->http = calloc(1, sizeof *b->http))) return -ENOMEM;
     b->http->max_body = max_body ? max_body : HTTP_DEFAULT_BODY;
+    if (key_dir && *key_dir) {
+        if (key_dir[0] != '/') return zp_err_set(-EINVAL, "--http-key-dir %s: must be an absolute path", key_dir);
+        if ((size_t)snprintf(b->http->key_dir, sizeof b->http->key_dir, "%s", key_dir) >= sizeof b->http->key_dir)
+            return zp_err_set(-ENAMETOOLONG, "--http-key-dir too long");
+    }
     int rc = 0;
     if (token_file && *token_file && (rc = load_tokens(b->http, token_file)) < 0) return rc;
     if (api_listen && *api_listen && (rc = start(b, "HTTP API", api_listen, true)) < 0) return rc;

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # http.sh ZKPIPE SOURCE_ROOT - the broker's HTTP JSON API (libmicrohttpd, broker/http.c) with
 # curl and with a Node fetch client (http_client.mjs): Bearer tokens (missing / wrong -> 401),
-# bad JSON, unknown keys and relative paths -> 400 naming the field, a body over
+# bad JSON, unknown keys, relative paths and bad key ids -> 400 naming the field, a key by id
+# (--http-key-dir), a body over
 # --http-max-body -> 413, a job by paths plus an inline wtns_base64 witness end to end with the
 # proofs checked by `zkpipe verify` and snarkjs, DELETE cancels, GET /v1/status, GET /metrics.
 . "$(dirname "$0")/../ipc/lib.sh"
 command -v curl >/dev/null || ipc_skip "curl not installed"
 TOK=$(mktemp /tmp/zkpipe-http-tok.XXXXXX)
 printf '# tokens\nsecret-%s\nother-token\n' "$$" >"$TOK"
-ipc_init chttp "$1" "$2" --slots 4 --max-domain 1024 --http-listen 127.0.0.1:0 --http-token-file "$TOK" --http-max-body 200000
+ipc_init chttp "$1" "$2" --slots 4 --max-domain 1024 --http-listen 127.0.0.1:0 --http-token-file "$TOK" --http-max-body 200000 \
+  --http-key-dir "$2/tests/fixtures/bn128_chain"
 trap 'ipc_cleanup; rm -f "$TOK"' EXIT
 F=$FIX/bn128_chain
 ADDR=$(ipc_jq '.metrics_listen // empty')
@@ -35,6 +37,10 @@ grep -q 'witnesses\[0\]: a witness path must be absolute' "$IPC_DIR/body" || ipc
 [ "$(post '{"zkey": "'$F'/circuit.zkey", "witnesses": ["/w"], "request_id": ""}')" = 400 ] || ipc_fail "empty request_id"
 python3 -c 'import sys; print("{\"zkey\": \"/x\", \"witnesses\": [\"" + "a" * 300000 + "\"]}")' >"$IPC_DIR/big.json"
 [ "$(code -H "$A" -X POST --data-binary @"$IPC_DIR/big.json" $B/v1/jobs)" = 413 ] || ipc_fail "oversized body: not 413"
+[ "$(post '{"zkey": {"key_id": "../circuit"}, "witnesses": ["/w"]}')" = 400 ] || ipc_fail "key_id with ../: not 400"
+grep -q "key_id must be" "$IPC_DIR/body" || ipc_fail "key_id message: $(cat "$IPC_DIR/body")"
+[ "$(post '{"zkey": {"key_id": "nosuchkey"}, "witnesses": ["'$F'/witness-0.wtns"]}')" = 201 ] || ipc_fail "unknown key_id not accepted for queueing"
+BADK=$(jq -r .id "$IPC_DIR/body")
 [ "$(code -H "$A" $B/v1/jobs/999999)" = 404 ] || ipc_fail "unknown job: not 404"
 [ "$(code -H "$A" $B/v1/nothing)" = 404 ] || ipc_fail "unknown endpoint: not 404"
 [ "$(code -X POST -H "$A" $B/v1/status)" = 405 ] || ipc_fail "POST /v1/status: not 405"
@@ -60,6 +66,10 @@ for i in 0 1 2; do
 done
 ipc_verify_all "$IPC_DIR/out" $F/verification_key.json 3
 ipc_log "HTTP job $ID: 3 proofs verified"
+# the job whose key_id names no file fails with a reason naming the file
+for _ in $(seq 1 300); do code -H "$A" $B/v1/jobs/$BADK >/dev/null; [ "$(jq -r .state "$IPC_DIR/body")" = running ] || break; sleep 0.2; done
+[ "$(jq -r .state "$IPC_DIR/body")" = failed ] && jq -r '.partitions[0].error' "$IPC_DIR/body" | grep -q "nosuchkey.zkey" ||
+  ipc_fail "job with an unknown key_id: $(cat "$IPC_DIR/body")"
 
 # DELETE cancels a running job
 ipc_hold gpu
@@ -74,7 +84,7 @@ ipc_release gpu
 
 # a JavaScript client with fetch, inline witness, verified by snarkjs
 if command -v node >/dev/null && "$IPC_SRC/tests/oracle/ensure.sh" >/dev/null; then
-  node "$IPC_SRC/tests/client/http_client.mjs" "$B" "secret-$$" $F/circuit.zkey $F/witness-4.wtns \
+  node "$IPC_SRC/tests/client/http_client.mjs" "$B" "secret-$$" circuit $F/witness-4.wtns \
     $F/verification_key.json "$IPC_SRC/tests/oracle" || ipc_fail "node fetch client"
 fi
 ipc_log "HTTP API ok"

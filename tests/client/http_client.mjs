@@ -1,12 +1,13 @@
-// http_client.mjs BASE TOKEN ZKEY WTNS VK ORACLE_ROOT - a JavaScript client of the HTTP API
-// using fetch (node 18+): submits WTNS inline (wtns_base64), polls GET /v1/jobs/ID until it
+// http_client.mjs BASE TOKEN KEY_ID WTNS VK ORACLE_ROOT - a JavaScript client of the HTTP API
+// using fetch (node 18+), as one on another host would be: the key by the id the server holds
+// ({"key_id": KEY_ID}), the witness inline (wtns_base64); polls GET /v1/jobs/ID until it
 // ends, and checks the proof with snarkjs (the pinned one in tests/oracle). Exit 0 iff verified.
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-const [base, token, zkey, wtns, vkPath, oracle] = process.argv.slice(2);
+const [base, token, keyId, wtns, vkPath, oracle] = process.argv.slice(2);
 const auth = { Authorization: `Bearer ${token}` };
-const body = { zkey, witnesses: [{ wtns_base64: readFileSync(wtns).toString("base64") }], priority: "high",
+const body = { zkey: { key_id: keyId }, witnesses: [{ wtns_base64: readFileSync(wtns).toString("base64") }], priority: "high",
                request_id: `node-${process.pid}` };
 let r = await fetch(`${base}/v1/jobs`, { method: "POST", headers: { ...auth, "Content-Type": "application/json" },
                                           body: JSON.stringify(body) });
