@@ -6,7 +6,8 @@
 #  - pkg-config resolves the library; the example program (client/example.c, installed under
 #    share/doc) builds against the installed tree, dynamically and statically, and proves a
 #    witness (by path and inline) on a group started from the INSTALLED `zkpipe up`; the proofs
-#    verify (installed `zkpipe verify`, and snarkjs when present);
+#    verify (installed `zkpipe verify`, and snarkjs when present); Python ctypes drives the
+#    installed shared library the same way (the FFI path of a Go/Rust/Python service);
 #  - `zkpipe help await` carries the exit codes and the man page holds the same text.
 . "$(dirname "$0")/../ipc/lib.sh"
 BUILD=$(cd "$(dirname "$1")/.." && pwd)
@@ -58,4 +59,25 @@ J=$("$P/bin/zkpipe" submit --zkey $F/circuit.zkey $F/witness-0.wtns $F/witness-1
 cp "$IPC_DIR/ref/public-0.json" "$IPC_DIR/out/public-0.json"; cp "$IPC_DIR/ref/public-1.json" "$IPC_DIR/out/public-1.json"
 ZKPIPE=$P/bin/zkpipe ipc_verify_all "$IPC_DIR/out" $F/verification_key.json 2
 ipc_oracle $F/verification_key.json "$IPC_DIR/out/public-1.json" "$IPC_DIR/out/proof-1.json"
+# the same library through FFI: Python ctypes on the installed shared object
+python3 - "$SO" $F/circuit.zkey $F/witness-2.wtns <<'PY' || ipc_fail "ctypes client"
+import ctypes, json, sys
+lib = ctypes.CDLL(sys.argv[1])
+P, S, U64 = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint64
+for name, res, args in [("zp_client_new", P, [S]), ("zp_client_job_new", P, [S]), ("zp_client_job_add_wtns", ctypes.c_int, [P, S]),
+                        ("zp_client_submit", ctypes.c_int, [P, P, ctypes.POINTER(U64), P]),
+                        ("zp_client_await", ctypes.c_int, [P, U64, ctypes.c_int64, ctypes.POINTER(P)]),
+                        ("zp_client_result_proof", S, [P, ctypes.c_uint32]), ("zp_client_errmsg", S, [P]),
+                        ("zp_client_result_free", None, [ctypes.POINTER(P)]), ("zp_client_destroy", None, [ctypes.POINTER(P)])]:
+    f = getattr(lib, name); f.restype = res; f.argtypes = args
+c = P(lib.zp_client_new(None)); j = lib.zp_client_job_new(sys.argv[2].encode())
+assert lib.zp_client_job_add_wtns(j, sys.argv[3].encode()) == 0
+job = U64(0)
+rc = lib.zp_client_submit(c, j, ctypes.byref(job), None); assert rc == 0, (rc, lib.zp_client_errmsg(c))
+r = P()
+rc = lib.zp_client_await(c, job, 120000, ctypes.byref(r)); assert rc == 0, (rc, lib.zp_client_errmsg(c))
+proof = json.loads(lib.zp_client_result_proof(r, 0)); assert proof["protocol"] == "groth16", proof
+lib.zp_client_result_free(ctypes.byref(r)); lib.zp_client_destroy(ctypes.byref(c))
+print("ctypes: job", job.value, "proved", file=sys.stderr)
+PY
 ipc_log "install tree ok: $(find "$P" -type f | wc -l) files; example linked shared and static, proofs verify"
