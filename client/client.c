@@ -27,6 +27,7 @@
 
 #define ATTEMPT_GRACE_MS 5000   /* how long past its own wait one attempt waits for a reply */
 #define RETRY_PAUSE_MS 100      /* between attempts while the broker is away */
+#define ABSENT_WAIT_MS 5000     /* how long a missing socket is waited for before "no broker" */
 
 struct zp_client {
     char rundir[512], sock_path[560], endpoint[576];
@@ -213,15 +214,19 @@ static void pause_ms(int ms)
     nanosleep(&ts, NULL);
 }
 
-/* check and connect, waiting for a missing socket until give_up (monotonic ns) */
+/* check and connect. A missing socket is waited for (a broker that restarts cleanly removes
+ * and re-creates it) until give_up, but at most ABSENT_WAIT_MS in a row: with no broker at all
+ * `zkpipe status` says so after a few seconds, not after the whole call timeout. */
 static int ensure_connected(zp_client_t *c, uint64_t give_up)
 {
     if (c->sock) return 0;
+    uint64_t absent_until = zp_now_ns() + (uint64_t)ABSENT_WAIT_MS * 1000000u;
+    if (absent_until > give_up) absent_until = give_up;
     for (;;) {
         bool absent;
         int rc = check_rundir(c, &absent);
         if (rc == 0) return sock_open(c);
-        if (!absent || zp_now_ns() >= give_up) return rc;
+        if (!absent || zp_now_ns() >= absent_until) return rc;
         pause_ms(RETRY_PAUSE_MS);
     }
 }

@@ -25,7 +25,8 @@
  * repeated one with the job it already made, across its own restarts), so when the broker
  * does not answer, the library reconnects and repeats the call until the call's deadline:
  * zp_client_set_timeout() for submit/status/cancel/metrics/trace (default 30 s), the await's
- * own timeout for zp_client_await.
+ * own timeout for zp_client_await. A missing socket (no broker, or one restarting cleanly) is
+ * waited for at most 5 s before the call says "no broker socket".
  *
  * Threads: a zp_client_t is used by one thread at a time; separate clients are independent.
  * Strings returned by the library stay valid until the object that holds them is freed. */
@@ -80,7 +81,7 @@ ZP_CLIENT_API void zp_client_set_timeout(zp_client_t *c, int timeout_ms);
 /* what went wrong in the last call that did not return ZP_CLIENT_OK ("" otherwise) */
 ZP_CLIENT_API const char *zp_client_errmsg(const zp_client_t *c);
 /* Check the runtime directory and socket and connect (the calls below connect on demand;
- * this only lets a program fail early). Retries a missing socket until the timeout. */
+ * this only lets a program fail early). Waits up to 5 s for a missing socket. */
 ZP_CLIENT_API int zp_client_connect(zp_client_t *c);
 /* Progress during zp_client_await: fn(ctx, done, failed, total) after each answer from the
  * broker (at least every interval_ms while the job runs; 0: only when the job ends). */
