@@ -196,7 +196,10 @@ static void on_client_msg(brk_t *b, const uint8_t *id, size_t id_len, const zp_f
         bool existed = false;
         if (!m) { rc = -ENOMEM; break; }
         if ((rc = zp_msg_submit_decode(m, f)) < 0) { b->c.malformed++; free(m); break; }
+        char *inl = NULL;   /* client: inline witness bytes go to files first (inline.c) */
+        if ((rc = brk_inline_store(b, m, &inl)) < 0) { free(m); break; }
         rc = brk_submit(b, m, &j, &existed);
+        free(inl);
         free(m);
         if (rc < 0) break;
         zp_msg_submitted_t r = {.job = j->id, .n_parts = j->n_parts, .existed = existed};
@@ -337,9 +340,14 @@ static void usage(FILE *f)
     fprintf(f, "usage: zkpipe-broker [--runtime-dir DIR] [--arena NAME] [--slots N] [--max-domain N]\n"
                "                     [--max-vars N] [--heartbeat-ms MS] [--liveness N] [--max-attempts K]\n"
                "                     [--max-frame BYTES] [--state-dir DIR] [--reset-state]\n"
-               "                     [--metrics-listen IPV4:PORT]\n"
+               "                     [--metrics-listen IPV4:PORT] [--http-listen [IPV4:]PORT]\n"
+               "                     [--http-token-file FILE] [--http-max-body BYTES] [--http-key-dir DIR]\n"
                "--metrics-listen (or $ZP_METRICS_LISTEN): serve GET /metrics (Prometheus text) over HTTP;\n"
                "off by default. Bind it to 127.0.0.1 unless the network is trusted.\n"
+               "--http-listen: the HTTP JSON API (POST /v1/jobs, GET|DELETE /v1/jobs/ID, GET /v1/status,\n"
+               "GET /metrics; 127.0.0.1 when no address is given); --http-token-file: Bearer tokens, one per\n"
+               "line, required on every /v1/ request; --http-max-body: request size limit (default 16 MiB,\n"
+               "inline witnesses included); --http-key-dir DIR: {\"key_id\": NAME} names DIR/NAME.zkey.\n"
                "The journal (accepted jobs, finished proofs) is <state dir>/<arena>.journal; the state dir\n"
                "defaults to $ZP_STATE_DIR, $XDG_STATE_HOME/zkpipe or ~/.local/state/zkpipe. A journal that\n"
                "cannot be read is an error; --reset-state moves it aside and starts empty.\n");
@@ -364,6 +372,8 @@ int main(int argc, char **argv, char **envp)
     brk_t *b = &B;
     const char *rundir_opt = NULL, *arena = "default", *state_opt = NULL;
     const char *metrics_listen = getenv("ZP_METRICS_LISTEN");   /* obs */
+    const char *http_listen = NULL, *http_tokens = NULL, *http_keys = NULL;   /* client: HTTP API (http.c) */
+    uint32_t http_max_body = 0;
     bool reset_state = false, arena_reused = false;
     uint32_t hb = 500, maxframe = ZP_FRAME_MAX_DEFAULT;
     int rc;
@@ -375,7 +385,9 @@ int main(int argc, char **argv, char **envp)
         {"runtime-dir", 1, 0, 'r'}, {"arena", 1, 0, 'a'}, {"slots", 1, 0, 's'}, {"max-domain", 1, 0, 'd'},
         {"max-vars", 1, 0, 'v'}, {"heartbeat-ms", 1, 0, 'H'}, {"liveness", 1, 0, 'l'},
         {"max-attempts", 1, 0, 'k'}, {"max-frame", 1, 0, 'F'}, {"state-dir", 1, 0, 'S'},
-        {"reset-state", 0, 0, 'R'}, {"metrics-listen", 1, 0, 'M'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+        {"reset-state", 0, 0, 'R'}, {"metrics-listen", 1, 0, 'M'}, {"help", 0, 0, 'h'},
+        {"http-listen", 1, 0, 'W'}, {"http-token-file", 1, 0, 'T'}, {"http-max-body", 1, 0, 'X'},
+        {"http-key-dir", 1, 0, 'Y'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -391,6 +403,10 @@ int main(int argc, char **argv, char **envp)
         case 'S': state_opt = optarg; break;
         case 'R': reset_state = true; break;
         case 'M': metrics_listen = optarg; break;   /* obs */
+        case 'W': http_listen = optarg; break;      /* client: HTTP API */
+        case 'T': http_tokens = optarg; break;
+        case 'Y': http_keys = optarg; break;
+        case 'X': if (parse_u32(optarg, 1024, 1u << 30, &http_max_body, "http-max-body")) return 2; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -493,7 +509,8 @@ int main(int argc, char **argv, char **envp)
         goto out_zmq;
     }
     chmod(b->endpoint + strlen("ipc://"), 0600);
-    if (brk_mx_init(b, metrics_listen) < 0) {   /* obs: metrics state + optional HTTP endpoint */
+    if (brk_mx_init(b, metrics_listen) < 0 ||   /* obs: metrics state */
+        brk_http_init(b, metrics_listen, http_listen, http_tokens, http_max_body, http_keys) < 0) {   /* client: HTTP (http.c) */
         fprintf(stderr, "zkpipe-broker: %s\n", zp_err_msg());
         rc = 1;
         goto out_zmq;
@@ -513,9 +530,9 @@ int main(int argc, char **argv, char **envp)
 
     uint64_t next_hb = zp_now_ns();
     while (!g_stop) {
-        zmq_pollitem_t it[2 + BRK_HTTP_CONNS] = {{b->sock, 0, ZMQ_POLLIN, 0}};
+        zmq_pollitem_t it[3] = {{b->sock, 0, ZMQ_POLLIN, 0}};
         int tmo = b->heartbeat_ms / 2;
-        int nhttp = brk_mx_pollitems(b, it + 1, &tmo);   /* obs: HTTP /metrics fds */
+        int nhttp = brk_http_pollitems(b, it + 1, &tmo);   /* client: libmicrohttpd epoll fds */
         tmo = zp_watchdog_poll_ms(&wd, zp_now_ns(), tmo);
         int n = zmq_poll(it, 1 + nhttp, tmo);
         if (n < 0 && errno != EINTR) { zp_log(ZP_LOG_ERROR, "zmq_poll: %s", zmq_strerror(errno)); break; }
@@ -536,8 +553,9 @@ int main(int argc, char **argv, char **envp)
         }
         brk_dispatch(b);
         brk_waiters_poll(b, false);
-        if (n > 0) brk_mx_service(b, it + 1, nhttp);   /* obs */
+        brk_http_service(b);                            /* client: HTTP requests and timeouts */
         brk_mx_tick(b);                                 /* obs: idle accounting */
+        brk_inline_sweep(b);                            /* client: finished jobs' inline witnesses */
         static uint64_t last_title;
         if (now - last_title > 1000000000u) {
             zp_shm_stats_t st;
@@ -552,6 +570,7 @@ int main(int argc, char **argv, char **envp)
     brk_waiters_poll(b, true);
     rc = 0;
 out_zmq:
+    brk_http_close(b);   /* client */
     brk_mx_close(b);   /* obs */
     zmq_close(b->sock);
     zmq_ctx_term(b->ctx);

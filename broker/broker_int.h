@@ -133,6 +133,7 @@ typedef struct brk {
     char jr_path[1024];
     uint64_t jr_errors;         /* failed journal writes (logged; STATUS shows them) */
     struct brk_mx *mx;          /* metrics.c: histograms, counters, HTTP endpoint */
+    struct brk_http *http;      /* http.c: libmicrohttpd listeners */
 } brk_t;
 
 /* broker.c */
@@ -189,9 +190,24 @@ void brk_mx_on_fail(brk_t *b, brk_worker_t *w, const zp_msg_fail_t *m);  /* befo
 void brk_mx_idle(const brk_worker_t *w, uint64_t now, uint64_t window, double out[BRK_IDLE_NCAUSE]);
 const char *brk_mx_cause_name(unsigned c);
 char *brk_metrics_text(brk_t *b);                   /* Prometheus text exposition; malloc'd */
-/* the HTTP endpoint in zmq_poll: add its items after the ROUTER socket's (at most
- * 1 + BRK_HTTP_CONNS; lowers *timeout_ms to the next connection deadline), then service them */
-int brk_mx_pollitems(brk_t *b, zmq_pollitem_t *it, int *timeout_ms);
-void brk_mx_service(brk_t *b, const zmq_pollitem_t *it, int n);
+void brk_mx_http_count(brk_t *b, bool served);      /* http.c: one HTTP request answered / rejected */
 /* ---- end observability ---- */
+
+/* ---- inline witnesses (inline.c, owner: client) ---- */
+/* write m's inline witnesses to <state dir>/inline/ and point m->wtns[i] at them (the paths
+ * live in *block, which the caller frees after brk_submit) */
+int brk_inline_store(brk_t *b, zp_msg_submit_t *m, char **block);
+/* every 2 s: remove inline witness files no RUNNING job needs */
+void brk_inline_sweep(brk_t *b);
+
+/* ---- HTTP (http.c, owner: client): the JSON API and GET /metrics on libmicrohttpd ---- */
+struct brk_http;
+/* any listener may be NULL/"" (off); max_body 0: default (16 MiB) */
+int brk_http_init(brk_t *b, const char *metrics_listen, const char *api_listen, const char *token_file, size_t max_body,
+                  const char *key_dir);
+const char *brk_http_addr(const brk_t *b, bool api);   /* "ip:port" of that listener or NULL */
+/* the listeners' epoll fds for zmq_poll (at most 2; lowers *timeout_ms), then MHD_run them */
+int brk_http_pollitems(brk_t *b, zmq_pollitem_t *it, int *timeout_ms);
+void brk_http_service(brk_t *b);
+void brk_http_close(brk_t *b);
 #endif

@@ -1,7 +1,7 @@
 /* metrics.c - the broker's observability bookkeeping: per-worker idle time split by cause,
  * stage / queue-wait / handoff histograms, partition outcome counters, the Prometheus text
- * exposition (METRICS command, `zkpipe metrics`) and an optional tiny HTTP/1.0 responder
- * for GET /metrics (`--metrics-listen ADDR:PORT` or $ZP_METRICS_LISTEN; off by default).
+ * exposition (METRICS command, `zkpipe metrics`; over HTTP as GET /metrics by http.c, on
+ * libmicrohttpd: `--metrics-listen ADDR:PORT` or $ZP_METRICS_LISTEN, off by default).
  *
  * Idle split. Each worker has a ring of BRK_IDLE_BUCKETS one-second buckets (monotonic
  * seconds) holding nanoseconds per cause. brk_mx_tick() (once per broker loop turn)
@@ -17,9 +17,7 @@
  * Time charged between a state change in a handler and the next tick goes to the old state
  * (error: one loop turn).
  *
- * HTTP: at most BRK_HTTP_CONNS connections, a 4 KiB request head, 2 s per connection
- * (slow or silent peers are dropped), HTTP/1.0 replies with Connection: close; the listener
- * is non-blocking and polled together with the ROUTER socket in zmq_poll.
+ * HTTP request counters (served / rejected) are kept here, counted by http.c.
  * Tests: tests/ipc/metrics.sh (+ metrics_check.py). */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -36,8 +34,6 @@
 #include "lib/util/util.h"
 
 #define NS 1000000000ull
-#define HTTP_HEAD_MAX 4096
-#define HTTP_TIMEOUT_NS (2 * NS)
 
 /* ---------------------------------------------------------------- histograms */
 static const double k_stage_le[] = {0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300};
@@ -49,21 +45,10 @@ enum { RES_DONE = 0, RES_FAILED = 1, RES_STALE = 2, RES_N = 3 };
 static const char *k_res_name[RES_N] = {"done", "failed", "stale"};
 static const char *k_cause_name[BRK_IDLE_NCAUSE] = {"busy", "starved", "no_credit", "handoff"};
 
-typedef struct {
-    int fd;
-    uint64_t t0;
-    size_t n_in, n_out, off_out;
-    char in[HTTP_HEAD_MAX];
-    char *out;
-} http_conn_t;
-
 struct brk_mx {
     hist_t stage[ZP_NROLES], queue_wait[ZP_NROLES], handoff[ZP_NROLES];
     uint64_t parts[ZP_NROLES][RES_N];
     uint64_t dt_ns[ZP_NROLES][ZP_DT_N];
-    int lfd;
-    char listen[80];
-    http_conn_t conn[BRK_HTTP_CONNS];
     uint64_t http_requests, http_rejected;
 };
 
@@ -396,185 +381,41 @@ char *brk_metrics_text(brk_t *b)
             if (mx->dt_ns[r][k])
                 zp_sbuf_printf(&s, "zkpipe_stage_phase_seconds_total{stage=\"%s\",phase=\"%s\"} %.9f\n", zp_role_name(r),
                           dtn[k], (double)mx->dt_ns[r][k] / 1e9);
-    if (b->mx && b->mx->lfd >= 0) {
-        head(&s, "zkpipe_http_requests_total", "counter", "HTTP requests on the metrics endpoint (rejected: bad or too large)");
+    if (b->mx && brk_mx_listen_addr(b)) {
+        head(&s, "zkpipe_http_requests_total", "counter", "HTTP requests (served: answered 2xx/3xx; rejected: 4xx/5xx or closed without a request)");
         zp_sbuf_printf(&s, "zkpipe_http_requests_total{result=\"served\"} %llu\n", (unsigned long long)b->mx->http_requests);
         zp_sbuf_printf(&s, "zkpipe_http_requests_total{result=\"rejected\"} %llu\n", (unsigned long long)b->mx->http_rejected);
     }
     return zp_sbuf_take(&s);
 }
 
-/* ---------------------------------------------------------------- HTTP endpoint */
+/* ---------------------------------------------------------------- state */
+/* The HTTP listeners themselves are in http.c (libmicrohttpd); listen_addr is passed there
+ * by broker.c. Here only the counters and the address the status reports. */
 int brk_mx_init(brk_t *b, const char *listen_addr)
 {
+    (void)listen_addr;
     struct brk_mx *mx = calloc(1, sizeof *mx);
     if (!mx) return -ENOMEM;
-    mx->lfd = -1;
-    for (unsigned i = 0; i < BRK_HTTP_CONNS; i++) mx->conn[i].fd = -1;
     b->mx = mx;
-    if (!listen_addr || !*listen_addr) return 0;
-    char host[48];
-    const char *colon = strrchr(listen_addr, ':');
-    if (!colon || (size_t)(colon - listen_addr) >= sizeof host || colon == listen_addr)
-        return zp_err_set(-EINVAL, "--metrics-listen '%s': expected IPV4:PORT (e.g. 127.0.0.1:9464)", listen_addr);
-    memcpy(host, listen_addr, (size_t)(colon - listen_addr));
-    host[colon - listen_addr] = 0;
-    char *e;
-    errno = 0;
-    unsigned long port = strtoul(colon + 1, &e, 10);
-    struct sockaddr_in sa = {.sin_family = AF_INET};
-    if (errno || e == colon + 1 || *e || port > 65535 || inet_pton(AF_INET, host, &sa.sin_addr) != 1)
-        return zp_err_set(-EINVAL, "--metrics-listen '%s': expected IPV4:PORT (e.g. 127.0.0.1:9464)", listen_addr);
-    sa.sin_port = htons((uint16_t)port);
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) return zp_err_set(-errno, "metrics socket: %s", strerror(errno));
-    int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 16) < 0) {
-        int en = errno;
-        close(fd);
-        return zp_err_set(-en, "metrics endpoint %s: %s", listen_addr, strerror(en));
-    }
-    socklen_t sl = sizeof sa;
-    getsockname(fd, (struct sockaddr *)&sa, &sl);
-    mx->lfd = fd;
-    snprintf(mx->listen, sizeof mx->listen, "%s:%u", host, (unsigned)ntohs(sa.sin_port));
-    zp_log(ZP_LOG_INFO, "metrics at http://%s/metrics", mx->listen);
     return 0;
 }
 
-const char *brk_mx_listen_addr(const brk_t *b) { return b->mx && b->mx->lfd >= 0 ? b->mx->listen : NULL; }
-
-static void conn_close(http_conn_t *c)
+const char *brk_mx_listen_addr(const brk_t *b)
 {
-    if (c->fd >= 0) close(c->fd);
-    free(c->out);
-    memset(c, 0, sizeof *c);
-    c->fd = -1;
+    const char *a = brk_http_addr(b, false);
+    return a ? a : brk_http_addr(b, true);
 }
 
-static void conn_reply(http_conn_t *c, int code, const char *reason, const char *ctype, const char *body, size_t blen,
-                       bool head_only)
+void brk_mx_http_count(brk_t *b, bool served)
 {
-    char hdr[256];
-    int hn = snprintf(hdr, sizeof hdr,
-                      "HTTP/1.0 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n", code,
-                      reason, ctype, blen);
-    size_t total = (size_t)hn + (head_only ? 0 : blen);
-    c->out = malloc(total);
-    if (!c->out) { c->n_out = 0; return; }
-    memcpy(c->out, hdr, (size_t)hn);
-    if (!head_only && blen) memcpy(c->out + hn, body, blen);
-    c->n_out = total;
-    c->off_out = 0;
-}
-
-static void conn_error(http_conn_t *c, int code, const char *reason)
-{
-    char body[64];
-    int n = snprintf(body, sizeof body, "%d %s\n", code, reason);
-    conn_reply(c, code, reason, "text/plain; charset=utf-8", body, (size_t)n, false);
-}
-
-/* a complete request head is in c->in: answer it */
-static void conn_handle(brk_t *b, http_conn_t *c)
-{
-    struct brk_mx *mx = b->mx;
-    char *eol = memchr(c->in, '\n', c->n_in);
-    size_t ll = eol ? (size_t)(eol - c->in) : 0;
-    if (ll && c->in[ll - 1] == '\r') ll--;
-    char line[256];
-    if (!eol || ll >= sizeof line) { mx->http_rejected++; conn_error(c, 400, "Bad Request"); return; }
-    memcpy(line, c->in, ll);
-    line[ll] = 0;
-    char *sp1 = strchr(line, ' '), *sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
-    if (!sp1 || !sp2 || strncmp(sp2 + 1, "HTTP/1.", 7)) { mx->http_rejected++; conn_error(c, 400, "Bad Request"); return; }
-    *sp1 = 0; *sp2 = 0;
-    const char *meth = line, *path = sp1 + 1;
-    bool head_only = !strcmp(meth, "HEAD");
-    if (strcmp(meth, "GET") && !head_only) { mx->http_rejected++; conn_error(c, 405, "Method Not Allowed"); return; }
-    size_t pl = strcspn(path, "?");
-    if (pl != 8 || strncmp(path, "/metrics", 8)) { mx->http_rejected++; conn_error(c, 404, "Not Found"); return; }
-    char *t = brk_metrics_text(b);
-    if (!t) { conn_error(c, 500, "Internal Server Error"); return; }
-    mx->http_requests++;
-    conn_reply(c, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", t, strlen(t), head_only);
-    free(t);
-}
-
-int brk_mx_pollitems(brk_t *b, zmq_pollitem_t *it, int *timeout_ms)
-{
-    struct brk_mx *mx = b->mx;
-    int n = 0;
-    if (!mx || mx->lfd < 0) return 0;
-    it[n++] = (zmq_pollitem_t){NULL, mx->lfd, ZMQ_POLLIN, 0};
-    uint64_t now = zp_now_ns();
-    for (unsigned i = 0; i < BRK_HTTP_CONNS; i++) {
-        http_conn_t *c = &mx->conn[i];
-        if (c->fd < 0) continue;
-        it[n++] = (zmq_pollitem_t){NULL, c->fd, c->out ? ZMQ_POLLOUT : ZMQ_POLLIN, 0};
-        uint64_t dl = c->t0 + HTTP_TIMEOUT_NS, left = dl > now ? (dl - now) / 1000000u + 1 : 0;
-        if ((int64_t)left < *timeout_ms) *timeout_ms = (int)left;
-    }
-    return n;
-}
-
-void brk_mx_service(brk_t *b, const zmq_pollitem_t *it, int n)
-{
-    struct brk_mx *mx = b->mx;
-    if (!mx || mx->lfd < 0) return;
-    uint64_t now = zp_now_ns();
-    for (int k = 1; k < n; k++) {
-        http_conn_t *c = NULL;
-        for (unsigned i = 0; i < BRK_HTTP_CONNS; i++)
-            if (mx->conn[i].fd == it[k].fd) c = &mx->conn[i];
-        if (!c || !it[k].revents) continue;
-        if (it[k].revents & ZMQ_POLLERR) { conn_close(c); continue; }
-        if (!c->out && (it[k].revents & ZMQ_POLLIN)) {
-            ssize_t r = read(c->fd, c->in + c->n_in, sizeof c->in - c->n_in);
-            if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) { conn_close(c); continue; }
-            if (r > 0) c->n_in += (size_t)r;
-            bool done = false;
-            for (size_t i = 0; i + 1 < c->n_in && !done; i++)
-                if (c->in[i] == '\n' && (c->in[i + 1] == '\n' || (c->in[i + 1] == '\r' && i + 2 < c->n_in && c->in[i + 2] == '\n')))
-                    done = true;
-            if (done) conn_handle(b, c);
-            else if (c->n_in == sizeof c->in) { mx->http_rejected++; conn_error(c, 431, "Request Header Fields Too Large"); }
-            if (c->out) shutdown(c->fd, SHUT_RD);
-        } else if (c->out && (it[k].revents & ZMQ_POLLOUT)) {
-            ssize_t r = write(c->fd, c->out + c->off_out, c->n_out - c->off_out);
-            if (r < 0 && errno != EAGAIN && errno != EINTR) { conn_close(c); continue; }
-            if (r > 0) c->off_out += (size_t)r;
-            if (c->off_out >= c->n_out) conn_close(c);
-        }
-    }
-    for (unsigned i = 0; i < BRK_HTTP_CONNS; i++) {
-        http_conn_t *c = &mx->conn[i];
-        if (c->fd >= 0 && now - c->t0 > HTTP_TIMEOUT_NS) {
-            if (!c->out) mx->http_rejected++;
-            conn_close(c);
-        }
-    }
-    if (n > 0 && (it[0].revents & ZMQ_POLLIN))
-        for (int tries = 0; tries < 16; tries++) {
-            int fd = accept4(mx->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-            if (fd < 0) break;
-            http_conn_t *c = NULL;
-            for (unsigned i = 0; i < BRK_HTTP_CONNS && !c; i++)
-                if (mx->conn[i].fd < 0) c = &mx->conn[i];
-            if (!c) { mx->http_rejected++; close(fd); continue; }   /* full: drop the newcomer */
-            memset(c, 0, sizeof *c);
-            c->fd = fd;
-            c->t0 = now;
-        }
+    if (!b || !b->mx) return;
+    if (served) b->mx->http_requests++;
+    else b->mx->http_rejected++;
 }
 
 void brk_mx_close(brk_t *b)
 {
-    struct brk_mx *mx = b->mx;
-    if (!mx) return;
-    for (unsigned i = 0; i < BRK_HTTP_CONNS; i++) conn_close(&mx->conn[i]);
-    if (mx->lfd >= 0) close(mx->lfd);
-    free(mx);
+    free(b->mx);
     b->mx = NULL;
 }

@@ -2,6 +2,7 @@
  * main.c dispatches argv[1]; each subcommand parses its own options (argv[0] = subcommand). */
 #ifndef ZP_CLI_H
 #define ZP_CLI_H
+#include <stdbool.h>
 int zp_cmd_prove(int argc, char **argv);    /* cli/prove.c   */
 int zp_cmd_verify(int argc, char **argv);   /* cli/verify.c  */
 int zp_cmd_bench(int argc, char **argv);    /* cli/bench.c   */
@@ -14,4 +15,8 @@ int zp_cmd_cancel(int argc, char **argv);   /* cli/client.c  */
 int zp_cmd_trace(int argc, char **argv);    /* cli/client.c  */
 int zp_cmd_metrics(int argc, char **argv);  /* cli/client.c  */
 int zp_cmd_testkey(int argc, char **argv);  /* cli/testkey.c: INSECURE test keys */
+/* cli/help.c: the long help of each command (`zkpipe help CMD`, also the man pages'
+ * DESCRIPTION); NULL when there is none. */
+const char *zp_cli_help_text(const char *cmd);
+bool zp_cli_is_client_cmd(const char *cmd);
 #endif

@@ -5,7 +5,9 @@
  * Test-only: with env ZP_TEST_FIXED_RS=1, `--r V --s V` (decimal or 0x hex) fix the blinding.
  * Exit: 0 proof written, 1 failure (message on stderr), 2 usage. Tests: tests/oracle/test_prove.sh */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,7 +19,8 @@
 static int usage(void)
 {
     fprintf(stderr, "usage: zkpipe prove <circuit.zkey> <witness.wtns> <proof.json> <public.json> "
-                    "[--r1cs FILE] [--threads N] [--bin FILE]\n");
+                    "[--r1cs FILE] [--threads N] [--bin FILE]\n"
+                    "                    [--stages|--quiet] [--json]   (stages on stderr on a terminal; --json: timings)\n");
     return 2;
 }
 
@@ -41,8 +44,19 @@ static int write_bin(const char *path, const zp_g16_proof_t *p)
     return 0;
 }
 
+/* progress: each stage on stderr as it starts, with the time since the start; on when stderr
+ * is a terminal or with --stages, never with --quiet */
+static bool g_quiet = true;
+static uint64_t g_t0;
+static void stage(const char *what)
+{
+    if (!g_quiet) fprintf(stderr, "zkpipe prove: [%6.2f s] %s\n", (double)(zp_now_ns() - g_t0) / 1e9, what);
+}
+
 int zp_cmd_prove(int argc, char **argv)
 {
+    bool json = false;
+    g_quiet = !isatty(STDERR_FILENO);
     const char *pos[4], *r1cs_path = NULL, *bin_path = NULL, *r_str = NULL, *s_str = NULL;
     int npos = 0;
     unsigned threads = 0;
@@ -55,11 +69,18 @@ int zp_cmd_prove(int argc, char **argv)
         else if (!strcmp(a, "--threads") && i + 1 < argc) {
             char *end;
             long v = strtol(argv[++i], &end, 10);
-            if (*end || v < 0 || v > 4096) return usage();
+            if (end == argv[i] || *end || v < 0 || v > 4096) {
+                fprintf(stderr, "zkpipe prove: --threads must be a whole number from 0 (all CPUs) to 4096, got '%s'\n",
+                        argv[i]);
+                return usage();
+            }
             threads = (unsigned)v;
         } else if (allow_rs && !strcmp(a, "--r") && i + 1 < argc) r_str = argv[++i];
         else if (allow_rs && !strcmp(a, "--s") && i + 1 < argc) s_str = argv[++i];
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(); return 0; }
+        else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) g_quiet = true;
+        else if (!strcmp(a, "--stages")) g_quiet = false;
+        else if (!strcmp(a, "--json")) json = true;
         else if (a[0] == '-' && a[1]) { fprintf(stderr, "zkpipe prove: unknown option %s\n", a); return usage(); }
         else if (npos < 4) pos[npos++] = a;
         else return usage();
@@ -78,6 +99,8 @@ int zp_cmd_prove(int argc, char **argv)
     const zp_backend_ops_t *ops = &zp_backend_cpu;
     zp_backend_cfg_t cfg = {.threads = threads, .device = 0};
     uint64_t t0 = zp_now_ns();
+    g_t0 = t0;
+    stage("reading the proving key and witness");
 
     if ((rc = zp_zkey_open(&z, pos[0]))) { fail(rc, "reading the proving key"); goto out; }
     if ((rc = zp_wtns_open(&wt, pos[1]))) { fail(rc, "reading the witness"); goto out; }
@@ -92,6 +115,7 @@ int zp_cmd_prove(int argc, char **argv)
         goto out;
     }
     if (!(pool = zp_pool_new(threads))) { fail(-ENOMEM, "thread pool"); goto out; }
+    stage("loading the proving key");
     if ((rc = zp_g16_key_load_inplace(&key, &z, pool))) { fail(rc, "loading the proving key"); goto out; }
     if ((rc = zp_g16_witness_load(&w, &wt))) { fail(rc, "loading the witness"); goto out; }
     uint64_t t1 = zp_now_ns();
@@ -100,11 +124,13 @@ int zp_cmd_prove(int argc, char **argv)
 
     zp_g16_proof_t proof;
     zp_g16_prove_times_t tm;
+    stage(r1cs_path ? "proving (checking the witness, synthesis, NTT, MSMs)" : "proving (synthesis, NTT, MSMs)");
     rc = zp_g16_prove(&proof, &key, w, r1cs_path ? &r1 : NULL, r_str ? &rs[0] : NULL, r_str ? &rs[1] : NULL,
                       ops, be, pool, &tm);
     if (rc) { fail(rc, "proving"); goto out; }
 
     zp_proof_json_t pj;
+    stage("writing proof and public signals");
     if ((rc = zp_g16_proof_to_json(&pj, &proof)) || (rc = zp_proof_json_write(pos[2], &pj))) {
         fail(rc, "writing the proof");
         goto out;
@@ -122,6 +148,13 @@ int zp_cmd_prove(int argc, char **argv)
            tm.g1.msm_ns[ZP_G16_B1] / 1e6, tm.g1.msm_ns[ZP_G16_C] / 1e6, tm.g1.msm_ns[ZP_G16_H] / 1e6,
            tm.fin.msm_g2_ns / 1e6, tm.fin.assemble_ns / 1e6, tm.fin.check_ns / 1e6, tm.total_ns / 1e6,
            (zp_now_ns() - t0) / 1e6);
+    if (json)
+        printf("{\"proof\": \"%s\", \"public\": \"%s\", \"seconds\": {\"load\": %.6f, \"synth\": %.6f, \"ntt\": %.6f, "
+               "\"msm_g1\": %.6f, \"msm_g2\": %.6f, \"prove\": %.6f, \"total\": %.6f}}\n", pos[2], pos[3], (t1 - t0) / 1e9,
+               tm.synth_ns / 1e9, tm.g1.ntt_ns / 1e9,
+               (tm.g1.msm_ns[ZP_G16_A] + tm.g1.msm_ns[ZP_G16_B1] + tm.g1.msm_ns[ZP_G16_C] + tm.g1.msm_ns[ZP_G16_H]) / 1e9,
+               tm.fin.msm_g2_ns / 1e9, tm.total_ns / 1e9, (zp_now_ns() - t0) / 1e9);
+    stage("done");
     ret = 0;
 out:
     free(sig);

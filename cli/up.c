@@ -54,12 +54,13 @@ static void on_chld(int s) { (void)s; g_chld = 1; }
 
 enum { K_RUNDIR, K_ARENA, K_SYNTH, K_GPU, K_FINAL, K_SLOTS, K_MAXDOM, K_MAXVARS, K_THREADS, K_HB, K_LIVE, K_ATTEMPTS,
        K_BACKEND, K_DEVICES, K_GPU_CREDITS, K_SYNTH_CREDITS, K_FINAL_THREADS, K_SYNTH_THREADS, K_SYNTHS, K_FINALS,
-       K_PER_CARD, K_WATCHDOG, K_STATEDIR, K_METRICS, K_PRELOAD, K_NKEYS };
+       K_PER_CARD, K_WATCHDOG, K_STATEDIR, K_METRICS, K_PRELOAD, K_HTTP, K_HTTP_TOKENS, K_HTTP_BODY, K_HTTP_KEYS, K_NKEYS };
 static const char *keys[K_NKEYS] = {"runtime-dir", "arena", "synth", "gpu", "final", "slots", "max-domain",
                                     "max-vars", "threads", "heartbeat-ms", "liveness", "max-attempts", "backend",
                                     "devices", "gpu-credits", "synth-credits", "final-threads", "synth-threads",
                                     "synths", "finalizers", "gpu-workers-per-card", "watchdog-sec",
-                                    "state-dir", "metrics-listen", "preload"};
+                                    "state-dir", "metrics-listen", "preload",
+                                    "http-listen", "http-token-file", "http-max-body", "http-key-dir"};   /* client: HTTP API */
 
 typedef struct {
     const char *bin;
@@ -522,6 +523,8 @@ static void usage(FILE *f)
             "                 [--liveness N] [--max-attempts K] [--gpu-credits N] [--synth-credits N]\n"
             "                 [--synth-threads N] [--final-threads N] [--watchdog-sec S]\n"
             "                 [--state-dir DIR] [--metrics-listen IP:PORT] [--preload ZKEY[,ZKEY...]]\n"
+            "                 [--http-listen [IP:]PORT] [--http-token-file FILE] [--http-max-body BYTES]\n"
+            "                 [--http-key-dir DIR]\n"
             "GPU workers: K per CUDA device found (CUDA_VISIBLE_DEVICES respected), or one on the CPU\n"
             "backend when there is none; --gpu N sets the total instead. --synth/--final: old names of\n"
             "--synths/--finalizers. --watchdog-sec: children's watchdog (default 30, 0 = off).\n"
@@ -601,6 +604,10 @@ static int up_cmd(int argc, char **argv, char *val[K_NKEYS])
     add(&ch[0], "--max-attempts", val[K_ATTEMPTS]);
     add(&ch[0], "--state-dir", val[K_STATEDIR]);          /* the broker's journal */
     add(&ch[0], "--metrics-listen", val[K_METRICS]);      /* Prometheus /metrics */
+    add(&ch[0], "--http-listen", val[K_HTTP]);            /* client: the HTTP JSON API */
+    add(&ch[0], "--http-token-file", val[K_HTTP_TOKENS]);
+    add(&ch[0], "--http-max-body", val[K_HTTP_BODY]);
+    add(&ch[0], "--http-key-dir", val[K_HTTP_KEYS]);
     snprintf(ch[0].label, sizeof ch[0].label, "broker");
     for (int i = 1; i < n; i++) {
         child_t *x = &ch[i];

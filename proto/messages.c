@@ -343,6 +343,13 @@ int zp_msg_submit_encode(uint8_t **buf, size_t *len, const zp_msg_submit_t *m)
     zp_enc_array_begin(&e, 5);
     for (size_t i = 0; i < m->n_wtns && i < ZP_MSG_MAX_PARTS; i++) enc_strref(&e, 0, m->wtns[i]);
     zp_enc_end(&e);
+    bool any_inline = false;
+    for (size_t i = 0; i < m->n_wtns && i < ZP_MSG_MAX_PARTS; i++) any_inline |= m->wtns_data_len[i] > 0;
+    if (any_inline) {
+        zp_enc_array_begin(&e, 6);
+        for (size_t i = 0; i < m->n_wtns && i < ZP_MSG_MAX_PARTS; i++) zp_enc_bin(&e, 0, m->wtns_data[i], m->wtns_data_len[i]);
+        zp_enc_end(&e);
+    }
     return enc_done(&e, buf, len);
 }
 int zp_msg_submit_decode(zp_msg_submit_t *m, const zp_frame_t *f)
@@ -356,8 +363,19 @@ int zp_msg_submit_decode(zp_msg_submit_t *m, const zp_frame_t *f)
     TRY(zp_map_get_u32(mp, 4, 0, ZP_NPRIO - 1, &m->priority));
     TRY(zp_map_get_str_array(mp, 5, ZP_MSG_MAX_PARTS, ZP_MSG_PATH_MAX, m->wtns, &m->n_wtns));
     if (m->n_wtns == 0) return zp_err_set(ZP_EPROTO, "key 5: a job needs at least one witness");
+    if (zp_map_has(mp, 6)) {           /* inline witness bytes (optional) */
+        zp_arr_t a;
+        TRY(zp_map_get_array(mp, 6, ZP_MSG_MAX_PARTS, &a));
+        if (a.n != m->n_wtns)
+            return zp_err_set(ZP_EPROTO, "key 6: %zu inline witness entries for %zu witnesses", (size_t)a.n, m->n_wtns);
+        for (size_t i = 0; i < m->n_wtns; i++) {
+            TRY(zp_arr_next_bin(&a, ZP_FRAME_MAX_LIMIT, &m->wtns_data[i], &m->wtns_data_len[i]));
+            if (m->wtns_data_len[i] && m->wtns[i].len)
+                return zp_err_set(ZP_EPROTO, "key 6.%zu: witness %zu has both a path and inline bytes", i, i);
+        }
+    }
     for (size_t i = 0; i < m->n_wtns; i++)
-        if (m->wtns[i].len == 0 || memchr(m->wtns[i].p, 0, m->wtns[i].len))
+        if ((m->wtns[i].len == 0 && !m->wtns_data_len[i]) || memchr(m->wtns[i].p, 0, m->wtns[i].len))
             return zp_err_set(ZP_EPROTO, "key 5.%zu: empty path or NUL byte", i);
     return 0;
 }

@@ -1,5 +1,7 @@
 /* notify.c - sd_notify's datagram protocol, written from the protocol description (see
- * notify.h): no libsystemd. Each send opens a SOCK_DGRAM|SOCK_CLOEXEC socket, sends one
+ * notify.h). Built with libsystemd (meson option libsystemd, auto), zp_notify() for
+ * $NOTIFY_SOCKET goes through sd_notify(3); this sender stays for builds without it and for
+ * explicit addresses (zp_notify_to). Each send opens a SOCK_DGRAM|SOCK_CLOEXEC socket, sends one
  * datagram with sendmsg(MSG_NOSIGNAL) under a 2 s send timeout (a wedged receiver cannot hang
  * a main loop forever), and closes it. Nothing is cached, so the functions are thread-safe
  * and follow changes of the environment (tests set NOTIFY_SOCKET per process).
@@ -17,6 +19,9 @@
 
 #include "lib/util/util.h"
 #include "proto/notify.h"
+#ifdef ZP_HAVE_LIBSYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
 
 int zp_notify_addr(struct sockaddr_un *sa, unsigned *len, const char *addr)
 {
@@ -61,7 +66,21 @@ int zp_notify_to(const char *addr, const char *state)
     return rc;
 }
 
-int zp_notify(const char *state) { return zp_notify_to(getenv("NOTIFY_SOCKET"), state); }
+/* $NOTIFY_SOCKET: through libsystemd's sd_notify(3) when the build found it (it knows every
+ * address form systemd hands out, vsock included), else our own sender above. Explicit
+ * addresses (zp_notify_to: `zkpipe up` to its children's socket) always use ours. */
+int zp_notify(const char *state)
+{
+#ifdef ZP_HAVE_LIBSYSTEMD
+    const char *addr = getenv("NOTIFY_SOCKET");
+    if (!addr || !*addr) return 0;
+    int rc = sd_notify(0, state);
+    if (rc < 0) return zp_err_set(rc, "sd_notify to %s: %s", addr, strerror(-rc));
+    return rc > 0 ? 1 : 0;
+#else
+    return zp_notify_to(getenv("NOTIFY_SOCKET"), state);
+#endif
+}
 
 int zp_notifyf(const char *fmt, ...)
 {
@@ -74,7 +93,7 @@ int zp_notifyf(const char *fmt, ...)
     va_end(ap);
     if (k < 0) return zp_err_set(-EINVAL, "notify: bad format");
     /* a long STATUS is cut at the buffer: a status line, not data */
-    return zp_notify_to(addr, buf);
+    return zp_notify(buf);
 }
 
 /* strict unsigned decimal: digits only, no sign, no overflow */

@@ -1,5 +1,5 @@
-/* notify.h - systemd's service notification protocol (what sd_notify(3) speaks) without
- * libsystemd: readiness (READY=1), status text (STATUS=...), the watchdog (WATCHDOG=1 at half
+/* notify.h - systemd's service notification protocol (what sd_notify(3) speaks; through
+ * libsystemd when the build has it, else our own sender): readiness (READY=1), status text (STATUS=...), the watchdog (WATCHDOG=1 at half
  * of WATCHDOG_USEC) and STOPPING=1. Also used between `zkpipe up` and its children (up binds
  * a socket and hands it to them as NOTIFY_SOCKET, exactly as systemd does).
  *

@@ -199,7 +199,9 @@ static void *work_thread(void *arg)
             snprintf(t->msg, sizeof t->msg, "handed back unstarted: %s",
                      t->stopping ? "worker shutting down" : "revoked");
         } else {
+            zp_log_ctx(t->a.job, t->a.part);   /* log lines from work() name the job and partition */
             h->def->work(h->def->ctx, t);
+            zp_log_ctx(0, -1);
         }
         t->t_end = zp_now_ns();
 

@@ -157,6 +157,11 @@ typedef struct {
     uint32_t priority;
     size_t n_wtns;
     zp_str_t wtns[ZP_MSG_MAX_PARTS];
+    /* optional key 6 (absent: every witness is a path): an array of n_wtns bins; a non-empty
+     * bin is partition i's witness file itself (wtns[i] is then empty), sent inline by a client
+     * without shared storage. The broker writes it to its state directory before queueing. */
+    const uint8_t *wtns_data[ZP_MSG_MAX_PARTS];
+    size_t wtns_data_len[ZP_MSG_MAX_PARTS];
 } zp_msg_submit_t;
 typedef struct { bool json; } zp_msg_status_t;
 typedef struct { uint64_t job; uint32_t timeout_ms; } zp_msg_await_t;   /* 0 = poll */

@@ -183,11 +183,54 @@ static void t_client(void)
           zp_prio_parse("urgent") == -1);
 }
 
+/* SUBMIT key 6 (client): inline witness bytes beside paths; absent when none is inline (frames of
+ * older clients are unchanged); one entry per witness; never both a path and bytes */
+static void t_submit_inline(void)
+{
+    static zp_msg_submit_t s, ds;
+    static const uint8_t w1[] = {'w', 't', 'n', 's', 0, 1, 2, 255};
+    s.request_id = zp_str("inl"); s.zkey = zp_str("/a.zkey"); s.r1cs = zp_str(""); s.priority = ZP_PRIO_NORMAL;
+    s.n_wtns = 2;
+    s.wtns[0] = zp_str("/w0"); s.wtns[1] = zp_str("");
+    s.wtns_data[1] = w1; s.wtns_data_len[1] = sizeof w1;
+    uint8_t *b, *b0; size_t n, n0;
+    zp_frame_t f;
+    CHECK(zp_msg_submit_encode(&b, &n, &s) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_submit_decode(&ds, &f) == 0);
+    CHECK(ds.n_wtns == 2 && zp_str_eq(ds.wtns[0], "/w0") && ds.wtns_data_len[0] == 0 && ds.wtns[1].len == 0 &&
+          ds.wtns_data_len[1] == sizeof w1 && !memcmp(ds.wtns_data[1], w1, sizeof w1));
+    truncations(b, n);
+    free(b);
+    s.wtns_data_len[1] = 0; s.wtns[1] = zp_str("/w1");     /* no inline: no key 6 at all */
+    CHECK(zp_msg_submit_encode(&b0, &n0, &s) == 0);
+    CHECK(decode(&f, b0, n0) == 0 && !zp_map_has(&f.m, 6));
+    free(b0);
+    s.wtns_data_len[1] = sizeof w1;                        /* both a path and bytes */
+    CHECK(zp_msg_submit_encode(&b, &n, &s) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_submit_decode(&ds, &f) == ZP_EPROTO && strstr(zp_err_msg(), "key 6.1"));
+    free(b);
+    s.wtns[1] = zp_str(""); s.wtns_data_len[1] = 0;        /* neither */
+    CHECK(zp_msg_submit_encode(&b, &n, &s) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_submit_decode(&ds, &f) == ZP_EPROTO);
+    free(b);
+    /* a key 6 array whose length is not the witness count */
+    zp_enc_t e;
+    CHECK(zp_enc_init(&e, ZP_CMD_SUBMIT, ZP_PROTO_VERSION, ZP_FRAME_MAX_LIMIT) == 0);
+    zp_enc_str(&e, 1, "inl"); zp_enc_str(&e, 2, "/a.zkey"); zp_enc_str(&e, 3, ""); zp_enc_u64(&e, 4, 2);
+    zp_enc_array_begin(&e, 5); zp_enc_str(&e, 0, ""); zp_enc_str(&e, 0, "/w1"); zp_enc_end(&e);
+    zp_enc_array_begin(&e, 6); zp_enc_bin(&e, 0, w1, sizeof w1); zp_enc_end(&e);
+    const uint8_t *eb; size_t en;
+    CHECK(zp_enc_finish(&e, &eb, &en) == 0);
+    CHECK(decode(&f, eb, en) == 0 && zp_msg_submit_decode(&ds, &f) == ZP_EPROTO && strstr(zp_err_msg(), "key 6"));
+    zp_enc_close(&e);
+}
+
 int main(void)
 {
     t_hello();
     t_assign_done_fail();
     t_client();
+    t_submit_inline();
     if (fails) { fprintf(stderr, "test_proto: %d failure(s)\n", fails); return 1; }
     printf("test_proto: OK\n");
     return 0;

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/util/util.h"
 
@@ -44,6 +45,34 @@ int main(void)
         }
     unsigned char b[64] = {0};
     CHECK(zp_random_bytes(b, sizeof b) == 0);
+    /* log lines: ISO-8601 time, level, role[pid], job/partition context; JSON on request */
+    {
+        char line[512];
+        zp_log_init("tester");
+        zp_log_json = false;
+        size_t n = zp_log_format(line, sizeof line, ZP_LOG_WARN, "plain");
+        CHECK(n > 30 && line[n - 1] == '\n' && line[4] == '-' && line[7] == '-' && line[10] == 'T' && line[23] == 'Z');
+        char pidtag[40];
+        snprintf(pidtag, sizeof pidtag, " tester[%d] warn: plain\n", (int)getpid());
+        CHECK(strstr(line, pidtag) == line + 24);
+        zp_log_ctx(42, 3);
+        zp_log_format(line, sizeof line, ZP_LOG_INFO, "in a task");
+        CHECK(strstr(line, "] info: in a task [job=42 part=3]\n") != NULL);
+        zp_log_json = true;
+        n = zp_log_format(line, sizeof line, ZP_LOG_ERROR, "say \"hi\"\n\\");
+        CHECK(line[0] == '{' && line[n - 1] == '\n' && line[n - 2] == '}');
+        CHECK(strstr(line, "\"level\":\"error\",\"role\":\"tester\"") && strstr(line, ",\"job\":42,\"part\":3,"));
+        CHECK(strstr(line, "\"msg\":\"say \\\"hi\\\"\\u000a\\\\\"}") != NULL);
+        zp_log_ctx(0, -1);
+        zp_log_format(line, sizeof line, ZP_LOG_INFO, "x");
+        CHECK(!strstr(line, "job"));
+        char big[3000];
+        memset(big, 'a', sizeof big - 1);
+        big[sizeof big - 1] = 0;
+        n = zp_log_format(line, sizeof line, ZP_LOG_INFO, big);   /* truncated, still one JSON line */
+        CHECK(n < sizeof line && line[n - 1] == '\n' && line[n - 2] == '}' && line[n - 3] == '"');
+        zp_log_json = false;
+    }
     printf("util: ok\n");
     return 0;
 }

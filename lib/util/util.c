@@ -39,9 +39,16 @@ int zp_err_set(int err, const char *fmt, ...)
 const char *zp_err_msg(void) { return err_detail; }
 void zp_err_clear(void) { err_detail[0] = 0; }
 
+bool zp_log_json;                          /* ZP_LOG_FORMAT=json (or zp_log_set_json) */
+static _Thread_local uint64_t log_job;
+static _Thread_local uint32_t log_part;
+static _Thread_local bool log_has_part;
+
 void zp_log_init(const char *role)
 {
     if (role) snprintf(log_role, sizeof log_role, "%s", role);
+    const char *f = getenv("ZP_LOG_FORMAT");
+    zp_log_json = f && !strcasecmp(f, "json");
     const char *e = getenv("ZP_LOG");
     if (!e) return;
     if (!strcasecmp(e, "debug")) zp_log_level = ZP_LOG_DEBUG;
@@ -50,23 +57,66 @@ void zp_log_init(const char *role)
     else if (!strcasecmp(e, "error")) zp_log_level = ZP_LOG_ERROR;
 }
 
-void zp_log_write(int level, const char *fmt, ...)
+void zp_log_ctx(uint64_t job, int64_t part)
+{
+    log_job = job;
+    log_has_part = part >= 0;
+    log_part = part >= 0 ? (uint32_t)part : 0;
+}
+
+/* msg appended to line[n..] as a JSON string body (quotes added by the caller) */
+static size_t json_escape(char *line, size_t n, size_t cap, const char *msg)
+{
+    for (const unsigned char *p = (const unsigned char *)msg; *p && n + 7 < cap; p++) {
+        if (*p == '"' || *p == '\\') { line[n++] = '\\'; line[n++] = (char)*p; }
+        else if (*p < 0x20) n += (size_t)snprintf(line + n, cap - n, "\\u%04x", *p);
+        else line[n++] = (char)*p;
+    }
+    return n;
+}
+
+size_t zp_log_format(char *line, size_t cap, int level, const char *msg)
 {
     static const char *names[] = {"error", "warn", "info", "debug"};
-    char line[2048];
+    const char *lv = names[level < 0 ? 0 : level > 3 ? 3 : level];
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     struct tm tm;
     gmtime_r(&ts.tv_sec, &tm);
-    int n = snprintf(line, sizeof line, "%02d:%02d:%02d.%03ld %s[%d] %s: ", tm.tm_hour, tm.tm_min,
-                     tm.tm_sec, ts.tv_nsec / 1000000, log_role, (int)getpid(),
-                     names[level < 0 ? 0 : level > 3 ? 3 : level]);
+    char when[96], ctx[64] = "";
+    snprintf(when, sizeof when, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+             tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
+    int n;
+    if (zp_log_json) {
+        if (log_job) snprintf(ctx, sizeof ctx, ",\"job\":%llu", (unsigned long long)log_job);
+        if (log_job && log_has_part) snprintf(ctx + strlen(ctx), sizeof ctx - strlen(ctx), ",\"part\":%u", log_part);
+        n = snprintf(line, cap, "{\"time\":\"%s\",\"level\":\"%s\",\"role\":\"%s\",\"pid\":%d%s,\"msg\":\"", when, lv,
+                     log_role, (int)getpid(), ctx);
+        if (n < 0 || (size_t)n >= cap) return 0;
+        size_t k = json_escape(line, (size_t)n, cap - 4, msg);
+        memcpy(line + k, "\"}\n", 4);
+        return k + 3;
+    }
+    /* "role[pid] level: " as before (scripts grep it); the task's job/part at the end */
+    if (log_job) snprintf(ctx, sizeof ctx, " [job=%llu", (unsigned long long)log_job);
+    if (log_job && log_has_part) snprintf(ctx + strlen(ctx), sizeof ctx - strlen(ctx), " part=%u", log_part);
+    if (log_job) snprintf(ctx + strlen(ctx), sizeof ctx - strlen(ctx), "]");
+    n = snprintf(line, cap, "%s %s[%d] %s: %s%s", when, log_role, (int)getpid(), lv, msg, ctx);
+    if (n < 0) return 0;
+    size_t len = (size_t)n < cap - 1 ? (size_t)n : cap - 2;
+    line[len++] = '\n';
+    line[len] = 0;
+    return len;
+}
+
+void zp_log_write(int level, const char *fmt, ...)
+{
+    char msg[2048], line[4200];
     va_list ap;
     va_start(ap, fmt);
-    if (n >= 0 && (size_t)n < sizeof line) vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    size_t len = strlen(line);
-    if (len + 1 < sizeof line) { line[len++] = '\n'; line[len] = 0; }
+    size_t len = zp_log_format(line, sizeof line, level, msg);
     (void)!write(STDERR_FILENO, line, len); /* one write per line: no interleaving between processes */
 }
 

@@ -47,6 +47,13 @@ enum { ZP_LOG_ERROR = 0, ZP_LOG_WARN = 1, ZP_LOG_INFO = 2, ZP_LOG_DEBUG = 3 };
 extern int zp_log_level;                                /* process-wide; default ZP_LOG_INFO (env ZP_LOG=debug|info|warn|error) */
 void zp_log_init(const char *role);                     /* role printed on each line; reads ZP_LOG */
 void zp_log_write(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Each line: ISO-8601 UTC time, role[pid], level, text, the job/partition this thread works on:
+ *   2026-12-01T10:22:33.123Z synth[4242] info: message [job=5 part=2]
+ * or with ZP_LOG_FORMAT=json (`zkpipe --log-format json ...`), one JSON object per line:
+ *   {"time":"...Z","level":"info","role":"synth","pid":4242,"job":5,"part":2,"msg":"message"} */
+extern bool zp_log_json;
+void zp_log_ctx(uint64_t job, int64_t part);            /* this thread's job/partition; (0, -1): none */
+size_t zp_log_format(char *line, size_t cap, int level, const char *msg);  /* one line with '\n'; its length */
 #define zp_log(level, ...) do { if ((level) <= zp_log_level) zp_log_write((level), __VA_ARGS__); } while (0)
 
 uint64_t zp_now_ns(void);                               /* CLOCK_MONOTONIC */

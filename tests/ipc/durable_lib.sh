@@ -1,6 +1,6 @@
 # durable_lib.sh - helpers for the durability tests (tests/ipc/durable_*.sh), on top of lib.sh:
 # a private journal directory (ZP_STATE_DIR) per test, and killing / waiting for the broker.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 DUR_STATE=$(mktemp -d /tmp/zkpipe-ipc-state.XXXXXX)
 export ZP_STATE_DIR=$DUR_STATE
 dur_init() {

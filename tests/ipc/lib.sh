@@ -75,16 +75,14 @@ ipc_verify_all() {
   done
 }
 
-# snarkjs oracle check of one proof when node and the oracle are available (optional)
+# snarkjs oracle check of one proof when node is there (tests/oracle/ensure.sh installs the pinned
+# snarkjs on first use, serialized by flock)
+# (tests/oracle/verify.sh: in this repository, nothing from outside it)
 ipc_oracle() {
-  local vk=$1 pub=$2 proof=$3 sh=""
+  local vk=$1 pub=$2 proof=$3
   command -v node >/dev/null || return 0
-  for d in "${ZP_SHARED:-}" "$IPC_SRC/../shared" /work/shared; do
-    [ -n "$d" ] && [ -f "$d/oracle/verify.sh" ] && { sh=$d/oracle/verify.sh; break; }
-  done
-  [ -n "$sh" ] || return 0
-  [ -d "$IPC_SRC/tests/oracle/node_modules/snarkjs" ] || return 0
-  ORACLE_ROOT=$IPC_SRC/tests/oracle bash "$sh" "$vk" "$pub" "$proof" >/dev/null 2>&1 ||
+  "$IPC_SRC/tests/oracle/ensure.sh" >/dev/null 2>&1 || { ipc_log "snarkjs oracle unavailable (npm ci failed)"; return 0; }
+  ORACLE_ROOT=$IPC_SRC/tests/oracle bash "$IPC_SRC/tests/oracle/verify.sh" "$vk" "$pub" "$proof" >/dev/null 2>&1 ||
     ipc_fail "snarkjs rejects $proof"
   ipc_log "snarkjs accepts $proof"
 }

@@ -105,10 +105,12 @@ def raw(data, shut=True, wait=5.0):
     finally:
         s.close()
 
-assert raw(b"\x00\xff garbage\r\n\r\n").startswith(b"HTTP/1.0 400"), "garbage: no 400"
-assert raw(b"POST /metrics HTTP/1.0\r\n\r\n").startswith(b"HTTP/1.0 405"), "POST: no 405"
+# libmicrohttpd closes the connection on a request line it cannot parse (or answers 400)
+g = raw(b"\x00\xff garbage\r\n\r\n")
+assert g == b"" or g[:12] in (b"HTTP/1.0 400", b"HTTP/1.1 400"), ("garbage answered", g[:100])
+assert raw(b"POST /metrics HTTP/1.0\r\n\r\n")[:12] in (b"HTTP/1.0 405", b"HTTP/1.1 405"), "POST: no 405"
 big = raw(b"GET /metrics HTTP/1.0\r\nX: " + b"a" * 100000, shut=False)
-assert big == b"" or big.startswith(b"HTTP/1.0 431"), big[:100]
+assert big == b"" or big[:12] in (b"HTTP/1.0 431", b"HTTP/1.1 431"), big[:100]
 assert raw(b"GET /metrics HTTP/1.0\r\n", shut=True) == b"", "half-closed partial request got an answer"
 # silent clients: more than the connection limit, held open; the broker must drop them
 socks = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(12)]
@@ -124,7 +126,7 @@ assert r is not None and r.status == 200, "endpoint unusable after silent connec
 for s in socks:
     s.close()
 ok = raw(b"GET /metrics?x=1 HTTP/1.1\r\nHost: x\r\n\r\n")
-assert ok.startswith(b"HTTP/1.0 200") and b"zkpipe_up 1" in ok, ok[:200]
+assert ok[:12] in (b"HTTP/1.0 200", b"HTTP/1.1 200") and b"zkpipe_up 1" in ok, ok[:200]
 print("http ok, scrape after silent flood in %.1f s" % (time.time() - t0), file=sys.stderr)
 EOF
 python3 "$CHECK" "$IPC_DIR/h.txt" --expect "zkpipe_partitions_total{stage=\"final\",result=\"done\"}=$N" ||

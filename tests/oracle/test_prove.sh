@@ -2,7 +2,7 @@
 # test_prove.sh ZKPIPE FIXTURES_DIR - the `oracle` suite check of the prover against snarkjs.
 # For every fixture (FIXTURES_DIR/*/circuit.zkey):
 #   - `zkpipe prove` (random r,s; with --r1cs) -> proof accepted by snarkjs 0.7.6 through
-#     shared/oracle/verify.sh with STRICT_BYTES=1 (snarkjs's exact JSON bytes), by
+#     tests/oracle/verify.sh with ZP_ORACLE_BYTES=1 (snarkjs's exact JSON bytes), by
 #     `zkpipe verify` with verification_key.json and with the .zkey;
 #   - a tampered proof (pi_a taken from snarkjs's proof.json) and a tampered public signal
 #     (last one - 1, or 1 if it is 0: still < r) are rejected by both;
@@ -10,18 +10,15 @@
 #   - with ZP_TEST_FIXED_RS=1, `--r/--s` from meta.json reproduce proof_rs.json and r=s=0
 #     reproduces proof_rs0.json byte for byte;
 #   - witness-bad.wtns with --r1cs is refused naming a constraint, no proof written.
-# shared/ is found as ZP_SHARED, else ../shared beside the source root. snarkjs comes from
-# tests/oracle/ensure.sh (npm ci). Exit 77 (skip) only when node is missing.
+# Everything used lives in this repository: verify.sh/verify.mjs beside this script, snarkjs
+# from tests/oracle/ensure.sh (npm ci from the lockfile). Exit 77 (skip) only when node is missing.
 set -uo pipefail
 [ $# -eq 2 ] || { echo "usage: test_prove.sh ZKPIPE FIXTURES_DIR" >&2; exit 2; }
 ZKPIPE=$1
 FIX=$2
 command -v node >/dev/null 2>&1 || { echo "test_prove: node not found: skipped"; exit 77; }
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-SRC=$(cd "$HERE/../.." && pwd)
-SHARED=${ZP_SHARED:-$SRC/../shared}
-VERIFY_SH="$SHARED/oracle/verify.sh"
-[ -f "$VERIFY_SH" ] || { echo "test_prove: $VERIFY_SH not found (set ZP_SHARED)" >&2; exit 1; }
+VERIFY_SH="$HERE/verify.sh"
 ORACLE_ROOT=$("$HERE/ensure.sh") || { echo "test_prove: tests/oracle/ensure.sh failed" >&2; exit 1; }
 export ORACLE_ROOT
 TMP=$(mktemp -d)
@@ -54,7 +51,7 @@ for d in "$FIX"/*/; do
   if ! "$ZKPIPE" prove "$d/circuit.zkey" "$d/witness.wtns" "$o/proof.json" "$o/public.json" "${r1cs[@]}" 2>"$o/err"; then
     fail "zkpipe prove failed: $(cat "$o/err")"; continue
   fi
-  STRICT_BYTES=1 "$VERIFY_SH" "$d/verification_key.json" "$o/public.json" "$o/proof.json" || fail "snarkjs rejects our proof"
+  ZP_ORACLE_BYTES=1 "$VERIFY_SH" "$d/verification_key.json" "$o/public.json" "$o/proof.json" || fail "snarkjs rejects our proof"
   "$ZKPIPE" verify "$d/verification_key.json" "$o/public.json" "$o/proof.json" >"$o/out" 2>&1 && grep -q "OK!" "$o/out" \
     || fail "zkpipe verify (vk json) rejects our proof: $(cat "$o/out")"
   "$ZKPIPE" verify "$d/circuit.zkey" "$o/public.json" "$o/proof.json" >/dev/null 2>&1 || fail "zkpipe verify (zkey) rejects our proof"
@@ -62,13 +59,13 @@ for d in "$FIX"/*/; do
 
   # tampered proof: pi_a of another valid proof
   node "$TMP/tamper.js" a "$o/proof.json" "$o/proof_t.json" "$d/proof.json"
-  STRICT=0 "$VERIFY_SH" "$d/verification_key.json" "$o/public.json" "$o/proof_t.json" 2>/dev/null && fail "snarkjs accepts a tampered proof"
+  ZP_ORACLE_LAYOUT=0 "$VERIFY_SH" "$d/verification_key.json" "$o/public.json" "$o/proof_t.json" 2>/dev/null && fail "snarkjs accepts a tampered proof"
   "$ZKPIPE" verify "$d/verification_key.json" "$o/public.json" "$o/proof_t.json" >/dev/null 2>&1
   [ $? -eq 1 ] || fail "zkpipe verify: tampered proof not rejected with exit 1"
   # tampered public signal
   if [ "$(cat "$o/public.json")" != "[]" ]; then
     node "$TMP/tamper.js" p "$o/public.json" "$o/public_t.json"
-    STRICT=0 "$VERIFY_SH" "$d/verification_key.json" "$o/public_t.json" "$o/proof.json" 2>/dev/null && fail "snarkjs accepts a tampered public signal"
+    ZP_ORACLE_LAYOUT=0 "$VERIFY_SH" "$d/verification_key.json" "$o/public_t.json" "$o/proof.json" 2>/dev/null && fail "snarkjs accepts a tampered public signal"
     "$ZKPIPE" verify "$d/verification_key.json" "$o/public_t.json" "$o/proof.json" >/dev/null 2>&1
     [ $? -eq 1 ] || fail "zkpipe verify: tampered public signal not rejected with exit 1"
   fi

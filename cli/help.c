@@ -1,0 +1,57 @@
+/* help.c - the long help of each `zkpipe` command: `zkpipe help CMD` prints it, and the man
+ * pages zkpipe-CMD(1) are made from the same text at build time (scripts/man-page, meson
+ * custom_target), so the two never disagree. Tests: tests/client/install.sh (man pages
+ * installed and non-empty; `zkpipe help await` names the exit codes). */
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const struct { const char *cmd, *text; } k_help[] = {
+    {"prove",
+     "Prove one witness in this process (CPU backend) and write snarkjs-compatible proof.json and\n"
+     "public.json. --r1cs FILE checks the witness against the constraints first (the failing\n"
+     "constraint is named); --threads N (0 = every CPU this process may use, at most 4096);\n"
+     "--bin FILE also writes the binary proof. Exit 0 on success, 1 on bad input, 2 on usage.\n"},
+    {"verify",
+     "Verify a proof against a verification_key.json (or the .zkey itself) and public.json.\n"
+     "Prints OK! and exits 0 when it verifies, 1 when it does not, 2 on usage.\n"},
+    {"bench", "Print timings: `bench arith` (field and curve operations), `bench prove ZKEY WTNS` (each stage).\n"},
+    {"up",
+     "Run a whole process group in the foreground: the broker, synthesizers, GPU workers and\n"
+     "finalizers, restarted when they die. --config FILE reads the same options from a file\n"
+     "(see /etc/zkpipe/zkpipe.conf.example after `meson install`). --http-listen IP:PORT and\n"
+     "--http-token-file FILE switch on the broker's HTTP JSON API (127.0.0.1 unless an address is\n"
+     "given; Bearer tokens, one per line, required when the file is given).\n"},
+    {"submit",
+     "Queue a job: one partition per witness. Paths are made absolute (the daemons run elsewhere);\n"
+     "--inline sends the witness bytes instead (no shared storage needed; size limited by the\n"
+     "broker's --max-frame). --request-id is the idempotency key: submitting it again returns\n"
+     "the same job, also after a broker restart. Prints the job id.\n"},
+    {"await",
+     "Wait for a job and print its outcome; --out DIR writes proof-I.json, public-I.json (and\n"
+     "proof-I.bin) per partition; --json prints the result as one JSON object (the HTTP API's\n"
+     "job shape). On a terminal a progress line (proved/total, elapsed, estimate) is redrawn in\n"
+     "place on stderr; otherwise a plain line is printed when the count changes; --quiet: none.\n"
+     "The wait survives broker restarts (the call is repeated on a fresh connection).\n"},
+    {"status", "Print the broker's status: workers, slots, jobs (--json: machine-readable).\n"},
+    {"cancel", "Cancel a job: its queued and running partitions stop; their slots are freed.\n"},
+    {"trace", "Write a Chrome/Perfetto trace of the recent partitions (--out FILE, - for stdout).\n"},
+    {"metrics", "Print the broker's metrics in the Prometheus text format (also GET /metrics over HTTP).\n"},
+};
+
+const char *zp_cli_help_text(const char *cmd)
+{
+    for (size_t i = 0; i < sizeof k_help / sizeof k_help[0]; i++)
+        if (!strcmp(cmd, k_help[i].cmd)) return k_help[i].text;
+    return NULL;
+}
+
+bool zp_cli_is_client_cmd(const char *cmd)
+{
+    static const char *const k[] = {"submit", "await", "status", "cancel", "trace", "metrics"};
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+        if (!strcmp(cmd, k[i])) return true;
+    return false;
+}
