@@ -368,7 +368,7 @@ static void notify_drain(int fd, child_t *ch, int n)
         char *save = NULL;
         for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
             if (!strcmp(l, "READY=1")) {
-                if (!c->ready) zp_log(ZP_LOG_DEBUG, "%s (pid %d) ready", c->label, (int)c->pid);
+                if (!c->ready) zp_log(ZP_LOG_INFO, "%s (pid %d) ready", c->label, (int)c->pid);
                 c->ready = true;
             } else if (!strcmp(l, "WATCHDOG=1")) {
                 c->armed = true;

@@ -7,7 +7,7 @@
  * normally died with it (PR_SET_PDEATHSIG, up.c); any that did not (an up without that, a signal
  * lost in a race) are found by scanning /proc and stopped, but only a process that is ours in
  * every way we can check: our uid, in the recorded process group, running one of our binaries,
- * and started with `--runtime-dir <this directory>`. A pid is pinned with a pidfd before it is
+ * and orphaned (no live `zkpipe up` is its parent). A pid is pinned with a pidfd before it is
  * checked and signalled, so a reused pid is never hit. A broker that holds broker.pid and is not
  * one of those (systemd's, or one started by hand) is not ours to stop: up refuses with a message.
  * Tests: tests/ipc/orphan.sh. */
@@ -56,53 +56,56 @@ void up_group_unlock(void)
     g_lockfd = -1;
 }
 
-/* /proc/<pid>/stat: the process group (field 5), -1 if unreadable */
-static long proc_pgid(long pid)
+/* /proc/<pid>/exe without a " (deleted)" suffix (the binary was rebuilt since it started) */
+static bool proc_exe(long pid, char *exe, size_t n)
+{
+    char p[64];
+    snprintf(p, sizeof p, "/proc/%ld/exe", pid);
+    ssize_t k = readlink(p, exe, n - 1);
+    if (k <= 0) return false;
+    exe[k] = 0;
+    char *del = strstr(exe, " (deleted)");
+    if (del && !del[10]) *del = 0;
+    return true;
+}
+
+/* /proc/<pid>/stat fields 4 and 5 (ppid, process group); false if unreadable */
+static bool proc_ids(long pid, long *ppid, long *pgid)
 {
     char p[64], buf[1024];
     snprintf(p, sizeof p, "/proc/%ld/stat", pid);
     int fd = open(p, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
+    if (fd < 0) return false;
     ssize_t r = read(fd, buf, sizeof buf - 1);
     close(fd);
-    if (r <= 0) return -1;
+    if (r <= 0) return false;
     buf[r] = 0;
     char *e = strrchr(buf, ')');
     char st;
-    long ppid, pgid;
-    if (!e || sscanf(e + 1, " %c %ld %ld", &st, &ppid, &pgid) != 3) return -1;
-    return pgid;
+    return e && sscanf(e + 1, " %c %ld %ld", &st, ppid, pgid) == 3;
 }
 
-/* is pid ours: uid, exe one of bins, argv has "--runtime-dir rundir" */
-static bool proc_is_ours(long pid, const char *rundir, const char *const *bins, int nbins, bool *is_broker)
+/* Is pid a left-over of the group pgid: our uid, one of our binaries, and orphaned (its parent
+ * is not a running zkpipe, i.e. not a live `zkpipe up`). The process names are no help
+ * (setproctitle rewrites them). The group number cannot have been reused while the group
+ * still has members; the orphan test covers the case where it emptied and the number came
+ * back as another live up's group: that group's members have a live zkpipe parent. */
+static bool proc_is_stale(long pid, long pgid, const char *const *bins, int nbins, bool *is_broker)
 {
-    char p[64], exe[PATH_MAX + 16];
+    char p[64], exe[PATH_MAX + 16], self[PATH_MAX + 16], pexe[PATH_MAX + 16];
     struct stat st;
+    long ppid, pg;
     snprintf(p, sizeof p, "/proc/%ld", pid);
-    if (stat(p, &st) < 0 || st.st_uid != getuid()) return false;
-    snprintf(p, sizeof p, "/proc/%ld/exe", pid);
-    ssize_t k = readlink(p, exe, sizeof exe - 1);
-    if (k <= 0) return false;
-    exe[k] = 0;
-    char *del = strstr(exe, " (deleted)");   /* rebuilt since it started */
-    if (del && !del[10]) *del = 0;
+    if (stat(p, &st) < 0 || st.st_uid != getuid() || !proc_ids(pid, &ppid, &pg) || pg != pgid) return false;
+    if (!proc_exe(pid, exe, sizeof exe)) return false;
     int which = -1;
     for (int i = 0; i < nbins && which < 0; i++)
         if (!strcmp(exe, bins[i])) which = i;
     if (which < 0) return false;
+    if (ppid > 1 && proc_exe(ppid, pexe, sizeof pexe) && proc_exe(getpid(), self, sizeof self) && !strcmp(pexe, self))
+        return false;   /* a live up is its parent */
     *is_broker = which == 0;
-    snprintf(p, sizeof p, "/proc/%ld/cmdline", pid);
-    int fd = open(p, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
-    static char cl[65536];
-    ssize_t n = read(fd, cl, sizeof cl - 1);
-    close(fd);
-    if (n <= 0) return false;
-    cl[n] = 0;
-    for (char *a = cl; a < cl + n; a += strlen(a) + 1)
-        if (!strcmp(a, "--runtime-dir") && a + strlen(a) + 1 < cl + n && !strcmp(a + strlen(a) + 1, rundir)) return true;
-    return false;
+    return true;
 }
 
 #define STALE_MAX 256
@@ -117,12 +120,12 @@ static int stop_stale(const char *rundir, long old_pid, long pgid, const char *c
     if (!d) return 0;
     for (struct dirent *e; (e = readdir(d)) && nf < STALE_MAX;) {
         if (!isdigit((unsigned char)e->d_name[0])) continue;
-        long pid = strtol(e->d_name, NULL, 10);
-        if (pid <= 1 || pid == getpid() || proc_pgid(pid) != pgid) continue;
+        long pid = strtol(e->d_name, NULL, 10), pp, pg;
+        if (pid <= 1 || pid == getpid() || !proc_ids(pid, &pp, &pg) || pg != pgid) continue;
         int fd = pidfd_open((pid_t)pid, 0);   /* pin it, then check: a reused pid fails the checks */
         bool b = false;
         if (fd < 0) continue;
-        if (proc_pgid(pid) != pgid || !proc_is_ours(pid, rundir, bins, nbins, &b)) { close(fd); continue; }
+        if (!proc_is_stale(pid, pgid, bins, nbins, &b)) { close(fd); continue; }
         fds[nf] = fd; pids[nf] = pid; brk[nf] = b; nb += b; nf++;
     }
     closedir(d);

@@ -1,9 +1,10 @@
 /* fakepeer.c - a hostile or confused local peer speaking the real protocol to a running broker
  * (ipc://$ZP_RUNTIME_DIR/broker.sock), for the identity, kill and frame tests (issue 9).
- *   fakepeer hello ROLE INSTANCE PID [SILENT_S]  HELLO as (ROLE, INSTANCE) naming PID (no token:
- *            a supervised broker must refuse it). Accepted (a frame other than ERROR arrives):
- *            prints "accepted", heartbeats are NOT sent, then stays connected and silent for
- *            SILENT_S seconds (default 0), exit 0. Refused: prints "refused: <message>", exit 3.
+ *   fakepeer hello ROLE INSTANCE PID|self [SECONDS [beat]]  HELLO as (ROLE, INSTANCE) naming PID
+ *            (no token: a supervised broker must refuse it). Accepted (a frame other than ERROR
+ *            arrives): prints "accepted", then stays connected SECONDS (default 0), silent, or
+ *            sending HEARTBEATs every 50 ms with "beat"; exit 0. Refused: prints
+ *            "refused: <message>", exit 3.
  *   fakepeer submit-relative    a raw SUBMIT whose second witness path is relative: prints the
  *            broker's ERROR, exit 0 if it names "key 5.1 (witness 1)", else 1.
  *   fakepeer oversize BYTES     one frame of BYTES: prints the ERROR, exit 0 if the broker said
@@ -44,7 +45,8 @@ static int cmd_hello(zp_peer_t *p, int argc, char **argv)
         if (!strcmp(argv[2], zp_role_name((unsigned)r))) role = r;
     if (role < 0) return 2;
     zp_msg_hello_t m = {.role = (uint32_t)role, .instance = (uint32_t)atoi(argv[3]),
-                        .incarnation = zp_incarnation_new(), .pid = (uint32_t)strtoul(argv[4], NULL, 10),
+                        .incarnation = zp_incarnation_new(),
+                        .pid = !strcmp(argv[4], "self") ? (uint32_t)getpid() : (uint32_t)strtoul(argv[4], NULL, 10),
                         .credits = 1, .name = zp_str("fakepeer")};
     uint8_t *b; size_t n;
     if (zp_msg_hello_encode(&b, &n, &m) < 0 || zp_peer_send(p, b, n) < 0) return 1;
@@ -55,7 +57,15 @@ static int cmd_hello(zp_peer_t *p, int argc, char **argv)
     if (error_text(&f, msg, sizeof msg) == 0) { printf("refused: %s\n", msg); return 3; }
     printf("accepted\n");
     fflush(stdout);
-    if (argc > 5) sleep((unsigned)atoi(argv[5]));
+    uint64_t until = zp_now_ns() + (argc > 5 ? (uint64_t)atoi(argv[5]) * 1000000000ull : 0);
+    bool beat = argc > 6 && !strcmp(argv[6], "beat");
+    while (zp_now_ns() < until) {
+        if (beat) {
+            zp_msg_heartbeat_t hb = {.incarnation = m.incarnation};
+            if (zp_msg_heartbeat_encode(&b, &n, &hb) == 0) zp_peer_send(p, b, n);
+        }
+        reply(p, &f, 50, ZP_CMDS_TO_WORKER | (1ull << ZP_CMD_ERROR));   /* drain; a wait of 50 ms */
+    }
     return 0;
 }
 

@@ -22,10 +22,10 @@ out=$("$FAKE" hello gpu 0 "$G"); rc=$?
 [ $rc = 3 ] || ipc_fail "a HELLO impersonating gpu #0 was not refused (rc $rc: $out)"
 ipc_log "impersonating HELLO: $out"
 # ... with our own pid (the claim matches the connection, still no identity)
-out=$("$FAKE" hello gpu 0 $BASHPID); rc=$?
+out=$("$FAKE" hello gpu 0 self); rc=$?
 [ $rc = 3 ] || ipc_fail "a token-less HELLO for gpu #0 was accepted (rc $rc: $out)"
 # ... and a brand-new instance: strangers do not join a supervised group
-out=$("$FAKE" hello synth 7 $BASHPID); rc=$?
+out=$("$FAKE" hello synth 7 self); rc=$?
 [ $rc = 3 ] || ipc_fail "a token-less HELLO for synth #7 was accepted (rc $rc: $out)"
 [ "$(ipc_jq '.counters.hello_refused')" -ge 3 ] || ipc_fail "refused HELLOs not counted"
 [ "$(ipc_jq '.counters.deaths.gpu')" = 0 ] || ipc_fail "the real gpu worker was declared dead"
