@@ -4,8 +4,10 @@
  * NOTES
  * Supervised (ZP_SUPERVISOR_FD names our end of `zkpipe up`'s socketpair): the registry holds
  * what the supervisor told us, one entry per child it started (child, role, instance, pid,
- * token). A HELLO is accepted only with a registered token for its role and instance, from a
- * connection whose kernel pid (SO_PEERCRED via libzmq's Peer-Address) is the registered pid.
+ * token). A HELLO for a registered (role, instance) is accepted only with that entry's token,
+ * from a connection whose kernel pid (SO_PEERCRED via libzmq's Peer-Address) is the registered
+ * pid; a HELLO with an unknown token is refused. A token-less HELLO for an identity nobody
+ * registered (a worker started by hand beside `zkpipe up`) is treated as unsupervised.
  * A new REG for a (role, instance) replaces the previous one (the supervisor starts the next
  * process only after the last one was reaped); EXIT drops an entry and declares the worker
  * bound to it dead at once. Fencing = a FENCE request to the supervisor; it kills through its
@@ -184,12 +186,18 @@ int brk_ident_check(brk_t *b, const zp_msg_hello_t *m, uint32_t peer_pid, uint32
         snprintf(why, n, "HELLO names pid %u but the connection is from pid %u", m->pid, peer_pid);
         return -1;
     }
-    if (id->supervised) {
-        if (!m->has_token) {
-            snprintf(why, n, "no identity token: this broker's workers are started by its supervisor "
-                     "(`zkpipe up`), which hands each one its token");
-            return -1;
-        }
+    if (id->supervised && !m->has_token) {
+        /* not started by the supervisor (a worker started by hand beside `zkpipe up`): it may
+         * join on its kernel pid, as under systemd, but never as an identity the supervisor
+         * handed out */
+        for (int i = 0; i < BRK_MAX_WORKERS; i++)
+            if (id->reg[i].used && id->reg[i].role == m->role && id->reg[i].instance == m->instance) {
+                snprintf(why, n, "%s #%u belongs to a process the supervisor started (pid %u); a HELLO for it "
+                         "must carry that process's identity token", zp_role_name(m->role), m->instance,
+                         id->reg[i].pid);
+                return -1;
+            }
+    } else if (id->supervised) {
         int r = find_reg(id, m->token);
         if (r < 0) { brk_ident_service(b); r = find_reg(id, m->token); }   /* a REG still in flight */
         if (r < 0) { snprintf(why, n, "identity token not registered by the supervisor"); return -1; }
@@ -207,7 +215,7 @@ int brk_ident_check(brk_t *b, const zp_msg_hello_t *m, uint32_t peer_pid, uint32
         *reg = r;
         return 0;
     }
-    /* unsupervised: one live process per (role, instance) */
+    /* no supervisor's word: one live process per (role, instance) */
     for (unsigned i = 0; i < BRK_MAX_WORKERS; i++) {
         brk_worker_t *o = &b->workers[i];
         if (!o->used || o->role != m->role || o->instance != m->instance || o->pid == *pid) continue;

@@ -9,9 +9,11 @@
  * reads it once (zp_identity_from_env: the value is copied and then wiped from the environment
  * block, so /proc/<pid>/environ no longer shows it) and sends it in every HELLO (key 9). The
  * supervisor registers (child, role, instance, pid, token) with the broker over the supervisor
- * channel; the broker accepts a HELLO only when its token is registered for that role and
- * instance AND the kernel's peer credentials of the connection (SO_PEERCRED, which libzmq
- * exposes as the message's Peer-Address "...:uid:gid:pid") name the registered pid.
+ * channel; the broker accepts a HELLO for a registered (role, instance) only when it carries
+ * that registration's token AND the kernel's peer credentials of the connection (SO_PEERCRED,
+ * which libzmq exposes as the message's Peer-Address "...:uid:gid:pid") name the registered pid.
+ * A worker started by hand beside `zkpipe up` (no token) may still join under an identity
+ * nobody registered, on the unsupervised rules below.
  *
  * Supervisor channel. `zkpipe up` creates an AF_UNIX SOCK_SEQPACKET socketpair for each broker
  * it starts; the broker inherits one end and finds it in ZP_SUPERVISOR_FD. Nobody else can

@@ -24,9 +24,10 @@ ipc_log "impersonating HELLO: $out"
 # ... with our own pid (the claim matches the connection, still no identity)
 out=$("$FAKE" hello gpu 0 self); rc=$?
 [ $rc = 3 ] || ipc_fail "a token-less HELLO for gpu #0 was accepted (rc $rc: $out)"
-# ... and a brand-new instance: strangers do not join a supervised group
-out=$("$FAKE" hello synth 7 self); rc=$?
-[ $rc = 3 ] || ipc_fail "a token-less HELLO for synth #7 was accepted (rc $rc: $out)"
+# ... and the synthesizer's identity, likewise
+out=$("$FAKE" hello synth 0 self); rc=$?
+[ $rc = 3 ] || ipc_fail "a token-less HELLO for synth #0 was accepted (rc $rc: $out)"
+echo "$out" | grep -q "belongs to a process the supervisor started" || ipc_fail "reason: $out"
 [ "$(ipc_jq '.counters.hello_refused')" -ge 3 ] || ipc_fail "refused HELLOs not counted"
 [ "$(ipc_jq '.counters.deaths.gpu')" = 0 ] || ipc_fail "the real gpu worker was declared dead"
 [ "$(ipc_worker_pid gpu)" = "$G" ] || ipc_fail "gpu worker changed"
