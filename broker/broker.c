@@ -566,6 +566,7 @@ int main(int argc, char **argv, char **envp)
         zp_watchdog_tick(&wd, now);
         if (now >= next_hb) {
             heartbeat_and_liveness(b);
+            brk_ident_tick(b);
             brk_recover_expire(b);
             next_hb = now + (uint64_t)b->heartbeat_ms * 1000000u;
         }

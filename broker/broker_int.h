@@ -146,6 +146,7 @@ int brk_ident_init(brk_t *b);               /* reads ZP_SUPERVISOR_FD */
 void brk_ident_close(brk_t *b);
 int brk_ident_pollfd(const brk_t *b);       /* the supervisor channel, -1 none */
 void brk_ident_service(brk_t *b);           /* drain the channel (REG / EXIT) */
+void brk_ident_tick(brk_t *b);              /* declare workers the supervisor reaped dead (after a grace) */
 /* may this HELLO (from a connection whose kernel pid is peer_pid, 0 unknown) be accepted?
  * 0: *pid is the verified pid, *reg the registry entry (-1 none); -1: refused, why says why */
 int brk_ident_check(brk_t *b, const zp_msg_hello_t *m, uint32_t peer_pid, uint32_t *pid, int *reg,

@@ -8,9 +8,12 @@
  * from a connection whose kernel pid (SO_PEERCRED via libzmq's Peer-Address) is the registered
  * pid; a HELLO with an unknown token is refused. A token-less HELLO for an identity nobody
  * registered (a worker started by hand beside `zkpipe up`) is treated as unsupervised.
+ * EXIT (or a new REG for the same child) marks the entry gone; the worker bound to it is
+ * declared dead two heartbeat intervals later (brk_ident_tick), so that what the process sent
+ * before it exited (a hand-back FAIL on SIGTERM, a DONE) is read first: the process is gone,
+ * but its last frames may still be in the transport.
  * A new REG for a (role, instance) replaces the previous one (the supervisor starts the next
- * process only after the last one was reaped); EXIT drops an entry and declares the worker
- * bound to it dead at once. Fencing = a FENCE request to the supervisor; it kills through its
+ * process only after the last one was reaped). Fencing = a FENCE request to the supervisor; it kills through its
  * pidfd of its own child.
  * Unsupervised (systemd units): the pid is the kernel's, a HELLO naming another is refused; a
  * (role, instance) held by a live process (watched with a pidfd) is refused to anyone else;
@@ -34,6 +37,7 @@
 
 typedef struct {
     bool used;
+    uint64_t gone_at;                   /* 0: live; else when the supervisor said it is gone */
     uint32_t child, role, instance, pid;
     uint8_t token[ZP_ID_TOKEN_LEN];
 } brk_reg_t;
@@ -108,27 +112,21 @@ static void on_sup_msg(brk_t *b, const zp_sup_msg_t *m)
         for (int i = 0; i < BRK_MAX_WORKERS; i++) {
             brk_reg_t *r = &id->reg[i];
             if (!r->used) { if (slot < 0) slot = i; continue; }
+            if (r->gone_at) continue;
             if (r->pid == m->pid && r->child == m->child && !memcmp(r->token, m->token, ZP_ID_TOKEN_LEN)) return;
-            if (r->child == m->child || (r->role == m->role && r->instance == m->instance)) {
-                /* the supervisor starts a child's next process only after reaping the last */
-                brk_worker_t *w = worker_of_reg(b, i);
-                if (w) brk_worker_dead(b, w, "replaced by its supervisor", false);
-                r->used = false;
-                if (slot < 0 || slot > i) slot = i;
-            }
+            /* the supervisor starts a child's next process only after reaping the last */
+            if (r->child == m->child || (r->role == m->role && r->instance == m->instance)) r->gone_at = zp_now_ns();
         }
         if (slot < 0) { zp_log(ZP_LOG_ERROR, "supervisor registered more than %d children", BRK_MAX_WORKERS); return; }
-        id->reg[slot] = (brk_reg_t){true, m->child, m->role, m->instance, m->pid, {0}};
+        id->reg[slot] = (brk_reg_t){true, 0, m->child, m->role, m->instance, m->pid, {0}};
         memcpy(id->reg[slot].token, m->token, ZP_ID_TOKEN_LEN);
         zp_log(ZP_LOG_DEBUG, "supervisor: child %u is %s #%u, pid %u", m->child, zp_role_name(m->role), m->instance,
                m->pid);
     } else if (m->type == ZP_SUP_EXIT) {
         for (int i = 0; i < BRK_MAX_WORKERS; i++) {
             brk_reg_t *r = &id->reg[i];
-            if (!r->used || r->child != m->child || r->pid != m->pid) continue;
-            brk_worker_t *w = worker_of_reg(b, i);
-            if (w) brk_worker_dead(b, w, "exited (its supervisor reaped it)", false);
-            r->used = false;
+            if (!r->used || r->gone_at || r->child != m->child || r->pid != m->pid) continue;
+            r->gone_at = zp_now_ns();
         }
     } else {
         zp_log(ZP_LOG_WARN, "supervisor channel: unexpected message type %d ignored", (int)m->type);
@@ -160,10 +158,23 @@ void brk_ident_service(brk_t *b)
     }
 }
 
+void brk_ident_tick(brk_t *b)
+{
+    struct brk_ident *id = b->ident;
+    uint64_t now = zp_now_ns(), grace = 2 * (uint64_t)b->heartbeat_ms * 1000000u;
+    for (int i = 0; id && i < BRK_MAX_WORKERS; i++) {
+        brk_reg_t *r = &id->reg[i];
+        if (!r->used || !r->gone_at || now - r->gone_at < grace) continue;
+        brk_worker_t *w = worker_of_reg(b, i);
+        if (w) brk_worker_dead(b, w, "exited (its supervisor reaped it)", false);
+        r->used = false;
+    }
+}
+
 static int find_reg(struct brk_ident *id, const uint8_t *tok)
 {
     for (int i = 0; i < BRK_MAX_WORKERS; i++)
-        if (id->reg[i].used && !memcmp(id->reg[i].token, tok, ZP_ID_TOKEN_LEN)) return i;
+        if (id->reg[i].used && !id->reg[i].gone_at && !memcmp(id->reg[i].token, tok, ZP_ID_TOKEN_LEN)) return i;
     return -1;
 }
 
@@ -191,7 +202,7 @@ int brk_ident_check(brk_t *b, const zp_msg_hello_t *m, uint32_t peer_pid, uint32
          * join on its kernel pid, as under systemd, but never as an identity the supervisor
          * handed out */
         for (int i = 0; i < BRK_MAX_WORKERS; i++)
-            if (id->reg[i].used && id->reg[i].role == m->role && id->reg[i].instance == m->instance) {
+            if (id->reg[i].used && !id->reg[i].gone_at && id->reg[i].role == m->role && id->reg[i].instance == m->instance) {
                 snprintf(why, n, "%s #%u belongs to a process the supervisor started (pid %u); a HELLO for it "
                          "must carry that process's identity token", zp_role_name(m->role), m->instance,
                          id->reg[i].pid);
