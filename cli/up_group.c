@@ -205,6 +205,10 @@ int up_group_lock(const char *rundir, const char *const *bins, int nbins)
     sscanf(rec, "%ld %ld", &old_pid, &old_pgid);
     g_lockfd = fd;
     if (old_pgid > 1 && stop_stale(rundir, old_pid, old_pgid, bins, nbins) < 0) goto refuse;
+    if (old_pid > 0) {   /* the dead up's notify socket (up.c: <rundir>/up-<pid>.notify) */
+        snprintf(path, sizeof path, "%s/up-%ld.notify", rundir, old_pid);
+        unlink(path);
+    }
     long bp = broker_holder(rundir);
     if (bp) {
         fprintf(stderr, "zkpipe up: a broker (pid %ld) that no `zkpipe up` of %s started already serves it (it holds "
