@@ -9,13 +9,18 @@
 #  - a 17 MiB frame is counted as oversized and answered (not dropped by the transport).
 . "$(dirname "$0")/lib.sh"
 FAKE=${ZP_FAKEPEER:?ZP_FAKEPEER not set}
-ipc_init identity "$1" "$2" --slots 4 --max-domain 1024 --heartbeat-ms 100 --liveness 5
+ipc_init identity "$1" "$2" --slots 4 --max-domain 1024 --heartbeat-ms 100 --liveness 20
 F=$FIX/bn128_chain
 
 ipc_hold gpu
 J=$(ipc_submit --zkey $F/circuit.zkey --r1cs $F/circuit.r1cs --request-id ident-job $F/witness-{0..3}.wtns)
 ipc_wait_for '([.workers[] | select(.role == "gpu" and .held >= 1)] | length) == 1'
 G=$(ipc_worker_pid gpu)
+
+# 0. the token up handed the worker cannot be read back from its environment block
+# (/proc/PID/environ: zp_identity_hello wipes the value; the process title may overwrite it too)
+tr '\0' '\n' </proc/$G/environ | grep -aq 'ZP_IDENTITY=[0-9a-fA-F]\{32\}' &&
+  ipc_fail "the gpu worker's identity token is readable in /proc/$G/environ"
 
 # 1. impersonation: same (role, instance), the real worker's pid, a new incarnation, no token
 out=$("$FAKE" hello gpu 0 "$G"); rc=$?
@@ -33,10 +38,11 @@ echo "$out" | grep -q "belongs to a process the supervisor started" || ipc_fail 
 [ "$(ipc_worker_pid gpu)" = "$G" ] || ipc_fail "gpu worker changed"
 ipc_wait_for "([.workers[] | select(.role == \"gpu\" and .pid == $G and .held >= 1)] | length) == 1" 10
 
-# 2. kill by message: a HELLO naming an unrelated process, then silence (liveness 5 x 100 ms)
+# 2. kill by message: a HELLO naming an unrelated process, then silence past the liveness
+# limit (20 x 100 ms; the HELLO, accepted before the fix, got the victim killed after 2 s)
 sleep 600 & VICTIM=$!
 "$FAKE" hello final 3 "$VICTIM" 3 >/dev/null
-sleep 1
+sleep 1.5
 kill -0 "$VICTIM" 2>/dev/null || ipc_fail "the broker killed pid $VICTIM named in a HELLO"
 kill "$VICTIM"; wait "$VICTIM" 2>/dev/null
 ipc_log "pid named in a HELLO survived"

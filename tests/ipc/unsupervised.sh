@@ -19,7 +19,7 @@ status() { "$ZKPIPE" status --json; }
 jqs() { status | jq -r "$1"; }
 wait_for() { for _ in $(seq 1 1200); do [ "$(status 2>/dev/null | jq -r "$1" 2>/dev/null)" = true ] && return 0; sleep 0.05; done; fail "timed out: $1"; }
 
-"$BIN/broker/zkpipe-broker" --arena "$A" --slots 4 --max-domain 1024 --heartbeat-ms 100 --liveness 5 >>"$D/log" 2>&1 &
+"$BIN/broker/zkpipe-broker" --arena "$A" --slots 4 --max-domain 1024 --heartbeat-ms 100 --liveness 10 >>"$D/log" 2>&1 &
 PIDS+=($!)
 wait_for '.slots.total == 4'
 
