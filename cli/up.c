@@ -91,6 +91,7 @@ typedef struct {
     int pidfd;                      /* -1: not running (or no pidfd: then kill() of our own unreaped child) */
     int role, inst;                 /* -1 for the broker */
     uint8_t token[ZP_ID_TOKEN_LEN];
+    bool reg_pending;               /* its REG did not fit the supervisor channel yet */
 } child_t;
 
 static char *dupv(const char *s) { return strdup(s ? s : ""); }
@@ -177,22 +178,37 @@ static void child_signal(child_t *c, int sig)
     kill(c->pid, sig);              /* no pidfd: still our unreaped child, so the pid is its */
 }
 
-static void sup_send(const zp_sup_msg_t *m)
+/* 0 sent (or no broker to tell), -EAGAIN: the channel is full (a broker still starting up
+ * with many workers): try again later */
+static int sup_send(const zp_sup_msg_t *m)
 {
     char buf[ZP_SUP_MSG_MAX];
     int k = zp_sup_encode(buf, sizeof buf, m);
-    if (g_sup < 0 || k < 0) return;
-    if (send(g_sup, buf, (size_t)k, MSG_DONTWAIT | MSG_NOSIGNAL) != k)
-        zp_log(ZP_LOG_WARN, "supervisor channel: cannot tell the broker about pid %u: %s", m->pid, strerror(errno));
+    if (g_sup < 0 || k < 0) return 0;
+    if (send(g_sup, buf, (size_t)k, MSG_DONTWAIT | MSG_NOSIGNAL) == k) return 0;
+    if (errno == EAGAIN || errno == ENOBUFS) return -EAGAIN;
+    zp_log(ZP_LOG_WARN, "supervisor channel: cannot tell the broker about pid %u: %s", m->pid, strerror(errno));
+    return 0;
 }
 
+/* REG for child i; kept pending (retried by sup_retry) while the channel is full */
 static void sup_register(child_t *ch, int i)
 {
+    ch[i].reg_pending = false;
     if (i == 0 || ch[i].pid <= 0) return;
     zp_sup_msg_t m = {.type = ZP_SUP_REG, .child = (uint32_t)i, .role = (uint32_t)ch[i].role,
                       .instance = (uint32_t)ch[i].inst, .pid = (uint32_t)ch[i].pid};
     memcpy(m.token, ch[i].token, sizeof m.token);
-    sup_send(&m);
+    ch[i].reg_pending = sup_send(&m) == -EAGAIN;
+}
+
+static void sup_retry(child_t *ch, int n)
+{
+    for (int i = 1; i < n; i++)
+        if (ch[i].reg_pending) {
+            sup_register(ch, i);
+            if (ch[i].reg_pending) return;   /* still full */
+        }
 }
 
 /* FENCE requests from the broker: kill that child if it is still that process */
@@ -805,6 +821,7 @@ static int up_cmd(int argc, char **argv, char *val[K_NKEYS])
         poll(pf, 2, zp_watchdog_poll_ms(&g_wd, now, 50));   /* negative fds are skipped */
         if (nfd >= 0) notify_drain(nfd, ch, n);
         sup_drain(ch, n);
+        sup_retry(ch, n);
         int st;
         pid_t pid;
         g_chld = 0;
@@ -818,7 +835,9 @@ static int up_cmd(int argc, char **argv, char *val[K_NKEYS])
                 ch[i].ready = false;
                 if (ch[i].pidfd >= 0) { close(ch[i].pidfd); ch[i].pidfd = -1; }
                 if (i == 0) { if (g_sup >= 0) close(g_sup); g_sup = -1; }
-                else sup_send(&(zp_sup_msg_t){.type = ZP_SUP_EXIT, .child = (uint32_t)i, .pid = (uint32_t)pid});
+                else if (!ch[i].reg_pending)   /* (an EXIT that does not fit: the next REG replaces it) */
+                    sup_send(&(zp_sup_msg_t){.type = ZP_SUP_EXIT, .child = (uint32_t)i, .pid = (uint32_t)pid});
+                ch[i].reg_pending = false;
                 if (g_stop) break;
                 ch[i].backoff_ms = up_backoff_next(ch[i].backoff_ms, clean);
                 ch[i].restart_at = zp_now_ns() + ch[i].backoff_ms * 1000000u;
