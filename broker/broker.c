@@ -7,8 +7,13 @@
  * runtime dir keeps a second broker from stealing the endpoint. The loop: zmq_poll with a
  * timeout of half the heartbeat interval; each turn handles up to a batch of frames, checks
  * liveness, sends heartbeats, expires AWAITs and dispatches.
- * Workers are keyed by ZMQ routing id; (role, instance) names the logical worker: a HELLO
- * with a new incarnation for the same (role, instance) means the old process is gone.
+ * Workers are keyed by ZMQ routing id; (role, instance) names the logical worker. Who may
+ * speak for it is decided by ident.c (proto/identity.h), not by the HELLO: a supervisor's
+ * token and the connection's kernel pid. An accepted HELLO with a new incarnation for the same
+ * (role, instance) means the old process is gone; a refused one changes nothing (counted as
+ * hello_refused). The broker never signals a process: kill_it in brk_worker_dead asks the
+ * supervisor (ident.c). Frames up to BRK_TRANSPORT_MAX reach the decoder, so one over the
+ * configured limit is counted and answered instead of vanishing in the transport.
  * Every frame is decoded strictly; anything malformed is counted and answered with ERROR;
  * the broker keeps serving. Tests: tests/ipc/. */
 #include <bsd/libutil.h>
@@ -26,9 +31,15 @@
 #include "broker/broker_int.h"
 #include "broker/journal.h"
 #include "lib/util/util.h"
+#include "proto/identity.h"
 #include "proto/notify.h"
 #include "shm/keystore.h"
 #include "proto/peer.h"
+
+/* what libzmq accepts before our decoder sees a frame: above the largest configurable
+ * --max-frame, so an oversized frame is counted and answered; beyond this the transport drops
+ * the connection (a peer that sends 64 MiB control frames is not speaking the protocol) */
+#define BRK_TRANSPORT_MAX (4 * (int64_t)ZP_FRAME_MAX_LIMIT)
 
 static volatile sig_atomic_t g_stop;
 static void on_signal(int sig) { (void)sig; g_stop = 1; }
@@ -67,7 +78,8 @@ void brk_worker_dead(brk_t *b, brk_worker_t *w, const char *why, bool kill_it)
     if (!w->used) return;
     zp_log(ZP_LOG_WARN, "%s worker #%u pid %u (%s) is gone: %s; requeueing %u slot(s)", zp_role_name(w->role),
            w->instance, w->pid, w->name, why, w->n_inflight);
-    if (kill_it && w->pid > 1 && w->pid != (uint32_t)getpid()) kill((pid_t)w->pid, SIGKILL); /* fence a hung owner */
+    if (kill_it) brk_ident_fence(b, w, why);   /* the supervisor kills, never us */
+    brk_ident_forget(b, w);
     b->c.deaths[w->role]++;
     snprintf(msg, sizeof msg, "%s worker pid %u %s", zp_role_name(w->role), w->pid, why);
     unsigned n = w->n_inflight;
@@ -85,7 +97,7 @@ void brk_worker_dead(brk_t *b, brk_worker_t *w, const char *why, bool kill_it)
 }
 
 /* ---------------------------------------------------------------- worker messages */
-static void on_hello(brk_t *b, const uint8_t *id, size_t id_len, const zp_frame_t *f)
+static void on_hello(brk_t *b, const uint8_t *id, size_t id_len, const zp_frame_t *f, uint32_t peer_pid)
 {
     zp_msg_hello_t m;
     if (zp_msg_hello_decode(&m, f) < 0) {
@@ -93,6 +105,18 @@ static void on_hello(brk_t *b, const uint8_t *id, size_t id_len, const zp_frame_
         send_error(b, id, id_len, ZP_EPROTO, zp_err_msg());
         return;
     }
+    /* identity first: a refused HELLO changes nothing (the real worker keeps its work) */
+    char why[256];
+    uint32_t vpid;
+    int reg;
+    if (brk_ident_check(b, &m, peer_pid, &vpid, &reg, why, sizeof why) < 0) {
+        b->c.hello_refused++;
+        zp_log(ZP_LOG_WARN, "refused a HELLO as %s #%u (claimed pid %u, connection pid %u): %s", zp_role_name(m.role),
+               m.instance, m.pid, peer_pid, why);
+        send_error(b, id, id_len, -EPERM, why);
+        return;
+    }
+    m.pid = vpid;
     brk_worker_t *w = worker_by_id(b, id, id_len);
     /* the same logical worker with a new incarnation (or another connection): the old one is gone */
     for (unsigned i = 0; i < BRK_MAX_WORKERS; i++) {
@@ -117,6 +141,7 @@ static void on_hello(brk_t *b, const uint8_t *id, size_t id_len, const zp_frame_
     w->alive = true;
     w->role = m.role; w->instance = m.instance; w->pid = m.pid; w->caps = m.capabilities;
     w->credits = m.credits; w->incarnation = m.incarnation;
+    brk_ident_bind(b, w, peer_pid, reg);
     snprintf(w->name, sizeof w->name, "%.*s", (int)m.name.len, m.name.p);
     w->last_seen = zp_now_ns();
     /* slots we think it holds but it does not list: requeue; slots it holds that we do not
@@ -298,15 +323,18 @@ static void handle_one(brk_t *b)
     }
     zp_frame_t f;
     size_t len = zmq_msg_size(&msg);
+    uint32_t peer_pid = zp_peer_address_pid(zmq_msg_gets(&msg, "Peer-Address"), NULL);
     int rc = extra ? zp_err_set(ZP_EPROTO, "multi-part message") :
                      zp_frame_decode_cmds(&f, zmq_msg_data(&msg), len, b->max_frame, ZP_CMDS_TO_BROKER);
     if (rc < 0) {
         if (rc == ZP_ETOOBIG) b->c.oversized++; else b->c.malformed++;
         zp_log(ZP_LOG_WARN, "dropped a %s frame (%zu bytes): %s", rc == ZP_ETOOBIG ? "oversized" : "malformed",
                len, zp_err_msg());
-        send_error(b, id, (size_t)idn, rc, rc == ZP_ETOOBIG ? "frame too large" : zp_err_msg());
+        char why[200];
+        snprintf(why, sizeof why, "%s%s", rc == ZP_ETOOBIG ? "frame too large: " : "", zp_err_msg());
+        send_error(b, id, (size_t)idn, rc, why);
     } else if ((1ull << f.cmd) & ZP_CMDS_FROM_WORKER) {
-        if (f.cmd == ZP_CMD_HELLO) on_hello(b, id, (size_t)idn, &f);
+        if (f.cmd == ZP_CMD_HELLO) on_hello(b, id, (size_t)idn, &f, peer_pid);
         else on_worker_msg(b, id, (size_t)idn, &f);
     } else {
         on_client_msg(b, id, (size_t)idn, &f);
@@ -420,6 +448,10 @@ int main(int argc, char **argv, char **envp)
         fprintf(stderr, "zkpipe-broker: %s\n", zp_err_msg());
         return 1;
     }
+    if (brk_ident_init(b) < 0) {
+        fprintf(stderr, "zkpipe-broker: %s\n", zp_err_msg());
+        return 1;
+    }
     char pidpath[sizeof b->rundir + 16];
     if (snprintf(pidpath, sizeof pidpath, "%s/broker.pid", b->rundir) >= (int)sizeof pidpath) return 1;
     pid_t other = 0;
@@ -497,7 +529,7 @@ int main(int argc, char **argv, char **envp)
     b->ctx = zmq_ctx_new();
     b->sock = zmq_socket(b->ctx, ZMQ_ROUTER);
     int one = 1, linger = 0;
-    int64_t hard = ZP_FRAME_MAX_LIMIT;
+    int64_t hard = BRK_TRANSPORT_MAX;
     zmq_setsockopt(b->sock, ZMQ_ROUTER_MANDATORY, &one, sizeof one);
     zmq_setsockopt(b->sock, ZMQ_MAXMSGSIZE, &hard, sizeof hard);
     zmq_setsockopt(b->sock, ZMQ_LINGER, &linger, sizeof linger);
@@ -530,12 +562,15 @@ int main(int argc, char **argv, char **envp)
 
     uint64_t next_hb = zp_now_ns();
     while (!g_stop) {
-        zmq_pollitem_t it[3] = {{b->sock, 0, ZMQ_POLLIN, 0}};
+        zmq_pollitem_t it[4] = {{b->sock, 0, ZMQ_POLLIN, 0}};
         int tmo = b->heartbeat_ms / 2;
-        int nhttp = brk_http_pollitems(b, it + 1, &tmo);   /* client: libmicrohttpd epoll fds */
+        int nhttp = brk_http_pollitems(b, it + 1, &tmo);   /* client: libmicrohttpd epoll fds (<= 2) */
+        int supfd = brk_ident_pollfd(b);                 /* the supervisor channel, after them */
+        it[1 + nhttp] = (zmq_pollitem_t){NULL, supfd, ZMQ_POLLIN, 0};
         tmo = zp_watchdog_poll_ms(&wd, zp_now_ns(), tmo);
-        int n = zmq_poll(it, 1 + nhttp, tmo);
+        int n = zmq_poll(it, 1 + nhttp + (supfd >= 0), tmo);
         if (n < 0 && errno != EINTR) { zp_log(ZP_LOG_ERROR, "zmq_poll: %s", zmq_strerror(errno)); break; }
+        if (supfd >= 0) brk_ident_service(b);           /* REG before the HELLOs it announces */
         if (n > 0)
             for (int k = 0; k < 256; k++) {
                 int ev = 0;
@@ -548,6 +583,7 @@ int main(int argc, char **argv, char **envp)
         zp_watchdog_tick(&wd, now);
         if (now >= next_hb) {
             heartbeat_and_liveness(b);
+            brk_ident_tick(b);
             brk_recover_expire(b);
             next_hb = now + (uint64_t)b->heartbeat_ms * 1000000u;
         }
@@ -583,5 +619,6 @@ out_jr:
     brk_jr_close(&b->jr);
 out_pid:
     pidfile_remove(pfh);
+    brk_ident_close(b);
     return rc < 0 ? 1 : rc;
 }

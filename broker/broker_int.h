@@ -102,6 +102,7 @@ typedef struct brk_waiter {
 typedef struct {
     uint64_t malformed, oversized, stale, unknown_peer, assigns, requeued[ZP_NROLES], deaths[ZP_NROLES],
         parts_done, parts_failed, jobs_submitted;
+    uint64_t hello_refused, fence_requests, fence_unsupervised;   /* ident.c */
 } brk_counters_t;
 
 struct brk_journal;
@@ -134,11 +135,26 @@ typedef struct brk {
     uint64_t jr_errors;         /* failed journal writes (logged; STATUS shows them) */
     struct brk_mx *mx;          /* metrics.c: histograms, counters, HTTP endpoint */
     struct brk_http *http;      /* http.c: libmicrohttpd listeners */
+    struct brk_ident *ident;    /* ident.c: supervisor channel, identity registry */
 } brk_t;
 
 /* broker.c */
 int brk_send(brk_t *b, const uint8_t *id, size_t id_len, uint8_t *buf, size_t len); /* frees buf */
 void brk_worker_dead(brk_t *b, brk_worker_t *w, const char *why, bool kill_it);
+
+/* ident.c: who a worker is (proto/identity.h); the broker never signals a process */
+int brk_ident_init(brk_t *b);               /* reads ZP_SUPERVISOR_FD */
+void brk_ident_close(brk_t *b);
+int brk_ident_pollfd(const brk_t *b);       /* the supervisor channel, -1 none */
+void brk_ident_service(brk_t *b);           /* drain the channel (REG / EXIT) */
+void brk_ident_tick(brk_t *b);              /* declare workers the supervisor reaped dead (after a grace) */
+/* may this HELLO (from a connection whose kernel pid is peer_pid, 0 unknown) be accepted?
+ * 0: *pid is the verified pid, *reg the registry entry (-1 none); -1: refused, why says why */
+int brk_ident_check(brk_t *b, const zp_msg_hello_t *m, uint32_t peer_pid, uint32_t *pid, int *reg,
+                    char *why, size_t n);
+void brk_ident_bind(brk_t *b, brk_worker_t *w, uint32_t peer_pid, int reg);
+void brk_ident_forget(brk_t *b, brk_worker_t *w);
+void brk_ident_fence(brk_t *b, brk_worker_t *w, const char *why);   /* ask the supervisor */
 
 /* sched.c */
 int brk_q_push(brk_t *b, brk_part_t *p, unsigned stage);

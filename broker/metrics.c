@@ -284,6 +284,10 @@ char *brk_metrics_text(brk_t *b)
     zp_sbuf_printf(&s, "zkpipe_oversized_frames_total %llu\n", (unsigned long long)b->c.oversized);
     head(&s, "zkpipe_unknown_peer_frames_total", "counter", "frames from connections that had not said HELLO");
     zp_sbuf_printf(&s, "zkpipe_unknown_peer_frames_total %llu\n", (unsigned long long)b->c.unknown_peer);
+    head(&s, "zkpipe_hello_refused_total", "counter", "HELLOs refused: identity not established by the group");
+    zp_sbuf_printf(&s, "zkpipe_hello_refused_total %llu\n", (unsigned long long)b->c.hello_refused);
+    head(&s, "zkpipe_fence_requests_total", "counter", "workers the broker asked its supervisor to kill");
+    zp_sbuf_printf(&s, "zkpipe_fence_requests_total %llu\n", (unsigned long long)b->c.fence_requests);
     head(&s, "zkpipe_journal_errors_total", "counter", "failed journal writes");
     zp_sbuf_printf(&s, "zkpipe_journal_errors_total %llu\n", (unsigned long long)b->jr_errors);
 

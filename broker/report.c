@@ -84,6 +84,9 @@ char *brk_status_text(brk_t *b, bool json)
                   (unsigned long long)b->c.parts_failed, (unsigned long long)b->c.stale,
                   (unsigned long long)b->c.malformed, (unsigned long long)b->c.oversized,
                   (unsigned long long)b->c.unknown_peer);
+        zp_sbuf_printf(&s, ", \"hello_refused\": %llu, \"fence_requests\": %llu, \"fence_unsupervised\": %llu",
+                  (unsigned long long)b->c.hello_refused, (unsigned long long)b->c.fence_requests,
+                  (unsigned long long)b->c.fence_unsupervised);   /* ident.c */
         zp_sbuf_printf(&s, ", \"requeued\": {");
         for (unsigned r = 0; r < ZP_NROLES; r++)
             zp_sbuf_printf(&s, "%s\"%s\": %llu", r ? ", " : "", zp_role_name(r), (unsigned long long)b->c.requeued[r]);

@@ -3,9 +3,19 @@
  * NOTES
  * Starts zkpipe-broker, then N synth, M gpu-worker, K finalizer daemons (fork + exec of the
  * sibling binaries: next to this zkpipe binary, in the build tree's module folders, or in
- * $ZP_LIBEXEC_DIR), restarts a child that dies (backoff 0.2 s doubling to 5 s, reset after
- * 30 s of good running), and on SIGINT/SIGTERM stops the workers, then the broker (SIGTERM,
- * SIGKILL after 10 s). Signal handlers only set flags; the loop reaps with waitpid.
+ * $ZP_LIBEXEC_DIR), restarts a child that dies, and on SIGINT/SIGTERM stops the workers, then
+ * the broker (SIGTERM, SIGKILL after 10 s). Signal handlers only set flags; the loop reaps with
+ * waitpid. Restarts: a child that had started cleanly (sent READY=1; without a notify socket:
+ * ran 5 s) comes back at once; one that dies before it is ready is in a crash loop and backs
+ * off (0.2 s doubling to 5 s) until it starts cleanly again.
+ *
+ * The group (issue 9): up is the only one that signals its children, through pidfds it holds
+ * (the broker asks over the supervisor channel, proto/identity.h: FENCE); each worker gets a
+ * fresh identity token per start (ZP_IDENTITY) that up registers with the broker (REG, EXIT).
+ * Children die with up: PR_SET_PDEATHSIG (workers SIGKILL, the broker SIGTERM so it removes its
+ * socket, pidfile and arena) with the getppid() race check, and they share one process group.
+ * <rundir>/up.lock (flock) records "pid pgid" of the up that runs the group: a second up on the
+ * same directory is refused; a group left by a dead up is found and stopped (up_group.c).
  * Config: --config FILE with `key = value` lines (# comments); keys are the long options
  * below without the dashes; command-line options win. Defaults work on a laptop.
  *
@@ -43,8 +53,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sys/pidfd.h>
+#include <sys/prctl.h>
+
 #include "cli/cli.h"
+#include "cli/up.h"
 #include "lib/util/util.h"
+#include "proto/identity.h"
 #include "proto/notify.h"
 #include "proto/peer.h"
 
@@ -73,6 +88,11 @@ typedef struct {
     /* notifications (reset at each start) */
     bool ready, armed, slow_logged;
     uint64_t last_ping, abort_at;
+    /* identity: the supervisor's handle and the token of this start */
+    int pidfd;                      /* -1: not running (or no pidfd: then kill() of our own unreaped child) */
+    int role, inst;                 /* -1 for the broker */
+    uint8_t token[ZP_ID_TOKEN_LEN];
+    bool reg_pending;               /* its REG did not fit the supervisor channel yet */
 } child_t;
 
 static char *dupv(const char *s) { return strdup(s ? s : ""); }
@@ -146,11 +166,109 @@ static char g_notify_addr[120];     /* our socket, handed to children as NOTIFY_
 static uint64_t g_wd_usec;          /* children's WATCHDOG_USEC, 0 = off */
 static zp_watchdog_t g_wd;          /* our own watchdog (from our service manager) */
 
+/* ---------------------------------------------------------------- the group */
+static int g_sup = -1;              /* our end of the current broker's supervisor channel */
+static pid_t g_pgid;                /* the children's process group (0: none yet) */
+static bool g_no_pdeathsig;         /* test hook ZP_TEST_NO_PDEATHSIG=1: children outlive up (an old up) */
+
+/* signal our own child through its pidfd (never a pid from a message) */
+static void child_signal(child_t *c, int sig)
+{
+    if (c->pid <= 0) return;
+    if (c->pidfd >= 0) { if (pidfd_send_signal(c->pidfd, sig, NULL, 0) == 0 || errno == ESRCH) return; }
+    kill(c->pid, sig);              /* no pidfd: still our unreaped child, so the pid is its */
+}
+
+/* 0 sent (or no broker to tell), -EAGAIN: the channel is full (a broker still starting up
+ * with many workers): try again later */
+static int sup_send(const zp_sup_msg_t *m)
+{
+    char buf[ZP_SUP_MSG_MAX];
+    int k = zp_sup_encode(buf, sizeof buf, m);
+    if (g_sup < 0 || k < 0) return 0;
+    if (send(g_sup, buf, (size_t)k, MSG_DONTWAIT | MSG_NOSIGNAL) == k) return 0;
+    if (errno == EAGAIN || errno == ENOBUFS) return -EAGAIN;
+    zp_log(ZP_LOG_WARN, "supervisor channel: cannot tell the broker about pid %u: %s", m->pid, strerror(errno));
+    return 0;
+}
+
+/* REG for child i; kept pending (retried by sup_retry) while the channel is full */
+static void sup_register(child_t *ch, int i)
+{
+    ch[i].reg_pending = false;
+    if (i == 0 || ch[i].pid <= 0) return;
+    zp_sup_msg_t m = {.type = ZP_SUP_REG, .child = (uint32_t)i, .role = (uint32_t)ch[i].role,
+                      .instance = (uint32_t)ch[i].inst, .pid = (uint32_t)ch[i].pid};
+    memcpy(m.token, ch[i].token, sizeof m.token);
+    ch[i].reg_pending = sup_send(&m) == -EAGAIN;
+}
+
+static void sup_retry(child_t *ch, int n)
+{
+    for (int i = 1; i < n; i++)
+        if (ch[i].reg_pending) {
+            sup_register(ch, i);
+            if (ch[i].reg_pending) return;   /* still full */
+        }
+}
+
+/* FENCE requests from the broker: kill that child if it is still that process */
+static void sup_drain(child_t *ch, int n)
+{
+    for (int k = 0; k < 64 && g_sup >= 0; k++) {
+        char buf[ZP_SUP_MSG_MAX];
+        ssize_t r = recv(g_sup, buf, sizeof buf, MSG_DONTWAIT | MSG_TRUNC);
+        if (r < 0) return;
+        if (r == 0) { close(g_sup); g_sup = -1; return; }   /* the broker is gone; reaped below */
+        zp_sup_msg_t m;
+        if ((size_t)r >= sizeof buf || zp_sup_decode(&m, buf, (size_t)r) < 0 || m.type != ZP_SUP_FENCE) {
+            zp_log(ZP_LOG_WARN, "supervisor channel: bad request from the broker dropped: %s",
+                   (size_t)r >= sizeof buf ? "too long" : zp_err_msg());
+            continue;
+        }
+        child_t *c = m.child > 0 && (int)m.child < n ? &ch[m.child] : NULL;
+        if (!c || c->pid <= 0 || (uint32_t)c->pid != m.pid) {
+            zp_log(ZP_LOG_INFO, "fence request for child %u pid %u ignored: not running as that pid now", m.child, m.pid);
+            continue;
+        }
+        zp_log(ZP_LOG_WARN, "%s (pid %d): fenced at the broker's request (%s): SIGKILL", c->label, (int)c->pid, m.reason);
+        child_signal(c, SIGKILL);
+    }
+}
+
 static int spawn(child_t *c)
 {
+    pid_t parent = getpid();
+    int sp[2] = {-1, -1};
+    bool broker = c->role < 0;
+    if (broker && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
+        zp_log(ZP_LOG_WARN, "supervisor channel: socketpair: %s (the broker cannot ask for fencing)", strerror(errno));
+        sp[0] = sp[1] = -1;
+    }
+    if (!broker && zp_identity_new(c->token) < 0) { fprintf(stderr, "zkpipe up: no random bytes for a token\n"); return -1; }
     pid_t pid = fork();
-    if (pid < 0) { fprintf(stderr, "zkpipe up: fork: %s\n", strerror(errno)); return -1; }
+    if (pid < 0) {
+        fprintf(stderr, "zkpipe up: fork: %s\n", strerror(errno));
+        if (sp[0] >= 0) { close(sp[0]); close(sp[1]); }
+        return -1;
+    }
     if (pid == 0) {
+        /* die with the supervisor; the getppid check closes the race with its death before prctl */
+        if (!g_no_pdeathsig && prctl(PR_SET_PDEATHSIG, broker ? SIGTERM : SIGKILL) < 0) _exit(126);
+        if (getppid() != parent) _exit(126);
+        if (setpgid(0, g_pgid) < 0) setpgid(0, 0);
+        unsetenv(ZP_SUPERVISOR_FD_ENV);
+        unsetenv(ZP_IDENTITY_ENV);
+        if (broker && sp[1] >= 0) {
+            int fd = fcntl(sp[1], F_DUPFD, 3);   /* without FD_CLOEXEC: the broker inherits it */
+            char v[16];
+            snprintf(v, sizeof v, "%d", fd);
+            if (fd >= 0) setenv(ZP_SUPERVISOR_FD_ENV, v, 1);
+        } else if (!broker) {
+            char hex[2 * ZP_ID_TOKEN_LEN + 1];
+            zp_identity_hex(hex, c->token);
+            setenv(ZP_IDENTITY_ENV, hex, 1);
+        }
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
@@ -176,6 +294,18 @@ static int spawn(child_t *c)
         execv(c->bin, c->argv);
         fprintf(stderr, "zkpipe up: exec %s: %s\n", c->bin, strerror(errno));
         _exit(127);
+    }
+    /* the same group assignment as in the child (whichever runs first wins; both agree) */
+    if (setpgid(pid, g_pgid) < 0 && g_pgid) setpgid(pid, pid);
+    pid_t pg = getpgid(pid);
+    if (pg > 0 && pg != g_pgid) { g_pgid = pg; up_group_record(g_pgid); }
+    c->pidfd = pidfd_open(pid, 0);   /* race-free: nobody but us can reap it */
+    if (c->pidfd >= 0) fcntl(c->pidfd, F_SETFD, FD_CLOEXEC);
+    if (broker) {
+        if (g_sup >= 0) close(g_sup);
+        g_sup = sp[0];
+        if (sp[1] >= 0) close(sp[1]);
+        if (g_sup >= 0) fcntl(g_sup, F_SETFL, fcntl(g_sup, F_GETFL) | O_NONBLOCK);
     }
     c->pid = pid;
     c->started = zp_now_ns();
@@ -255,7 +385,7 @@ static void notify_drain(int fd, child_t *ch, int n)
         char *save = NULL;
         for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
             if (!strcmp(l, "READY=1")) {
-                if (!c->ready) zp_log(ZP_LOG_DEBUG, "%s (pid %d) ready", c->label, (int)c->pid);
+                if (!c->ready) zp_log(ZP_LOG_INFO, "%s (pid %d) ready", c->label, (int)c->pid);
                 c->ready = true;
             } else if (!strcmp(l, "WATCHDOG=1")) {
                 c->armed = true;
@@ -279,11 +409,11 @@ static void watchdog_children(child_t *ch, int n, uint64_t now)
         if (!c->abort_at && now > c->last_ping && now - c->last_ping > g_wd_usec * 1000u) {
             zp_log(ZP_LOG_WARN, "%s (pid %d): watchdog timeout (no WATCHDOG=1 for %.1f s, limit %.1f s): SIGABRT",
                    c->label, (int)c->pid, c->last_ping ? (now - c->last_ping) / 1e9 : 0.0, g_wd_usec / 1e6);
-            kill(c->pid, SIGABRT);
+            child_signal(c, SIGABRT);
             c->abort_at = now;
         } else if (c->abort_at && c->abort_at != UINT64_MAX && now > c->abort_at && now - c->abort_at > 5000000000ull) {
             zp_log(ZP_LOG_WARN, "%s (pid %d) did not die on SIGABRT: SIGKILL", c->label, (int)c->pid);
-            kill(c->pid, SIGKILL);
+            child_signal(c, SIGKILL);
             c->abort_at = UINT64_MAX;
         }
     }
@@ -505,7 +635,6 @@ static int plan_gpus(char (*devarg)[16], int max, const char *backend, const cha
     return k;
 }
 
-static bool file_exists(const char *p) { struct stat st; return stat(p, &st) == 0; }
 
 /* the broker's socket file, created after wall-clock time t0 (not one left by a dead broker) */
 static bool socket_fresh(const char *p, time_t t0)
@@ -609,12 +738,16 @@ static int up_cmd(int argc, char **argv, char *val[K_NKEYS])
     add(&ch[0], "--http-max-body", val[K_HTTP_BODY]);
     add(&ch[0], "--http-key-dir", val[K_HTTP_KEYS]);
     snprintf(ch[0].label, sizeof ch[0].label, "broker");
+    ch[0].role = ch[0].inst = -1;
+    for (int i = 0; i < n; i++) ch[i].pidfd = -1;
     for (int i = 1; i < n; i++) {
         child_t *x = &ch[i];
         int role = i <= nsynth ? 0 : i <= nsynth + ngpu ? 1 : 2;
         int inst = role == 0 ? i - 1 : role == 1 ? i - 1 - nsynth : i - 1 - nsynth - ngpu;
         char num[16];
         x->bin = bins[1 + role];
+        x->role = role;
+        x->inst = inst;
         x->argv[x->argc++] = dupv(x->bin);
         add(x, "--runtime-dir", rundir);
         add(x, "--arena", val[K_ARENA]);
@@ -655,15 +788,22 @@ static int up_cmd(int argc, char **argv, char *val[K_NKEYS])
     struct sigaction sc = {.sa_handler = on_chld, .sa_flags = SA_NOCLDSTOP};
     sigaction(SIGCHLD, &sc, NULL);
 
+    /* one group per runtime directory: refuse a second up, stop a group left by a dead one */
+    const char *nopd = getenv("ZP_TEST_NO_PDEATHSIG");
+    g_no_pdeathsig = nopd && !strcmp(nopd, "1");
+    int nfd = -1;
+    const char *binv[4] = {bins[0], bins[1], bins[2], bins[3]};
+    if (up_group_lock(rundir, binv, 4) < 0) goto out;
     zp_watchdog_init(&g_wd);
-    int nfd = notify_open(rundir);
+    nfd = notify_open(rundir);
     char sock[600];
     snprintf(sock, sizeof sock, "%s/broker.sock", rundir);
     zp_notify("STATUS=starting the broker");
     time_t broker_t0 = time(NULL);
     if (spawn(&ch[0]) < 0) goto out;
-    /* wait for the broker's socket (or its early death: e.g. another broker holds the pidfile) */
-    for (int t = 0; t < 200 && !file_exists(sock); t++) {
+    /* wait for the broker's own socket (not one left by a dead broker), or its early death:
+     * e.g. another broker holds the pidfile */
+    for (int t = 0; t < 200 && !socket_fresh(sock, broker_t0); t++) {
         int st;
         if (waitpid(ch[0].pid, &st, WNOHANG) == ch[0].pid) {
             fprintf(stderr, "zkpipe up: the broker exited at start (status %d); see its message above\n",
@@ -674,7 +814,8 @@ static int up_cmd(int argc, char **argv, char *val[K_NKEYS])
         zp_watchdog_tick(&g_wd, zp_now_ns());
         usleep(25000);
     }
-    for (int i = 1; i < n; i++) spawn(&ch[i]);
+    for (int i = 1; i < n; i++)
+        if (spawn(&ch[i]) == 0) sup_register(ch, i);
     printf("zkpipe up: broker at ipc://%s (%d synth, %d gpu, %d final); Ctrl-C to stop\n", sock, nsynth, ngpu, nfinal);
     fflush(stdout);
 
@@ -683,9 +824,11 @@ static int up_cmd(int argc, char **argv, char *val[K_NKEYS])
     unsigned restarts = 0;
     while (!g_stop) {
         uint64_t now = zp_now_ns();
-        struct pollfd pf = {nfd, POLLIN, 0};
-        poll(&pf, nfd >= 0 ? 1 : 0, zp_watchdog_poll_ms(&g_wd, now, 50));
+        struct pollfd pf[2] = {{nfd, POLLIN, 0}, {g_sup, POLLIN, 0}};
+        poll(pf, 2, zp_watchdog_poll_ms(&g_wd, now, 50));   /* negative fds are skipped */
         if (nfd >= 0) notify_drain(nfd, ch, n);
+        sup_drain(ch, n);
+        sup_retry(ch, n);
         int st;
         pid_t pid;
         g_chld = 0;
@@ -693,16 +836,22 @@ static int up_cmd(int argc, char **argv, char *val[K_NKEYS])
             for (int i = 0; i < n; i++) {
                 if (ch[i].pid != pid) continue;
                 uint64_t ran = zp_now_ns() - ch[i].started;
+                /* started cleanly: it said READY=1 (no notify socket: it ran 5 s) */
+                bool clean = nfd >= 0 ? ch[i].ready : ran > 5000000000ull;
                 ch[i].pid = 0;
                 ch[i].ready = false;
+                if (ch[i].pidfd >= 0) { close(ch[i].pidfd); ch[i].pidfd = -1; }
+                if (i == 0) { if (g_sup >= 0) close(g_sup); g_sup = -1; }
+                else if (!ch[i].reg_pending)   /* (an EXIT that does not fit: the next REG replaces it) */
+                    sup_send(&(zp_sup_msg_t){.type = ZP_SUP_EXIT, .child = (uint32_t)i, .pid = (uint32_t)pid});
+                ch[i].reg_pending = false;
                 if (g_stop) break;
-                if (ran > 30000000000ull) ch[i].backoff_ms = 0;
-                ch[i].backoff_ms = ch[i].backoff_ms ? ch[i].backoff_ms * 2 : 200;
-                if (ch[i].backoff_ms > 5000) ch[i].backoff_ms = 5000;
+                ch[i].backoff_ms = up_backoff_next(ch[i].backoff_ms, clean);
                 ch[i].restart_at = zp_now_ns() + ch[i].backoff_ms * 1000000u;
-                zp_log(ZP_LOG_WARN, "%s (pid %d) %s %d after %.1f s; restarting in %llu ms", ch[i].label, (int)pid,
+                zp_log(ZP_LOG_WARN, "%s (pid %d) %s %d after %.1f s%s; restarting in %llu ms", ch[i].label, (int)pid,
                        WIFSIGNALED(st) ? "killed by signal" : "exited with status",
                        WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st), ran / 1e9,
+                       clean ? "" : " before it was ready (crash loop: backing off)",
                        (unsigned long long)ch[i].backoff_ms);
             }
         }
@@ -712,7 +861,10 @@ static int up_cmd(int argc, char **argv, char *val[K_NKEYS])
                 ch[i].restarts++;
                 restarts++;
                 if (i == 0) broker_t0 = time(NULL);
-                spawn(&ch[i]);
+                if (spawn(&ch[i]) < 0) { ch[i].restart_at = now + 1000000000ull; continue; }
+                if (i == 0)   /* a new broker: tell it who the live workers are */
+                    for (int j = 1; j < n; j++) sup_register(ch, j);
+                else sup_register(ch, i);
             }
         now = zp_now_ns();   /* after the spawns: started <= now */
         watchdog_children(ch, n, now);
@@ -750,7 +902,7 @@ out:
     /* workers first (they finish or hand back), then the broker */
     for (int phase = 1; phase >= 0; phase--) {
         int lo = phase ? 1 : 0, hi = phase ? n : 1;
-        for (int i = lo; i < hi; i++) if (ch[i].pid > 0) kill(ch[i].pid, SIGTERM);
+        for (int i = lo; i < hi; i++) child_signal(&ch[i], SIGTERM);
         uint64_t until = zp_now_ns() + 10000000000ull;
         for (;;) {
             int alive = 0;
@@ -763,7 +915,7 @@ out:
             if (!alive) break;
             if (zp_now_ns() > until) {
                 for (int i = lo; i < hi; i++)
-                    if (ch[i].pid > 0) { zp_log(ZP_LOG_WARN, "%s did not stop: SIGKILL", ch[i].label); kill(ch[i].pid, SIGKILL); waitpid(ch[i].pid, NULL, 0); ch[i].pid = 0; }
+                    if (ch[i].pid > 0) { zp_log(ZP_LOG_WARN, "%s did not stop: SIGKILL", ch[i].label); child_signal(&ch[i], SIGKILL); waitpid(ch[i].pid, NULL, 0); ch[i].pid = 0; }
                 break;
             }
             zp_watchdog_tick(&g_wd, zp_now_ns());
@@ -774,6 +926,9 @@ out:
         close(nfd);
         if (g_notify_addr[0] == '/') unlink(g_notify_addr);
     }
+    for (int i = 0; i < n; i++) if (ch[i].pidfd >= 0) close(ch[i].pidfd);
+    if (g_sup >= 0) { close(g_sup); g_sup = -1; }
+    up_group_unlock();
     for (int i = 0; i < n; i++)
         for (int k = 0; k < ch[i].argc; k++) free(ch[i].argv[k]);
     free(ch);

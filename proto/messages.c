@@ -7,6 +7,7 @@
  * receiver's own state (the broker's job table, the slot word).
  * Tests: tests/test_proto.c (round trips, wrong types, missing keys), tests/ipc/. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -105,9 +106,28 @@ static int get_name(const zp_map_t *m, unsigned key, size_t maxlen, bool optiona
     if (s->len && memchr(s->p, 0, s->len)) return zp_err_set(ZP_EPROTO, "key %u: NUL byte in string", key);
     return 0;
 }
+/* a path another process opens (it runs in another directory): non-empty, no NUL, absolute;
+ * errors name the key and the field */
+static int check_path(const char *key, const char *what, zp_str_t s)
+{
+    if (!s.len) return zp_err_set(ZP_EPROTO, "key %s (%s): empty path", key, what);
+    if (memchr(s.p, 0, s.len)) return zp_err_set(ZP_EPROTO, "key %s (%s): NUL byte in path", key, what);
+    if (s.p[0] != '/')
+        return zp_err_set(ZP_EPROTO, "key %s (%s): '%.*s' is a relative path; paths must be absolute (the daemons "
+                          "run in other directories)", key, what, (int)(s.len > 200 ? 200 : s.len), s.p);
+    return 0;
+}
+static int get_path(const zp_map_t *m, const char *key, unsigned k, const char *what, bool optional, zp_str_t *s)
+{
+    int rc = get_str(m, optional ? ZP_OPT(k) : k, ZP_MSG_PATH_MAX, s);
+    if (rc < 0) return rc;
+    if (!s->p) { s->p = ""; s->len = 0; }
+    return optional && !s->len ? 0 : check_path(key, what, *s);
+}
 #define TRY(x) do { int rc_ = (x); if (rc_ < 0) return rc_; } while (0)
 
-/* ---- HELLO ---- 1 role 2 instance 3 incarnation 4 pid 5 caps 6 credits 7 name 8 held [[slot, gen]...] */
+/* ---- HELLO ---- 1 role 2 instance 3 incarnation 4 pid 5 caps 6 credits 7 name 8 held [[slot, gen]...]
+ *                  9 identity token (optional, bin ZP_ID_TOKEN_LEN) */
 int zp_msg_hello_encode(uint8_t **buf, size_t *len, const zp_msg_hello_t *m)
 {
     zp_enc_t e;
@@ -122,6 +142,7 @@ int zp_msg_hello_encode(uint8_t **buf, size_t *len, const zp_msg_hello_t *m)
         zp_enc_end(&e);
     }
     zp_enc_end(&e);
+    if (m->has_token) zp_enc_bin(&e, 9, m->token, sizeof m->token);
     return enc_done(&e, buf, len);
 }
 int zp_msg_hello_decode(zp_msg_hello_t *m, const zp_frame_t *f)
@@ -146,6 +167,10 @@ int zp_msg_hello_decode(zp_msg_hello_t *m, const zp_frame_t *f)
         TRY(zp_arr_next_u64(&s, 0, U32MAX, &slot));
         TRY(zp_arr_next_u64(&s, 1, ZP_SHM_GEN_MAX_, &m->held[i].gen));
         m->held[i].slot = (uint32_t)slot;
+    }
+    if (zp_map_has(mp, 9)) {
+        TRY(zp_map_get_bin_exact(mp, 9, m->token, sizeof m->token));
+        m->has_token = true;
     }
     return 0;
 }
@@ -277,9 +302,9 @@ int zp_msg_assign_decode(zp_msg_assign_t *m, const zp_frame_t *f)
     TRY(zp_map_get_u32(mp, 7, 0, ZP_MSG_MAX_PARTS - 1, &m->part));
     TRY(zp_map_get_u32(mp, 8, 1, 1000, &m->attempt));
     TRY(zp_map_get_u32(mp, 9, 0, ZP_NPRIO - 1, &m->priority));
-    TRY(get_name(mp, 10, ZP_MSG_PATH_MAX, false, &m->zkey));
-    TRY(get_name(mp, 11, ZP_MSG_PATH_MAX, true, &m->r1cs));
-    TRY(get_name(mp, 12, ZP_MSG_PATH_MAX, m->stage != ZP_ROLE_SYNTH, &m->wtns));
+    TRY(get_path(mp, "10", 10, "zkey", false, &m->zkey));
+    TRY(get_path(mp, "11", 11, "r1cs", true, &m->r1cs));
+    TRY(get_path(mp, "12", 12, "witness", m->stage != ZP_ROLE_SYNTH, &m->wtns));
     TRY(zp_map_get_u64(mp, 13, 1, U64MAX, &m->epoch));
     if (m->stage != ZP_ROLE_SYNTH && (m->in_gen == 0 || m->payload_gen == 0))
         return zp_err_set(ZP_EPROTO, "ASSIGN for stage %s without input generation", zp_role_name(m->stage));
@@ -355,28 +380,36 @@ int zp_msg_submit_encode(uint8_t **buf, size_t *len, const zp_msg_submit_t *m)
 int zp_msg_submit_decode(zp_msg_submit_t *m, const zp_frame_t *f)
 {
     const zp_map_t *mp = &f->m;
+    zp_arr_t a;
     memset(m, 0, sizeof *m);
     TRY(dec_start(f, ZP_CMD_SUBMIT));
     TRY(get_name(mp, 1, 128, false, &m->request_id));
-    TRY(get_name(mp, 2, ZP_MSG_PATH_MAX, false, &m->zkey));
-    TRY(get_name(mp, 3, ZP_MSG_PATH_MAX, true, &m->r1cs));
+    TRY(get_path(mp, "2", 2, "zkey", false, &m->zkey));
+    TRY(get_path(mp, "3", 3, "r1cs", true, &m->r1cs));
     TRY(zp_map_get_u32(mp, 4, 0, ZP_NPRIO - 1, &m->priority));
-    TRY(zp_map_get_str_array(mp, 5, ZP_MSG_MAX_PARTS, ZP_MSG_PATH_MAX, m->wtns, &m->n_wtns));
-    if (m->n_wtns == 0) return zp_err_set(ZP_EPROTO, "key 5: a job needs at least one witness");
+    TRY(zp_map_get_array(mp, 5, ZP_MSG_MAX_PARTS, &a));
+    if (a.n == 0) return zp_err_set(ZP_EPROTO, "key 5 (witnesses): a job needs at least one witness");
+    for (uint32_t i = 0; i < a.n; i++)
+        TRY(zp_arr_next_str(&a, ZP_MSG_PATH_MAX, &m->wtns[i].p, &m->wtns[i].len));
+    m->n_wtns = a.n;
     if (zp_map_has(mp, 6)) {           /* inline witness bytes (optional) */
-        zp_arr_t a;
-        TRY(zp_map_get_array(mp, 6, ZP_MSG_MAX_PARTS, &a));
-        if (a.n != m->n_wtns)
-            return zp_err_set(ZP_EPROTO, "key 6: %zu inline witness entries for %zu witnesses", (size_t)a.n, m->n_wtns);
+        zp_arr_t d;
+        TRY(zp_map_get_array(mp, 6, ZP_MSG_MAX_PARTS, &d));
+        if (d.n != m->n_wtns)
+            return zp_err_set(ZP_EPROTO, "key 6: %zu inline witness entries for %zu witnesses", (size_t)d.n, m->n_wtns);
         for (size_t i = 0; i < m->n_wtns; i++) {
-            TRY(zp_arr_next_bin(&a, ZP_FRAME_MAX_LIMIT, &m->wtns_data[i], &m->wtns_data_len[i]));
+            TRY(zp_arr_next_bin(&d, ZP_FRAME_MAX_LIMIT, &m->wtns_data[i], &m->wtns_data_len[i]));
             if (m->wtns_data_len[i] && m->wtns[i].len)
                 return zp_err_set(ZP_EPROTO, "key 6.%zu: witness %zu has both a path and inline bytes", i, i);
         }
     }
-    for (size_t i = 0; i < m->n_wtns; i++)
-        if ((m->wtns[i].len == 0 && !m->wtns_data_len[i]) || memchr(m->wtns[i].p, 0, m->wtns[i].len))
-            return zp_err_set(ZP_EPROTO, "key 5.%zu: empty path or NUL byte", i);
+    for (size_t i = 0; i < m->n_wtns; i++) {
+        char k[24], what[32];
+        if (m->wtns_data_len[i]) continue;   /* inline bytes instead of a path */
+        snprintf(k, sizeof k, "5.%zu", i);
+        snprintf(what, sizeof what, "witness %zu", i);
+        TRY(check_path(k, what, m->wtns[i]));
+    }
     return 0;
 }
 

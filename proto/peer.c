@@ -25,6 +25,7 @@
 #include <zmq.h>
 
 #include "lib/util/util.h"
+#include "proto/identity.h"
 #include "proto/notify.h"
 #include "proto/peer.h"
 
@@ -222,6 +223,7 @@ static int send_hello(harness_t *h, zp_peer_t *p, uint64_t inc)
     zp_msg_hello_t m = {.role = d->role, .instance = d->instance, .incarnation = inc,
                         .pid = (uint32_t)getpid(), .capabilities = d->caps, .credits = d->credits,
                         .name = zp_str(d->name)};
+    zp_identity_hello(&m);   /* the supervisor's token (proto/identity.h) */
     pthread_mutex_lock(&h->mu);
     if (h->running && m.n_held < ZP_MSG_MAX_HELD)
         m.held[m.n_held++] = (zp_held_t){h->running->a.slot, h->running->a.gen};

@@ -78,6 +78,7 @@ const char *zp_job_state_name(unsigned s);
 #define ZP_MSG_MAX_CREDITS 64
 #define ZP_MSG_JSON_MAX 8192        /* proof.json / public.json of one partition */
 #define ZP_MSG_BIN_MAX 512          /* binary proof */
+#define ZP_ID_TOKEN_LEN 16          /* HELLO identity token (proto/identity.h) */
 
 typedef zp_strref_t zp_str_t;      /* a view: p, len (not NUL-terminated) */
 static inline zp_str_t zp_str(const char *s);
@@ -93,6 +94,11 @@ typedef struct {
     zp_str_t name;            /* free text: "gpu-worker cuda:0", "synth" */
     size_t n_held;
     zp_held_t held[ZP_MSG_MAX_HELD];
+    /* optional key 9: the secret the process's supervisor handed it (proto/identity.h); the
+     * broker takes a worker's identity from it and from the connection's peer credentials,
+     * never from role/instance/pid above */
+    bool has_token;
+    uint8_t token[ZP_ID_TOKEN_LEN];
 } zp_msg_hello_t;
 
 typedef struct {
@@ -153,7 +159,7 @@ typedef struct { zp_str_t reason; } zp_msg_reset_t;
 /* ---- client -> broker ---- */
 typedef struct {
     zp_str_t request_id;      /* 1..128 bytes; the idempotency key */
-    zp_str_t zkey, r1cs;      /* r1cs may be empty */
+    zp_str_t zkey, r1cs;      /* absolute paths (the daemons run elsewhere); r1cs may be empty */
     uint32_t priority;
     size_t n_wtns;
     zp_str_t wtns[ZP_MSG_MAX_PARTS];

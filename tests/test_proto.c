@@ -42,6 +42,28 @@ static void t_hello(void)
     CHECK(decode(&f, b, n) == 0);
     CHECK(zp_msg_hello_decode(&d, &f) == ZP_EPROTO);
     free(b);
+    /* the identity token (key 9) round-trips; absent: has_token false; wrong length refused */
+    m.credits = 2; m.has_token = true;
+    for (int i = 0; i < ZP_ID_TOKEN_LEN; i++) m.token[i] = (uint8_t)(0xa0 + i);
+    CHECK(zp_msg_hello_encode(&b, &n, &m) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_hello_decode(&d, &f) == 0);
+    CHECK(d.has_token && !memcmp(d.token, m.token, ZP_ID_TOKEN_LEN));
+    free(b);
+    m.has_token = false;
+    CHECK(zp_msg_hello_encode(&b, &n, &m) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_hello_decode(&d, &f) == 0 && !d.has_token);
+    free(b);
+    {
+        zp_enc_t e;
+        const uint8_t *fb; size_t fl;
+        zp_enc_init(&e, ZP_CMD_HELLO, ZP_PROTO_VERSION, 0);
+        zp_enc_u64(&e, 1, 1); zp_enc_u64(&e, 2, 0); zp_enc_u64(&e, 3, 5); zp_enc_u64(&e, 4, 9);
+        zp_enc_u64(&e, 5, 0); zp_enc_u64(&e, 6, 1); zp_enc_array_begin(&e, 8); zp_enc_end(&e);
+        zp_enc_bin(&e, 9, "short", 5);
+        CHECK(zp_enc_finish(&e, &fb, &fl) == 0);
+        CHECK(decode(&f, fb, fl) == 0 && zp_msg_hello_decode(&d, &f) == ZP_EPROTO);
+        zp_enc_close(&e);
+    }
     m.credits = 1; m.role = 7;
     CHECK(zp_msg_hello_encode(&b, &n, &m) == 0);
     CHECK(decode(&f, b, n) == 0 && zp_msg_hello_decode(&d, &f) == ZP_EPROTO);
@@ -152,6 +174,26 @@ static void t_client(void)
     s.n_wtns = 1; s.request_id = zp_str("");   /* empty idempotency key */
     CHECK(zp_msg_submit_encode(&b, &n, &s) == 0);
     CHECK(decode(&f, b, n) == 0 && zp_msg_submit_decode(&ds, &f) == ZP_EPROTO);
+    free(b);
+    /* relative paths are refused at submit, and the message names the field (issue 9 item 8) */
+    s.request_id = zp_str("req-2"); s.n_wtns = 3; s.wtns[1] = zp_str("w1.wtns");
+    CHECK(zp_msg_submit_encode(&b, &n, &s) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_submit_decode(&ds, &f) == ZP_EPROTO);
+    CHECK(strstr(zp_err_msg(), "key 5.1 (witness 1)") && strstr(zp_err_msg(), "'w1.wtns' is a relative path"));
+    free(b);
+    s.wtns[1] = zp_str("/w1"); s.zkey = zp_str("a.zkey");
+    CHECK(zp_msg_submit_encode(&b, &n, &s) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_submit_decode(&ds, &f) == ZP_EPROTO);
+    CHECK(strstr(zp_err_msg(), "key 2 (zkey)") != NULL);
+    free(b);
+    s.zkey = zp_str("/a.zkey"); s.r1cs = zp_str("./a.r1cs");
+    CHECK(zp_msg_submit_encode(&b, &n, &s) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_submit_decode(&ds, &f) == ZP_EPROTO);
+    CHECK(strstr(zp_err_msg(), "key 3 (r1cs)") != NULL);
+    free(b);
+    s.r1cs = zp_str("");   /* no r1cs: fine */
+    CHECK(zp_msg_submit_encode(&b, &n, &s) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_submit_decode(&ds, &f) == 0 && ds.r1cs.len == 0);
     free(b);
 
     zp_msg_part_result_t parts[2] = {
