@@ -112,14 +112,15 @@ static void work(zp_stage_t *s, zp_stage_task_t *t)
         uint64_t t0 = zp_now_ns();
         if (ke->ks && !ke->user) {
             /* the shared key region: pinned once, so the upload below is a DMA */
-            if ((rc = zp_bk_host_register(&g->bk, ke->ks->data, ke->ks->data_len)) < 0)
+            if ((rc = zp_bk_host_register(&g->bk, ke->ks->data, ke->ks->data_len)) < 0) {
+                if (zp_bk_fatal(rc)) return backend_failed(t, rc, "host_register");
                 zp_log(ZP_LOG_WARN, "host_register of key %s (%zu MiB, read-only shm) failed: %s %s; its copies will be pageable",
                        t->zkey, ke->ks->data_len >> 20, zp_strerror(rc), zp_err_msg());
-            else
+            } else {
                 ke->user = ke->ks->data;
+            }
             zp_err_clear();
         }
-        if (zp_bk_fatal(rc)) return backend_failed(t, rc, "host_register");
         if ((rc = zp_bk_load_key(&g->bk, k)) < 0) return backend_failed(t, rc, "load_key");
         ke->backend_tag = g->bk.be;
         zp_log(ZP_LOG_INFO, "proving key %s loaded into the %s backend in %.1f ms", t->zkey, zp_bk_name(&g->bk),
