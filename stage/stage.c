@@ -95,13 +95,14 @@ enum { OPT_NCOMMON = 10, OPT_MAX_EXTRA = 16 };
 
 static void usage(const zp_stage_def_t *d, FILE *f)
 {
+    int ind = (int)strlen(d->prog) + 7;
     fprintf(f, "usage: %s [--runtime-dir DIR] [--arena NAME] [--instance N] [--credits N]\n"
-               "       %*s [--threads N] [--heartbeat-ms MS] [--preload ZKEY]... [--no-key-store]%s%s\n"
-               "  --preload ZKEY:  load this proving key before taking work (repeatable; READY = key hot)\n"
+               "%*s [--threads N] [--heartbeat-ms MS] [--preload ZKEY]... [--no-key-store]\n",
+            d->prog, ind, "");
+    if (d->usage_args) fprintf(f, "%*s %s\n", ind, "", d->usage_args);
+    fprintf(f, "  --preload ZKEY:  load this proving key before taking work (repeatable; READY = key hot)\n"
                "  --no-key-store:  keep proving keys in private memory (no shared-memory hot tier)\n"
-               "%s",
-            d->prog, (int)strlen(d->prog), "", d->usage_args ? "\n       " : "", d->usage_args ? d->usage_args : "",
-            d->usage_text ? d->usage_text : "");
+               "%s", d->usage_text ? d->usage_text : "");
 }
 
 /* a decimal number in [lo, hi] for option name, else a message and false */

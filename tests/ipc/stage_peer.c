@@ -9,6 +9,8 @@
  *   lease MS ZKEY    one synth ASSIGN with a lease deadline MS ms from now (the caller holds
  *                    the work thread with ZP_TEST_HOLD_DIR), then serve heartbeats until the
  *                    stage goes silent (the caller checks its exit status).
+ *   lease-ok MS ZKEY the same without a hold: the task must be reported (a TRANSIENT FAIL: no
+ *                    arena) within its lease, and the stage keeps running.
  *   device ARENA ZKEY  creates arena ARENA (deployment name), sends two GPU ASSIGNs: the first
  *                    must FAIL with class DEVICE and stopping set (the caller injects the device
  *                    error), the second must come back unstarted (no work after a device error).
@@ -117,7 +119,7 @@ static int stalled(unsigned n, const char *zkey)
     return got == n && dup == 0 && other == 0 ? 0 : 1;
 }
 
-static int lease(unsigned ms, const char *zkey)
+static int lease(unsigned ms, const char *zkey, bool hung)
 {
     if (send_assign(0, ZP_ROLE_SYNTH, zkey, "/nonexistent/zp-lease.wtns", 0x5eed,
                     zp_now_ns() + (uint64_t)ms * 1000000u) < 0) return 1;
@@ -129,13 +131,19 @@ static int lease(unsigned ms, const char *zkey)
         if (rc == 0) { idle++; continue; }
         idle = 0;
         if (f.cmd == ZP_CMD_DONE || f.cmd == ZP_CMD_FAIL) {
+            if (!hung && f.cmd == ZP_CMD_FAIL) {   /* in time: the task ran and was reported */
+                zp_msg_fail_t m;
+                if (zp_msg_fail_decode(&m, &f) < 0 || m.unstarted || m.fail_class != ZP_FAIL_TRANSIENT) return 1;
+                fprintf(stderr, "stage_peer: reported within its lease: %.*s\n", (int)m.message.len, m.message.p);
+                return 0;
+            }
             fprintf(stderr, "stage_peer: the hung task was reported (command %u): expected the stage to exit\n", f.cmd);
             return 1;
         }
         if (++frames > 6000) { fprintf(stderr, "stage_peer: the stage kept talking past its lease\n"); return 1; }
     }
     fprintf(stderr, "stage_peer: the stage went silent\n");
-    return 0;
+    return hung ? 0 : 1;
 }
 
 static int device(const char *deploy, const char *zkey)
@@ -185,7 +193,7 @@ out:
 
 int main(int argc, char **argv)
 {
-    if (argc < 4) { fprintf(stderr, "usage: ipc_stage_peer RUNDIR stalled N ZKEY | lease MS ZKEY | device ARENA ZKEY\n"); return 2; }
+    if (argc < 4) { fprintf(stderr, "usage: ipc_stage_peer RUNDIR stalled N ZKEY | lease[-ok] MS ZKEY | device ARENA ZKEY\n"); return 2; }
     char ep[700];
     snprintf(ep, sizeof ep, "ipc://%s/broker.sock", argv[1]);
     void *ctx = zmq_ctx_new();
@@ -202,7 +210,8 @@ int main(int argc, char **argv)
     int rc = 1;
     if (wait_hello(&role) == 0) {
         if (!strcmp(argv[2], "stalled") && argc == 5) rc = stalled((unsigned)atoi(argv[3]), argv[4]);
-        else if (!strcmp(argv[2], "lease") && argc == 5) rc = lease((unsigned)atoi(argv[3]), argv[4]);
+        else if (!strcmp(argv[2], "lease") && argc == 5) rc = lease((unsigned)atoi(argv[3]), argv[4], true);
+        else if (!strcmp(argv[2], "lease-ok") && argc == 5) rc = lease((unsigned)atoi(argv[3]), argv[4], false);
         else if (!strcmp(argv[2], "device") && argc == 5) rc = device(argv[3], argv[4]);
         else { fprintf(stderr, "stage_peer: bad arguments\n"); rc = 2; }
     }
