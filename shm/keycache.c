@@ -13,7 +13,7 @@
 #include "shm/keycache.h"
 
 #define KC_MAX 64
-typedef struct { char *path; zp_r1cs_t r; uint64_t dev, ino, size, mtime_ns; } r1ent_t;
+typedef struct { char *path; zp_r1cs_t r; uint64_t file_id[4]; } r1ent_t;
 struct zp_keycache {
     zp_keyent_t *k[KC_MAX];
     r1ent_t *r[KC_MAX];
@@ -56,12 +56,20 @@ static void keyent_free(zp_keycache_t *kc, zp_keyent_t *e)
     free(e);
 }
 
+static void r1_drop(zp_keycache_t *kc, unsigned i)
+{
+    zp_r1cs_close(&kc->r[i]->r);
+    free(kc->r[i]->path);
+    free(kc->r[i]);
+    kc->r[i] = kc->r[--kc->nr];
+}
+
 void zp_keycache_destroy(zp_keycache_t **kcp)
 {
     zp_keycache_t *kc = kcp ? *kcp : NULL;
     if (!kc) return;
     for (unsigned i = 0; i < kc->nk; i++) keyent_free(kc, kc->k[i]);
-    for (unsigned i = 0; i < kc->nr; i++) { zp_r1cs_close(&kc->r[i]->r); free(kc->r[i]->path); free(kc->r[i]); }
+    while (kc->nr) r1_drop(kc, kc->nr - 1);
     free(kc);
     *kcp = NULL;
 }
@@ -112,30 +120,39 @@ static int keyent_load(zp_keycache_t *kc, zp_keyent_t *e)
     return 0;
 }
 
+/* the index of path's entry (keys, or r1cs files when r1) if its file is unchanged; -1 when
+ * there is none, or when the file changed: the stale entry is dropped (a backend must notice
+ * the new key pointer) and the caller loads the file again */
+static int lookup(zp_keycache_t *kc, bool r1, const char *path, const uint64_t id[4])
+{
+    for (unsigned i = 0, n = r1 ? kc->nr : kc->nk; i < n; i++) {
+        if (strcmp(r1 ? kc->r[i]->path : kc->k[i]->path, path)) continue;
+        if (!memcmp(r1 ? kc->r[i]->file_id : kc->k[i]->file_id, id, 4 * sizeof id[0])) return (int)i;
+        if (r1) r1_drop(kc, i);
+        else { keyent_free(kc, kc->k[i]); kc->k[i] = kc->k[--kc->nk]; }
+        return -1;
+    }
+    return -1;
+}
+
 int zp_keycache_key(zp_keycache_t *kc, const char *path, bool with_key, zp_keyent_t **out)
 {
     uint64_t id[4] = {0};
     int rc = file_id(path, id);
     if (rc < 0) return rc;
-    for (unsigned i = 0; i < kc->nk; i++) {
+    int i = lookup(kc, false, path, id);
+    if (i >= 0) {
         zp_keyent_t *e = kc->k[i];
-        if (strcmp(e->path, path)) continue;
-        if (e->dev == id[0] && e->ino == id[1] && e->size == id[2] && e->mtime_ns == id[3]) {
-            if (with_key && !e->key.mem && (rc = keyent_load(kc, e)) < 0) return rc;
-            *out = e;
-            return 0;
-        }
-        /* the file changed: drop the old entry (a backend must notice the new key pointer) */
-        keyent_free(kc, e);
-        kc->k[i] = kc->k[--kc->nk];
-        break;
+        if (with_key && !e->key.mem && (rc = keyent_load(kc, e)) < 0) return rc;
+        *out = e;
+        return 0;
     }
     if (kc->nk == KC_MAX) return zp_err_set(ZP_ETOOBIG, "more than %d proving keys in one process", KC_MAX);
     zp_keyent_t *e = calloc(1, sizeof *e);
     if (!e || !(e->path = strdup(path))) { free(e); return -ENOMEM; }
     if ((rc = zp_zkey_open(&e->zkey, e->path)) < 0) { free(e->path); free(e); return rc; }
     if (with_key && (rc = keyent_load(kc, e)) < 0) { zp_zkey_close(&e->zkey); free(e->path); free(e); return rc; }
-    e->dev = id[0]; e->ino = id[1]; e->size = id[2]; e->mtime_ns = id[3];
+    memcpy(e->file_id, id, sizeof e->file_id);
     kc->k[kc->nk++] = e;
     zp_log(ZP_LOG_INFO, "loaded %s: %s, %u vars, domain %u%s", e->path, zp_curve_name(e->zkey.curve), e->zkey.n_vars,
            e->zkey.domain_size, with_key ? (e->ks ? " (proving key in shared memory)" : " (proving key in memory)") : "");
@@ -160,19 +177,13 @@ int zp_keycache_r1cs(zp_keycache_t *kc, const char *path, const zp_r1cs_t **out)
     uint64_t id[4] = {0};
     int rc = file_id(path, id);
     if (rc < 0) return rc;
-    for (unsigned i = 0; i < kc->nr; i++) {
-        r1ent_t *e = kc->r[i];
-        if (strcmp(e->path, path)) continue;
-        if (e->dev == id[0] && e->ino == id[1] && e->size == id[2] && e->mtime_ns == id[3]) { *out = &e->r; return 0; }
-        zp_r1cs_close(&e->r); free(e->path); free(e);
-        kc->r[i] = kc->r[--kc->nr];
-        break;
-    }
+    int i = lookup(kc, true, path, id);
+    if (i >= 0) { *out = &kc->r[i]->r; return 0; }
     if (kc->nr == KC_MAX) return zp_err_set(ZP_ETOOBIG, "more than %d r1cs files in one process", KC_MAX);
     r1ent_t *e = calloc(1, sizeof *e);
     if (!e || !(e->path = strdup(path))) { free(e); return -ENOMEM; }
     if ((rc = zp_r1cs_open(&e->r, e->path)) < 0) { free(e->path); free(e); return rc; }
-    e->dev = id[0]; e->ino = id[1]; e->size = id[2]; e->mtime_ns = id[3];
+    memcpy(e->file_id, id, sizeof e->file_id);
     kc->r[kc->nr++] = e;
     *out = &e->r;
     return 0;

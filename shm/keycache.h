@@ -27,7 +27,7 @@ typedef struct zp_keyent {
     zp_zkey_t zkey;                 /* kept open (mmap): zp_check_wtns_zkey needs it; its path is ours */
     zp_g16_key_t key;
     void *backend_tag;              /* set by the user (e.g. the backend it was uploaded to) */
-    uint64_t dev, ino, size, mtime_ns;
+    uint64_t file_id[4];            /* device, inode, size, mtime (ns) when loaded */
     /* hot tier: key.* point into ks->data (PROT_READ); NULL: private memory */
     zp_keystore_key_t *ks;
     bool hot;                       /* found READY in the store (not parsed by this process) */

@@ -4,10 +4,13 @@
  *    mismatch on the cached key (a witness of the other curve against the same zkey) printed
  *    that freed memory (under ASan the synthesizer aborted). The error must name the zkey.
  * 2. The same for the r1cs entry, and cache hits return the same entry.
- * 3. A changed file is reloaded. */
+ * 3. A changed file is reloaded.
+ * 4. A missing file is an error naming it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lib/util/util.h"
@@ -68,7 +71,28 @@ int main(void)
     drop_path(p);
     CHECK(r1 == r2 && r1 && r1->f.path && strcmp(r1->f.path, r1cs) == 0);
 
-    /* 3: a missing file is an error naming it; preload names the path */
+    /* 3: a changed file (new mtime) is loaded again; unchanged, it is the same entry */
+    char tmp[] = "/tmp/zp-test-keycache-XXXXXX";
+    int fd = mkstemp(tmp);
+    CHECK(fd >= 0);
+    FILE *in = fopen(zkey, "rb");
+    char buf[65536];
+    size_t k;
+    while (in && (k = fread(buf, 1, sizeof buf, in)) > 0) CHECK(write(fd, buf, k) == (ssize_t)k);
+    if (in) fclose(in);
+    close(fd);
+    zp_keyent_t *c1 = NULL, *c2 = NULL;
+    CHECK(zp_keycache_key(kc, tmp, false, &c1) == 0);
+    uint64_t id1[4];
+    memcpy(id1, c1->file_id, sizeof id1);
+    CHECK(zp_keycache_key(kc, tmp, false, &c2) == 0 && c2 == c1);
+    struct timespec ts[2] = {{.tv_sec = 1000000000}, {.tv_sec = 1000000000}};
+    CHECK(utimensat(AT_FDCWD, tmp, ts, 0) == 0);
+    CHECK(zp_keycache_key(kc, tmp, false, &c2) == 0 && memcmp(c2->file_id, id1, sizeof id1) != 0);
+    CHECK(strcmp(c2->zkey.f.path, tmp) == 0);
+    unlink(tmp);
+
+    /* 4: a missing file is an error naming it; preload names the path */
     zp_keyent_t *e3;
     CHECK(zp_keycache_key(kc, "/nonexistent/zp-test.zkey", false, &e3) < 0);
     CHECK(zp_keycache_preload(kc, "/nonexistent/zp-test.zkey") < 0);

@@ -2,18 +2,14 @@
 # stage_device.sh ZKPIPE SOURCE_ROOT - issue 8 defect 7 / issue 11 item 1 (worker side): a device
 # error (ZP_EDEVICE injected into the backend wrapper's load_key, CPU backend) ends in a FAIL of
 # class DEVICE for that task, the next task handed back unstarted, and the worker's exit with
-# status 3 so that its supervisor restarts it clean. Then the same for prove_g1's entry point
-# is covered by the wrapper's one rule (zp_bk_fatal).
+# status 3 so that its supervisor restarts it clean (prove_g1 goes through the same rule,
+# zp_bk_fatal, in the same wrapper).
 . "$(dirname "$0")/stage_lib.sh"
 stage_init device "$1" "$2"
 for op in load_key host_register; do
-  rm -f "$ST_DIR/run/broker.sock"
-  "$PEER" "$ST_DIR/run" device "$ST_ARENA-$op" "$FIX/bn128_chain/circuit.zkey" >"$ST_DIR/peer-$op.log" 2>&1 &
-  PEERPID=$!; ST_PIDS="$PEERPID"
-  st_wait "[ -S '$ST_DIR/run/broker.sock' ]" 30 || st_fail "the fake broker did not bind"
-  ZP_TEST_FAULT=$op=EDEVICE "$GPU" --backend cpu --runtime-dir "$ST_DIR/run" --arena "$ST_ARENA-$op" --credits 2 \
-    --heartbeat-ms 100 --no-key-store >"$ST_DIR/gpu-$op.log" 2>&1 &
-  GPID=$!; ST_PIDS="$PEERPID $GPID"
+  st_peer peer-$op.log device "$ST_ARENA-$op" "$FIX/bn128_chain/circuit.zkey"
+  ZP_TEST_FAULT=$op=EDEVICE st_stage gpu-$op.log "$GPU" --backend cpu --arena "$ST_ARENA-$op" --credits 2
+  GPID=$SPID
   st_wait_exit "$GPID" 120
   [ "$ST_RC" = 3 ] || st_fail "$op: the worker exited with $ST_RC, expected 3 (device failure)"
   st_wait_exit "$PEERPID" 60

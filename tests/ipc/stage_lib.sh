@@ -51,3 +51,19 @@ st_catches() {
   local mask; mask=$(awk '/^SigCgt:/ {print $2}' /proc/"$1"/status 2>/dev/null) || return 1
   [ -n "$mask" ] && (( (16#$mask >> ($2 - 1)) & 1 ))
 }
+
+# start the fake broker: st_peer LOG MODE ARGS... (sets PEERPID; waits for its socket)
+st_peer() {
+  local log=$1; shift
+  rm -f "$ST_DIR/run/broker.sock"
+  "$PEER" "$ST_DIR/run" "$@" >"$ST_DIR/$log" 2>&1 &
+  PEERPID=$!; ST_PIDS="$PEERPID"
+  st_wait "[ -S '$ST_DIR/run/broker.sock' ]" 30 || st_fail "the fake broker did not bind"
+}
+
+# start a stage against it: st_stage LOG BINARY ARGS... (sets SPID)
+st_stage() {
+  local log=$1 bin=$2; shift 2
+  "$bin" --runtime-dir "$ST_DIR/run" --heartbeat-ms 100 --no-key-store "$@" >"$ST_DIR/$log" 2>&1 &
+  SPID=$!; ST_PIDS="$PEERPID $SPID"
+}

@@ -6,12 +6,8 @@
 . "$(dirname "$0")/stage_lib.sh"
 stage_init results "$1" "$2"
 N=${ZP_STALL_N:-6000}
-"$PEER" "$ST_DIR/run" stalled "$N" "$FIX/bn128_chain/circuit.zkey" >"$ST_DIR/peer.log" 2>&1 &
-PEERPID=$!; ST_PIDS="$PEERPID"
-st_wait "[ -S '$ST_DIR/run/broker.sock' ]" 30 || st_fail "the fake broker did not bind"
-ZP_LOG=info "$SYNTH" --runtime-dir "$ST_DIR/run" --arena "$ST_ARENA" --credits 2 --heartbeat-ms 50 --no-key-store \
-  >"$ST_DIR/synth.log" 2>&1 &
-SPID=$!; ST_PIDS="$PEERPID $SPID"
+st_peer peer.log stalled "$N" "$FIX/bn128_chain/circuit.zkey"
+ZP_LOG=info st_stage synth.log "$SYNTH" --arena "$ST_ARENA" --credits 2 --heartbeat-ms 50
 st_wait_exit "$PEERPID" 300
 [ "$ST_RC" = 0 ] || st_fail "fake broker: not every FAIL arrived (exit $ST_RC)"
 grep -q "high-water mark" "$ST_DIR/synth.log" ||
