@@ -15,19 +15,21 @@
  * host vectors only.
  * --device accepts N or N-K (a systemd instance name: zkpipe-gpu@N-K is worker K on device N,
  * `--device %i`); without --instance, N-K gives instance N*64+K, unique per (device, k).
- * Tests: tests/ipc/ (up_gpus.sh for the device arguments). */
-#include <bsd/unistd.h>
+ * Every backend call goes through the wrapper stage/backend.h (spans, fault injection, and the
+ * one rule for fatal errors): a device error fails the task as a DEVICE failure and the stage
+ * runtime then exits (ZP_STAGE_EXIT_DEVICE) so the supervisor restarts this worker clean.
+ * ZP_TEST_FAULT=OP=CODE[@N] arms the wrapper's fault injection (tests only).
+ * Options, signals, key cache, loop: the stage runtime (stage/stage.h).
+ * Tests: tests/ipc/ (up_gpus.sh for the device arguments, stage_device.sh for device errors). */
 #include <errno.h>
-#include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/groth16/groth16.h"
 #include "lib/util/util.h"
-#include "proto/peer.h"
-#include "shm/shm.h"
+#include "stage/backend.h"
+#include "stage/stage.h"
 #ifdef ZP_HAVE_CUDA
 #include "gpu-worker/cuda/backend_cuda.h"
 #endif
@@ -35,58 +37,53 @@
 static_assert(ZP_G16_NMSM * sizeof(zp_g1_any_t) <= ZP_SHM_RESULT_BYTES, "result area holds the 4 points");
 
 typedef struct {
-    char arena_name[ZP_SHM_NAME_MAX + 1];
-    zp_shm_t *arena;
-    void *registered;
-    zp_keycache_t *kc;
-    zp_pool_t *kpool;
-    const zp_backend_ops_t *ops;
-    zp_backend_t *be;
+    const char *backend;         /* --backend auto|cuda|cpu */
+    int device, dev_k;           /* --device N[-K] */
+    void *registered;            /* the arena's base, registered with the backend */
+    zp_bk_t bk;
     bool private_vectors;        /* backend clobbers a, b: work on copies */
     zp_scalar_t *pa, *pb, *ph;   /* private copies (CPU backend) */
     size_t pcap;                 /* elements */
 } gpu_t;
 
-static volatile sig_atomic_t g_stop;
-static void on_signal(int sig) { (void)sig; g_stop = 1; }
-static void set_title(const char *t) { setproctitle("%s", t); }
-
-static int ensure_arena(gpu_t *g, uint64_t epoch)
+/* the arena of a new epoch: pin it once (every H2D copy is then a DMA) */
+static void arena_opened(zp_stage_t *s)
 {
-    if (g->arena && zp_shm_epoch(g->arena) == epoch) return 0;
-    if (g->registered) { g->ops->host_unregister(g->be, g->registered); g->registered = NULL; }
-    zp_shm_close(&g->arena);
-    int rc = zp_shm_open(&g->arena, g->arena_name, NULL, epoch);
-    if (rc < 0) return zp_err_set(rc, "arena %s: %s", g->arena_name, zp_err_msg());
+    gpu_t *g = s->ctx;
     size_t len;
-    void *base = zp_shm_base(g->arena, &len);
+    void *base = zp_shm_base(s->arena, &len);
     uint64_t t0 = zp_now_ns();
-    if ((rc = g->ops->host_register(g->be, base, len)) < 0) {
+    int rc = zp_bk_host_register(&g->bk, base, len);
+    if (rc < 0) {
         zp_log(ZP_LOG_WARN, "host_register of the arena (%zu MiB) failed: %s %s; copies will be pageable",
                len >> 20, zp_strerror(rc), zp_err_msg());
     } else {
         g->registered = base;
-        zp_log(ZP_LOG_INFO, "arena %s (%zu MiB) registered with the %s backend in %.1f ms", g->arena_name, len >> 20,
-               g->ops->name, (zp_now_ns() - t0) / 1e6);
+        zp_log(ZP_LOG_INFO, "arena %s (%zu MiB) registered with the %s backend in %.1f ms", s->arena_name, len >> 20,
+               zp_bk_name(&g->bk), (zp_now_ns() - t0) / 1e6);
     }
-    return 0;
+}
+
+static void arena_closing(zp_stage_t *s)
+{
+    gpu_t *g = s->ctx;
+    if (g->registered) zp_bk_host_unregister(&g->bk, g->registered);
+    g->registered = NULL;
 }
 
 /* keycache: a key's memory is about to go away: unpin it first */
 static void key_release(void *ctx, zp_keyent_t *e)
 {
     gpu_t *g = ctx;
-    if (e->user && g->be) g->ops->host_unregister(g->be, e->user);
+    if (e->user && g->bk.be) zp_bk_host_unregister(&g->bk, e->user);
     e->user = NULL;
 }
 
-static void fail(zp_stage_task_t *t, int code, bool retryable, const char *what)
+/* a backend call failed: the wrapper's rule decides whether the device is gone (DEVICE: the
+ * runtime reports it and exits for a clean restart) or the task may be retried */
+static void backend_failed(zp_stage_task_t *t, int rc, const char *what)
 {
-    const char *m = zp_err_msg();
-    t->ok = false;
-    t->code = code;
-    t->retryable = retryable;
-    snprintf(t->msg, sizeof t->msg, "%s: %s%s%s", what, zp_strerror(code), *m ? ": " : "", m);
+    zp_stage_fail_as(t, rc, zp_bk_fatal(rc) ? ZP_FAIL_DEVICE : ZP_FAIL_TRANSIENT, what);
 }
 
 static int ensure_private(gpu_t *g, size_t n)
@@ -100,58 +97,61 @@ static int ensure_private(gpu_t *g, size_t n)
     return g->pcap ? 0 : zp_err_set(-ENOMEM, "private vectors of %zu elements", n);
 }
 
-static void work(void *ctx, zp_stage_task_t *t)
+static void work(zp_stage_t *s, zp_stage_task_t *t)
 {
-    gpu_t *g = ctx;
+    gpu_t *g = s->ctx;
     const zp_msg_assign_t *a = &t->a;
     zp_keyent_t *ke;
     int rc;
 
     zp_err_clear();
-    if ((rc = ensure_arena(g, a->epoch)) < 0) return fail(t, rc, true, "arena");
-    if ((rc = zp_keycache_key(g->kc, t->zkey, true, &ke)) < 0) return fail(t, rc, rc != ZP_EFORMAT && rc != -ENOENT, "zkey");
+    if ((rc = zp_stage_arena(s, a->epoch)) < 0) return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "arena");
+    if ((rc = zp_keycache_key(s->kc, t->zkey, true, &ke)) < 0) return zp_stage_fail(t, rc, "zkey");
     const zp_g16_key_t *k = &ke->key;
-    if (ke->backend_tag != g->be) {
+    if (ke->backend_tag != g->bk.be) {
         uint64_t t0 = zp_now_ns();
         if (ke->ks && !ke->user) {
             /* the shared key region: pinned once, so the upload below is a DMA */
-            if ((rc = g->ops->host_register(g->be, ke->ks->data, ke->ks->data_len)) < 0)
+            if ((rc = zp_bk_host_register(&g->bk, ke->ks->data, ke->ks->data_len)) < 0) {
+                if (zp_bk_fatal(rc)) return backend_failed(t, rc, "host_register");
                 zp_log(ZP_LOG_WARN, "host_register of key %s (%zu MiB, read-only shm) failed: %s %s; its copies will be pageable",
                        t->zkey, ke->ks->data_len >> 20, zp_strerror(rc), zp_err_msg());
-            else
+            } else {
                 ke->user = ke->ks->data;
+            }
             zp_err_clear();
         }
-        if ((rc = g->ops->load_key(g->be, k)) < 0) return fail(t, rc, true, "load_key");
-        ke->backend_tag = g->be;
-        zp_log(ZP_LOG_INFO, "proving key %s loaded into the %s backend in %.1f ms", t->zkey, g->ops->name,
+        if ((rc = zp_bk_load_key(&g->bk, k)) < 0) return backend_failed(t, rc, "load_key");
+        ke->backend_tag = g->bk.be;
+        zp_log(ZP_LOG_INFO, "proving key %s loaded into the %s backend in %.1f ms", t->zkey, zp_bk_name(&g->bk),
                (zp_now_ns() - t0) / 1e6);
     }
-    if ((rc = zp_shm_slot_check(g->arena, a->slot, ZP_SLOT_PROVING, a->gen)) < 0) return fail(t, rc, true, "slot");
+    if ((rc = zp_shm_slot_check(s->arena, a->slot, ZP_SLOT_PROVING, a->gen)) < 0)
+        return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "slot");
     uint64_t t0 = zp_now_ns();
-    if ((rc = zp_shm_payload_verify(g->arena, a->slot, a->payload_gen)) < 0) {
-        fail(t, rc, true, "synthesized payload");
+    if ((rc = zp_shm_payload_verify(s->arena, a->slot, a->payload_gen)) < 0) {
+        zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "synthesized payload");
         t->payload_bad = true;
         return;
     }
     t->dt[ZP_DT_VERIFY_IN] = zp_now_ns() - t0;
-    const zp_shm_slot_t *d = zp_shm_slot(g->arena, a->slot);
+    const zp_shm_slot_t *d = zp_shm_slot(s->arena, a->slot);
     size_t lw, la, lb, lc, lh;
-    zp_scalar_t *w = zp_shm_slot_vec(g->arena, a->slot, ZP_SHM_VEC_W, &lw);
-    zp_scalar_t *va = zp_shm_slot_vec(g->arena, a->slot, ZP_SHM_VEC_A, &la);
-    zp_scalar_t *vb = zp_shm_slot_vec(g->arena, a->slot, ZP_SHM_VEC_B, &lb);
-    zp_scalar_t *vc = zp_shm_slot_vec(g->arena, a->slot, ZP_SHM_VEC_C, &lc);
-    zp_scalar_t *vh = zp_shm_slot_vec(g->arena, a->slot, ZP_SHM_VEC_H, &lh);
+    zp_scalar_t *w = zp_shm_slot_vec(s->arena, a->slot, ZP_SHM_VEC_W, &lw);
+    zp_scalar_t *va = zp_shm_slot_vec(s->arena, a->slot, ZP_SHM_VEC_A, &la);
+    zp_scalar_t *vb = zp_shm_slot_vec(s->arena, a->slot, ZP_SHM_VEC_B, &lb);
+    zp_scalar_t *vc = zp_shm_slot_vec(s->arena, a->slot, ZP_SHM_VEC_C, &lc);
+    zp_scalar_t *vh = zp_shm_slot_vec(s->arena, a->slot, ZP_SHM_VEC_H, &lh);
     size_t n = k->domain_size, nb = n * sizeof(zp_scalar_t);
     if (!w || !va || !vb || !vc || !vh || d->n_vars != k->n_vars || d->domain_size != k->domain_size ||
         lw < (size_t)k->n_vars * 32 || la < nb || lb < nb || lc < nb || lh < nb) {
         zp_err_set(ZP_EFORMAT, "slot %u vectors do not fit the key (%u vars, domain %u)", a->slot, k->n_vars, k->domain_size);
-        fail(t, ZP_EFORMAT, true, "slot");
+        zp_stage_fail_as(t, ZP_EFORMAT, ZP_FAIL_TRANSIENT, "slot");
         t->payload_bad = true;
         return;
     }
     if (g->private_vectors) {
-        if ((rc = ensure_private(g, n)) < 0) return fail(t, rc, true, "memory");
+        if ((rc = ensure_private(g, n)) < 0) return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "memory");
         memcpy(g->pa, va, nb);
         memcpy(g->pb, vb, nb);
         va = g->pa; vb = g->pb; vh = g->ph;
@@ -160,29 +160,15 @@ static void work(void *ctx, zp_stage_task_t *t)
     zp_g16_times_t tm;
     memset(out, 0, sizeof out);
     memset(&tm, 0, sizeof tm);
-    if ((rc = g->ops->prove_g1(g->be, k, w, va, vb, vc, vh, out, &tm)) < 0) {
-        fail(t, rc, true, "prove_g1");
-        if (rc == ZP_EDEVICE) g_stop = 1;   /* a broken device context: exit and be restarted clean */
-        return;
-    }
+    if ((rc = zp_bk_prove_g1(&g->bk, k, w, va, vb, vc, vh, out, &tm)) < 0) return backend_failed(t, rc, "prove_g1");
     t->dt[ZP_DT_H2D] = tm.h2d_ns;
     t->dt[ZP_DT_NTT] = tm.ntt_ns;
     t->dt[ZP_DT_MSM] = tm.msm_ns[0] + tm.msm_ns[1] + tm.msm_ns[2] + tm.msm_ns[3];
     t->dt[ZP_DT_D2H] = tm.d2h_ns;
-    rc = zp_shm_commit(g->arena, a->slot, ZP_SLOT_PROVING, a->gen, ZP_SLOT_PROVED, ZP_SHM_AREA_RESULT, out, sizeof out,
+    rc = zp_shm_commit(s->arena, a->slot, ZP_SLOT_PROVING, a->gen, ZP_SLOT_PROVED, ZP_SHM_AREA_RESULT, out, sizeof out,
                        &t->new_gen);
-    if (rc < 0) return fail(t, rc, true, "commit");
+    if (rc < 0) return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "commit");
     t->ok = true;
-}
-
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: zkpipe-gpu-worker [--runtime-dir DIR] [--arena NAME] [--instance N] [--credits N]\n"
-               "                         [--device N|N-K] [--backend auto|cuda|cpu] [--threads N] [--heartbeat-ms MS]\n"
-               "  --device N-K: worker K on CUDA device N (as systemd's zkpipe-gpu@N-K passes it);\n"
-               "                the default instance is then N*64+K (K < 64)\n"
-               "  --backends:    print the backends this build has (\"cuda cpu\" or \"cpu\") and exit\n"
-               ZP_KEYOPTS_USAGE);
 }
 
 /* "N" or "N-K": device ordinal N (after CUDA_VISIBLE_DEVICES), per-device index K */
@@ -203,125 +189,105 @@ static int parse_device(const char *s, int *dev, int *k)
     return 0;
 }
 
-static int open_backend(gpu_t *g, const char *which, int device, unsigned threads, char *name, size_t nn)
+static int opt(zp_stage_t *s, int c, const char *arg)
 {
-    zp_backend_cfg_t cfg = {.threads = threads, .device = device};
+    gpu_t *g = s->ctx;
+    switch (c) {
+    case 'd':
+        if (parse_device(arg, &g->device, &g->dev_k) < 0) {
+            fprintf(stderr, "zkpipe-gpu-worker: --device '%s': expected N or N-K (K < 64)\n", arg);
+            return 2;
+        }
+        return -1;
+    case 'b':
+        if (strcmp(arg, "auto") && strcmp(arg, "cuda") && strcmp(arg, "cpu")) {
+            fprintf(stderr, "zkpipe-gpu-worker: --backend '%s': expected auto, cuda or cpu\n", arg);
+            return 2;
+        }
+        g->backend = arg;
+        return -1;
+    case 'B':   /* for `zkpipe up`: the backends this build has */
+#ifdef ZP_HAVE_CUDA
+        puts("cuda cpu");
+#else
+        puts("cpu");
+#endif
+        return 0;
+    default:
+        return 2;
+    }
+}
+
+static int open_backend(gpu_t *g, unsigned threads, char *name, size_t nn)
+{
+    zp_backend_cfg_t cfg = {.threads = threads, .device = g->device};
     int rc;
 #ifdef ZP_HAVE_CUDA
-    if (strcmp(which, "cpu")) {
-        rc = zp_backend_cuda.open(&g->be, &cfg);
+    if (strcmp(g->backend, "cpu")) {
+        rc = zp_bk_open(&g->bk, &zp_backend_cuda, &cfg);
         if (rc == 0) {
-            g->ops = &zp_backend_cuda;
             g->private_vectors = false;
-            snprintf(name, nn, "cuda:%d", device);
+            snprintf(name, nn, "cuda:%d", g->device);
             return 0;
         }
-        if (!strcmp(which, "cuda")) return rc;
-        zp_log(ZP_LOG_WARN, "no usable CUDA device %d (%s %s): using the CPU backend", device, zp_strerror(rc),
+        if (!strcmp(g->backend, "cuda")) return rc;
+        zp_log(ZP_LOG_WARN, "no usable CUDA device %d (%s %s): using the CPU backend", g->device, zp_strerror(rc),
                zp_err_msg());
     }
 #else
-    if (!strcmp(which, "cuda")) return zp_err_set(ZP_ENODEV, "this build has no CUDA backend");
+    if (!strcmp(g->backend, "cuda")) return zp_err_set(ZP_ENODEV, "this build has no CUDA backend");
     zp_log(ZP_LOG_WARN, "built without CUDA: using the CPU backend");
 #endif
-    if ((rc = zp_backend_cpu.open(&g->be, &cfg)) < 0) return rc;
-    g->ops = &zp_backend_cpu;
+    if ((rc = zp_bk_open(&g->bk, &zp_backend_cpu, &cfg)) < 0) return rc;
     g->private_vectors = true;
     snprintf(name, nn, "cpu");
     return 0;
 }
 
-int main(int argc, char **argv, char **envp)
+static int init(zp_stage_t *s)
 {
-    static gpu_t G;
-    const char *rundir_opt = NULL, *arena = "default", *backend = "auto";
-    unsigned instance = 0, credits = 2, threads = 0, hb = 500;
-    int device = 0, dev_k = -1;
-    bool have_instance = false;
-    char rundir[512], ep[600], bname[32], name[96];
-
-    setproctitle_init(argc, argv, envp);
-    zp_log_init("gpu-worker");
-    static const struct option opts[] = {
-        {"runtime-dir", 1, 0, 'r'}, {"arena", 1, 0, 'a'}, {"instance", 1, 0, 'i'}, {"credits", 1, 0, 'c'},
-        {"device", 1, 0, 'd'}, {"backend", 1, 0, 'b'}, {"threads", 1, 0, 't'}, {"heartbeat-ms", 1, 0, 'H'},
-        {"backends", 0, 0, 'B'}, ZP_KEYOPTS_LONG, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
-    zp_keyopts_t ko = {0};
-    int c;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'r': rundir_opt = optarg; break;
-        case 'a': arena = optarg; break;
-        case 'i': instance = (unsigned)strtoul(optarg, NULL, 10); have_instance = true; break;
-        case 'c': credits = (unsigned)strtoul(optarg, NULL, 10); break;
-        case 'd':
-            if (parse_device(optarg, &device, &dev_k) < 0) {
-                fprintf(stderr, "zkpipe-gpu-worker: --device '%s': expected N or N-K (K < 64)\n", optarg);
-                return 2;
-            }
-            break;
-        case 'b': backend = optarg; break;
-        case 't': threads = (unsigned)strtoul(optarg, NULL, 10); break;
-        case 'H': hb = (unsigned)strtoul(optarg, NULL, 10); break;
-        case 'h': usage(stdout); return 0;
-        case 'B':   /* for `zkpipe up`: the backends this build has */
-#ifdef ZP_HAVE_CUDA
-            puts("cuda cpu");
-#else
-            puts("cpu");
-#endif
-            return 0;
-        default:
-            if (zp_keyopts_parse(&ko, c, optarg)) break;
-            usage(stderr);
-            return 2;
-        }
-    }
-    if (optind != argc || credits < 1 || credits > ZP_MSG_MAX_CREDITS || hb < 10 || device < 0 ||
-        (strcmp(backend, "auto") && strcmp(backend, "cuda") && strcmp(backend, "cpu"))) {
-        usage(stderr);
-        return 2;
-    }
-    if (dev_k >= 0 && !have_instance) instance = (unsigned)device * 64u + (unsigned)dev_k;
-    if (zp_runtime_dir(rundir, sizeof rundir, rundir_opt, false) < 0 || zp_broker_endpoint(ep, sizeof ep, rundir) < 0 ||
-        zp_shm_default_name(G.arena_name, sizeof G.arena_name, arena) < 0) {
-        fprintf(stderr, "zkpipe-gpu-worker: %s\n", zp_err_msg());
-        return 1;
-    }
-    int rc = open_backend(&G, backend, device, threads, bname, sizeof bname);
+    gpu_t *g = s->ctx;
+    char bname[32];
+    if (g->dev_k >= 0 && !s->have_instance) s->instance = (unsigned)g->device * 64u + (unsigned)g->dev_k;
+    int rc = open_backend(g, s->threads, bname, sizeof bname);
     if (rc < 0) {
-        fprintf(stderr, "zkpipe-gpu-worker: backend %s: %s %s\n", backend, zp_strerror(rc), zp_err_msg());
+        fprintf(stderr, "zkpipe-gpu-worker: backend %s: %s %s\n", g->backend, zp_strerror(rc), zp_err_msg());
         return 1;
+    }
+    if (zp_bk_fault_arm(&g->bk, getenv("ZP_TEST_FAULT")) < 0) {
+        fprintf(stderr, "zkpipe-gpu-worker: ZP_TEST_FAULT: %s\n", zp_err_msg());
+        zp_bk_close(&g->bk);
+        return 2;
     }
     zp_log(ZP_LOG_INFO, "backend %s", bname);
-    G.kc = zp_keycache_new();
-    G.kpool = zp_pool_new(threads);   /* for filling the shared key (copy + point checks) */
-    if (!G.kc || !G.kpool) return 1;
-    zp_keycache_set_release(G.kc, key_release, &G);
-    if (ko.too_many) {
-        fprintf(stderr, "zkpipe-gpu-worker: more than %d --preload keys\n", ZP_PRELOAD_MAX);
-        return 2;
-    }
-    if (!ko.no_store) zp_keycache_set_store(G.kc, G.arena_name, zp_keystore_get, zp_keystore_release, G.kpool);
-    if (zp_keycache_preload(G.kc, ko.paths, ko.n) < 0) {   /* before HELLO: READY means the keys are loaded */
-        fprintf(stderr, "zkpipe-gpu-worker: %s\n", zp_err_msg());
-        zp_keycache_destroy(&G.kc);
-        return 1;
-    }
-    struct sigaction sa = {.sa_handler = on_signal};
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    snprintf(name, sizeof name, "gpu-worker %s", bname);
-    zp_stage_def_t def = {.role = ZP_ROLE_GPU, .instance = instance, .credits = credits,
-                          .caps = strcmp(bname, "cpu") ? ZP_CAP_CUDA : 0, .name = name, .endpoint = ep,
-                          .heartbeat_ms = (int)hb, .ctx = &G, .work = work, .set_title = set_title, .stop = &g_stop};
-    rc = zp_stage_main(&def);
-    if (rc < 0) fprintf(stderr, "zkpipe-gpu-worker: %s %s\n", zp_strerror(rc), zp_err_msg());
-    if (G.registered) G.ops->host_unregister(G.be, G.registered);
-    zp_keycache_destroy(&G.kc);   /* before the backend: it may hold device copies keyed by these */
-    zp_pool_destroy(&G.kpool);
-    G.ops->close(&G.be);
-    zp_shm_close(&G.arena);
-    free(G.pa); free(G.pb); free(G.ph);
-    return rc < 0 ? 1 : 0;
+    zp_keycache_set_release(s->kc, key_release, g);
+    snprintf(s->name, sizeof s->name, "gpu-worker %s", bname);
+    if (strcmp(bname, "cpu")) s->caps |= ZP_CAP_CUDA;
+    return -1;
+}
+
+/* after the key cache is gone (it may hold registrations keyed by the backend) */
+static void fini(zp_stage_t *s)
+{
+    gpu_t *g = s->ctx;
+    zp_bk_log_spans(&g->bk);
+    zp_bk_close(&g->bk);
+    free(g->pa); free(g->pb); free(g->ph);
+}
+
+int main(int argc, char **argv)
+{
+    static gpu_t G = {.backend = "auto", .dev_k = -1};
+    static const struct option opts[] = {
+        {"device", 1, 0, 'd'}, {"backend", 1, 0, 'b'}, {"backends", 0, 0, 'B'}, {0, 0, 0, 0}};
+    static const zp_stage_def_t def = {
+        .role = ZP_ROLE_GPU, .prog = "zkpipe-gpu-worker", .log_role = "gpu-worker", .credits = 2,
+        .opts = opts, .opt = opt,
+        .usage_args = "[--device N|N-K] [--backend auto|cuda|cpu] [--backends]",
+        .usage_text = "  --device N-K: worker K on CUDA device N (as systemd's zkpipe-gpu@N-K passes it);\n"
+                      "                the default instance is then N*64+K (K < 64)\n"
+                      "  --backends:    print the backends this build has (\"cuda cpu\" or \"cpu\") and exit\n",
+        .init = init, .work = work, .arena_opened = arena_opened, .arena_closing = arena_closing, .fini = fini,
+        .ctx = &G};
+    return zp_stage_run(&def, argc, argv);
 }

@@ -276,7 +276,8 @@ int zp_msg_fail_decode(zp_msg_fail_t *m, const zp_frame_t *f)
 }
 
 /* ---- ASSIGN ---- 1 slot 2 gen 3 in_gen 4 payload_gen 5 stage 6 job 7 part 8 attempt 9 prio
- *                  10 zkey 11 r1cs 12 wtns 13 epoch */
+ *                  10 zkey 11 r1cs 12 wtns 13 epoch
+ *                  14 lease_deadline (optional, monotonic ns; written only when set) */
 int zp_msg_assign_encode(uint8_t **buf, size_t *len, const zp_msg_assign_t *m)
 {
     zp_enc_t e;
@@ -286,6 +287,7 @@ int zp_msg_assign_encode(uint8_t **buf, size_t *len, const zp_msg_assign_t *m)
     zp_enc_u64(&e, 7, m->part); zp_enc_u64(&e, 8, m->attempt); zp_enc_u64(&e, 9, m->priority);
     enc_strref(&e, 10, m->zkey); enc_strref(&e, 11, m->r1cs); enc_strref(&e, 12, m->wtns);
     zp_enc_u64(&e, 13, m->epoch);
+    if (m->lease_deadline) zp_enc_u64(&e, 14, m->lease_deadline);
     return enc_done(&e, buf, len);
 }
 int zp_msg_assign_decode(zp_msg_assign_t *m, const zp_frame_t *f)
@@ -306,6 +308,7 @@ int zp_msg_assign_decode(zp_msg_assign_t *m, const zp_frame_t *f)
     TRY(get_path(mp, "11", 11, "r1cs", true, &m->r1cs));
     TRY(get_path(mp, "12", 12, "witness", m->stage != ZP_ROLE_SYNTH, &m->wtns));
     TRY(zp_map_get_u64(mp, 13, 1, U64MAX, &m->epoch));
+    TRY(zp_map_get_u64(mp, ZP_OPT(14), 0, U64MAX, &m->lease_deadline));
     if (m->stage != ZP_ROLE_SYNTH && (m->in_gen == 0 || m->payload_gen == 0))
         return zp_err_set(ZP_EPROTO, "ASSIGN for stage %s without input generation", zp_role_name(m->stage));
     return 0;

@@ -150,6 +150,9 @@ typedef struct {
     uint32_t part, attempt, priority;
     zp_str_t zkey, r1cs, wtns;/* r1cs, wtns may be empty */
     uint64_t epoch;           /* the arena's epoch: a worker re-opens the arena when it changed */
+    /* optional (absent = 0 = no lease): CLOCK_MONOTONIC ns by which the worker must have
+     * reported; a stage whose work thread is still on it then exits (stage/stage.c) */
+    uint64_t lease_deadline;
 } zp_msg_assign_t;
 
 typedef struct { uint32_t slot; uint64_t gen; bool accepted; } zp_msg_ack_t;

@@ -880,6 +880,10 @@ static int final_region(uint8_t **p, size_t *cap, const zp_shm_t *a, uint32_t id
     uint8_t *h = zp_shm_slot_vec(a, idx, ZP_SHM_VEC_H, &hl);   /* validates off + len <= extent */
     uint8_t *ext = zp_shm_slot_extent(a, idx);
     if (!h || !ext) return zp_err_set(ZP_EFORMAT, "slot %u: no valid h vector for the finished proof", idx);
+    /* a zero-length (or cleared) h would put the text at offset 0: the witness (issue 8 defect 3) */
+    if (hl == 0 || h == ext)
+        return zp_err_set(ZP_EFORMAT, "slot %u: h vector of %zu bytes at offset %zu: no room for the finished proof",
+                          idx, hl, (size_t)(h - ext));
     *p = h;
     *cap = (size_t)(zp_shm_slot_bytes(a) - (uint64_t)(h - ext));
     return 0;
@@ -938,6 +942,14 @@ int zp_shm_final_read(char **proof_json, char **public_json, uint8_t *bin, size_
     char *pj = malloc((size_t)pl + ul + 1), *pu = malloc((size_t)ul + 1);
     if (!pj || !pu) { free(pj); free(pu); return zp_err_set(-ENOMEM, "finished proof"); }
     memcpy(pj, txt, (size_t)pl + ul);
+    /* the slot must still be FINISHED at commit_gen after the copy: freed and reused meanwhile,
+     * the text may be the next job's data, whatever its checksum says (issue 8 defect 3) */
+    atomic_thread_fence(memory_order_acquire);
+    if ((rc = zp_shm_slot_check(a, idx, ZP_SLOT_FINISHED, commit_gen)) < 0 ||
+        zp_shm_area_gen(a, idx, ZP_SHM_AREA_PROOF) != commit_gen) {
+        free(pj); free(pu);
+        return zp_err_set(ZP_ESTALE, "slot %u: moved while its finished proof was read", idx);
+    }
     bool ok = zp_shm_checksum(pj, (size_t)pl + ul, commit_gen) == sum && !memchr(pj, 0, (size_t)pl + ul);
     memcpy(pu, pj + pl, ul);
     pj[pl] = pu[ul] = 0;

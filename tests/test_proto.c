@@ -83,8 +83,14 @@ static void t_assign_done_fail(void)
     CHECK(da.slot == 2 && da.gen == 10 && da.in_gen == 9 && da.payload_gen == 7 && da.stage == ZP_ROLE_FINAL &&
           da.job == 5 && da.part == 3 && da.attempt == 2 && da.priority == 1 && da.epoch == 99 &&
           zp_str_eq(da.zkey, "/k.zkey") && da.r1cs.len == 0);
+    CHECK(da.lease_deadline == 0);   /* absent: no lease */
     truncations(b, n);
     free(b);
+    a.lease_deadline = 123456789012ull;   /* the optional lease (key 14) round-trips */
+    CHECK(zp_msg_assign_encode(&b, &n, &a) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_assign_decode(&da, &f) == 0 && da.lease_deadline == 123456789012ull);
+    free(b);
+    a.lease_deadline = 0;
     a.stage = ZP_ROLE_SYNTH; /* synth needs a witness path */
     CHECK(zp_msg_assign_encode(&b, &n, &a) == 0);
     CHECK(decode(&f, b, n) == 0 && zp_msg_assign_decode(&da, &f) == ZP_EPROTO);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # notify.sh ZKPIPE SOURCE_ROOT - service-manager notifications (proto/notify.c, the loop in
-# proto/peer.c, cli/up.c) end to end, with real processes and a stand-in for systemd's socket
+# stage/stage_loop.c, cli/up.c) end to end, with real processes and a stand-in for systemd's socket
 # (notify_recv.py, which names each sender by SCM_CREDENTIALS):
 #  1. `zkpipe up` under NOTIFY_SOCKET + WATCHDOG_USEC: READY=1 once every child is up, STATUS=,
 #     WATCHDOG=1 pings, STOPPING=1 on SIGTERM (checked at the end);

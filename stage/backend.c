@@ -1,0 +1,127 @@
+/* backend.c - the backend wrapper of the GPU worker (see backend.h): every production call
+ * goes through call_begin/call_end, which count and time it, fire an armed fault, and decide
+ * (zp_bk_fatal, the only place) that an error breaks the device for good.
+ * Tests: tests/ipc/stage_device.sh. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/util/util.h"
+#include "stage/backend.h"
+
+static const char *const op_name[ZP_BK_NOPS] = {"host_register", "host_unregister", "load_key", "prove_g1"};
+
+bool zp_bk_fatal(int rc) { return rc == ZP_EDEVICE; }
+
+int zp_bk_open(zp_bk_t *bk, const zp_backend_ops_t *ops, const zp_backend_cfg_t *cfg)
+{
+    *bk = (zp_bk_t){.ops = ops, .fault_op = -1};
+    int rc = ops->open(&bk->be, cfg);
+    if (rc < 0) bk->be = NULL;
+    return rc;
+}
+
+void zp_bk_close(zp_bk_t *bk)
+{
+    if (bk->ops && bk->be) bk->ops->close(&bk->be);
+    bk->be = NULL;
+}
+
+const char *zp_bk_name(const zp_bk_t *bk) { return bk->ops ? bk->ops->name : "none"; }
+
+int zp_bk_fault_arm(zp_bk_t *bk, const char *spec)
+{
+    static const struct { const char *name; int code; } codes[] = {
+        {"EDEVICE", ZP_EDEVICE}, {"ENOMEM", -ENOMEM}, {"EIO", -EIO}, {"EFORMAT", ZP_EFORMAT}, {"ETIMEDOUT", ZP_ETIMEDOUT}};
+    bk->fault_op = -1;
+    if (!spec || !*spec) return 0;
+    char op[32], code[32];
+    unsigned long long at = 1;
+    int n = sscanf(spec, "%31[a-z_0-9]=%31[A-Z]@%llu", op, code, &at);
+    if (n < 2 || at == 0) return zp_err_set(ZP_EFORMAT, "fault spec '%s': expected OP=CODE[@N]", spec);
+    int o = -1, c = 0;
+    for (int i = 0; i < ZP_BK_NOPS; i++) if (!strcmp(op, op_name[i])) o = i;
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) if (!strcmp(code, codes[i].name)) c = codes[i].code;
+    if (o < 0 || !c) return zp_err_set(ZP_EFORMAT, "fault spec '%s': unknown operation or code", spec);
+    bk->fault_op = o;
+    bk->fault_code = c;
+    bk->fault_at = at;
+    zp_log(ZP_LOG_WARN, "fault injection armed: %s fails with %s from call %llu on (a test hook)", op, code, at);
+    return 0;
+}
+
+/* before a call: 0 to go on, else the error to return without calling the backend */
+static int call_begin(zp_bk_t *bk, int op, uint64_t *t0)
+{
+    *t0 = zp_now_ns();
+    bk->span[op].calls++;
+    if (bk->broken)
+        return zp_err_set(ZP_EDEVICE, "%s: the %s device failed earlier; this worker must restart", op_name[op],
+                          zp_bk_name(bk));
+    if (bk->fault_op == op && bk->span[op].calls >= bk->fault_at)
+        return zp_err_set(bk->fault_code, "%s: injected fault (call %llu)", op_name[op],
+                          (unsigned long long)bk->span[op].calls);
+    return 0;
+}
+
+static int call_end(zp_bk_t *bk, int op, uint64_t t0, int rc)
+{
+    uint64_t dt = zp_now_ns() - t0;
+    bk->span[op].ns += dt;
+    if (rc < 0) {
+        bk->span[op].fails++;
+        if (zp_bk_fatal(rc) && !bk->broken) {
+            bk->broken = true;
+            zp_log(ZP_LOG_ERROR, "%s backend: device error in %s (%s): the device is unusable from now on",
+                   zp_bk_name(bk), op_name[op], zp_err_msg());
+        }
+    }
+    zp_log(ZP_LOG_DEBUG, "%s backend: %s %.3f ms%s%s", zp_bk_name(bk), op_name[op], dt / 1e6, rc < 0 ? ": " : "",
+           rc < 0 ? zp_strerror(rc) : "");
+    return rc;
+}
+
+#define BK_CALL(bk, op, expr)                                         \
+    uint64_t t0_;                                                     \
+    int rc_ = call_begin((bk), (op), &t0_);                           \
+    if (rc_ == 0) rc_ = (expr);                                       \
+    rc_ = call_end((bk), (op), t0_, rc_)
+
+int zp_bk_host_register(zp_bk_t *bk, void *p, size_t len)
+{
+    BK_CALL(bk, ZP_BK_HOST_REGISTER, bk->ops->host_register(bk->be, p, len));
+    return rc_;
+}
+
+int zp_bk_host_unregister(zp_bk_t *bk, void *p)
+{
+    if (bk->broken) return ZP_EDEVICE;   /* nothing to undo on a dead context; do not count */
+    BK_CALL(bk, ZP_BK_HOST_UNREGISTER, bk->ops->host_unregister(bk->be, p));
+    return rc_;
+}
+
+int zp_bk_load_key(zp_bk_t *bk, const zp_g16_key_t *k)
+{
+    BK_CALL(bk, ZP_BK_LOAD_KEY, bk->ops->load_key(bk->be, k));
+    return rc_;
+}
+
+int zp_bk_prove_g1(zp_bk_t *bk, const zp_g16_key_t *k, const zp_scalar_t *w, zp_scalar_t *a, zp_scalar_t *b,
+                   const zp_scalar_t *c, zp_scalar_t *h, zp_g1_any_t out[ZP_G16_NMSM], zp_g16_times_t *t)
+{
+    BK_CALL(bk, ZP_BK_PROVE_G1, bk->ops->prove_g1(bk->be, k, w, a, b, c, h, out, t));
+    return rc_;
+}
+
+void zp_bk_log_spans(const zp_bk_t *bk)
+{
+    char buf[400];
+    size_t o = 0;
+    for (int i = 0; i < ZP_BK_NOPS && o < sizeof buf; i++)
+        if (bk->span[i].calls)
+            o += (size_t)snprintf(buf + o, sizeof buf - o, " %s %llu call(s) %llu failed %.1f ms;", op_name[i],
+                                  (unsigned long long)bk->span[i].calls, (unsigned long long)bk->span[i].fails,
+                                  bk->span[i].ns / 1e6);
+    zp_log(ZP_LOG_INFO, "%s backend:%s", zp_bk_name(bk), o ? buf : " no calls");
+}

@@ -1,0 +1,48 @@
+/* backend.h - the one wrapper the GPU worker calls a backend through (sqlite os.c style over
+ * the zp_backend_ops_t table of lib/groth16/groth16.h: CPU, CUDA). It adds, in one place:
+ *   - spans: calls, failures and time per operation (zp_bk_span_t; a debug log line per call);
+ *   - fault injection for tests: zp_bk_fault_arm("op=CODE[@N]"), e.g. "load_key=EDEVICE" or
+ *     "prove_g1=EDEVICE@2": the N-th call of op (default the first) and every later one fail
+ *     with CODE before reaching the backend, as a sticky device error would;
+ *   - the one decision whether an error is fatal (zp_bk_fatal): ZP_EDEVICE means the device
+ *     context is unusable; the wrapper then refuses every later call (ZP_EDEVICE) and the
+ *     stage reports the task as a DEVICE failure and exits for a clean restart.
+ * Only the production verbs are here (open/close, host (un)register, load_key, prove_g1); the
+ * table's test and bench verbs (compute_h, msm_g1) stay off this surface.
+ * Not thread-safe: one call at a time (the stage's work thread; init and fini on main).
+ * Tests: tests/ipc/stage_device.sh (fault injection on the CPU backend). */
+#ifndef ZP_STAGE_BACKEND_H
+#define ZP_STAGE_BACKEND_H
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lib/groth16/groth16.h"
+
+enum { ZP_BK_HOST_REGISTER = 0, ZP_BK_HOST_UNREGISTER = 1, ZP_BK_LOAD_KEY = 2, ZP_BK_PROVE_G1 = 3, ZP_BK_NOPS = 4 };
+typedef struct { uint64_t calls, fails, ns; } zp_bk_span_t;
+typedef struct zp_bk {
+    const zp_backend_ops_t *ops;
+    zp_backend_t *be;
+    bool broken;                    /* a fatal error was seen: every later call fails */
+    zp_bk_span_t span[ZP_BK_NOPS];
+    int fault_op, fault_code;       /* fault_op < 0: none */
+    uint64_t fault_at;              /* 1-based call number of fault_op from which it fails */
+} zp_bk_t;
+
+/* open ops on cfg into bk (no faults armed) */
+int zp_bk_open(zp_bk_t *bk, const zp_backend_ops_t *ops, const zp_backend_cfg_t *cfg);
+void zp_bk_close(zp_bk_t *bk);
+/* spec NULL or "": nothing armed. ZP_EFORMAT with a message on a bad spec. */
+int zp_bk_fault_arm(zp_bk_t *bk, const char *spec);
+const char *zp_bk_name(const zp_bk_t *bk);
+/* the one rule: does this error leave the device unusable? */
+bool zp_bk_fatal(int rc);
+/* one log line with the spans */
+void zp_bk_log_spans(const zp_bk_t *bk);
+
+int zp_bk_host_register(zp_bk_t *bk, void *p, size_t len);
+int zp_bk_host_unregister(zp_bk_t *bk, void *p);
+int zp_bk_load_key(zp_bk_t *bk, const zp_g16_key_t *k);
+int zp_bk_prove_g1(zp_bk_t *bk, const zp_g16_key_t *k, const zp_scalar_t *w, zp_scalar_t *a, zp_scalar_t *b,
+                   const zp_scalar_t *c, zp_scalar_t *h, zp_g1_any_t out[ZP_G16_NMSM], zp_g16_times_t *t);
+#endif

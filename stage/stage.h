@@ -1,0 +1,126 @@
+/* stage.h - the one runtime of the stage daemons (synth, gpu-worker, finalizer), postgres
+ * background-worker style: a daemon fills a zp_stage_def_t (role, its own options, init,
+ * work, fini) and calls zp_stage_run(&def, argc, argv) from main. The runtime owns the rest:
+ *   - signals, first thing: SIGTERM/SIGINT set a stop flag (finish the running task, hand the
+ *     queued ones back, exit 0), SIGHUP is logged and ignored, SIGPIPE is ignored (a closed
+ *     stderr pipe must not kill a stage); a stop during init (key preload) exits 0 cleanly;
+ *   - the shared options (--runtime-dir --arena --instance --credits --threads --heartbeat-ms
+ *     --preload --no-key-store --help) plus the daemon's own (def->opts / def->opt);
+ *   - the arena (zp_stage_arena: opened per epoch), the key cache (shm/keycache.h: key store
+ *     + --preload before HELLO, so READY means the keys are loaded) and the thread pool;
+ *   - HELLO (one function: stage.c hello_build), heartbeats, credits, one work thread that runs
+ *     def->work() per assignment in arrival order, REVOKE/RESET, the service manager
+ *     notifications (proto/notify.h);
+ *   - results: a DONE or FAIL is never dropped: frames the socket does not take now (high-water
+ *     mark: a stalled broker) wait in an ordered outbox and are resent as soon as it takes
+ *     them; a stop waits (bounded) for the outbox to drain;
+ *   - leases: an ASSIGN may carry a deadline (lease_deadline); a work thread still on a task
+ *     past it is taken as hung: the stage stops heartbeating and exits ZP_STAGE_EXIT_LEASE so
+ *     its supervisor restarts it (the broker requeues the partition on the same expiry);
+ *   - failure classes: work() fails a task with zp_stage_fail()/zp_stage_fail_as(); every FAIL
+ *     carries its zp_fail_class_t. A DEVICE failure is reported, then the stage stops taking
+ *     work and exits ZP_STAGE_EXIT_DEVICE so its supervisor restarts it clean.
+ * Threads: the caller's (main) thread runs init, the zmq_poll loop and fini; only it touches the
+ * socket. The work thread owns the task it runs; work() must not keep pointers into a task
+ * after it returns (paths are freed). Signals are blocked on the work thread.
+ * The slot protocol the stages follow: doc/slot-protocol.md.
+ * Tests: tests/ipc/stage_*.sh with the fake broker tests/ipc/stage_peer.c; tests/ipc/. */
+#ifndef ZP_STAGE_H
+#define ZP_STAGE_H
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "lib/groth16/groth16.h"
+#include "proto/proto.h"
+#include "shm/keycache.h"
+#include "shm/shm.h"
+
+/* exit statuses besides 0 (clean stop), 1 (error) and 2 (usage) */
+#define ZP_STAGE_EXIT_DEVICE 3      /* a device error: restart me clean */
+#define ZP_STAGE_EXIT_LEASE 4       /* my work thread overran its lease: restart me */
+
+typedef struct zp_stage_task {
+    zp_msg_assign_t a;      /* strings point at the owned copies below */
+    char *zkey, *r1cs, *wtns;
+    volatile int revoked;   /* set by the loop on REVOKE / stop (not RESET): may stop before work() */
+    struct zp_stage_task *next;
+    /* result, filled by work() (zp_stage_fail* for a failure) */
+    bool ok, payload_bad;
+    bool unstarted, stopping;   /* set by the runtime only: handed back without running work() */
+    uint8_t fail_class;         /* zp_fail_class_t */
+    int code;
+    uint64_t new_gen, t_start, t_end, dt[ZP_DT_N];
+    char *proof_json, *public_json;   /* malloc'd by work() (finalizer), freed by the runtime */
+    uint8_t proof_bin[ZP_MSG_BIN_MAX];
+    size_t proof_bin_len;
+    char msg[512];
+} zp_stage_task_t;
+
+#define ZP_PRELOAD_MAX 16
+
+typedef struct zp_stage zp_stage_t;
+typedef struct zp_stage_def {
+    unsigned role;                  /* ZP_ROLE_* */
+    const char *prog;               /* "zkpipe-synth": prefixes messages */
+    const char *log_role;           /* "synth": zp_log_init */
+    unsigned credits;               /* default --credits */
+    unsigned caps;                  /* ZP_CAP_* announced in HELLO (init may change s->caps) */
+    /* the daemon's own options: long options (terminated by a zero entry; codes must not be
+     * 'r' 'a' 'i' 'c' 't' 'H' 'P' 'K' 'h'), their usage text, and the parser. opt returns -1 to
+     * go on, else the exit status (message printed). */
+    const struct option *opts;
+    const char *usage_args, *usage_text;
+    int (*opt)(zp_stage_t *s, int c, const char *arg);
+    /* after options, signals, arena name, pool and key cache, before --preload and HELLO:
+     * open what work() needs (the GPU worker's backend). -1 to go on, else the exit status. */
+    int (*init)(zp_stage_t *s);
+    /* run on the work thread: fill t->ok/new_gen/... or fail it with zp_stage_fail* */
+    void (*work)(zp_stage_t *s, zp_stage_task_t *t);
+    /* the arena was opened (a new epoch) / is about to be closed; may be NULL */
+    void (*arena_opened)(zp_stage_t *s);
+    void (*arena_closing)(zp_stage_t *s);
+    /* main thread, after the loop, after the key cache is gone; may be NULL */
+    void (*fini)(zp_stage_t *s);
+    void *ctx;                      /* the daemon's state */
+} zp_stage_def_t;
+
+/* What the runtime hands init/work/fini. Options are read-only after parsing. */
+struct zp_stage {
+    const zp_stage_def_t *def;
+    void *ctx;                      /* def->ctx */
+    const char *rundir_opt, *arena_opt;
+    unsigned instance, credits, threads, hb_ms;
+    bool have_instance;             /* --instance was given */
+    char *preload[ZP_PRELOAD_MAX];
+    unsigned n_preload;
+    bool no_key_store;
+    char rundir[512], endpoint[600];
+    char arena_name[ZP_SHM_NAME_MAX + 1];
+    zp_shm_t *arena;                /* work thread only (zp_stage_arena) */
+    zp_keycache_t *kc;              /* work thread only after init */
+    zp_pool_t *pool;
+    char name[96];                  /* HELLO / status text; init may set it */
+    unsigned caps;
+};
+
+/* Runs the stage; returns main's exit status. */
+int zp_stage_run(const zp_stage_def_t *def, int argc, char **argv);
+
+/* work thread: the arena of this epoch (re-opened when the epoch changed; arena_opened /
+ * arena_closing called around it). Error with a message. */
+int zp_stage_arena(zp_stage_t *s, uint64_t epoch);
+
+/* Fail t: code, message "what: <strerror>: <detail>", class decided by zp_stage_fail_class
+ * (zp_stage_fail) or given (zp_stage_fail_as). */
+void zp_stage_fail(zp_stage_task_t *t, int code, const char *what);
+void zp_stage_fail_as(zp_stage_task_t *t, int code, zp_fail_class_t cls, const char *what);
+/* The class of an error about the job's own files and data: INPUT when it is deterministic
+ * (malformed, mismatched or unsatisfying inputs, a missing or unreadable file), else
+ * TRANSIENT. Device errors are classified by the backend wrapper (stage/backend.h). */
+zp_fail_class_t zp_stage_fail_class(int code);
+
+/* test hook: ZP_TEST_HOLD_DIR=<dir>: before each task, wait while <dir>/hold-<role> exists */
+void zp_stage_test_hold(unsigned role, volatile int *revoked);
+#endif

@@ -1,0 +1,490 @@
+/* stage_loop.c - the stage runtime's loop: the socket, HELLO, heartbeats, the work thread,
+ * REVOKE/RESET, the results outbox and the lease watch (see stage.h).
+ *
+ * Invariants: the loop (main) thread owns the socket and the outbox; the work thread owns the
+ * task it is running; the two queues (todo, done) and `running` are guarded by one mutex; the
+ * work thread wakes the loop through an eventfd. A task is reported exactly once (DONE or
+ * FAIL); queued tasks are dropped silently on a RESET (the broker forgot them); the running one
+ * carries on, is listed in the HELLO that follows, and is reported (adopted by a restarted
+ * broker, else counted stale). Work handed back without running work() is a FAIL with
+ * unstarted = true (stopping = true when the worker is shutting down).
+ * Results are never dropped: every HELLO, DONE and FAIL goes through the outbox, in order; a
+ * frame the socket does not take now (high-water mark) stays there and is resent when the
+ * socket polls writable. Heartbeats are liveness only: sent when the outbox is empty.
+ * Lease: a running task past its ASSIGN's lease_deadline means a hung work thread (it cannot be
+ * cancelled safely): the loop logs it, hands what it can to the socket and exits the process
+ * (ZP_STAGE_EXIT_LEASE) for the supervisor to restart; the broker requeues on the same expiry.
+ * Service manager (proto/notify.h; systemd or `zkpipe up`): READY=1 once, when the first frame
+ * from the broker arrives after our HELLO; STATUS= follows the process title; WATCHDOG=1 from the
+ * loop at half of WATCHDOG_USEC; STOPPING=1 on a stop. Tests: tests/ipc/stage_*.sh, tests/ipc/. */
+#include <bsd/unistd.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "lib/util/util.h"
+#include "proto/identity.h"
+#include "proto/notify.h"
+#include "proto/peer.h"
+#include "stage/stage_int.h"
+
+#define OUTBOX_DRAIN_MS 10000     /* a stop waits this long for the broker to take our results */
+
+typedef struct out_frame { struct out_frame *next; size_t n; uint8_t b[]; } out_frame_t;
+
+typedef struct {
+    zp_stage_t *s;
+    zp_peer_t p;
+    uint64_t inc;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    zp_stage_task_t *todo, *todo_tail, *done, *running;
+    bool quit;
+    int efd;
+    unsigned held;          /* tasks received and not yet reported */
+    char status[200];       /* last STATUS= sent */
+    out_frame_t *out, *out_tail;
+    unsigned out_n;
+    bool out_stalled;
+    uint64_t out_stalls;    /* times the broker stopped taking our frames */
+    bool device_failed;     /* a DEVICE-class FAIL was reported: stop, exit for a clean restart */
+} loop_t;
+
+static void task_free(zp_stage_task_t *t)
+{
+    if (!t) return;
+    free(t->zkey); free(t->r1cs); free(t->wtns); free(t->proof_json); free(t->public_json);
+    free(t);
+}
+
+static void unstarted(zp_stage_task_t *t, bool stopping, const char *why)
+{
+    t->ok = false; t->code = ZP_ESTALE; t->fail_class = ZP_FAIL_WORKER;
+    t->unstarted = true; t->stopping = stopping;
+    snprintf(t->msg, sizeof t->msg, "handed back unstarted: %s", why);
+}
+
+/* ---------------------------------------------------------------- work thread */
+static void *work_thread(void *arg)
+{
+    loop_t *h = arg;
+    for (;;) {
+        pthread_mutex_lock(&h->mu);
+        while (!h->todo && !h->quit) pthread_cond_wait(&h->cv, &h->mu);
+        if (!h->todo) { pthread_mutex_unlock(&h->mu); break; }
+        zp_stage_task_t *t = h->todo;
+        h->todo = t->next;
+        if (!h->todo) h->todo_tail = NULL;
+        t->next = NULL;
+        h->running = t;
+        pthread_mutex_unlock(&h->mu);
+
+        t->t_start = zp_now_ns();
+        if (t->a.lease_deadline && t->t_start >= t->a.lease_deadline) {
+            unstarted(t, false, "its lease expired while it was queued");
+        } else {
+            zp_stage_test_hold(h->s->def->role, &t->revoked);
+            t->t_start = zp_now_ns();
+            if (t->revoked) {
+                bool stopping = zp_stage_sig_stop || h->device_failed;
+                unstarted(t, stopping, stopping ? "worker shutting down" : "revoked");
+            } else {
+                h->s->def->work(h->s, t);
+            }
+        }
+        t->t_end = zp_now_ns();
+
+        pthread_mutex_lock(&h->mu);
+        h->running = NULL;
+        t->next = h->done;
+        h->done = t;
+        pthread_mutex_unlock(&h->mu);
+        uint64_t one = 1;
+        if (write(h->efd, &one, sizeof one) < 0) { /* eventfd cannot fail here */ }
+    }
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- outbox */
+/* hand queued frames to the socket, in order, until it would block */
+static void out_flush(loop_t *h)
+{
+    while (h->out) {
+        out_frame_t *o = h->out;
+        if (zmq_send(h->p.sock, o->b, o->n, ZMQ_DONTWAIT) < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN) {
+                if (!h->out_stalled) {
+                    h->out_stalled = true;
+                    h->out_stalls++;
+                    zp_log(ZP_LOG_WARN, "the broker is not taking messages (high-water mark): results queued, "
+                           "resending as soon as it takes them");
+                }
+                return;
+            }
+            /* the socket itself is gone (context terminated): nothing can be sent any more */
+            zp_log(ZP_LOG_ERROR, "send: %s: %u queued frame(s) not delivered", zmq_strerror(errno), h->out_n);
+            return;
+        }
+        h->out = o->next;
+        if (!h->out) h->out_tail = NULL;
+        h->out_n--;
+        free(o);
+    }
+    if (h->out_stalled) {
+        h->out_stalled = false;
+        zp_log(ZP_LOG_INFO, "the broker takes messages again: every queued result delivered");
+    }
+}
+
+/* queue buf (freed here) behind what is waiting, then flush */
+static int out_send(loop_t *h, uint8_t *buf, size_t n)
+{
+    out_frame_t *o = malloc(sizeof *o + n);
+    if (!o) {
+        /* no memory for the queue: block on the socket instead of losing the frame */
+        int rc = zmq_send(h->p.sock, buf, n, 0);
+        free(buf);
+        return rc < 0 ? zp_err_set(-errno, "send: %s", zmq_strerror(errno)) : 0;
+    }
+    o->next = NULL;
+    o->n = n;
+    memcpy(o->b, buf, n);
+    free(buf);
+    if (h->out_tail) h->out_tail->next = o; else h->out = o;
+    h->out_tail = o;
+    h->out_n++;
+    out_flush(h);
+    return 0;
+}
+
+/* wait up to ms for the outbox to drain (stop, exit) */
+static void out_drain(loop_t *h, int ms)
+{
+    uint64_t end = zp_now_ns() + (uint64_t)ms * 1000000u;
+    while (h->out && zp_now_ns() < end) {
+        zmq_pollitem_t it = {h->p.sock, 0, ZMQ_POLLOUT, 0};
+        if (zmq_poll(&it, 1, 50) > 0) out_flush(h);
+    }
+    if (h->out)
+        zp_log(ZP_LOG_WARN, "%u result frame(s) not taken by the broker in %d ms; the slots keep the committed "
+               "state for its recovery", h->out_n, ms);
+}
+
+/* ---------------------------------------------------------------- messages */
+/* The HELLO this worker sends: identity, credits and the slot it is working on. (The one
+ * place a HELLO is built: an identity token handed by the supervisor goes here.) */
+static void hello_build(loop_t *h, zp_msg_hello_t *m)
+{
+    const zp_stage_t *s = h->s;
+    *m = (zp_msg_hello_t){.role = s->def->role, .instance = s->instance, .incarnation = h->inc,
+                          .pid = (uint32_t)getpid(), .capabilities = s->caps, .credits = s->credits,
+                          .name = zp_str(s->name)};
+    zp_identity_hello(m);   /* the supervisor's token (proto/identity.h) */
+    pthread_mutex_lock(&h->mu);
+    if (h->running && m->n_held < ZP_MSG_MAX_HELD)
+        m->held[m->n_held++] = (zp_held_t){h->running->a.slot, h->running->a.gen};
+    pthread_mutex_unlock(&h->mu);
+}
+
+static int send_hello(loop_t *h)
+{
+    zp_msg_hello_t m;
+    hello_build(h, &m);
+    uint8_t *b; size_t n;
+    int rc = zp_msg_hello_encode(&b, &n, &m);
+    return rc < 0 ? rc : out_send(h, b, n);
+}
+
+static void report(loop_t *h, zp_stage_task_t *t)
+{
+    uint8_t *b = NULL; size_t n = 0;
+    int rc;
+    if (t->ok) {
+        zp_msg_done_t m = {.slot = t->a.slot, .gen = t->a.gen, .new_gen = t->new_gen, .job = t->a.job,
+                           .part = t->a.part, .t_start = t->t_start, .t_end = t->t_end,
+                           .proof_json = zp_str(t->proof_json), .public_json = zp_str(t->public_json),
+                           .proof_bin = t->proof_bin, .proof_bin_len = t->proof_bin_len};
+        memcpy(m.dt, t->dt, sizeof m.dt);
+        rc = zp_msg_done_encode(&b, &n, &m);
+    } else {
+        zp_msg_fail_t m = {.slot = t->a.slot, .gen = t->a.gen, .job = t->a.job, .part = t->a.part,
+                           .retryable = t->fail_class != ZP_FAIL_INPUT, .code = t->code < 0 ? t->code : ZP_EPROTO,
+                           .payload_bad = t->payload_bad, .t_start = t->t_start, .t_end = t->t_end,
+                           .message = zp_str(t->msg), .unstarted = t->unstarted,
+                           .stopping = t->stopping || t->fail_class == ZP_FAIL_DEVICE,
+                           .fail_class = t->fail_class};
+        rc = zp_msg_fail_encode(&b, &n, &m);
+        if (t->fail_class == ZP_FAIL_DEVICE && !h->device_failed) {
+            h->device_failed = true;
+            zp_log(ZP_LOG_ERROR, "job %llu part %u: device failure (%s): exiting for a clean restart",
+                   (unsigned long long)t->a.job, t->a.part, t->msg);
+        }
+    }
+    if (rc == 0) rc = out_send(h, b, n);
+    if (rc < 0) zp_log(ZP_LOG_ERROR, "job %llu part %u: cannot report to the broker: %s %s",
+                       (unsigned long long)t->a.job, t->a.part, zp_strerror(rc), zp_err_msg());
+    else zp_log(ZP_LOG_DEBUG, "job %llu part %u slot %u: %s%s%s", (unsigned long long)t->a.job, t->a.part,
+                t->a.slot, t->ok ? "DONE" : "FAIL ", t->ok ? "" : zp_fail_class_name(t->fail_class),
+                t->ok ? "" : t->msg);
+    if (h->held) h->held--;
+}
+
+/* process title and, when it changed, STATUS= for the service manager */
+static void title(loop_t *h, const char *state)
+{
+    char buf[200];
+    snprintf(buf, sizeof buf, "%s #%u: %s (%u held)", zp_role_name(h->s->def->role), h->s->instance, state, h->held);
+    setproctitle("%s", buf);
+    if (strcmp(buf, h->status)) {
+        memcpy(h->status, buf, sizeof buf);
+        zp_notifyf("STATUS=%s", buf);
+    }
+}
+
+static void on_assign(loop_t *h, const zp_frame_t *f, bool stopping)
+{
+    zp_msg_assign_t a;
+    if (zp_msg_assign_decode(&a, f) < 0 || a.stage != h->s->def->role) {
+        zp_log(ZP_LOG_WARN, "bad ASSIGN dropped: %s", zp_err_msg());
+        return;
+    }
+    h->held++;
+    if (stopping) {
+        zp_stage_task_t t = {.a = a};
+        unstarted(&t, true, "worker shutting down");
+        t.t_start = t.t_end = zp_now_ns();
+        report(h, &t);
+        return;
+    }
+    zp_stage_task_t *t = calloc(1, sizeof *t);
+    if (!t || !(t->zkey = zp_str_dup(a.zkey)) || !(t->r1cs = zp_str_dup(a.r1cs)) || !(t->wtns = zp_str_dup(a.wtns))) {
+        if (t) task_free(t);
+        zp_stage_task_t tmp = {.a = a, .code = -ENOMEM, .fail_class = ZP_FAIL_TRANSIENT};
+        snprintf(tmp.msg, sizeof tmp.msg, "out of memory");
+        report(h, &tmp);
+        return;
+    }
+    t->a = a;
+    t->a.zkey = zp_str(t->zkey); t->a.r1cs = zp_str(t->r1cs); t->a.wtns = zp_str(t->wtns);
+    pthread_mutex_lock(&h->mu);
+    if (h->todo_tail) h->todo_tail->next = t; else h->todo = t;
+    h->todo_tail = t;
+    pthread_cond_signal(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+    char s[120];
+    snprintf(s, sizeof s, "job %llu part %u slot %u", (unsigned long long)a.job, a.part, a.slot);
+    title(h, s);
+}
+
+/* drop queued tasks: matching (slot, gen) only, or all (all = true). Reports FAIL (unstarted)
+ * for each when report_them (REVOKE / stop), silently for RESET (the broker forgot them).
+ * The running task is marked revoked (it may stop before work() starts) only when
+ * revoke_running: not on RESET, where the HELLO that follows lists it at its generation and
+ * a restarted broker adopts it (if the broker requeued it instead, the slot's generation moved
+ * and the task's commit is refused by the fence). */
+static void drop_queued(loop_t *h, bool all, uint32_t slot, uint64_t gen, bool report_them, bool revoke_running,
+                        const char *why)
+{
+    bool stopping = report_them && all;
+    zp_stage_task_t *keep = NULL, *keep_tail = NULL, *drop = NULL;
+    pthread_mutex_lock(&h->mu);
+    for (zp_stage_task_t *t = h->todo, *nx; t; t = nx) {
+        nx = t->next;
+        t->next = NULL;
+        if (all || (t->a.slot == slot && t->a.gen == gen)) { t->next = drop; drop = t; }
+        else { if (keep_tail) keep_tail->next = t; else keep = t; keep_tail = t; }
+    }
+    h->todo = keep; h->todo_tail = keep_tail;
+    if (revoke_running && h->running && (all || (h->running->a.slot == slot && h->running->a.gen == gen)))
+        h->running->revoked = 1;
+    pthread_mutex_unlock(&h->mu);
+    for (zp_stage_task_t *t = drop, *nx; t; t = nx) {
+        nx = t->next;
+        if (report_them) {
+            unstarted(t, stopping, why);
+            t->t_start = t->t_end = zp_now_ns();
+            report(h, t);
+        } else if (h->held) h->held--;
+        task_free(t);
+    }
+}
+
+/* report what the work thread finished, in completion order */
+static void take_done(loop_t *h)
+{
+    uint64_t v;
+    if (read(h->efd, &v, sizeof v) < 0) { /* spurious wake */ }
+    pthread_mutex_lock(&h->mu);
+    zp_stage_task_t *d = h->done;
+    h->done = NULL;
+    pthread_mutex_unlock(&h->mu);
+    zp_stage_task_t *rev = NULL;
+    while (d) { zp_stage_task_t *nx = d->next; d->next = rev; rev = d; d = nx; }
+    for (zp_stage_task_t *t = rev, *nx; t; t = nx) {
+        nx = t->next;
+        report(h, t);
+        task_free(t);
+    }
+    title(h, h->held ? "busy" : "idle");
+}
+
+/* the running task's lease deadline (0: none or nothing running) */
+static uint64_t running_deadline(loop_t *h, zp_msg_assign_t *a)
+{
+    uint64_t dl = 0;
+    pthread_mutex_lock(&h->mu);
+    if (h->running && h->running->a.lease_deadline) { dl = h->running->a.lease_deadline; *a = h->running->a; }
+    pthread_mutex_unlock(&h->mu);
+    return dl;
+}
+
+/* the work thread overran its lease: it is hung (a device that stopped answering, a path on a
+ * stuck mount) and cannot be stopped safely; exit for the supervisor to restart us */
+static void lease_expired(loop_t *h, const zp_msg_assign_t *a, uint64_t now)
+{
+    zp_log(ZP_LOG_ERROR, "job %llu part %u slot %u: the work thread is %.1f s past the task's lease: taken as hung; "
+           "exiting (status %d) for a restart; the broker requeues the partition",
+           (unsigned long long)a->job, a->part, a->slot, (now - a->lease_deadline) / 1e9, ZP_STAGE_EXIT_LEASE);
+    zp_notifyf("STATUS=lease expired on job %llu part %u: restarting", (unsigned long long)a->job, a->part);
+    out_drain(h, 1000);   /* results of tasks that did finish */
+    int linger = 1000;
+    zmq_setsockopt(h->p.sock, ZMQ_LINGER, &linger, sizeof linger);
+    zp_peer_close(&h->p);
+    fflush(NULL);
+    _exit(ZP_STAGE_EXIT_LEASE);
+}
+
+/* one batch of frames from the broker */
+static void on_frames(loop_t *h, bool stopping, bool *ready, uint64_t *last_rx)
+{
+    zp_frame_t f;
+    for (int k = 0; k < 64; k++) {
+        int r = zp_peer_recv(&h->p, &f, 0, ZP_CMDS_TO_WORKER);
+        if (r == -EAGAIN || r == -EINTR) break;
+        *last_rx = zp_now_ns();
+        if (!*ready) {
+            /* the broker answered after our HELLO: connected and registered */
+            *ready = true;
+            zp_notifyf("READY=1\nSTATUS=%s", h->status);
+            zp_log(ZP_LOG_DEBUG, "registered with the broker");
+        }
+        if (r < 0) { zp_log(ZP_LOG_WARN, "malformed frame from the broker dropped: %s", zp_err_msg()); continue; }
+        if (f.cmd == ZP_CMD_ASSIGN) {
+            on_assign(h, &f, stopping);
+        } else if (f.cmd == ZP_CMD_REVOKE) {
+            zp_msg_revoke_t rv;
+            if (zp_msg_revoke_decode(&rv, &f) == 0) drop_queued(h, false, rv.slot, rv.gen, true, true, "revoked");
+        } else if (f.cmd == ZP_CMD_RESET) {
+            zp_msg_reset_t rs;
+            zp_msg_reset_decode(&rs, &f);
+            zp_log(ZP_LOG_WARN, "broker RESET (%.*s): dropping queued work, keeping the running task, "
+                   "saying HELLO again", (int)rs.reason.len, rs.reason.p);
+            drop_queued(h, true, 0, 0, false, false, "reset");
+            send_hello(h);
+        }
+        /* HEARTBEAT, ACK: liveness only */
+    }
+}
+
+int zp_stage_loop(zp_stage_t *s)
+{
+    static loop_t H;   /* static: a hung work thread may still reach it while the process exits */
+    loop_t *h = &H;
+    *h = (loop_t){.s = s, .inc = zp_incarnation_new()};
+    int hb = (int)s->hb_ms;
+    pthread_t th;
+    int rc;
+
+    if ((rc = zp_peer_open(&h->p, s->endpoint, ZP_FRAME_MAX_DEFAULT)) < 0) return rc;
+    h->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (h->efd < 0) { rc = zp_err_set(-errno, "eventfd: %s", strerror(errno)); goto out_peer; }
+    pthread_mutex_init(&h->mu, NULL);
+    pthread_cond_init(&h->cv, NULL);
+    sigset_t set, old;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM); sigaddset(&set, SIGINT); sigaddset(&set, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &set, &old);   /* the work thread never takes the stop signals */
+    rc = pthread_create(&th, NULL, work_thread, h);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) { rc = zp_err_set(-rc, "pthread_create failed"); goto out_efd; }
+    zp_log(ZP_LOG_INFO, "%s #%u (%s) connecting to %s, %u credit(s)", zp_role_name(s->def->role), s->instance,
+           s->name, s->endpoint, s->credits);
+    send_hello(h);
+    title(h, "idle");
+
+    uint64_t next_hb = zp_now_ns() + (uint64_t)hb * 1000000u, last_rx = zp_now_ns();
+    bool stopping = false, ready = false;
+    zp_watchdog_t wd;
+    zp_watchdog_init(&wd);
+    int fatal = 0;
+    for (;;) {
+        if ((zp_stage_sig_stop || h->device_failed) && !stopping) {
+            stopping = true;
+            zp_log(ZP_LOG_INFO, "stopping: handing back queued work, finishing the running task");
+            zp_notify("STOPPING=1");
+            drop_queued(h, true, 0, 0, true, true, "worker shutting down");
+            title(h, "stopping");
+        }
+        if (zp_stage_sig_hup) {
+            zp_stage_sig_hup = 0;
+            zp_log(ZP_LOG_INFO, "SIGHUP ignored (nothing to reload; SIGTERM stops)");
+        }
+        if (stopping) {
+            pthread_mutex_lock(&h->mu);
+            bool idle = !h->running && !h->todo && !h->done;
+            pthread_mutex_unlock(&h->mu);
+            if (idle) break;
+        }
+        uint64_t now = zp_now_ns();
+        zp_msg_assign_t la;
+        uint64_t dl = running_deadline(h, &la);
+        if (dl && now >= dl) lease_expired(h, &la, now);
+        zmq_pollitem_t it[2] = {{h->p.sock, 0, (short)(ZMQ_POLLIN | (h->out ? ZMQ_POLLOUT : 0)), 0},
+                                {NULL, h->efd, ZMQ_POLLIN, 0}};
+        int to = next_hb > now ? (int)((next_hb - now) / 1000000u) + 1 : 0;
+        if (to > hb / 2) to = hb / 2;
+        if (dl && (int64_t)((dl - now) / 1000000u) + 1 < to) to = (int)((dl - now) / 1000000u) + 1;
+        to = zp_watchdog_poll_ms(&wd, now, to);
+        rc = zmq_poll(it, 2, to);
+        if (rc < 0 && errno != EINTR) { fatal = zp_err_set(-errno, "zmq_poll: %s", zmq_strerror(errno)); break; }
+        if (rc > 0 && (it[0].revents & ZMQ_POLLOUT)) out_flush(h);
+        if (rc > 0 && (it[1].revents & ZMQ_POLLIN)) take_done(h);
+        if (rc > 0 && (it[0].revents & ZMQ_POLLIN)) on_frames(h, stopping, &ready, &last_rx);
+        now = zp_now_ns();
+        zp_watchdog_tick(&wd, now);
+        if (now >= next_hb) {
+            next_hb = now + (uint64_t)hb * 1000000u;
+            if (!h->out) {   /* a broker that is not reading gets no heartbeats queued behind results */
+                zp_msg_heartbeat_t m = {.incarnation = h->inc, .busy = h->held};
+                uint8_t *b; size_t n;
+                if (zp_msg_heartbeat_encode(&b, &n, &m) == 0) zp_peer_send(&h->p, b, n);
+                /* no word from the broker for a long time: it may have restarted; announce again */
+                if (now - last_rx > (uint64_t)hb * 6000000u) {
+                    send_hello(h);
+                    last_rx = now;
+                }
+            }
+        }
+    }
+    out_drain(h, OUTBOX_DRAIN_MS);
+    pthread_mutex_lock(&h->mu);
+    h->quit = true;
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+    pthread_join(th, NULL);
+    rc = fatal < 0 ? fatal : h->device_failed ? ZP_STAGE_EXIT_DEVICE : 0;
+    zp_log(ZP_LOG_INFO, "stopped%s", h->device_failed ? " after a device failure" : "");
+out_efd:
+    close(h->efd);
+out_peer:
+    while (h->out) { out_frame_t *o = h->out; h->out = o->next; free(o); }
+    zp_peer_close(&h->p);
+    return rc;
+}
