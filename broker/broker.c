@@ -24,6 +24,7 @@
 #include <zmq.h>
 
 #include "broker/broker_int.h"
+#include "broker/fleet.h"
 #include "broker/journal.h"
 #include "lib/util/util.h"
 #include "proto/notify.h"
@@ -337,7 +338,10 @@ static void usage(FILE *f)
     fprintf(f, "usage: zkpipe-broker [--runtime-dir DIR] [--arena NAME] [--slots N] [--max-domain N]\n"
                "                     [--max-vars N] [--heartbeat-ms MS] [--liveness N] [--max-attempts K]\n"
                "                     [--max-frame BYTES] [--state-dir DIR] [--reset-state]\n"
-               "                     [--metrics-listen IPV4:PORT]\n"
+               "                     [--metrics-listen IPV4:PORT] [--fleet-env VAR [--box-name NAME]]\n"
+               "--fleet-env VAR: also take partitions from the PostgreSQL fleet queue whose connection string\n"
+               "is in environment variable VAR (`zkpipe up --fleet URL` sets it); --box-name: this box's name\n"
+               "in the fleet (default: the host name).\n"
                "--metrics-listen (or $ZP_METRICS_LISTEN): serve GET /metrics (Prometheus text) over HTTP;\n"
                "off by default. Bind it to 127.0.0.1 unless the network is trusted.\n"
                "The journal (accepted jobs, finished proofs) is <state dir>/<arena>.journal; the state dir\n"
@@ -364,6 +368,7 @@ int main(int argc, char **argv, char **envp)
     brk_t *b = &B;
     const char *rundir_opt = NULL, *arena = "default", *state_opt = NULL;
     const char *metrics_listen = getenv("ZP_METRICS_LISTEN");   /* obs */
+    const char *fleet_env = NULL, *box_name = NULL;              /* fleet */
     bool reset_state = false, arena_reused = false;
     uint32_t hb = 500, maxframe = ZP_FRAME_MAX_DEFAULT;
     int rc;
@@ -375,7 +380,8 @@ int main(int argc, char **argv, char **envp)
         {"runtime-dir", 1, 0, 'r'}, {"arena", 1, 0, 'a'}, {"slots", 1, 0, 's'}, {"max-domain", 1, 0, 'd'},
         {"max-vars", 1, 0, 'v'}, {"heartbeat-ms", 1, 0, 'H'}, {"liveness", 1, 0, 'l'},
         {"max-attempts", 1, 0, 'k'}, {"max-frame", 1, 0, 'F'}, {"state-dir", 1, 0, 'S'},
-        {"reset-state", 0, 0, 'R'}, {"metrics-listen", 1, 0, 'M'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+        {"reset-state", 0, 0, 'R'}, {"metrics-listen", 1, 0, 'M'}, {"help", 0, 0, 'h'},
+        {"fleet-env", 1, 0, 1001}, {"box-name", 1, 0, 1002}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -391,6 +397,8 @@ int main(int argc, char **argv, char **envp)
         case 'S': state_opt = optarg; break;
         case 'R': reset_state = true; break;
         case 'M': metrics_listen = optarg; break;   /* obs */
+        case 1001: fleet_env = optarg; break;        /* fleet */
+        case 1002: box_name = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -498,6 +506,11 @@ int main(int argc, char **argv, char **envp)
         rc = 1;
         goto out_zmq;
     }
+    if (fleet_env && brk_fleet_start(b, fleet_env, box_name, sdir) < 0) {   /* fleet: a box of the queue */
+        fprintf(stderr, "zkpipe-broker: fleet: %s\n", zp_err_msg());
+        rc = 1;
+        goto out_zmq;
+    }
     struct sigaction sa = {.sa_handler = on_signal};
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
@@ -513,11 +526,12 @@ int main(int argc, char **argv, char **envp)
 
     uint64_t next_hb = zp_now_ns();
     while (!g_stop) {
-        zmq_pollitem_t it[2 + BRK_HTTP_CONNS] = {{b->sock, 0, ZMQ_POLLIN, 0}};
+        zmq_pollitem_t it[3 + BRK_HTTP_CONNS] = {{b->sock, 0, ZMQ_POLLIN, 0}};
         int tmo = b->heartbeat_ms / 2;
         int nhttp = brk_mx_pollitems(b, it + 1, &tmo);   /* obs: HTTP /metrics fds */
         tmo = zp_watchdog_poll_ms(&wd, zp_now_ns(), tmo);
-        int n = zmq_poll(it, 1 + nhttp, tmo);
+        int nfleet = brk_fleet_pollitem(b, it + 1 + nhttp);   /* fleet: its thread's wake-up pipe */
+        int n = zmq_poll(it, 1 + nhttp + nfleet, tmo);
         if (n < 0 && errno != EINTR) { zp_log(ZP_LOG_ERROR, "zmq_poll: %s", zmq_strerror(errno)); break; }
         if (n > 0)
             for (int k = 0; k < 256; k++) {
@@ -534,6 +548,7 @@ int main(int argc, char **argv, char **envp)
             brk_recover_expire(b);
             next_hb = now + (uint64_t)b->heartbeat_ms * 1000000u;
         }
+        brk_fleet_service(b);   /* fleet: claimed partitions in, lost leases out, capacity published */
         brk_dispatch(b);
         brk_waiters_poll(b, false);
         if (n > 0) brk_mx_service(b, it + 1, nhttp);   /* obs */
@@ -552,6 +567,7 @@ int main(int argc, char **argv, char **envp)
     brk_waiters_poll(b, true);
     rc = 0;
 out_zmq:
+    brk_fleet_stop(b);   /* fleet */
     brk_mx_close(b);   /* obs */
     zmq_close(b->sock);
     zmq_ctx_term(b->ctx);

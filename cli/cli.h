@@ -13,4 +13,8 @@ int zp_cmd_status(int argc, char **argv);   /* cli/client.c  */
 int zp_cmd_cancel(int argc, char **argv);   /* cli/client.c  */
 int zp_cmd_trace(int argc, char **argv);    /* cli/client.c  */
 int zp_cmd_metrics(int argc, char **argv);  /* cli/client.c  */
+#include <stdbool.h>
+int zp_cmd_fleet(int argc, char **argv);         /* cli/fleet.c: `zkpipe fleet init` */
+int zp_cmd_fleet_client(int argc, char **argv);  /* cli/fleet.c: submit|await|status|cancel --fleet */
+bool zp_fleet_wanted(int argc, char **argv);     /* cli/fleet.c: --fleet given, or $ZP_FLEET set */
 #endif

@@ -54,12 +54,12 @@ static void on_chld(int s) { (void)s; g_chld = 1; }
 
 enum { K_RUNDIR, K_ARENA, K_SYNTH, K_GPU, K_FINAL, K_SLOTS, K_MAXDOM, K_MAXVARS, K_THREADS, K_HB, K_LIVE, K_ATTEMPTS,
        K_BACKEND, K_DEVICES, K_GPU_CREDITS, K_SYNTH_CREDITS, K_FINAL_THREADS, K_SYNTH_THREADS, K_SYNTHS, K_FINALS,
-       K_PER_CARD, K_WATCHDOG, K_STATEDIR, K_METRICS, K_PRELOAD, K_NKEYS };
+       K_PER_CARD, K_WATCHDOG, K_STATEDIR, K_METRICS, K_PRELOAD, K_FLEET, K_BOXNAME, K_NKEYS };
 static const char *keys[K_NKEYS] = {"runtime-dir", "arena", "synth", "gpu", "final", "slots", "max-domain",
                                     "max-vars", "threads", "heartbeat-ms", "liveness", "max-attempts", "backend",
                                     "devices", "gpu-credits", "synth-credits", "final-threads", "synth-threads",
                                     "synths", "finalizers", "gpu-workers-per-card", "watchdog-sec",
-                                    "state-dir", "metrics-listen", "preload"};
+                                    "state-dir", "metrics-listen", "preload", "fleet", "box-name"};
 
 typedef struct {
     const char *bin;
@@ -527,6 +527,8 @@ static void usage(FILE *f)
             "--synths/--finalizers. --watchdog-sec: children's watchdog (default 30, 0 = off).\n"
             "--preload: every stage loads these proving keys before taking work (no first-partition stall).\n"
             "--state-dir: the broker's job journal (default $ZP_STATE_DIR, $XDG_STATE_HOME/zkpipe).\n"
+            "--fleet URL|-: also take work from that PostgreSQL fleet queue (- : the URL is in $ZP_FLEET,\n"
+            "which keeps it out of ps); --box-name NAME: this box in the fleet (default: host name).\n"
             "Config file: `key = value` lines with the same keys. Ctrl-C stops the group.\n");
 }
 
@@ -585,6 +587,11 @@ static int up_cmd(int argc, char **argv, char *val[K_NKEYS])
     int ngpu = plan_gpus(devarg, UP_MAX_GPU, backend, val[K_DEVICES], val[K_GPU], per_card, bins[2]);
     if (ngpu < 0) return 1;
 
+    if (val[K_FLEET] && ((strcmp(val[K_FLEET], "-") && setenv("ZP_FLEET", val[K_FLEET], 1) < 0) ||
+                         !getenv("ZP_FLEET") || !*getenv("ZP_FLEET"))) {
+        fprintf(stderr, "zkpipe up: --fleet: no connection string (--fleet - takes it from $ZP_FLEET)\n");
+        return 2;
+    }
     int n = 1 + nsynth + ngpu + nfinal;
     child_t *ch = calloc((size_t)n, sizeof *ch);
     if (!ch) return 1;
@@ -601,6 +608,10 @@ static int up_cmd(int argc, char **argv, char *val[K_NKEYS])
     add(&ch[0], "--max-attempts", val[K_ATTEMPTS]);
     add(&ch[0], "--state-dir", val[K_STATEDIR]);          /* the broker's journal */
     add(&ch[0], "--metrics-listen", val[K_METRICS]);      /* Prometheus /metrics */
+    if (val[K_FLEET]) {   /* fleet: the URL travels in the environment, never in the broker's argv */
+        add(&ch[0], "--fleet-env", "ZP_FLEET");
+        add(&ch[0], "--box-name", val[K_BOXNAME]);
+    }
     snprintf(ch[0].label, sizeof ch[0].label, "broker");
     for (int i = 1; i < n; i++) {
         child_t *x = &ch[i];
