@@ -432,10 +432,10 @@ void *fl_thread_main(void *arg)
         uint64_t now = ms_now();
         if (!x->c && now >= x->next_connect) try_connect(x);
         bool held_off = cut_off(x);
-        if (x->c && !held_off) {
-            if (now >= x->next_renew) renew(x);
-            if (x->c) flush(x);
-            if (x->c && now >= x->next_reap) reap(x);
+        if (x->c) {
+            if (!held_off && now >= x->next_renew) renew(x);
+            if (!held_off && x->c) flush(x);
+            if (!held_off && x->c && now >= x->next_reap) reap(x);
             long avail = (long)cap - (long)(x->delivered - consumed);
             if (x->c && !stop && avail > 0 && (x->maybe_work || now >= x->next_poll)) claim(x, (int)avail);
             if (x->c && PQstatus(x->c) != CONNECTION_OK) drop(x, PQerrorMessage(x->c));
@@ -445,8 +445,8 @@ void *fl_thread_main(void *arg)
         now = ms_now();
         uint64_t until = now + 1000;
         if (!x->c) until = x->next_connect;
-        else if (held_off) until = now + 100;
         else {
+            if (held_off) until = now + 100;
             if (x->next_renew < until) until = x->next_renew;
             if (x->next_reap < until) until = x->next_reap;
             if (x->next_poll < until) until = x->next_poll;

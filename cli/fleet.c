@@ -303,7 +303,7 @@ static const char status_json_sql[] =
     "   'done', count(*) FILTER (WHERE state = 'done'), 'failed', count(*) FILTER (WHERE state = 'failed'),"
     "   'canceled', count(*) FILTER (WHERE state = 'canceled')) FROM zkpipe.jobs),"
     " 'handed_back', coalesce((SELECT json_agg(json_build_object('job', job_id, 'partition', idx, 'state', state,"
-    "   'attempts', attempts, 'why', handback) ORDER BY id) FROM (SELECT * FROM zkpipe.partitions"
+    "   'attempts', attempts, 'why', handback) ORDER BY id) FROM (SELECT id, job_id, idx, state, attempts, handback FROM zkpipe.partitions"
     "   WHERE handback <> '' AND state IN ('queued', 'running') ORDER BY id LIMIT 50) h), '[]'))";
 
 static int fleet_status(int argc, char **argv)

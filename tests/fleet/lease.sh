@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# lease.sh ZKPIPE SOURCE_ROOT - the lease epoch fences every late or duplicate result.
+#  1. expired lease: box a (test hook ZP_FLEET_TEST_HOLD: claims, then neither renews, reaps nor
+#     commits while the hold file exists: a box cut off from the database) proves 3 partitions;
+#     its leases expire; box b requeues (reap), proves and commits them; a is let go: its 3
+#     commits are refused, counted (boxes.refused_total), its outbox emptied, results stay b's.
+#  2. race: a (held again) claims 3 more; box c (test hook ZP_FLEET_TEST_STEAL: claims under a's
+#     live lease, as a box with a wrong clock would) proves and commits them too; both boxes
+#     proved the same partitions and exactly one result each is accepted (c's, the newer epoch).
+#  3. inputs (box d): a witness that no box can read is handed back without spending an attempt, with
+#     the reason in `zkpipe status --fleet`; cancel stops the job and await exits 4 (canceled).
+#  4. witnesses in the database above the fleet's limit are refused with a clear error (exit 1).
+. "$(dirname "$0")/lib.sh"
+fl_init lease "$1" "$2"
+BN=$FIX/bn128_chain
+HOLD=$FL_DIR/hold
+count_res() { ls "$(fl_box_dir a)"/state/*.fleet-outbox/*.res 2>/dev/null | wc -l; }
+
+# ---- 1. expired lease
+ZP_FLEET_LEASE_MS=2000 ZP_FLEET_TEST_HOLD=$HOLD fl_box a --slots 4 --max-domain 1024
+fl_wait_box a
+touch "$HOLD"
+J1=$("$ZKPIPE" submit --zkey $BN/circuit.zkey $BN/witness-1.wtns $BN/witness-2.wtns $BN/witness-3.wtns) || fl_fail "submit"
+for _ in $(seq 1 600); do [ "$(count_res)" = 3 ] && break; sleep 0.1; done
+[ "$(count_res)" = 3 ] || fl_fail "box a did not finish its 3 partitions into the outbox"
+fl_log "box a (cut off) holds 3 finished results; its leases expire"
+ZP_FLEET_LEASE_MS=2000 fl_box b --slots 4 --max-domain 1024
+"$ZKPIPE" await "$J1" --timeout 120 --out "$FL_DIR/out/j1" >/dev/null || fl_fail "await job $J1"
+[ "$(fl_psql "SELECT string_agg(DISTINCT box, ',') FROM zkpipe.results WHERE job_id = $J1")" = b ] || fl_fail "results not b's"
+[ "$(fl_psql "SELECT bool_and(reasons LIKE '%lease of box a expired%') FROM zkpipe.partitions WHERE job_id = $J1")" = t ] ||
+  fl_fail "partitions not requeued by lease expiry"
+rm -f "$HOLD"
+fl_wait_sql "SELECT refused_total = 3 FROM zkpipe.boxes WHERE name = 'a'" 60
+for _ in $(seq 1 100); do [ "$(count_res)" = 0 ] && break; sleep 0.1; done
+[ "$(count_res)" = 0 ] || fl_fail "box a kept refused results in its outbox"
+grep -q "result REFUSED (epoch 1 is no longer the lease): work discarded" "$(fl_box_dir a)/up.log" || fl_fail "no refusal logged"
+[ "$(fl_psql "SELECT count(*) FROM zkpipe.results WHERE job_id = $J1 AND box = 'b' AND epoch = 2")" = 3 ] ||
+  fl_fail "the accepted results changed"
+fl_log "expired lease: a's 3 late commits refused and counted; b's results stand"
+
+# ---- 2. race for the same partitions
+fl_stop_box b
+touch "$HOLD"
+J2=$("$ZKPIPE" submit --zkey $BN/circuit.zkey $BN/witness-4.wtns $BN/witness-5.wtns $BN/witness-6.wtns) || fl_fail "submit"
+for _ in $(seq 1 600); do [ "$(count_res)" = 3 ] && break; sleep 0.1; done
+[ "$(count_res)" = 3 ] || fl_fail "box a did not finish job $J2 into its outbox"
+ZP_FLEET_LEASE_MS=30000 ZP_FLEET_TEST_STEAL=1 fl_box c --slots 4 --max-domain 1024
+"$ZKPIPE" await "$J2" --timeout 120 --out "$FL_DIR/out/j2" >/dev/null || fl_fail "await job $J2"
+rm -f "$HOLD"
+fl_wait_sql "SELECT refused_total = 6 FROM zkpipe.boxes WHERE name = 'a'" 60
+[ "$(fl_psql "SELECT count(*) || ' ' || count(DISTINCT partition_id) || ' ' || string_agg(DISTINCT box, ',')
+              FROM zkpipe.results WHERE job_id = $J2")" = "3 3 c" ] || fl_fail "not exactly one result (c's) per raced partition"
+[ "$(fl_psql "SELECT done_total FROM zkpipe.boxes WHERE name = 'a'")" = 0 ] || fl_fail "a result of box a was accepted"
+for i in 0 1 2; do
+  "$ZKPIPE" verify $BN/verification_key.json "$FL_DIR/out/j1/public-$i.json" "$FL_DIR/out/j1/proof-$i.json" >/dev/null &&
+    "$ZKPIPE" verify $BN/verification_key.json "$FL_DIR/out/j2/public-$i.json" "$FL_DIR/out/j2/proof-$i.json" >/dev/null ||
+    fl_fail "proof $i does not verify"
+done
+fl_log "race: both boxes proved the 3 partitions, exactly one result each accepted, a's 3 refused"
+fl_stop_box a; fl_stop_box c
+
+# ---- 3. an input no box can read (gone after the submit, before any box runs)
+cp $BN/witness-7.wtns "$FL_DIR/gone.wtns"
+J3=$("$ZKPIPE" submit --zkey $BN/circuit.zkey "$FL_DIR/gone.wtns") || fl_fail "submit"
+rm -f "$FL_DIR/gone.wtns"
+fl_box d --slots 4 --max-domain 1024
+fl_wait_sql "SELECT handback LIKE 'd: cannot read $FL_DIR/gone.wtns%' AND state = 'queued' AND attempts = 0
+             FROM zkpipe.partitions WHERE job_id = $J3" 60
+"$ZKPIPE" status --fleet "$ZP_FLEET" | grep -q "handed back: job $J3 partition 0: d: cannot read $FL_DIR/gone.wtns" ||
+  fl_fail "status does not say why the partition was handed back"
+[ "$("$ZKPIPE" status --json | jq ".handed_back[] | select(.job == $J3) | .attempts")" = 0 ] || fl_fail "status --json"
+"$ZKPIPE" await "$J3" --timeout 1 >/dev/null; rc=$?
+[ $rc = 3 ] || fl_fail "await of a waiting job past its timeout: exit $rc, not 3"
+"$ZKPIPE" cancel "$J3" >/dev/null || fl_fail "cancel"
+"$ZKPIPE" await "$J3" --timeout 10 >/dev/null; rc=$?
+[ $rc = 4 ] || fl_fail "await of a canceled job: exit $rc, not 4"
+"$ZKPIPE" cancel 999999 2>/dev/null; rc=$?
+[ $rc = 1 ] || fl_fail "cancel of no job: exit $rc"
+fl_log "unreadable input handed back without an attempt, reason in status; cancel/await exit codes"
+
+# ---- 4. the size limit of witnesses stored in the database
+"$ZKPIPE" fleet init "$FL_URL" --max-db-witness 100 >/dev/null || fl_fail "fleet init --max-db-witness"
+out=$("$ZKPIPE" submit --witness-in-db --zkey $BN/circuit.zkey $BN/witness-0.wtns 2>&1); rc=$?
+[ $rc = 1 ] || fl_fail "an oversized witness in the database: exit $rc"
+echo "$out" | grep -q "a witness stored in the database may have at most 100 bytes" || fl_fail "no clear message: $out"
+"$ZKPIPE" submit --fleet "$FL_URL" 2>/dev/null; rc=$?
+[ $rc = 2 ] || fl_fail "submit without arguments: exit $rc, not 2"
+out=$(ZP_FLEET="host=$FL_DIR/nowhere user=secretuser password=hunter2 dbname=x" "$ZKPIPE" status 2>&1); rc=$?
+[ $rc = 1 ] || fl_fail "status with an unreachable database: exit $rc"
+echo "$out" | grep -q hunter2 && fl_fail "the password was printed: $out"
+echo "$out" | grep -q "cannot connect to the fleet database" || fl_fail "no clear message: $out"
+echo "fleet lease: OK"
