@@ -5,11 +5,13 @@
 #     its leases expire; box b requeues (reap), proves and commits them; a is let go: its 3
 #     commits are refused, counted (boxes.refused_total), its outbox emptied, results stay b's.
 #  2. race: a (held again) claims 3 more; box c (test hook ZP_FLEET_TEST_STEAL: claims under a's
-#     live lease, as a box with a wrong clock would) proves and commits them too; both boxes
-#     proved the same partitions and exactly one result each is accepted (c's, the newer epoch).
+#     live lease, as a box with a wrong clock would; also held) proves them too. a commits first,
+#     while c's lease is live: refused by the epoch alone (the partitions are still running);
+#     then c commits: exactly one result each is accepted (c's, the newer epoch).
 #  3. inputs (box d): a witness that no box can read is handed back without spending an attempt, with
 #     the reason in `zkpipe status --fleet`; cancel stops the job and await exits 4 (canceled).
-#  4. witnesses in the database above the fleet's limit are refused with a clear error (exit 1).
+#  4. failure classes: a witness that does not satisfy the circuit fails at once, fleet-wide.
+#  5. witnesses in the database above the fleet's limit are refused with a clear error (exit 1).
 . "$(dirname "$0")/lib.sh"
 fl_init lease "$1" "$2"
 BN=$FIX/bn128_chain
@@ -44,10 +46,20 @@ touch "$HOLD"
 J2=$("$ZKPIPE" submit --zkey $BN/circuit.zkey $BN/witness-4.wtns $BN/witness-5.wtns $BN/witness-6.wtns) || fl_fail "submit"
 for _ in $(seq 1 600); do [ "$(count_res)" = 3 ] && break; sleep 0.1; done
 [ "$(count_res)" = 3 ] || fl_fail "box a did not finish job $J2 into its outbox"
-ZP_FLEET_LEASE_MS=30000 ZP_FLEET_TEST_STEAL=1 fl_box c --slots 4 --max-domain 1024
-"$ZKPIPE" await "$J2" --timeout 120 --out "$FL_DIR/out/j2" >/dev/null || fl_fail "await job $J2"
+HOLD_C=$FL_DIR/hold-c
+touch "$HOLD_C"
+ZP_FLEET_LEASE_MS=30000 ZP_FLEET_TEST_STEAL=1 ZP_FLEET_TEST_HOLD=$HOLD_C fl_box c --slots 4 --max-domain 1024
+fl_wait_sql "SELECT count(*) = 3 FROM zkpipe.partitions WHERE job_id = $J2 AND lease_owner = 'c' AND state = 'running'" 60
+for _ in $(seq 1 600); do [ "$(ls "$(fl_box_dir c)"/state/*.fleet-outbox/*.res 2>/dev/null | wc -l)" = 3 ] && break; sleep 0.1; done
+[ "$(ls "$(fl_box_dir c)"/state/*.fleet-outbox/*.res 2>/dev/null | wc -l)" = 3 ] || fl_fail "box c did not prove the 3 partitions"
+# both hold a proof of each; a (the older epoch) commits first, while c's lease is live
 rm -f "$HOLD"
 fl_wait_sql "SELECT refused_total = 6 FROM zkpipe.boxes WHERE name = 'a'" 60
+[ "$(fl_psql "SELECT count(*) FROM zkpipe.results WHERE job_id = $J2")" = 0 ] || fl_fail "a commit under a stale epoch was accepted"
+[ "$(fl_psql "SELECT count(*) FROM zkpipe.partitions WHERE job_id = $J2 AND state = 'running' AND lease_owner = 'c'")" = 3 ] ||
+  fl_fail "a's refused commits changed the partitions"
+rm -f "$HOLD_C"
+"$ZKPIPE" await "$J2" --timeout 120 --out "$FL_DIR/out/j2" >/dev/null || fl_fail "await job $J2"
 [ "$(fl_psql "SELECT count(*) || ' ' || count(DISTINCT partition_id) || ' ' || string_agg(DISTINCT box, ',')
               FROM zkpipe.results WHERE job_id = $J2")" = "3 3 c" ] || fl_fail "not exactly one result (c's) per raced partition"
 [ "$(fl_psql "SELECT done_total FROM zkpipe.boxes WHERE name = 'a'")" = 0 ] || fl_fail "a result of box a was accepted"
@@ -78,7 +90,23 @@ fl_wait_sql "SELECT handback LIKE 'd: cannot read $FL_DIR/gone.wtns%' AND state 
 [ $rc = 1 ] || fl_fail "cancel of no job: exit $rc"
 fl_log "unreadable input handed back without an attempt, reason in status; cancel/await exit codes"
 
-# ---- 4. the size limit of witnesses stored in the database
+# ---- 4. failure classes: a witness that does not satisfy the circuit fails its partition on
+# the first attempt fleet-wide (input class: no other box retries it); the others are proved
+J4=$("$ZKPIPE" submit --zkey $BN/circuit.zkey --r1cs $BN/circuit.r1cs $BN/witness-0.wtns $BN/witness-bad.wtns $BN/witness-2.wtns) ||
+  fl_fail "submit"
+"$ZKPIPE" await "$J4" --timeout 120 --out "$FL_DIR/out/j4" >"$FL_DIR/await.out" 2>"$FL_DIR/await.err"; rc=$?
+[ $rc = 1 ] || fl_fail "await of a job with a bad witness: exit $rc, not 1"
+grep -q "partition 1 failed after 1 attempt(s): .*does not satisfy" "$FL_DIR/await.err" || fl_fail "no reason: $(cat "$FL_DIR/await.err")"
+[ "$(fl_psql "SELECT string_agg(state || ':' || attempts, ',' ORDER BY idx) FROM zkpipe.partitions WHERE job_id = $J4")" = \
+  "done:0,failed:1,done:0" ] || fl_fail "partition states/attempts of job $J4"
+[ "$(fl_psql "SELECT state FROM zkpipe.jobs WHERE id = $J4")" = failed ] || fl_fail "job $J4 not failed"
+for i in 0 2; do
+  "$ZKPIPE" verify $BN/verification_key.json "$FL_DIR/out/j4/public-$i.json" "$FL_DIR/out/j4/proof-$i.json" >/dev/null ||
+    fl_fail "good partition $i of job $J4"
+done
+fl_log "a bad witness fails its partition once, fleet-wide, with the reason; the rest of the job is proved"
+
+# ---- 5. the size limit of witnesses stored in the database
 "$ZKPIPE" fleet init "$FL_URL" --max-db-witness 100 >/dev/null || fl_fail "fleet init --max-db-witness"
 out=$("$ZKPIPE" submit --witness-in-db --zkey $BN/circuit.zkey $BN/witness-0.wtns 2>&1); rc=$?
 [ $rc = 1 ] || fl_fail "an oversized witness in the database: exit $rc"
