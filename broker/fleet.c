@@ -195,7 +195,7 @@ int brk_fleet_start(brk_t *b, const char *url_env, const char *box_name, const c
     if (fl->poll_ms < 100 || fl->poll_ms > 600000) fl->poll_ms = 10000;
     if ((e = getenv("ZP_FLEET_TEST_HOLD")) && *e) fl->test_hold = strdup(e);
     fl->test_steal = (e = getenv("ZP_FLEET_TEST_STEAL")) && !strcmp(e, "1");
-    if (fl->test_hold) zp_log(ZP_LOG_WARN, "fleet TEST HOOK: while %s exists this box claims but neither renews, reaps nor commits", fl->test_hold);
+    if (fl->test_hold) zp_log(ZP_LOG_WARN, "fleet TEST HOOK: while %s exists this box neither renews, reaps nor commits (nor claims when it is not empty)", fl->test_hold);
     if (fl->test_steal) zp_log(ZP_LOG_WARN, "fleet TEST HOOK: this box claims partitions under other boxes' live leases");
     fl->incarnation = zp_incarnation_new();
     fl->n_slots = (int)b->n_slots;

@@ -413,9 +413,13 @@ static void take_items(fl_box_t *x)
     }
 }
 
-static bool cut_off(const fl_box_t *x)
+/* test hook: 0 off; 1 the hold file exists and is empty (claim, send nothing else); 2 it has
+ * content (claim nothing either: fully cut off) */
+static int cut_off(const fl_box_t *x)
 {
-    return x->fl->test_hold && access(x->fl->test_hold, F_OK) == 0;
+    struct stat st;
+    if (!x->fl->test_hold || stat(x->fl->test_hold, &st) < 0) return 0;
+    return st.st_size > 0 ? 2 : 1;
 }
 
 void *fl_thread_main(void *arg)
@@ -431,13 +435,13 @@ void *fl_thread_main(void *arg)
         take_items(x);
         uint64_t now = ms_now();
         if (!x->c && now >= x->next_connect) try_connect(x);
-        bool held_off = cut_off(x);
+        int held_off = cut_off(x);
         if (x->c) {
             if (!held_off && now >= x->next_renew) renew(x);
             if (!held_off && x->c) flush(x);
             if (!held_off && x->c && now >= x->next_reap) reap(x);
             long avail = (long)cap - (long)(x->delivered - consumed);
-            if (x->c && !stop && avail > 0 && (x->maybe_work || now >= x->next_poll)) claim(x, (int)avail);
+            if (x->c && !stop && held_off < 2 && avail > 0 && (x->maybe_work || now >= x->next_poll)) claim(x, (int)avail);
             if (x->c && PQstatus(x->c) != CONNECTION_OK) drop(x, PQerrorMessage(x->c));
         }
         if (stop) break;

@@ -50,7 +50,7 @@ typedef struct brk_fleet {
     char outbox_dir[1100], wtns_dir[600];
     uint64_t incarnation;
     int lease_ms, poll_ms, n_slots;
-    char *test_hold;                    /* ZP_FLEET_TEST_HOLD: while this file exists, claim but send nothing else */
+    char *test_hold;                    /* ZP_FLEET_TEST_HOLD: while this file exists, send nothing but claims (none either if it is not empty) */
     bool test_steal;                    /* ZP_FLEET_TEST_STEAL: claim under others' live leases */
     /* counters (under mu) */
     bool connected;

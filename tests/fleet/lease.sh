@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # lease.sh ZKPIPE SOURCE_ROOT - the lease epoch fences every late or duplicate result.
-#  1. expired lease: box a (test hook ZP_FLEET_TEST_HOLD: claims, then neither renews, reaps nor
-#     commits while the hold file exists: a box cut off from the database) proves 3 partitions;
+#  1. expired lease: box a (test hook ZP_FLEET_TEST_HOLD: while the hold file exists it neither
+#     renews, reaps nor commits, and claims nothing once the file has content: a box cut off
+#     from the database) claims and proves 3 partitions;
 #     its leases expire; box b requeues (reap), proves and commits them; a is let go: its 3
 #     commits are refused, counted (boxes.refused_total), its outbox emptied, results stay b's.
 #  2. race: a (held again) claims 3 more; box c (test hook ZP_FLEET_TEST_STEAL: claims under a's
@@ -25,6 +26,7 @@ touch "$HOLD"
 J1=$("$ZKPIPE" submit --zkey $BN/circuit.zkey $BN/witness-1.wtns $BN/witness-2.wtns $BN/witness-3.wtns) || fl_fail "submit"
 for _ in $(seq 1 600); do [ "$(count_res)" = 3 ] && break; sleep 0.1; done
 [ "$(count_res)" = 3 ] || fl_fail "box a did not finish its 3 partitions into the outbox"
+echo cut-off >"$HOLD"   # now it claims nothing either
 fl_log "box a (cut off) holds 3 finished results; its leases expire"
 ZP_FLEET_LEASE_MS=2000 fl_box b --slots 4 --max-domain 1024
 "$ZKPIPE" await "$J1" --timeout 120 --out "$FL_DIR/out/j1" >/dev/null || fl_fail "await job $J1"
@@ -46,6 +48,7 @@ touch "$HOLD"
 J2=$("$ZKPIPE" submit --zkey $BN/circuit.zkey $BN/witness-4.wtns $BN/witness-5.wtns $BN/witness-6.wtns) || fl_fail "submit"
 for _ in $(seq 1 600); do [ "$(count_res)" = 3 ] && break; sleep 0.1; done
 [ "$(count_res)" = 3 ] || fl_fail "box a did not finish job $J2 into its outbox"
+echo cut-off >"$HOLD"
 HOLD_C=$FL_DIR/hold-c
 touch "$HOLD_C"
 ZP_FLEET_LEASE_MS=30000 ZP_FLEET_TEST_STEAL=1 ZP_FLEET_TEST_HOLD=$HOLD_C fl_box c --slots 4 --max-domain 1024
@@ -117,4 +120,5 @@ out=$(ZP_FLEET="host=$FL_DIR/nowhere user=secretuser password=hunter2 dbname=x" 
 [ $rc = 1 ] || fl_fail "status with an unreachable database: exit $rc"
 echo "$out" | grep -q hunter2 && fl_fail "the password was printed: $out"
 echo "$out" | grep -q "cannot connect to the fleet database" || fl_fail "no clear message: $out"
+fl_finish
 echo "fleet lease: OK"

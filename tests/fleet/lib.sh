@@ -104,6 +104,18 @@ fl_wait_sql() {
   fl_fail "timed out waiting for: $1"
 }
 
+# stop every box and fail on any sanitizer report in their logs (ASan/UBSan builds)
+fl_finish() {
+  local b
+  for b in "${FL_BOXES[@]}"; do fl_stop_box "$b"; done
+  for b in "${FL_BOXES[@]}"; do
+    if grep -qE "ERROR: (Address|Leak)Sanitizer|runtime error:" "$(fl_box_dir "$b")/up.log"; then
+      grep -E -A20 "ERROR: (Address|Leak)Sanitizer|runtime error:" "$(fl_box_dir "$b")/up.log" | head -60 >&2
+      fl_fail "sanitizer report in box $b's log"
+    fi
+  done
+}
+
 fl_dump() {
   [ -n "${FL_DIR:-}" ] || return 0
   local b

@@ -123,4 +123,5 @@ for l in sys.stdin:
     if m: com += int(m[1]); rt += int(m[2]); bo += int(m[3]); bi += int(m[4])
 print(f"per committed partition (boxes a, c, whole run incl. idle heartbeats): {rt/com:.1f} round trips, "
       f"{bo/com:.0f} bytes out, {bi/com:.0f} bytes in ({com} partitions)", file=sys.stderr)'
+fl_finish
 echo "fleet main: OK"
