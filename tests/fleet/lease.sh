@@ -12,7 +12,8 @@
 #  3. inputs (box d): a witness that no box can read is handed back without spending an attempt, with
 #     the reason in `zkpipe status --fleet`; cancel stops the job and await exits 4 (canceled).
 #  4. failure classes: a witness that does not satisfy the circuit fails at once, fleet-wide.
-#  5. witnesses in the database above the fleet's limit are refused with a clear error (exit 1).
+#  5. the broker of a box is killed -9 and restarted by `zkpipe up`: it adopts its leases back.
+#  6. witnesses in the database above the fleet's limit are refused with a clear error (exit 1).
 . "$(dirname "$0")/lib.sh"
 fl_init lease "$1" "$2"
 BN=$FIX/bn128_chain
@@ -78,7 +79,7 @@ fl_stop_box a; fl_stop_box c
 cp $BN/witness-7.wtns "$FL_DIR/gone.wtns"
 J3=$("$ZKPIPE" submit --zkey $BN/circuit.zkey "$FL_DIR/gone.wtns") || fl_fail "submit"
 rm -f "$FL_DIR/gone.wtns"
-fl_box d --slots 4 --max-domain 1024
+ZP_FLEET_LEASE_MS=4000 fl_box d --slots 4 --max-domain 1024
 fl_wait_sql "SELECT handback LIKE 'd: cannot read $FL_DIR/gone.wtns%' AND state = 'queued' AND attempts = 0
              FROM zkpipe.partitions WHERE job_id = $J3" 60
 "$ZKPIPE" status --fleet "$ZP_FLEET" | grep -q "handed back: job $J3 partition 0: d: cannot read $FL_DIR/gone.wtns" ||
@@ -109,7 +110,18 @@ for i in 0 2; do
 done
 fl_log "a bad witness fails its partition once, fleet-wide, with the reason; the rest of the job is proved"
 
-# ---- 5. the size limit of witnesses stored in the database
+# ---- 5. the broker of a box dies (kill -9; `zkpipe up` restarts it): its journal brings back
+# the fleet partitions it was running, their leases are adopted and renewed, the outbox is sent
+J5=$("$ZKPIPE" submit --zkey $BN/circuit.zkey $(for i in $(seq 0 29); do echo $BN/witness-$((i % 8)).wtns; done)) || fl_fail "submit"
+fl_wait_sql "SELECT count(*) >= 3 FROM zkpipe.results WHERE job_id = $J5" 120
+kill -KILL "$(cat "$(fl_box_dir d)/run/broker.pid")" || fl_fail "no broker pid for box d"
+"$ZKPIPE" await "$J5" --timeout 300 >/dev/null || fl_fail "await job $J5 after the broker restart"
+[ "$(fl_psql "SELECT count(DISTINCT partition_id) || ' ' || count(*) FROM zkpipe.results WHERE job_id = $J5")" = "30 30" ] ||
+  fl_fail "job $J5: not exactly one result per partition"
+[ "$(grep -c "fleet: box 'd' joins the fleet" "$(fl_box_dir d)/up.log")" = 2 ] || fl_fail "box d's broker did not rejoin"
+fl_log "box d's broker killed -9 and restarted: $(grep "fleet: box 'd' joins" "$(fl_box_dir d)/up.log" | tail -1 | sed 's/.*); //')"
+
+# ---- 6. the size limit of witnesses stored in the database
 "$ZKPIPE" fleet init "$FL_URL" --max-db-witness 100 >/dev/null || fl_fail "fleet init --max-db-witness"
 out=$("$ZKPIPE" submit --witness-in-db --zkey $BN/circuit.zkey $BN/witness-0.wtns 2>&1); rc=$?
 [ $rc = 1 ] || fl_fail "an oversized witness in the database: exit $rc"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # main.sh ZKPIPE SOURCE_ROOT - three boxes (`zkpipe up --fleet`, each its own runtime dir,
 # state and arena) and a client on one private PostgreSQL, under the least-privilege roles of
-# doc/fleet-roles.sql. 20 one-partition jobs on an idle fleet (claim latency), then 220
+# doc/fleet-roles.sql. 50 one-partition jobs on an idle fleet (claim latency), then 220
 # partitions on both curves (BLS12-381 witnesses stored in the database); mid-run one whole
 # box is killed -9 and PostgreSQL is restarted. Checks: every partition has exactly one result
 # (0 lost, 0 duplicated), the killed box's partitions were proved by the others after its
@@ -22,7 +22,7 @@ BN=$FIX/bn128_chain; BLS=$FIX/bls12381_chain
 : >"$FL_DIR/verify.list"
 
 # ---- claim latency on an idle fleet: submit -> first claim, from the database's clock
-for i in $(seq 1 20); do
+for i in $(seq 1 50); do
   J=$("$ZKPIPE" submit --zkey $BN/circuit.zkey --r1cs $BN/circuit.r1cs $BN/witness-$((i % 8)).wtns) || fl_fail "submit $i"
   "$ZKPIPE" await "$J" --timeout 120 --out "$FL_DIR/out/lat-$i" >/dev/null || fl_fail "await latency job $J"
   echo "$BN/verification_key.json $FL_DIR/out/lat-$i/public-0.json $FL_DIR/out/lat-$i/proof-0.json" >>"$FL_DIR/verify.list"
@@ -32,7 +32,7 @@ LAT=$(fl_psql "SELECT round((percentile_cont(0.5) WITHIN GROUP (ORDER BY d) * 10
                       round((max(d) * 1000)::numeric, 2) || ' ms'
                FROM (SELECT extract(epoch FROM p.first_claimed_at - j.submitted_at)::float8 AS d
                      FROM zkpipe.jobs j JOIN zkpipe.partitions p ON p.job_id = j.id) x")
-fl_log "claim latency (submit to first claim, idle fleet, 20 jobs): $LAT"
+fl_log "claim latency (submit to first claim, idle fleet, 50 jobs): $LAT"
 
 # ---- the load: 120 BN254 partitions (witness paths) + 100 BLS12-381 (witness bytes in the DB)
 wb=(); wl=()
