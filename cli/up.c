@@ -160,6 +160,9 @@ static int spawn(child_t *c)
          * threaded, so setenv between fork and exec is safe) */
         unsetenv("WATCHDOG_USEC");
         unsetenv("WATCHDOG_PID");
+        bool fleet = false;   /* fleet: the connection string goes to the broker only */
+        for (int k = 0; k < c->argc; k++) fleet = fleet || !strcmp(c->argv[k], "--fleet-env");
+        if (!fleet) unsetenv("ZP_FLEET");
         if (g_notify_addr[0]) {
             setenv("NOTIFY_SOCKET", g_notify_addr, 1);
             if (g_wd_usec) {

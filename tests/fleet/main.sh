@@ -12,12 +12,15 @@
 fl_init main "$1" "$2"
 ORACLE=$("$FL_SRC/tests/oracle/ensure.sh") || fl_fail "tests/oracle/ensure.sh (snarkjs)"
 fl_psql "$(cat "$FL_SRC/doc/fleet-roles.sql")" >/dev/null || fl_fail "doc/fleet-roles.sql"
-BOX_URL="host=$FL_SOCK user=zkpipe_box dbname=fleet"
+# a password in the boxes' connection string (trust authentication ignores it): it must never
+# appear in a log or on a command line
+BOX_URL="host=$FL_SOCK user=zkpipe_box password=s3cr3t-$$ dbname=fleet"
 export ZP_FLEET="host=$FL_SOCK user=zkpipe_client dbname=fleet"   # the client's role
 export ZP_FLEET_LEASE_MS=4000 ZP_FLEET_POLL_MS=5000
 for b in a b c; do ZP_FLEET=$BOX_URL fl_box $b --slots 4 --max-domain 1024; done
 for b in a b c; do fl_wait_box $b; done
 fl_log "3 boxes in the fleet"
+ps -eo args | grep -v grep | grep -q "s3cr3t-$$" && fl_fail "the password is on a command line: $(ps -eo args | grep "s3cr3t-$$")"
 BN=$FIX/bn128_chain; BLS=$FIX/bls12381_chain
 : >"$FL_DIR/verify.list"
 
@@ -124,4 +127,5 @@ for l in sys.stdin:
 print(f"per committed partition (boxes a, c, whole run incl. idle heartbeats): {rt/com:.1f} round trips, "
       f"{bo/com:.0f} bytes out, {bi/com:.0f} bytes in ({com} partitions)", file=sys.stderr)'
 fl_finish
+grep -l "s3cr3t-$$" "$FL_DIR"/box-*/up.log "$FL_DIR/pg/server.log" && fl_fail "the password was logged"
 echo "fleet main: OK"
