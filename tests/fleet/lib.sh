@@ -133,5 +133,7 @@ fl_cleanup() {
   local b
   for b in "${FL_BOXES[@]}"; do fl_stop_box "$b"; done
   [ -n "${FL_PGDATA:-}" ] && [ -f "$FL_PGDATA/postmaster.pid" ] && fl_pg_stop immediate
+  # a box killed -9 leaves its arena and key segments: ours all end in -$$ (the arena names)
+  rm -f /dev/shm/zkpipe-*-fl-"${FL_NAME:-none}"-*-$$ /dev/shm/zkpipe-*-fl-"${FL_NAME:-none}"-*-$$-key-*
   if [ "${FL_KEEP:-0}" = 0 ] && [ -n "${FL_DIR:-}" ]; then rm -rf "$FL_DIR"; fi
 }
