@@ -28,6 +28,30 @@
 
 static brk_fleet_t *g_fl;   /* one fleet per broker process */
 
+/* the local jobs that run fleet partitions and have not been reported yet: a job canceled
+ * locally (`zkpipe cancel` on the box) is handed back to the fleet by the sweep */
+typedef struct { brk_job_t *j; uint64_t part, epoch; } fl_local_t;
+static fl_local_t *g_local;
+static size_t g_n_local, g_cap_local;
+
+static void local_add(brk_job_t *j, uint64_t part, uint64_t epoch)
+{
+    if (g_n_local == g_cap_local) {
+        size_t nc = g_cap_local ? 2 * g_cap_local : 64;
+        fl_local_t *n = realloc(g_local, nc * sizeof *n);
+        if (!n) return;   /* not swept: a local cancel then waits for the lease to expire */
+        g_local = n;
+        g_cap_local = nc;
+    }
+    g_local[g_n_local++] = (fl_local_t){j, part, epoch};
+}
+
+static void local_del(const brk_job_t *j)
+{
+    for (size_t i = 0; i < g_n_local; i++)
+        if (g_local[i].j == j) { g_local[i] = g_local[--g_n_local]; return; }
+}
+
 /* ---------------------------------------------------------------- items and pipes */
 void fl_item_free(fl_item_t *it)
 {
@@ -214,6 +238,7 @@ int brk_fleet_start(brk_t *b, const char *url_env, const char *box_name, const c
         fl_item_t *it = calloc(1, sizeof *it);
         if (!it) continue;
         it->kind = FL_ADOPT; it->part = part; it->epoch = epoch;
+        local_add(j, part, epoch);
         it->next = fl->to_t;
         fl->to_t = it;
         adopted++;
@@ -249,6 +274,9 @@ void brk_fleet_stop(brk_t *b)
     pthread_mutex_destroy(&fl->mu);
     free(fl->url); free(fl->test_hold); free(fl);
     g_fl = NULL;
+    free(g_local);
+    g_local = NULL;
+    g_n_local = g_cap_local = 0;
 }
 
 int brk_fleet_pollitem(brk_t *b, zmq_pollitem_t *it)
@@ -304,6 +332,7 @@ static void on_claim(brk_t *b, brk_fleet_t *fl, fl_item_t *c)
         handback(fl, c, why);
         return;
     }
+    if (!existed) local_add(j, c->part, c->epoch);
     zp_log(ZP_LOG_INFO, "fleet: partition %" PRIu64 " (job %" PRIu64 " #%u, attempt %u, epoch %" PRIu64 ") is local job %llu",
            c->part, c->job, c->idx, c->attempt, c->epoch, (unsigned long long)j->id);
 }
@@ -317,8 +346,24 @@ static void on_lost(brk_t *b, fl_item_t *c)
     uint32_t freed = 0;
     zp_log(ZP_LOG_WARN, "fleet: lease of partition %" PRIu64 " (epoch %" PRIu64 ") is gone: canceling local job %llu",
            c->part, c->epoch, (unsigned long long)j->id);
+    local_del(j);
     brk_cancel(b, j, &freed);
     if (in_wtns_dir(g_fl, j->parts[0].wtns)) unlink(j->parts[0].wtns);
+}
+
+/* local jobs that ended without a report (canceled on this box): back to the fleet */
+static void sweep(brk_fleet_t *fl)
+{
+    for (size_t i = g_n_local; i-- > 0;) {
+        fl_local_t l = g_local[i];
+        if (l.j->state != ZP_JOB_CANCELED) continue;
+        g_local[i] = g_local[--g_n_local];
+        fl_item_t c = {.part = l.part, .epoch = l.epoch};
+        zp_log(ZP_LOG_INFO, "fleet: local job %llu (partition %" PRIu64 ") was canceled on this box: handing it back",
+               (unsigned long long)l.j->id, l.part);
+        handback(fl, &c, "canceled on the box");
+        if (in_wtns_dir(fl, l.j->parts[0].wtns)) unlink(l.j->parts[0].wtns);
+    }
 }
 
 static int capacity_now(brk_t *b)
@@ -348,6 +393,7 @@ void brk_fleet_service(brk_t *b)
         fl_item_free(it);
         it = next;
     }
+    sweep(fl);
     int cap = capacity_now(b);
     pthread_mutex_lock(&fl->mu);
     bool more = cap > fl->capacity;
@@ -362,6 +408,7 @@ void brk_fleet_job_finished(brk_t *b, brk_job_t *j)
     brk_fleet_t *fl = g_fl;
     uint64_t part, epoch;
     if (!fl || !parse_rid(j->request_id, &part, &epoch) || j->n_parts != 1) return;
+    local_del(j);
     brk_part_t *p = &j->parts[0];
     fl_item_t *it = calloc(1, sizeof *it);
     if (!it) { zp_log(ZP_LOG_ERROR, "fleet: partition %" PRIu64 ": out of memory; its lease will expire", part); return; }

@@ -328,7 +328,11 @@ static void claim(fl_box_t *x, int want)
         "SELECT part_id::text, epoch::text, job_id::text, idx::text, attempt::text, priority::text, zkey, r1cs, "
         "coalesce(wtns_path, ''), wtns_data FROM zkpipe.claim($1, $2::int, $3::int)", 3, v, NULL, 0);
     x->next_poll = ms_now() + (uint64_t)x->fl->poll_ms;
-    if (!r) { if (x->c) zp_log(ZP_LOG_ERROR, "fleet: claim: %s", x->err); return; }
+    if (!r) {   /* retried at the next wake-up or poll, not in a loop */
+        x->maybe_work = false;
+        if (x->c) zp_log(ZP_LOG_ERROR, "fleet: claim: %s", x->err);
+        return;
+    }
     int n = PQntuples(r);
     x->maybe_work = n == want;   /* a full claim: there may be more */
     for (int t = 0; t < n; t++) {
@@ -415,6 +419,18 @@ static void take_items(fl_box_t *x)
 
 /* test hook: 0 off; 1 the hold file exists and is empty (claim, send nothing else); 2 it has
  * content (claim nothing either: fully cut off) */
+/* notifications libpq read while it waited for a result are queued: take them every turn,
+ * not only when the socket is readable */
+static void take_notifies(fl_box_t *x)
+{
+    PGnotify *nt;
+    while (x->c && (nt = PQnotifies(x->c))) {
+        if (!strcmp(nt->relname, "zkpipe_work")) x->maybe_work = true;
+        else if (!strcmp(nt->relname, "zkpipe_cancel")) x->next_renew = 0;
+        PQfreemem(nt);
+    }
+}
+
 static int cut_off(const fl_box_t *x)
 {
     struct stat st;
@@ -445,6 +461,7 @@ void *fl_thread_main(void *arg)
             if (x->c && PQstatus(x->c) != CONNECTION_OK) drop(x, PQerrorMessage(x->c));
         }
         if (stop) break;
+        take_notifies(x);
         /* wait: the next deadline, a notification, or the broker */
         now = ms_now();
         uint64_t until = now + 1000;
@@ -455,19 +472,14 @@ void *fl_thread_main(void *arg)
             if (x->next_reap < until) until = x->next_reap;
             if (x->next_poll < until) until = x->next_poll;
         }
+        /* a notification came during the work above and there is room: claim at once */
+        if (x->maybe_work && x->c && !stop && held_off < 2 && (long)cap - (long)(x->delivered - consumed) > 0) until = now;
         struct pollfd pf[2] = {{x->fl->wake_t[0], POLLIN, 0}, {x->c ? PQsocket(x->c) : -1, POLLIN, 0}};
         int tmo = until > now ? (int)(until - now) : 0;
         if (poll(pf, x->c ? 2 : 1, tmo) < 0 && errno != EINTR) zp_log(ZP_LOG_ERROR, "fleet: poll: %s", strerror(errno));
         if (pf[0].revents) fl_drain(x->fl->wake_t[0]);
-        if (x->c && pf[1].revents) {
-            if (!PQconsumeInput(x->c)) { drop(x, PQerrorMessage(x->c)); continue; }
-            PGnotify *nt;
-            while ((nt = PQnotifies(x->c))) {
-                if (!strcmp(nt->relname, "zkpipe_work")) x->maybe_work = true;
-                else if (!strcmp(nt->relname, "zkpipe_cancel")) x->next_renew = 0;
-                PQfreemem(nt);
-            }
-        }
+        if (x->c && pf[1].revents && !PQconsumeInput(x->c)) drop(x, PQerrorMessage(x->c));
+        take_notifies(x);
     }
     /* stopping: finished results stay in the outbox for the next start; leases of work not
      * finished go back to the fleet now (no attempt spent) instead of waiting to expire */

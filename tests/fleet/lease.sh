@@ -79,7 +79,8 @@ fl_stop_box a; fl_stop_box c
 cp $BN/witness-7.wtns "$FL_DIR/gone.wtns"
 J3=$("$ZKPIPE" submit --zkey $BN/circuit.zkey "$FL_DIR/gone.wtns") || fl_fail "submit"
 rm -f "$FL_DIR/gone.wtns"
-ZP_FLEET_LEASE_MS=4000 fl_box d --slots 4 --max-domain 1024
+mkdir -p "$FL_DIR/hold-d"
+ZP_TEST_HOLD_DIR=$FL_DIR/hold-d ZP_FLEET_LEASE_MS=4000 fl_box d --slots 4 --max-domain 1024
 fl_wait_sql "SELECT handback LIKE 'd: cannot read $FL_DIR/gone.wtns%' AND state = 'queued' AND attempts = 0
              FROM zkpipe.partitions WHERE job_id = $J3" 60
 "$ZKPIPE" status --fleet "$ZP_FLEET" | grep -q "handed back: job $J3 partition 0: d: cannot read $FL_DIR/gone.wtns" ||
@@ -93,6 +94,21 @@ fl_wait_sql "SELECT handback LIKE 'd: cannot read $FL_DIR/gone.wtns%' AND state 
 "$ZKPIPE" cancel 999999 2>/dev/null; rc=$?
 [ $rc = 1 ] || fl_fail "cancel of no job: exit $rc"
 fl_log "unreadable input handed back without an attempt, reason in status; cancel/await exit codes"
+
+# ---- a fleet partition canceled on the box itself (`zkpipe cancel` of the local job) goes back
+# to the fleet at once, without an attempt, and is proved later
+touch "$FL_DIR/hold-d/hold-gpu"   # the box's GPU stage waits (ZP_TEST_HOLD_DIR)
+J6=$("$ZKPIPE" submit --zkey $BN/circuit.zkey $BN/witness-3.wtns) || fl_fail "submit"
+fl_wait_sql "SELECT state = 'running' AND lease_owner = 'd' FROM zkpipe.partitions WHERE job_id = $J6" 60
+pid6=$(fl_psql "SELECT id FROM zkpipe.partitions WHERE job_id = $J6")
+for _ in $(seq 1 100); do grep -q "fleet: partition $pid6 (.*) is local job" "$(fl_box_dir d)/up.log" && break; sleep 0.1; done
+lj=$(grep "fleet: partition $pid6 (.*) is local job" "$(fl_box_dir d)/up.log" | tail -1 | sed 's/.* is local job //')
+[ -n "$lj" ] || fl_fail "no local job for partition $pid6"
+"$ZKPIPE" cancel --runtime-dir "$(fl_box_dir d)/run" "$lj" >/dev/null || fl_fail "local cancel of job $lj"
+fl_wait_sql "SELECT handback = 'd: canceled on the box' AND attempts = 0 FROM zkpipe.partitions WHERE job_id = $J6" 60
+rm -f "$FL_DIR/hold-d/hold-gpu"
+"$ZKPIPE" await "$J6" --timeout 120 >/dev/null || fl_fail "await job $J6 after the local cancel"
+fl_log "a fleet partition canceled on the box went back to the fleet without an attempt and was proved"
 
 # ---- 4. failure classes: a witness that does not satisfy the circuit fails its partition on
 # the first attempt fleet-wide (input class: no other box retries it); the others are proved
