@@ -29,6 +29,7 @@
 #include <zmq.h>
 
 #include "broker/broker_int.h"
+#include "broker/fleet.h"
 #include "broker/journal.h"
 #include "lib/util/util.h"
 #include "proto/identity.h"
@@ -370,6 +371,10 @@ static void usage(FILE *f)
                "                     [--max-frame BYTES] [--state-dir DIR] [--reset-state]\n"
                "                     [--metrics-listen IPV4:PORT] [--http-listen [IPV4:]PORT]\n"
                "                     [--http-token-file FILE] [--http-max-body BYTES] [--http-key-dir DIR]\n"
+               "                     [--metrics-listen IPV4:PORT] [--fleet-env VAR [--box-name NAME]]\n"
+               "--fleet-env VAR: also take partitions from the PostgreSQL fleet queue whose connection string\n"
+               "is in environment variable VAR (`zkpipe up --fleet URL` sets it); --box-name: this box's name\n"
+               "in the fleet (default: the host name).\n"
                "--metrics-listen (or $ZP_METRICS_LISTEN): serve GET /metrics (Prometheus text) over HTTP;\n"
                "off by default. Bind it to 127.0.0.1 unless the network is trusted.\n"
                "--http-listen: the HTTP JSON API (POST /v1/jobs, GET|DELETE /v1/jobs/ID, GET /v1/status,\n"
@@ -402,6 +407,7 @@ int main(int argc, char **argv, char **envp)
     const char *metrics_listen = getenv("ZP_METRICS_LISTEN");   /* obs */
     const char *http_listen = NULL, *http_tokens = NULL, *http_keys = NULL;   /* client: HTTP API (http.c) */
     uint32_t http_max_body = 0;
+    const char *fleet_env = NULL, *box_name = NULL;              /* fleet */
     bool reset_state = false, arena_reused = false;
     uint32_t hb = 500, maxframe = ZP_FRAME_MAX_DEFAULT;
     int rc;
@@ -415,7 +421,7 @@ int main(int argc, char **argv, char **envp)
         {"max-attempts", 1, 0, 'k'}, {"max-frame", 1, 0, 'F'}, {"state-dir", 1, 0, 'S'},
         {"reset-state", 0, 0, 'R'}, {"metrics-listen", 1, 0, 'M'}, {"help", 0, 0, 'h'},
         {"http-listen", 1, 0, 'W'}, {"http-token-file", 1, 0, 'T'}, {"http-max-body", 1, 0, 'X'},
-        {"http-key-dir", 1, 0, 'Y'}, {0, 0, 0, 0}};
+        {"http-key-dir", 1, 0, 'Y'}, {"fleet-env", 1, 0, 1001}, {"box-name", 1, 0, 1002}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -435,6 +441,8 @@ int main(int argc, char **argv, char **envp)
         case 'T': http_tokens = optarg; break;
         case 'Y': http_keys = optarg; break;
         case 'X': if (parse_u32(optarg, 1024, 1u << 30, &http_max_body, "http-max-body")) return 2; break;
+        case 1001: fleet_env = optarg; break;        /* fleet */
+        case 1002: box_name = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -547,6 +555,11 @@ int main(int argc, char **argv, char **envp)
         rc = 1;
         goto out_zmq;
     }
+    if (fleet_env && brk_fleet_start(b, fleet_env, box_name, sdir) < 0) {   /* fleet: a box of the queue */
+        fprintf(stderr, "zkpipe-broker: fleet: %s\n", zp_err_msg());
+        rc = 1;
+        goto out_zmq;
+    }
     struct sigaction sa = {.sa_handler = on_signal};
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
@@ -562,13 +575,15 @@ int main(int argc, char **argv, char **envp)
 
     uint64_t next_hb = zp_now_ns();
     while (!g_stop) {
-        zmq_pollitem_t it[4] = {{b->sock, 0, ZMQ_POLLIN, 0}};
+        zmq_pollitem_t it[5] = {{b->sock, 0, ZMQ_POLLIN, 0}};
         int tmo = b->heartbeat_ms / 2;
         int nhttp = brk_http_pollitems(b, it + 1, &tmo);   /* client: libmicrohttpd epoll fds (<= 2) */
         int supfd = brk_ident_pollfd(b);                 /* the supervisor channel, after them */
         it[1 + nhttp] = (zmq_pollitem_t){NULL, supfd, ZMQ_POLLIN, 0};
         tmo = zp_watchdog_poll_ms(&wd, zp_now_ns(), tmo);
-        int n = zmq_poll(it, 1 + nhttp + (supfd >= 0), tmo);
+        int nsup = supfd >= 0;
+        int nfleet = brk_fleet_pollitem(b, it + 1 + nhttp + nsup);   /* fleet: its thread's wake-up pipe */
+        int n = zmq_poll(it, 1 + nhttp + nsup + nfleet, tmo);
         if (n < 0 && errno != EINTR) { zp_log(ZP_LOG_ERROR, "zmq_poll: %s", zmq_strerror(errno)); break; }
         if (supfd >= 0) brk_ident_service(b);           /* REG before the HELLOs it announces */
         if (n > 0)
@@ -587,6 +602,7 @@ int main(int argc, char **argv, char **envp)
             brk_recover_expire(b);
             next_hb = now + (uint64_t)b->heartbeat_ms * 1000000u;
         }
+        brk_fleet_service(b);   /* fleet: claimed partitions in, lost leases out, capacity published */
         brk_dispatch(b);
         brk_waiters_poll(b, false);
         brk_http_service(b);                            /* client: HTTP requests and timeouts */
@@ -607,6 +623,7 @@ int main(int argc, char **argv, char **envp)
     rc = 0;
 out_zmq:
     brk_http_close(b);   /* client */
+    brk_fleet_stop(b);   /* fleet */
     brk_mx_close(b);   /* obs */
     zmq_close(b->sock);
     zmq_ctx_term(b->ctx);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "broker/broker_int.h"
+#include "broker/fleet.h"
 #include "broker/journal.h"
 #include "lib/util/util.h"
 
@@ -125,6 +126,7 @@ void brk_job_check_finished(brk_t *b, brk_job_t *j)
     j->state = j->n_failed ? ZP_JOB_FAILED : ZP_JOB_DONE;
     j->t_finish = zp_now_ns();
     brk_journal_job(b, j);
+    brk_fleet_job_finished(b, j);   /* fleet: a claimed partition's proof/failure to the queue */
     zp_log(ZP_LOG_INFO, "job %llu (%s) %s: %u/%u partitions proved in %.3f s", (unsigned long long)j->id,
            j->request_id, zp_job_state_name(j->state), j->n_done, j->n_parts, (j->t_finish - j->t_submit) / 1e9);
     brk_waiters_poll(b, false);

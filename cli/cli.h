@@ -19,4 +19,8 @@ int zp_cmd_testkey(int argc, char **argv);  /* cli/testkey.c: INSECURE test keys
  * DESCRIPTION); NULL when there is none. */
 const char *zp_cli_help_text(const char *cmd);
 bool zp_cli_is_client_cmd(const char *cmd);
+#include <stdbool.h>
+int zp_cmd_fleet(int argc, char **argv);         /* cli/fleet.c: `zkpipe fleet init` */
+int zp_cmd_fleet_client(int argc, char **argv);  /* cli/fleet.c: submit|await|status|cancel --fleet */
+bool zp_fleet_wanted(int argc, char **argv);     /* cli/fleet.c: --fleet given, or $ZP_FLEET set */
 #endif

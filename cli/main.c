@@ -18,6 +18,7 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     {"trace", zp_cmd_trace, "trace --out trace.json"},
     {"testkey", zp_cmd_testkey, "testkey --curve C --power P --out DIR --insecure-known-tau  INSECURE test key (tests only)"},
     {"metrics", zp_cmd_metrics, "metrics  print the broker's metrics (Prometheus text format)"},
+    {"fleet", zp_cmd_fleet, "fleet init [URL]  create/upgrade the PostgreSQL fleet schema; submit|await|status|cancel --fleet URL"},
 };
 
 /* the client commands' exit statuses (libzkpipe-client's result codes, zkpipe-client.h) */
@@ -75,6 +76,7 @@ int main(int argc, char **argv)
         return argc < 2 ? 2 : 0;
     }
     if (!strcmp(argv[1], "help")) return help(argc - 1, argv + 1);
+    if (zp_fleet_wanted(argc - 1, argv + 1)) return zp_cmd_fleet_client(argc - 1, argv + 1);   /* cli/fleet.c */
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(argv[1], cmds[i].name)) return cmds[i].fn(argc - 1, argv + 1);
     fprintf(stderr, "zkpipe: unknown command '%s'\n", argv[1]);

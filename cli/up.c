@@ -69,13 +69,15 @@ static void on_chld(int s) { (void)s; g_chld = 1; }
 
 enum { K_RUNDIR, K_ARENA, K_SYNTH, K_GPU, K_FINAL, K_SLOTS, K_MAXDOM, K_MAXVARS, K_THREADS, K_HB, K_LIVE, K_ATTEMPTS,
        K_BACKEND, K_DEVICES, K_GPU_CREDITS, K_SYNTH_CREDITS, K_FINAL_THREADS, K_SYNTH_THREADS, K_SYNTHS, K_FINALS,
-       K_PER_CARD, K_WATCHDOG, K_STATEDIR, K_METRICS, K_PRELOAD, K_HTTP, K_HTTP_TOKENS, K_HTTP_BODY, K_HTTP_KEYS, K_NKEYS };
+       K_PER_CARD, K_WATCHDOG, K_STATEDIR, K_METRICS, K_PRELOAD, K_HTTP, K_HTTP_TOKENS, K_HTTP_BODY, K_HTTP_KEYS,
+       K_FLEET, K_BOXNAME, K_NKEYS };
 static const char *keys[K_NKEYS] = {"runtime-dir", "arena", "synth", "gpu", "final", "slots", "max-domain",
                                     "max-vars", "threads", "heartbeat-ms", "liveness", "max-attempts", "backend",
                                     "devices", "gpu-credits", "synth-credits", "final-threads", "synth-threads",
                                     "synths", "finalizers", "gpu-workers-per-card", "watchdog-sec",
                                     "state-dir", "metrics-listen", "preload",
-                                    "http-listen", "http-token-file", "http-max-body", "http-key-dir"};   /* client: HTTP API */
+                                    "http-listen", "http-token-file", "http-max-body", "http-key-dir",   /* client: HTTP API */
+                                    "fleet", "box-name"};
 
 typedef struct {
     const char *bin;
@@ -279,6 +281,9 @@ static int spawn(child_t *c)
          * threaded, so setenv between fork and exec is safe) */
         unsetenv("WATCHDOG_USEC");
         unsetenv("WATCHDOG_PID");
+        bool fleet = false;   /* fleet: the connection string goes to the broker only */
+        for (int k = 0; k < c->argc; k++) fleet = fleet || !strcmp(c->argv[k], "--fleet-env");
+        if (!fleet) unsetenv("ZP_FLEET");
         if (g_notify_addr[0]) {
             setenv("NOTIFY_SOCKET", g_notify_addr, 1);
             if (g_wd_usec) {
@@ -659,6 +664,8 @@ static void usage(FILE *f)
             "--synths/--finalizers. --watchdog-sec: children's watchdog (default 30, 0 = off).\n"
             "--preload: every stage loads these proving keys before taking work (no first-partition stall).\n"
             "--state-dir: the broker's job journal (default $ZP_STATE_DIR, $XDG_STATE_HOME/zkpipe).\n"
+            "--fleet URL|-: also take work from that PostgreSQL fleet queue (- : the URL is in $ZP_FLEET,\n"
+            "which keeps it out of ps); --box-name NAME: this box in the fleet (default: host name).\n"
             "Config file: `key = value` lines with the same keys. Ctrl-C stops the group.\n");
 }
 
@@ -717,6 +724,11 @@ static int up_cmd(int argc, char **argv, char *val[K_NKEYS])
     int ngpu = plan_gpus(devarg, UP_MAX_GPU, backend, val[K_DEVICES], val[K_GPU], per_card, bins[2]);
     if (ngpu < 0) return 1;
 
+    if (val[K_FLEET] && ((strcmp(val[K_FLEET], "-") && setenv("ZP_FLEET", val[K_FLEET], 1) < 0) ||
+                         !getenv("ZP_FLEET") || !*getenv("ZP_FLEET"))) {
+        fprintf(stderr, "zkpipe up: --fleet: no connection string (--fleet - takes it from $ZP_FLEET)\n");
+        return 2;
+    }
     int n = 1 + nsynth + ngpu + nfinal;
     child_t *ch = calloc((size_t)n, sizeof *ch);
     if (!ch) return 1;
@@ -737,6 +749,10 @@ static int up_cmd(int argc, char **argv, char *val[K_NKEYS])
     add(&ch[0], "--http-token-file", val[K_HTTP_TOKENS]);
     add(&ch[0], "--http-max-body", val[K_HTTP_BODY]);
     add(&ch[0], "--http-key-dir", val[K_HTTP_KEYS]);
+    if (val[K_FLEET]) {   /* fleet: the URL travels in the environment, never in the broker's argv */
+        add(&ch[0], "--fleet-env", "ZP_FLEET");
+        add(&ch[0], "--box-name", val[K_BOXNAME]);
+    }
     snprintf(ch[0].label, sizeof ch[0].label, "broker");
     ch[0].role = ch[0].inst = -1;
     for (int i = 0; i < n; i++) ch[i].pidfd = -1;
