@@ -96,10 +96,9 @@ static void drop(fl_box_t *x, const char *why)
 }
 
 /* retry later (connection-level or transient server error) vs. the statement is wrong */
-static bool transient(fl_box_t *x, PGresult *r)
+static bool transient(const fl_box_t *x)
 {
     static const char *const classes[] = {"(SQLSTATE 08", "(SQLSTATE 40", "(SQLSTATE 53", "(SQLSTATE 57", "(SQLSTATE 58"};
-    (void)r;
     if (!x->c || PQstatus(x->c) != CONNECTION_OK || !strstr(x->err, "(SQLSTATE ")) return true;
     for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++)
         if (strstr(x->err, classes[i])) return true;
@@ -251,7 +250,7 @@ static int send_one(fl_box_t *x, fl_item_t *it)
         r = exec(x, "SELECT zkpipe.handback($1, $2::bigint, $3::bigint, $4, $5::boolean)", 5, v, NULL, 0);
     }
     if (!r) {
-        if (transient(x, r)) return 0;
+        if (transient(x)) return 0;
         zp_log(ZP_LOG_ERROR, "fleet: partition %" PRIu64 ": the database refused the report: %s; dropped (its lease expires)",
                it->part, x->err);
         finish_item(x, it);

@@ -399,10 +399,12 @@ out_rollback:
 }
 
 /* ---------------------------------------------------------------- array literals */
-char *zp_fleet_text_array(const char *const *v, size_t n)
+/* {"a","b",NULL}: text elements escaped for the array syntax; bytea elements as "\\x<hex>" */
+static char *array_literal(const void *const *v, const size_t *lens, size_t n, bool bytea)
 {
+    static const char hx[] = "0123456789abcdef";
     size_t cap = 3;
-    for (size_t i = 0; i < n; i++) cap += (v[i] ? 2 * strlen(v[i]) + 3 : 4) + 1;
+    for (size_t i = 0; i < n; i++) cap += (!v[i] ? 4 : bytea ? 2 * lens[i] + 6 : 2 * strlen(v[i]) + 3) + 1;
     char *s = malloc(cap), *o = s;
     if (!s) return NULL;
     *o++ = '{';
@@ -410,9 +412,16 @@ char *zp_fleet_text_array(const char *const *v, size_t n)
         if (i) *o++ = ',';
         if (!v[i]) { memcpy(o, "NULL", 4); o += 4; continue; }
         *o++ = '"';
-        for (const char *p = v[i]; *p; p++) {
-            if (*p == '"' || *p == '\\') *o++ = '\\';
-            *o++ = *p;
+        if (bytea) {
+            const uint8_t *b = v[i];
+            memcpy(o, "\\\\x", 3);   /* \\x in the literal: the element text is \x<hex> */
+            o += 3;
+            for (size_t k = 0; k < lens[i]; k++) { *o++ = hx[b[k] >> 4]; *o++ = hx[b[k] & 15]; }
+        } else {
+            for (const char *p = v[i]; *p; p++) {
+                if (*p == '"' || *p == '\\') *o++ = '\\';
+                *o++ = *p;
+            }
         }
         *o++ = '"';
     }
@@ -421,23 +430,12 @@ char *zp_fleet_text_array(const char *const *v, size_t n)
     return s;
 }
 
+char *zp_fleet_text_array(const char *const *v, size_t n)
+{
+    return array_literal((const void *const *)v, NULL, n, false);
+}
+
 char *zp_fleet_bytea_array(const uint8_t *const *v, const size_t *lens, size_t n)
 {
-    static const char hx[] = "0123456789abcdef";
-    size_t cap = 3;
-    for (size_t i = 0; i < n; i++) cap += (v[i] ? 2 * lens[i] + 6 : 4) + 1;
-    char *s = malloc(cap), *o = s;
-    if (!s) return NULL;
-    *o++ = '{';
-    for (size_t i = 0; i < n; i++) {
-        if (i) *o++ = ',';
-        if (!v[i]) { memcpy(o, "NULL", 4); o += 4; continue; }
-        memcpy(o, "\"\\\\x", 4);   /* "\\x in the literal: the element text is \x<hex> */
-        o += 4;
-        for (size_t k = 0; k < lens[i]; k++) { *o++ = hx[v[i][k] >> 4]; *o++ = hx[v[i][k] & 15]; }
-        *o++ = '"';
-    }
-    *o++ = '}';
-    *o = 0;
-    return s;
+    return array_literal((const void *const *)v, lens, n, true);
 }

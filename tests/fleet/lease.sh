@@ -18,15 +18,19 @@
 fl_init lease "$1" "$2"
 BN=$FIX/bn128_chain
 HOLD=$FL_DIR/hold
-count_res() { ls "$(fl_box_dir a)"/state/*.fleet-outbox/*.res 2>/dev/null | wc -l; }
+count_res() { ls "$(fl_box_dir "${1:-a}")"/state/*.fleet-outbox/*.res 2>/dev/null | wc -l; }
+# wait_outbox BOX N WHY: until BOX's outbox holds N results (safety timeout 60 s)
+wait_outbox() {
+  for _ in $(seq 1 600); do [ "$(count_res "$1")" = "$2" ] && return 0; sleep 0.1; done
+  fl_fail "$3"
+}
 
 # ---- 1. expired lease
 ZP_FLEET_LEASE_MS=2000 ZP_FLEET_TEST_HOLD=$HOLD fl_box a --slots 4 --max-domain 1024
 fl_wait_box a
 touch "$HOLD"
 J1=$("$ZKPIPE" submit --zkey $BN/circuit.zkey $BN/witness-1.wtns $BN/witness-2.wtns $BN/witness-3.wtns) || fl_fail "submit"
-for _ in $(seq 1 600); do [ "$(count_res)" = 3 ] && break; sleep 0.1; done
-[ "$(count_res)" = 3 ] || fl_fail "box a did not finish its 3 partitions into the outbox"
+wait_outbox a 3 "box a did not finish its 3 partitions into the outbox"
 echo cut-off >"$HOLD"   # now it claims nothing either
 fl_log "box a (cut off) holds 3 finished results; its leases expire"
 ZP_FLEET_LEASE_MS=2000 fl_box b --slots 4 --max-domain 1024
@@ -36,8 +40,7 @@ ZP_FLEET_LEASE_MS=2000 fl_box b --slots 4 --max-domain 1024
   fl_fail "partitions not requeued by lease expiry"
 rm -f "$HOLD"
 fl_wait_sql "SELECT refused_total = 3 FROM zkpipe.boxes WHERE name = 'a'" 60
-for _ in $(seq 1 100); do [ "$(count_res)" = 0 ] && break; sleep 0.1; done
-[ "$(count_res)" = 0 ] || fl_fail "box a kept refused results in its outbox"
+wait_outbox a 0 "box a kept refused results in its outbox"
 grep -q "result REFUSED (epoch 1 is no longer the lease): work discarded" "$(fl_box_dir a)/up.log" || fl_fail "no refusal logged"
 [ "$(fl_psql "SELECT count(*) FROM zkpipe.results WHERE job_id = $J1 AND box = 'b' AND epoch = 2")" = 3 ] ||
   fl_fail "the accepted results changed"
@@ -47,15 +50,13 @@ fl_log "expired lease: a's 3 late commits refused and counted; b's results stand
 fl_stop_box b
 touch "$HOLD"
 J2=$("$ZKPIPE" submit --zkey $BN/circuit.zkey $BN/witness-4.wtns $BN/witness-5.wtns $BN/witness-6.wtns) || fl_fail "submit"
-for _ in $(seq 1 600); do [ "$(count_res)" = 3 ] && break; sleep 0.1; done
-[ "$(count_res)" = 3 ] || fl_fail "box a did not finish job $J2 into its outbox"
+wait_outbox a 3 "box a did not finish job $J2 into its outbox"
 echo cut-off >"$HOLD"
 HOLD_C=$FL_DIR/hold-c
 touch "$HOLD_C"
 ZP_FLEET_LEASE_MS=30000 ZP_FLEET_TEST_STEAL=1 ZP_FLEET_TEST_HOLD=$HOLD_C fl_box c --slots 4 --max-domain 1024
 fl_wait_sql "SELECT count(*) = 3 FROM zkpipe.partitions WHERE job_id = $J2 AND lease_owner = 'c' AND state = 'running'" 60
-for _ in $(seq 1 600); do [ "$(ls "$(fl_box_dir c)"/state/*.fleet-outbox/*.res 2>/dev/null | wc -l)" = 3 ] && break; sleep 0.1; done
-[ "$(ls "$(fl_box_dir c)"/state/*.fleet-outbox/*.res 2>/dev/null | wc -l)" = 3 ] || fl_fail "box c did not prove the 3 partitions"
+wait_outbox c 3 "box c did not prove the 3 partitions"
 # both hold a proof of each; a (the older epoch) commits first, while c's lease is live
 rm -f "$HOLD"
 fl_wait_sql "SELECT refused_total = 6 FROM zkpipe.boxes WHERE name = 'a'" 60
