@@ -478,8 +478,8 @@ static size_t S(endo_bytes)(size_t n0, unsigned m)
 /* the plan the scratch is sized for (n0 points, full-size scalars), per mode */
 static void S(full_plan)(msm_plan_t *pl, size_t n0, unsigned nthreads, bool endo, unsigned cf)
 {
-    if (endo)
-        msm_plan(pl, 2 * n0, nthreads, ZP_GLV_BITS, MSM_COST_FQ, cf);
+    if (endo)   /* halves below the curve's split bound (127 bits fill 8 windows of 16) */
+        msm_plan(pl, 2 * n0, nthreads, MSM_CAT3(zp_glv_, MSM_C, _bits), MSM_COST_FQ, cf);
     else
         msm_plan(pl, n0, nthreads, MSM_BITS_MAX, MSM_COST_FQ, cf);
 }
