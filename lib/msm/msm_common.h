@@ -85,10 +85,18 @@ static void msm_plan_h(msm_plan_t *pl, size_t n, unsigned nt, unsigned bits, dou
             double f = (double)K / (2.0 * nb) - 1.0 / MSM_Q_DIV; /* queue overflow */
             if (f < 0) f = 0;
             if (f > 0.5) f = 0.5;
-            double task = m * (6.0 * (1 - f) + 10.0 * f) + (m / K + 1) * inv_cost +
-                          24.0 * nb + 0.5 * m;
-            unsigned T = W * P;
-            double cost = (double)((T + nt - 1) / nt) * task;
+            double add = 6.0 * (1 - f) + 10.0 * f;
+            double task = m * add + (m / K + 1) * inv_cost + 24.0 * nb + 0.5 * m;
+            /* the top window holds tb = bits - (W-1)c bits and the carry: buckets above 2^tb
+             * stay empty (the reduction starts at the highest used one); with tb = 0 only
+             * the carry, about half the scalars, reaches it (measured: 127-bit halves with
+             * c = 16 fill 8 windows and beat c = 15 at 2^18 and 2^20; 128-bit ones get a
+             * ninth, nearly free window) */
+            unsigned tb = bits - (W - 1) * c;
+            double topb = tb + 1 < c ? (double)(1u << tb) + 1 : nb, topf = tb ? 1.0 : 0.5;
+            double top = m * topf * add + (m * topf / K + 1) * inv_cost + 24.0 * topb + 0.5 * m;
+            unsigned T = (W - 1) * P;
+            double cost = (double)((T + nt - 1) / nt) * task + (double)((P + nt - 1) / nt) * top;
             if (best < 0 || cost < best) {
                 best = cost;
                 *pl = (msm_plan_t){.c = c, .nb = nb, .W = W, .P = P, .K = K,

@@ -353,7 +353,9 @@ static void S(task)(S(ws_t) *ws, const msm_plan_t *pl, unsigned w, const S(src_t
     S(xyzz_t) run, sum;
     memset(&run, 0, sizeof run);
     memset(&sum, 0, sizeof sum);
-    for (unsigned j = nb; j-- > 0;) {
+    unsigned top = nb;                           /* empty buckets above add nothing */
+    while (top > 0 && !ws->st[top - 1]) top--;
+    for (unsigned j = top; j-- > 0;) {
         uint8_t s = ws->st[j];
         if (s & MSM_ST_AFF) S(xz_madd)(&run, &ws->bk[j]);
         if (s & MSM_ST_XYZZ) S(xz_add)(&run, &ws->xb[j]);
