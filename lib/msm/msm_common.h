@@ -5,12 +5,14 @@
  * cost model counted in field multiplications), the scalar classification, the scratch
  * layout and the Booth digit extraction; msm_impl.h holds the algorithm and is instantiated
  * once per group and curve at the bottom.
- * Scratch (caller-owned, 64-byte aligned): [partial sums: m * (Wmax*P + P1) Jacobian points]
+ * Scratch (caller-owned, 64-byte aligned): [endomorphism area: 2n scalar halves | 2n signs |
+ * m*n beta x (msm_impl.h: endo_bytes), reserved in both modes] [partial sums: m * (Wmax*P + P1) Jacobian points]
  * [scalar index: n uint32 (msm_sort)] then per thread [nba = max(nb, K1) affine buckets |
  * nba XYZZ buckets | nba bucket states | kmax = max(K, K1) pending points | kmax bucket
  * indices | kmax denominators | kmax prefix products | kmax/4 deferred points and their
- * bucket indices], each part 64-byte aligned. scratch_size sizes it for n full-size scalars;
- * a call whose own plan would need more falls back to that plan.
+ * bucket indices], each part 64-byte aligned. scratch_size sizes it for n full-size scalars
+ * in either mode (n 256-bit scalars, or 2n halves with the endomorphism: the larger of the
+ * two); a call whose own plan would need more falls back to its mode's full plan.
  * Included (static functions) by the four instantiation units msm.c (G1 BN254),
  * msm_g2_bn254.c, msm_g1_bls12_381.c, msm_g2_bls12_381.c, one group each, so that the
  * compiler's inlining budget (per translation unit) is not shared between the groups

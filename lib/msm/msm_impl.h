@@ -3,7 +3,12 @@
  *   MSM_G, MSM_C   group (g1|g2) and curve name parts
  *   MSM_F          coordinate field (fq_bn254, fq2_bls12_381, ...): ops mf_<MSM_F>_<op>
  *
- * Algorithm (see msm.c for the plan and the scratch layout):
+ * Algorithm (see msm_common.h for the plan and the scratch layout):
+ *   - with the endomorphism (default; opts->no_endo turns it off): a pre-pass splits every
+ *     scalar k_i = k1 + k2 lambda (lib/ec/ec_glv.c) into halves of <= 128 bits with signs, and
+ *     computes beta x_i where k2 != 0; the rest runs over the 2n halves, index i < n being
+ *     P_i and n + i phi(P_i) = (beta x_i, y_i), a half's sign xor-ed into its digit's sign
+ *     (fetch). Everything below applies to the halves unchanged.
  *   - scalars classified first (msm.c: msm_classify / msm_sort), once for all the MSMs of a
  *     multi call: zeros dropped; scalars equal to 1 summed by their own tasks (ones_task:
  *     batched affine additions into K1 accumulators, no windows); the rest indexed by
