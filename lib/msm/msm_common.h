@@ -5,12 +5,14 @@
  * cost model counted in field multiplications), the scalar classification, the scratch
  * layout and the Booth digit extraction; msm_impl.h holds the algorithm and is instantiated
  * once per group and curve at the bottom.
- * Scratch (caller-owned, 64-byte aligned): [partial sums: m * (Wmax*P + P1) Jacobian points]
+ * Scratch (caller-owned, 64-byte aligned): [endomorphism area: 2n scalar halves | 2n signs |
+ * m*n beta x (msm_impl.h: endo_bytes), reserved in both modes] [partial sums: m * (Wmax*P + P1) Jacobian points]
  * [scalar index: n uint32 (msm_sort)] then per thread [nba = max(nb, K1) affine buckets |
  * nba XYZZ buckets | nba bucket states | kmax = max(K, K1) pending points | kmax bucket
  * indices | kmax denominators | kmax prefix products | kmax/4 deferred points and their
- * bucket indices], each part 64-byte aligned. scratch_size sizes it for n full-size scalars;
- * a call whose own plan would need more falls back to that plan.
+ * bucket indices], each part 64-byte aligned. scratch_size sizes it for n full-size scalars
+ * in either mode (n 256-bit scalars, or 2n halves with the endomorphism: the larger of the
+ * two); a call whose own plan would need more falls back to its mode's full plan.
  * Included (static functions) by the four instantiation units msm.c (G1 BN254),
  * msm_g2_bn254.c, msm_g1_bls12_381.c, msm_g2_bls12_381.c, one group each, so that the
  * compiler's inlining budget (per translation unit) is not shared between the groups
@@ -85,10 +87,18 @@ static void msm_plan_h(msm_plan_t *pl, size_t n, unsigned nt, unsigned bits, dou
             double f = (double)K / (2.0 * nb) - 1.0 / MSM_Q_DIV; /* queue overflow */
             if (f < 0) f = 0;
             if (f > 0.5) f = 0.5;
-            double task = m * (6.0 * (1 - f) + 10.0 * f) + (m / K + 1) * inv_cost +
-                          24.0 * nb + 0.5 * m;
-            unsigned T = W * P;
-            double cost = (double)((T + nt - 1) / nt) * task;
+            double add = 6.0 * (1 - f) + 10.0 * f;
+            double task = m * add + (m / K + 1) * inv_cost + 24.0 * nb + 0.5 * m;
+            /* the top window holds tb = bits - (W-1)c bits and the carry: buckets above 2^tb
+             * stay empty (the reduction starts at the highest used one); with tb = 0 only
+             * the carry, about half the scalars, reaches it (measured: 127-bit halves with
+             * c = 16 fill 8 windows and beat c = 15 at 2^18 and 2^20; 128-bit ones get a
+             * ninth, nearly free window) */
+            unsigned tb = bits - (W - 1) * c;
+            double topb = tb + 1 < c ? (double)(1u << tb) + 1 : nb, topf = tb ? 1.0 : 0.5;
+            double top = m * topf * add + (m * topf / K + 1) * inv_cost + 24.0 * topb + 0.5 * m;
+            unsigned T = (W - 1) * P;
+            double cost = (double)((T + nt - 1) / nt) * task + (double)((P + nt - 1) / nt) * top;
             if (best < 0 || cost < best) {
                 best = cost;
                 *pl = (msm_plan_t){.c = c, .nb = nb, .W = W, .P = P, .K = K,

@@ -3,7 +3,12 @@
  *   MSM_G, MSM_C   group (g1|g2) and curve name parts
  *   MSM_F          coordinate field (fq_bn254, fq2_bls12_381, ...): ops mf_<MSM_F>_<op>
  *
- * Algorithm (see msm.c for the plan and the scratch layout):
+ * Algorithm (see msm_common.h for the plan and the scratch layout):
+ *   - with the endomorphism (default; opts->no_endo turns it off): a pre-pass splits every
+ *     scalar k_i = k1 + k2 lambda (lib/ec/ec_glv.c) into halves of <= 128 bits with signs, and
+ *     computes beta x_i where k2 != 0; the rest runs over the 2n halves, index i < n being
+ *     P_i and n + i phi(P_i) = (beta x_i, y_i), a half's sign xor-ed into its digit's sign
+ *     (fetch). Everything below applies to the halves unchanged.
  *   - scalars classified first (msm.c: msm_classify / msm_sort), once for all the MSMs of a
  *     multi call: zeros dropped; scalars equal to 1 summed by their own tasks (ones_task:
  *     batched affine additions into K1 accumulators, no windows); the rest indexed by
@@ -353,7 +358,9 @@ static void S(task)(S(ws_t) *ws, const msm_plan_t *pl, unsigned w, const S(src_t
     S(xyzz_t) run, sum;
     memset(&run, 0, sizeof run);
     memset(&sum, 0, sizeof sum);
-    for (unsigned j = nb; j-- > 0;) {
+    unsigned top = nb;                           /* empty buckets above add nothing */
+    while (top > 0 && !ws->st[top - 1]) top--;
+    for (unsigned j = top; j-- > 0;) {
         uint8_t s = ws->st[j];
         if (s & MSM_ST_AFF) S(xz_madd)(&run, &ws->bk[j]);
         if (s & MSM_ST_XYZZ) S(xz_add)(&run, &ws->xb[j]);
@@ -478,8 +485,8 @@ static size_t S(endo_bytes)(size_t n0, unsigned m)
 /* the plan the scratch is sized for (n0 points, full-size scalars), per mode */
 static void S(full_plan)(msm_plan_t *pl, size_t n0, unsigned nthreads, bool endo, unsigned cf)
 {
-    if (endo)
-        msm_plan(pl, 2 * n0, nthreads, ZP_GLV_BITS, MSM_COST_FQ, cf);
+    if (endo)   /* halves below the curve's split bound (127 bits fill 8 windows of 16) */
+        msm_plan(pl, 2 * n0, nthreads, MSM_CAT3(zp_glv_, MSM_C, _bits), MSM_COST_FQ, cf);
     else
         msm_plan(pl, n0, nthreads, MSM_BITS_MAX, MSM_COST_FQ, cf);
 }
