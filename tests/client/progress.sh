@@ -10,7 +10,7 @@ F=$FIX/bn128_chain
 
 ipc_hold gpu
 J=$(ipc_submit --zkey $F/circuit.zkey --request-id prog-1 $F/witness-{0..3}.wtns)
-( sleep 2; ipc_release gpu ) &
+( for _ in $(seq 1 600); do grep -q "proved" "$IPC_DIR/tty.out" 2>/dev/null && break; sleep 0.1; done; ipc_release gpu ) &
 python3 "$IPC_SRC/tests/client/pty_run.py" "$IPC_DIR/tty.out" "$ZKPIPE" await "$J" --timeout 300 || ipc_fail "await through a pty"
 T=$(cat "$IPC_DIR/tty.out")
 grep -q $'\r\033\[K'"job $J: [0-9]/4 proved" "$IPC_DIR/tty.out" || ipc_fail "no in-place progress line on a tty: $(cat -v "$IPC_DIR/tty.out")"
@@ -19,11 +19,14 @@ grep -q "4/4 proved.*s elapsed, finished" "$IPC_DIR/tty.out" || ipc_fail "tty pr
 grep -q "partitions proved" "$IPC_DIR/tty.out" || ipc_fail "no final line on a tty"
 ipc_log "tty: $(tr '\r' '\n' < "$IPC_DIR/tty.out" | grep -c proved) progress draws"
 
-# not a terminal: plain lines
+# not a terminal: plain lines; the GPU stage is released once the first line (0/3) is out
 ipc_hold gpu
 J2=$(ipc_submit --zkey $F/circuit.zkey --request-id prog-2 $F/witness-{0..2}.wtns)
-( sleep 2; ipc_release gpu ) &
-"$ZKPIPE" await "$J2" --timeout 300 >"$IPC_DIR/plain.out" 2>"$IPC_DIR/plain.err" || ipc_fail "await J2"
+"$ZKPIPE" await "$J2" --timeout 300 >"$IPC_DIR/plain.out" 2>"$IPC_DIR/plain.err" &
+AW=$!
+for _ in $(seq 1 600); do grep -q "proved" "$IPC_DIR/plain.err" 2>/dev/null && break; sleep 0.1; done
+ipc_release gpu
+wait $AW || ipc_fail "await J2"
 grep -q $'\r' "$IPC_DIR/plain.err" && ipc_fail "carriage return in non-tty progress"
 grep -q $'\033' "$IPC_DIR/plain.err" && ipc_fail "escape sequence in non-tty progress"
 grep -q "^job $J2: 0/3 proved, 0 failed, .* s elapsed, estimate: -$" "$IPC_DIR/plain.err" || ipc_fail "no plain start line: $(cat "$IPC_DIR/plain.err")"
