@@ -151,7 +151,7 @@ typedef struct {
     zp_str_t zkey, r1cs, wtns;/* r1cs, wtns may be empty */
     uint64_t epoch;           /* the arena's epoch: a worker re-opens the arena when it changed */
     /* optional (absent = 0 = no lease): CLOCK_MONOTONIC ns by which the worker must have
-     * reported; a stage whose work thread is still on it then exits (stage/stage.c) */
+     * reported; a stage whose work thread is still on it then exits (stage/stage_loop.c) */
     uint64_t lease_deadline;
 } zp_msg_assign_t;
 

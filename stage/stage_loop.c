@@ -473,6 +473,7 @@ int zp_stage_loop(zp_stage_t *s)
             }
         }
     }
+    if (stopping && !fatal) on_frames(h, true, &ready, &last_rx);   /* hand back ASSIGNs already here */
     out_drain(h, OUTBOX_DRAIN_MS);
     pthread_mutex_lock(&h->mu);
     h->quit = true;

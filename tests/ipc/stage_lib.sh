@@ -28,6 +28,7 @@ st_cleanup() {
 
 st_dump() {
   local f
+  [ -n "${ST_DIR:-}" ] || return 0
   for f in "$ST_DIR"/*.log; do [ -f "$f" ] && { echo "---- $f" >&2; tail -40 "$f" | sed 's/^/  /' >&2; }; done
 }
 
