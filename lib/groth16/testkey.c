@@ -508,13 +508,14 @@ static int write_zkey(const tk_t *t, uint8_t *vk_pts, zp_testkey_times_t *tm)
     f->from_mont(&a_s, &t->alpha);
     f->from_mont(&b_s, &t->beta);
     f->from_mont(&d_s, &t->delta);
-    cv->g1->mul_gen(h, &a_s);
-    cv->g1->mul_gen(h + g1, &b_s);
-    cv->g2->mul_gen(h + 2 * g1, &b_s);
-    cv->g2->mul_gen(h + 2 * g1 + g2, &one_s);
-    cv->g1->mul_gen(h + 2 * g1 + 2 * g2, &d_s);
-    cv->g2->mul_gen(h + 3 * g1 + 2 * g2, &d_s);
-    memcpy(vk_pts, h, 3 * g1 + 3 * g2);
+    /* computed in vk_pts (aligned), copied into the file (section 2 is not) */
+    cv->g1->mul_gen(vk_pts, &a_s);
+    cv->g1->mul_gen(vk_pts + g1, &b_s);
+    cv->g2->mul_gen(vk_pts + 2 * g1, &b_s);
+    cv->g2->mul_gen(vk_pts + 2 * g1 + g2, &one_s);
+    cv->g1->mul_gen(vk_pts + 2 * g1 + 2 * g2, &d_s);
+    cv->g2->mul_gen(vk_pts + 3 * g1 + 2 * g2, &d_s);
+    memcpy(h, vk_pts, 3 * g1 + 3 * g2);
 
     write_coefs(t, m + s[Z_COEFS].off);
     uint64_t t0 = zp_now_ns();

@@ -18,7 +18,8 @@ typedef struct {
     void (*mul_gen)(void *ra, const zp_scalar_t *k_std);          /* affine k * generator */
     /* out[i] = k[i] * G (affine) for i < m from a fixed-base table tab[win][d] = d 2^(w win) G
      * (2^w affine entries per window, nwin windows, k standard form): batch-affine additions,
-     * one inversion per window step for the whole chunk; equal x falls back to a Jacobian add.
+     * one inversion per window step for the whole chunk; equal x (impossible for k < r: the partial
+ * sum is below 2^(w win) and the entry a multiple of it) falls back to a Jacobian add.
      * scratch: fb_scratch(m) bytes, 64-aligned */
     void (*fb_chunk)(void *out, const zp_scalar_t *k, size_t m, const void *tab, unsigned w, unsigned nwin,
                      void *scratch);
