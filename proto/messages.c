@@ -251,7 +251,7 @@ int zp_msg_fail_decode(zp_msg_fail_t *m, const zp_frame_t *f)
 }
 
 /* ---- ASSIGN ---- 1 slot 2 gen 3 in_gen 4 payload_gen 5 stage 6 job 7 part 8 attempt 9 prio
- *                  10 zkey 11 r1cs 12 wtns 13 epoch */
+ *                  10 zkey 11 r1cs 12 wtns 13 epoch 14 lease_ns (optional, written when set) */
 int zp_msg_assign_encode(uint8_t **buf, size_t *len, const zp_msg_assign_t *m)
 {
     zp_enc_t e;
@@ -261,6 +261,7 @@ int zp_msg_assign_encode(uint8_t **buf, size_t *len, const zp_msg_assign_t *m)
     zp_enc_u64(&e, 7, m->part); zp_enc_u64(&e, 8, m->attempt); zp_enc_u64(&e, 9, m->priority);
     enc_strref(&e, 10, m->zkey); enc_strref(&e, 11, m->r1cs); enc_strref(&e, 12, m->wtns);
     zp_enc_u64(&e, 13, m->epoch);
+    if (m->lease_ns) zp_enc_u64(&e, 14, m->lease_ns);
     return enc_done(&e, buf, len);
 }
 int zp_msg_assign_decode(zp_msg_assign_t *m, const zp_frame_t *f)
@@ -281,6 +282,7 @@ int zp_msg_assign_decode(zp_msg_assign_t *m, const zp_frame_t *f)
     TRY(get_name(mp, 11, ZP_MSG_PATH_MAX, true, &m->r1cs));
     TRY(get_name(mp, 12, ZP_MSG_PATH_MAX, m->stage != ZP_ROLE_SYNTH, &m->wtns));
     TRY(zp_map_get_u64(mp, 13, 1, U64MAX, &m->epoch));
+    TRY(zp_map_get_u64(mp, ZP_OPT(14), 0, U64MAX, &m->lease_ns));
     if (m->stage != ZP_ROLE_SYNTH && (m->in_gen == 0 || m->payload_gen == 0))
         return zp_err_set(ZP_EPROTO, "ASSIGN for stage %s without input generation", zp_role_name(m->stage));
     return 0;

@@ -144,6 +144,9 @@ typedef struct {
     uint32_t part, attempt, priority;
     zp_str_t zkey, r1cs, wtns;/* r1cs, wtns may be empty */
     uint64_t epoch;           /* the arena's epoch: a worker re-opens the arena when it changed */
+    /* optional (absent: 0 = none): the lease deadline, CLOCK_MONOTONIC ns; past it the broker
+     * declares the worker dead and requeues the work (doc/slot-protocol.md, leases) */
+    uint64_t lease_ns;
 } zp_msg_assign_t;
 
 typedef struct { uint32_t slot; uint64_t gen; bool accepted; } zp_msg_ack_t;
