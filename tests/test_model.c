@@ -118,6 +118,7 @@ static pid_t spawn_child(void)
         /* a stand-in process: sleeps until killed, dies with the test, holds none of its files */
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         for (int fd = 0; fd < 1024; fd++) close(fd);
+        execl("/bin/sleep", "sleep", "100000", (char *)NULL);   /* a small image: quick to reap */
         for (;;) pause();
     }
     return p;
@@ -488,7 +489,9 @@ static void submit(unsigned nparts, const bool *bad)
     if (n_mjobs >= MAXJOBS) return;
     zp_msg_submit_t *m = calloc(1, sizeof *m);
     char rid[32];
-    snprintf(rid, sizeof rid, "req-%u", n_mjobs);
+    static unsigned rid_seq;
+    if (n_mjobs == 0 && B.n_jobs == 0) rid_seq = 0;
+    snprintf(rid, sizeof rid, "req-%u", rid_seq++);
     m->request_id = zp_str(rid);
     m->zkey = zp_str("circuit.zkey");
     m->r1cs = zp_str("");
@@ -497,7 +500,11 @@ static void submit(unsigned nparts, const bool *bad)
     for (unsigned i = 0; i < nparts; i++) m->wtns[i] = zp_str("w.wtns");
     brk_job_t *j;
     bool existed;
-    if (brk_submit(&B, m, &j, &existed) < 0 || existed) { VIOLATION("submit: %s", zp_err_msg()); free(m); return; }
+    if (brk_submit(&B, m, &j, &existed) < 0 || existed) {
+        VIOLATION("submit %s: %s", rid, existed ? "request id already known" : zp_err_msg());
+        free(m);
+        return;
+    }
     free(m);
     mjob_t *mj = &mjobs[n_mjobs++];
     memset(mj, 0, sizeof *mj);
