@@ -22,7 +22,7 @@
  * proved, every bad one failed with a reason that says so, every slot FREE, none held.
  * Also scripted regression scenarios (issue 8 defects 1, 2, 4, 6, 7, 8) and a bench mode:
  *   test_model --bench N      N partitions through the broker: its memory and status latency
- * Environment: ZP_MODEL_SEEDS (default 24), ZP_MODEL_STEPS (default 3000), ZP_MODEL_SEED0. */
+ * Environment: ZP_MODEL_SEEDS (default 16), ZP_MODEL_STEPS (default 2500), ZP_MODEL_SEED0. */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -1065,8 +1065,8 @@ int main(int argc, char **argv)
             fflush(stdout);
         }
         printf("scripted scenarios: %d failure(s)\n", fails);
-        unsigned seeds = getenv("ZP_MODEL_SEEDS") ? (unsigned)atoi(getenv("ZP_MODEL_SEEDS")) : 24;
-        unsigned steps = getenv("ZP_MODEL_STEPS") ? (unsigned)atoi(getenv("ZP_MODEL_STEPS")) : 3000;
+        unsigned seeds = getenv("ZP_MODEL_SEEDS") ? (unsigned)atoi(getenv("ZP_MODEL_SEEDS")) : 16;
+        unsigned steps = getenv("ZP_MODEL_STEPS") ? (unsigned)atoi(getenv("ZP_MODEL_STEPS")) : 2500;
         uint64_t seed0 = getenv("ZP_MODEL_SEED0") ? strtoull(getenv("ZP_MODEL_SEED0"), NULL, 0) : 1;
         for (unsigned i = 0; i < seeds; i++) {
             n_violations = 0;

@@ -485,6 +485,9 @@ static void test_kill_recovery(const char *name, uint64_t epoch)
     CHECK(kill((pid_t)atomic_load(&s->owner_pid), 0) < 0 && errno == ESRCH);
     uint64_t g_rec, g_new;
     CHECK(zp_shm_slot_reset(a, 2, g_child, ZP_SLOT_FREE, &g_rec) == 0 && g_rec == g_child + 1);
+    /* the reset keeps the owner (quarantine: it may still write); known dead, the broker clears it */
+    CHECK(atomic_load(&s->owner_pid) == (uint64_t)pid);
+    zp_shm_slot_clear_owner(a, 2);
     CHECK(atomic_load(&s->owner_pid) == 0);
     /* ... and hands it to a new job */
     CHECK(zp_shm_slot_claim_at(a, 2, &g_new) == 0 && g_new == g_rec + 1);
