@@ -12,6 +12,8 @@
  *   [data_off, +n*slot_bytes) one extent per slot; data_off and slot_bytes multiples of 2 MiB
  *   [aux_off, +aux_bytes)     optional auxiliary region (e.g. a proving key), 2 MiB aligned
  *
+ * The protocol built on these functions (who writes what at which generation, holders and
+ * quarantine, leases, recovery) is written once in doc/slot-protocol.md.
  * The slot word: state (low 8 bits) | generation (upper 56 bits), changed only by CAS. Every
  * state change bumps the generation by exactly one; the generation is the fencing token:
  *   FREE -> SYNTH -> READY -> PROVING -> PROVED -> FINALIZING -> FINISHED -> FREE,
