@@ -72,29 +72,16 @@ static brk_worker_t *worker_by_id(brk_t *b, const uint8_t *id, size_t n)
     return NULL;
 }
 
-/* Everything the dead worker held goes back to its queue with attempt+1 and a new generation. */
+/* Everything the dead worker held goes back to its queue with a new generation, not charged
+ * (worker class); its slots stay quarantined until it is known gone (brk_worker_lost). */
 void brk_worker_dead(brk_t *b, brk_worker_t *w, const char *why, bool kill_it)
 {
-    char msg[300];
     if (!w->used) return;
     zp_log(ZP_LOG_WARN, "%s worker #%u pid %u (%s) is gone: %s; requeueing %u slot(s)", zp_role_name(w->role),
            w->instance, w->pid, w->name, why, w->n_inflight);
     if (kill_it) brk_ident_fence(b, w, why);   /* the supervisor kills, never us */
     brk_ident_forget(b, w);
-    b->c.deaths[w->role]++;
-    snprintf(msg, sizeof msg, "%s worker pid %u %s", zp_role_name(w->role), w->pid, why);
-    unsigned n = w->n_inflight;
-    brk_inflight_t fl[BRK_MAX_INFLIGHT];
-    memcpy(fl, w->inflight, sizeof fl);
-    w->n_inflight = 0;
-    w->used = false;
-    w->alive = false;
-    for (unsigned i = 0; i < n; i++) {
-        brk_part_t *p = fl[i].part;
-        if (!p || p->state != PS_RUNNING || p->worker != w) continue;
-        p->worker = NULL;
-        brk_part_failed(b, p, true, false, msg);
-    }
+    brk_worker_lost(b, w, why);
 }
 
 /* ---------------------------------------------------------------- worker messages */
@@ -271,14 +258,7 @@ static void on_client_msg(brk_t *b, const uint8_t *id, size_t id_len, const zp_f
             rc = brk_result_encode(b, j, j->state == ZP_JOB_RUNNING, &buf, &len);
             break;
         }
-        brk_waiter_t *wt = calloc(1, sizeof *wt);
-        if (!wt || id_len > BRK_ID_MAX) { free(wt); rc = -ENOMEM; break; }
-        memcpy(wt->id, id, id_len);
-        wt->id_len = id_len;
-        wt->job = j->id;
-        wt->deadline = zp_now_ns() + (uint64_t)m.timeout_ms * 1000000u;
-        wt->next = b->waiters;
-        b->waiters = wt;
+        if ((rc = brk_waiter_add(b, id, id_len, j->id, m.timeout_ms)) < 0) break;   /* bounded */
         return;
     }
     case ZP_CMD_CANCEL: {
@@ -371,10 +351,19 @@ static void usage(FILE *f)
                "                     [--max-frame BYTES] [--state-dir DIR] [--reset-state]\n"
                "                     [--metrics-listen IPV4:PORT] [--http-listen [IPV4:]PORT]\n"
                "                     [--http-token-file FILE] [--http-max-body BYTES] [--http-key-dir DIR]\n"
-               "                     [--metrics-listen IPV4:PORT] [--fleet-env VAR [--box-name NAME]]\n"
+               "                     [--fleet-env VAR [--box-name NAME]]\n"
+               "                     [--lease-ms BASE[,SYNTH,GPU,FINAL]] [--max-deaths N] [--breaker K[,COOL_MS]]\n"
+               "                     [--retain-s S] [--retain-jobs N] [--max-waiters N[,PER_CLIENT]]\n"
                "--fleet-env VAR: also take partitions from the PostgreSQL fleet queue whose connection string\n"
                "is in environment variable VAR (`zkpipe up --fleet URL` sets it); --box-name: this box's name\n"
                "in the fleet (default: the host name).\n"
+               "--lease-ms ($ZP_LEASE_MS): each assignment's deadline = BASE ms + STAGE ms per 2^20 domain\n"
+               "elements (defaults 120000,60000,600000,120000); past it the worker is fenced and its work requeued.\n"
+               "--max-deaths ($ZP_MAX_DEATHS, 10): worker/device-class failures (not charged) before a partition fails.\n"
+               "--breaker ($ZP_BREAKER, 5,60000): a worker failing K partitions in a row leaves rotation for COOL_MS.\n"
+               "--retain-s/--retain-jobs ($ZP_RETAIN_S 86400, $ZP_RETAIN_JOBS 50000): finished jobs kept (memory and\n"
+               "journal); the request-id idempotency window is the retention.\n"
+               "--max-waiters ($ZP_MAX_WAITERS, 4096,256): AWAITs waiting at once, overall and per client.\n"
                "--metrics-listen (or $ZP_METRICS_LISTEN): serve GET /metrics (Prometheus text) over HTTP;\n"
                "off by default. Bind it to 127.0.0.1 unless the network is trusted.\n"
                "--http-listen: the HTTP JSON API (POST /v1/jobs, GET|DELETE /v1/jobs/ID, GET /v1/status,\n"
@@ -415,13 +404,28 @@ int main(int argc, char **argv, char **envp)
     setproctitle_init(argc, argv, envp);
     zp_log_init("broker");
     b->n_slots = 8; b->max_domain = 1u << 16; b->max_vars = 0; b->max_attempts = 3; b->liveness = 3;
+    brk_config_defaults(b);
+    /* environment defaults of the options below (children of `zkpipe up` inherit them) */
+    static const char *const envs[][2] = {{"ZP_LEASE_MS", "lease-ms"}, {"ZP_MAX_DEATHS", "max-deaths"},
+        {"ZP_BREAKER", "breaker"}, {"ZP_RETAIN_S", "retain-s"}, {"ZP_RETAIN_JOBS", "retain-jobs"},
+        {"ZP_MAX_WAITERS", "max-waiters"}};
+    for (unsigned i = 0; i < sizeof envs / sizeof envs[0]; i++) {
+        const char *v = getenv(envs[i][0]);
+        if (v && *v && brk_config_set(b, envs[i][1], v) < 0) {
+            fprintf(stderr, "zkpipe-broker: $%s: %s\n", envs[i][0], zp_err_msg());
+            return 2;
+        }
+    }
     static const struct option opts[] = {
         {"runtime-dir", 1, 0, 'r'}, {"arena", 1, 0, 'a'}, {"slots", 1, 0, 's'}, {"max-domain", 1, 0, 'd'},
         {"max-vars", 1, 0, 'v'}, {"heartbeat-ms", 1, 0, 'H'}, {"liveness", 1, 0, 'l'},
         {"max-attempts", 1, 0, 'k'}, {"max-frame", 1, 0, 'F'}, {"state-dir", 1, 0, 'S'},
         {"reset-state", 0, 0, 'R'}, {"metrics-listen", 1, 0, 'M'}, {"help", 0, 0, 'h'},
+        /* slots: 1000.. must stay right after "help" (index 13: brk_config_set by name) */
+        {"lease-ms", 1, 0, 1000}, {"max-deaths", 1, 0, 1001}, {"breaker", 1, 0, 1002}, {"retain-s", 1, 0, 1003},
+        {"retain-jobs", 1, 0, 1004}, {"max-waiters", 1, 0, 1005},
         {"http-listen", 1, 0, 'W'}, {"http-token-file", 1, 0, 'T'}, {"http-max-body", 1, 0, 'X'},
-        {"http-key-dir", 1, 0, 'Y'}, {"fleet-env", 1, 0, 1001}, {"box-name", 1, 0, 1002}, {0, 0, 0, 0}};
+        {"http-key-dir", 1, 0, 'Y'}, {"fleet-env", 1, 0, 1101}, {"box-name", 1, 0, 1102}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -441,8 +445,14 @@ int main(int argc, char **argv, char **envp)
         case 'T': http_tokens = optarg; break;
         case 'Y': http_keys = optarg; break;
         case 'X': if (parse_u32(optarg, 1024, 1u << 30, &http_max_body, "http-max-body")) return 2; break;
-        case 1001: fleet_env = optarg; break;        /* fleet */
-        case 1002: box_name = optarg; break;
+        case 1101: fleet_env = optarg; break;        /* fleet */
+        case 1102: box_name = optarg; break;
+        case 1000: case 1001: case 1002: case 1003: case 1004: case 1005:
+            if (brk_config_set(b, opts[c - 1000 + 13].name, optarg) < 0) {
+                fprintf(stderr, "zkpipe-broker: --%s: %s\n", opts[c - 1000 + 13].name, zp_err_msg());
+                return 2;
+            }
+            break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -526,8 +536,8 @@ int main(int argc, char **argv, char **envp)
         fprintf(stderr, "zkpipe-broker: %s\n", zp_err_msg());
         goto out_arena;
     }
-    b->slot_part = calloc(b->n_slots, sizeof *b->slot_part);
-    if (!b->slot_part) { rc = -ENOMEM; goto out_arena; }
+    b->slots = calloc(b->n_slots, sizeof *b->slots);
+    if (!b->slots) { rc = -ENOMEM; goto out_arena; }
     if ((rc = brk_recover(b, arena_reused)) < 0) {
         fprintf(stderr, "zkpipe-broker: recovery: %s\n", zp_err_msg());
         goto out_arena;
@@ -600,6 +610,8 @@ int main(int argc, char **argv, char **envp)
             heartbeat_and_liveness(b);
             brk_ident_tick(b);
             brk_recover_expire(b);
+            brk_slots_tick(b);      /* quarantine releases, lease expiry */
+            brk_jobs_retain(b);     /* bounded state */
             next_hb = now + (uint64_t)b->heartbeat_ms * 1000000u;
         }
         brk_fleet_service(b);   /* fleet: claimed partitions in, lost leases out, capacity published */
@@ -634,6 +646,7 @@ out_arena:
     zp_keystore_unlink_all(b->arena_name);   /* clean shutdown: the shared proving keys go too */
 out_jr:
     brk_jr_close(&b->jr);
+    brk_jobs_close(b);
 out_pid:
     pidfile_remove(pfh);
     brk_ident_close(b);

@@ -1,8 +1,13 @@
 /* broker_int.h - the broker's private state: job table, per-stage queues, workers, counters.
  * One thread owns all of it (the zmq_poll loop in broker.c); nothing here is locked.
- * Files: broker.c (sockets, loop, message handlers), sched.c (queues, dispatch, requeue,
- * cancel), report.c (status text/JSON, Chrome trace, await results), journal.c (SQLite
- * write-ahead store), recover.c (restart: journal + arena -> queues). */
+ * Files: broker.c (sockets, loop, message handlers), sched.c (queues, dispatch, DONE/FAIL,
+ * requeue, failure classes), slots.c (slot holders, quarantine, leases), jobs.c (job table:
+ * hashed lookups, live/finished lists, retention, submit, cancel), report.c (status text/JSON,
+ * Chrome trace, await results and waiters), journal.c (SQLite write-ahead store), recover.c
+ * (restart: journal + arena -> queues). sched.c, slots.c, jobs.c, recover.c, report.c and
+ * journal.c never touch a socket: they send through brk_send and declare deaths through
+ * brk_worker_dead (broker.c, or the model test's stand-ins: tests/test_model.c).
+ * The slot protocol they implement: doc/slot-protocol.md. */
 #ifndef ZP_BROKER_INT_H
 #define ZP_BROKER_INT_H
 #include <stdbool.h>
@@ -32,8 +37,15 @@ typedef struct brk_part {
     unsigned stage;             /* stage queued at / running in (zp_role_t) */
     int32_t slot;               /* -1: none */
     uint64_t word_gen;          /* generation the broker expects in the slot word now */
-    uint64_t payload_gen, result_gen;
-    uint32_t attempt;           /* 1-based */
+    uint64_t payload_gen;       /* stamp of the synth's seal (0: none yet) */
+    uint64_t result_gen;        /* stamp of the GPU's RESULT commit (0: none yet) */
+    uint32_t attempt;           /* 1-based; charged failures only (doc/slot-protocol.md, classes) */
+    uint32_t n_uncharged;       /* worker/device-class failures (deaths, leases): bounded by max_deaths */
+    uint8_t n_verify_fail;      /* pairing-check failures of this partition's results */
+    uint8_t n_input;            /* input-class failures that were confirmed on another try */
+    uint64_t not_before;        /* transient backoff: not dispatched before (monotonic ns) */
+    uint64_t winc[ZP_NROLES];   /* incarnation of the worker that ran each stage (last attempt) */
+    uint64_t avoid_inc;         /* prefer another worker than this one for the next try */
     struct brk_worker *worker;  /* while RUNNING */
     bool queued;
     /* monotonic ns */
@@ -55,8 +67,12 @@ typedef struct brk_job {
     uint32_t priority;
     zp_job_state_t state;
     uint32_t n_parts, n_done, n_failed;
-    brk_part_t *parts;
+    brk_part_t *parts;          /* NULL once finished and compacted: results are in the journal */
     uint64_t t_submit, t_finish;
+    uint64_t finish_wall_us;    /* retention clock (wall time survives restarts) */
+    uint32_t domain;            /* learned from a sealed payload (lease scaling); 0: not yet */
+    struct brk_job *h_id, *h_rid;   /* hash chains (jobs.c) */
+    struct brk_job *prev, *next;    /* b->live (running) or b->fin (finished, oldest first) */
 } brk_job_t;
 
 typedef struct { uint32_t slot; uint64_t gen; brk_part_t *part; } brk_inflight_t;
@@ -87,6 +103,10 @@ typedef struct brk_worker {
     unsigned n_inflight;
     brk_inflight_t inflight[BRK_MAX_INFLIGHT];
     uint64_t n_done, n_fail;
+    uint64_t n_class[ZP_NFAIL_CLASSES]; /* failures by class (deaths count as worker) */
+    uint32_t fail_streak;       /* partitions failed in a row (not input class) */
+    uint32_t n_trips;           /* times the circuit breaker took it out of rotation */
+    uint64_t tripped_until;     /* out of rotation until (monotonic ns); 0: in rotation */
     brk_interval_t busy[BRK_BUSY_RING];
     unsigned busy_head, busy_n;
     brk_idle_t idle;            /* metrics.c */
@@ -103,7 +123,23 @@ typedef struct {
     uint64_t malformed, oversized, stale, unknown_peer, assigns, requeued[ZP_NROLES], deaths[ZP_NROLES],
         parts_done, parts_failed, jobs_submitted;
     uint64_t hello_refused, fence_requests, fence_unsupervised;   /* ident.c */
+    uint64_t fail_class[ZP_NFAIL_CLASSES];  /* failures reported or declared, by class */
+    uint64_t leases_expired, quarantined, quarantine_released, breaker_trips, verify_redo;
+    uint64_t jobs_evicted, waiters_refused;
 } brk_counters_t;
+
+/* One per arena slot (slots.c; doc/slot-protocol.md "Holders and quarantine"). */
+typedef struct brk_slot {
+    brk_part_t *part;           /* the partition bound to the slot, or NULL */
+    /* The holder: the process last assigned the slot. Until it reports (DONE/FAIL/hand-back)
+     * or is known gone it may still write into the slot, so the slot is given to no one else:
+     * held and no live assignment = quarantined. Mirrored in the descriptor's owner fields so a
+     * restarted broker keeps the quarantine. */
+    bool held;
+    uint32_t h_role, h_instance, h_pid;
+    uint64_t h_inc, h_gen, h_since;
+    uint64_t lease;             /* deadline of the live assignment (monotonic ns); 0: none */
+} brk_slot_t;
 
 struct brk_journal;
 
@@ -113,17 +149,32 @@ typedef struct brk {
     uint32_t n_slots, max_domain, max_vars, max_attempts, liveness;
     int heartbeat_ms;
     size_t max_frame;
+    /* leases: base + per_m * domain / 2^20, per stage (ms) */
+    uint32_t lease_base_ms[ZP_NROLES], lease_per_m_ms[ZP_NROLES];
+    uint32_t breaker_k, breaker_cooldown_ms;  /* circuit breaker: K failures in a row */
+    uint32_t max_deaths;        /* uncharged (worker/device) failures before a partition fails */
+    uint32_t retain_s, retain_jobs;           /* finished jobs kept (time, count) */
+    uint32_t max_waiters, max_waiters_client; /* AWAITs waiting: overall, per client */
+    uint64_t backoff_ns;        /* first transient retry delay (doubles per attempt, 100x cap) */
     /* runtime */
     void *ctx, *sock;
     zp_shm_t *arena;
     uint64_t epoch;
-    brk_part_t **slot_part;     /* n_slots */
-    brk_job_t **jobs;           /* by id - 1 */
-    size_t n_jobs, cap_jobs;
+    brk_slot_t *slots;          /* n_slots */
+    uint32_t n_quarantined;
+    /* job table (jobs.c): hashed by id and by request id; running jobs on b->live, finished
+     * ones on b->fin in finish order (retention evicts from the head) */
+    brk_job_t **h_id, **h_rid;
+    size_t h_cap, n_jobs, n_fin;
+    brk_job_t *live, *fin_head, *fin_tail;
+    uint64_t next_job_id;
+    uint32_t jobs_by_state[4];  /* zp_job_state_t */
     brk_part_t **q[ZP_NROLES];  /* unordered; dispatch picks the best */
     size_t qn[ZP_NROLES], qcap[ZP_NROLES];
+    uint32_t nq[ZP_NROLES][ZP_NPRIO];
     brk_worker_t workers[BRK_MAX_WORKERS];
     brk_waiter_t *waiters;
+    uint32_t n_waiters;
     brk_counters_t c;
     uint64_t t_start;
     uint64_t job_seq;
@@ -140,6 +191,7 @@ typedef struct brk {
 
 /* broker.c */
 int brk_send(brk_t *b, const uint8_t *id, size_t id_len, uint8_t *buf, size_t len); /* frees buf */
+/* w is gone (or must be fenced: kill_it): logs, fences, then brk_worker_lost */
 void brk_worker_dead(brk_t *b, brk_worker_t *w, const char *why, bool kill_it);
 
 /* ident.c: who a worker is (proto/identity.h); the broker never signals a process */
@@ -155,6 +207,26 @@ int brk_ident_check(brk_t *b, const zp_msg_hello_t *m, uint32_t peer_pid, uint32
 void brk_ident_bind(brk_t *b, brk_worker_t *w, uint32_t peer_pid, int reg);
 void brk_ident_forget(brk_t *b, brk_worker_t *w);
 void brk_ident_fence(brk_t *b, brk_worker_t *w, const char *why);   /* ask the supervisor */
+/* defaults of the configuration above (broker main and the model test) */
+void brk_config_defaults(brk_t *b);
+/* one option by its long name ("lease-ms", "max-deaths", "breaker", "retain-s", "retain-jobs",
+ * "max-waiters"); -EINVAL with a message */
+int brk_config_set(brk_t *b, const char *name, const char *value);
+
+/* slots.c: holders, quarantine and leases (doc/slot-protocol.md) */
+/* requeue everything w held (worker class: not charged), keep its slots quarantined until
+ * it is known gone, forget w */
+void brk_worker_lost(brk_t *b, brk_worker_t *w, const char *why);
+/* w is assigned slot s at gen: record the holder and its lease */
+void brk_slot_hold(brk_t *b, uint32_t s, const brk_worker_t *w, uint64_t gen, uint64_t lease);
+/* w reported (DONE/FAIL, stale or not) on (slot, gen): if it is the holder, release it */
+void brk_slot_reported(brk_t *b, const brk_worker_t *w, uint32_t s, uint64_t gen);
+/* may dispatch give slot s to a new holder? (not held by anyone) */
+bool brk_slot_usable(const brk_t *b, uint32_t s);
+/* once per heartbeat tick: release quarantines whose holder is known gone, expire leases */
+void brk_slots_tick(brk_t *b);
+/* the lease for a stage of job j (ns from now) */
+uint64_t brk_lease_ns(const brk_t *b, const brk_job_t *j, unsigned stage);
 
 /* sched.c */
 int brk_q_push(brk_t *b, brk_part_t *p, unsigned stage);
@@ -166,11 +238,24 @@ void brk_on_fail(brk_t *b, brk_worker_t *w, const zp_msg_fail_t *m);
 void brk_part_failed(brk_t *b, brk_part_t *p, bool retryable, bool redo_synth, const char *why);
 /* the same; count_attempt = false: the work was handed back unstarted, no attempt was spent */
 void brk_part_requeue(brk_t *b, brk_part_t *p, bool retryable, bool redo_synth, bool count_attempt, const char *why);
+/* the part's failure of class cls (zp_fail_class_t) at its stage: the class policy */
+void brk_part_fail_class(brk_t *b, brk_part_t *p, unsigned cls, bool redo_synth, const char *why);
+void brk_release_slot(brk_t *b, brk_part_t *p);
+/* running partitions per stage (O(slots)) */
+void brk_running(const brk_t *b, unsigned out[ZP_NROLES]);
+
+/* jobs.c */
 int brk_submit(brk_t *b, const zp_msg_submit_t *m, brk_job_t **jp, bool *existed);
 int brk_cancel(brk_t *b, brk_job_t *j, uint32_t *freed);
 brk_job_t *brk_job_get(brk_t *b, uint64_t id);
+brk_job_t *brk_job_by_request(brk_t *b, const char *rid, size_t len);
 void brk_job_check_finished(brk_t *b, brk_job_t *j);
-void brk_release_slot(brk_t *b, brk_part_t *p);
+/* put a job into the table (journal load, submit); takes ownership */
+int brk_job_insert(brk_t *b, brk_job_t *j);
+void brk_job_free(brk_job_t *j);
+/* evict finished jobs past retention (time, count): memory and journal */
+void brk_jobs_retain(brk_t *b);
+void brk_jobs_close(brk_t *b);    /* free the whole table */
 
 /* journal writes from the scheduler: log and count a failure, return it */
 int brk_journal_part(brk_t *b, const brk_part_t *p);
@@ -193,6 +278,8 @@ char *brk_status_text(brk_t *b, bool json);
 char *brk_trace_json(brk_t *b, uint32_t max_parts);
 int brk_result_encode(brk_t *b, brk_job_t *j, bool timed_out, uint8_t **buf, size_t *len);
 void brk_waiters_poll(brk_t *b, bool all_due);
+/* queue an AWAIT (bounded per client and overall: ZP_ETOOBIG with a message when full) */
+int brk_waiter_add(brk_t *b, const uint8_t *id, size_t id_len, uint64_t job, uint32_t timeout_ms);
 double brk_busy_ratio(const brk_worker_t *w, uint64_t now, uint64_t window);
 
 /* ---- observability (metrics.c) ---- */

@@ -231,8 +231,7 @@ int brk_fleet_start(brk_t *b, const char *url_env, const char *box_name, const c
     }
     /* the journal brought back fleet partitions still running: their leases are ours to renew */
     unsigned adopted = 0;
-    for (size_t i = 0; i < b->n_jobs; i++) {
-        brk_job_t *j = b->jobs[i];
+    for (brk_job_t *j = b->live; j; j = j->next) {   /* running jobs (jobs.c) */
         uint64_t part, epoch;
         if (j->state != ZP_JOB_RUNNING || !parse_rid(j->request_id, &part, &epoch)) continue;
         fl_item_t *it = calloc(1, sizeof *it);
@@ -290,9 +289,7 @@ int brk_fleet_pollitem(brk_t *b, zmq_pollitem_t *it)
 /* ---------------------------------------------------------------- the broker loop's side */
 static brk_job_t *job_by_rid(brk_t *b, const char *rid)
 {
-    for (size_t i = b->n_jobs; i-- > 0;)
-        if (!strcmp(b->jobs[i]->request_id, rid)) return b->jobs[i];
-    return NULL;
+    return brk_job_by_request(b, rid, strlen(rid));   /* O(1) (jobs.c) */
 }
 
 static bool in_wtns_dir(const brk_fleet_t *fl, const char *path)
@@ -375,7 +372,7 @@ static int capacity_now(brk_t *b)
         if (!have[r]) return 0;
     long free_slots = 0;
     for (uint32_t s = 0; s < b->n_slots; s++)
-        if (!b->slot_part[s] && zp_shm_word_state(zp_shm_slot_word_load(b->arena, s)) == ZP_SLOT_FREE) free_slots++;
+        if (!b->slots[s].part && brk_slot_usable(b, s) && zp_shm_word_state(zp_shm_slot_word_load(b->arena, s)) == ZP_SLOT_FREE) free_slots++;
     long cap = free_slots - (long)b->qn[ZP_ROLE_SYNTH];
     return cap > 0 ? (int)cap : 0;
 }

@@ -105,9 +105,8 @@ void brk_inline_sweep(brk_t *b)
     /* the paths still needed: witnesses of RUNNING jobs under dir */
     size_t dl = strlen(dir), n = 0, cap = 0;
     char **live = NULL;
-    for (size_t i = 0; i < b->n_jobs; i++) {
-        brk_job_t *j = b->jobs[i];
-        if (!j || j->state != ZP_JOB_RUNNING) continue;
+    for (brk_job_t *j = b->live; j; j = j->next) {   /* running jobs (jobs.c) */
+        if (j->state != ZP_JOB_RUNNING) continue;
         for (uint32_t p = 0; p < j->n_parts; p++) {
             const char *w = j->parts[p].wtns;
             if (!w || strncmp(w, dir, dl) || w[dl] != '/') continue;

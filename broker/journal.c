@@ -17,7 +17,12 @@
  * broker on the same journal fails at open instead of interleaving writes.
  * A new journal is built in <path>.new and renamed into place, so an existing file is always
  * a complete journal: an empty, truncated or foreign file is an error at start, never a
- * silent empty start (unless --reset-state moves it aside). Tests: tests/ipc/durable*.sh. */
+ * silent empty start (unless --reset-state moves it aside).
+ * Bounded (doc/slot-protocol.md, "Bounded state"): finished jobs past the broker's retention
+ * are deleted (brk_jr_job_delete; their pages are reused) and the WAL is checkpointed and
+ * truncated (brk_jr_compact); meta "next_job_id" keeps ids from being reused. At start only unfinished
+ * jobs are loaded with their partitions; finished ones as a summary (their results are read
+ * on demand: brk_jr_parts_load). Tests: tests/test_model.c, tests/ipc/durable*.sh. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -32,7 +37,7 @@
 #include "lib/util/util.h"
 
 enum { ST_JOB_ADD, ST_PART_ADD, ST_JOB_STATE, ST_PARTS_CANCEL, ST_PART, ST_META_GET, ST_META_SET, ST_BEGIN, ST_COMMIT,
-       ST_ROLLBACK, ST_N };
+       ST_ROLLBACK, ST_DEL_PARTS, ST_DEL_JOB, ST_LOAD_PARTS, ST_N };
 
 static const char *const k_sql[ST_N] = {
     [ST_JOB_ADD] = "INSERT INTO jobs (id, request_id, zkey, r1cs, priority, n_parts, created_us, state, finished_us) "
@@ -47,6 +52,10 @@ static const char *const k_sql[ST_N] = {
     [ST_BEGIN] = "BEGIN IMMEDIATE",
     [ST_COMMIT] = "COMMIT",
     [ST_ROLLBACK] = "ROLLBACK",
+    [ST_DEL_PARTS] = "DELETE FROM parts WHERE job = ?1",
+    [ST_DEL_JOB] = "DELETE FROM jobs WHERE id = ?1",
+    [ST_LOAD_PARTS] = "SELECT idx, wtns, state, attempts, reasons, proof_json, public_json, proof_bin "
+                      "FROM parts WHERE job = ?1 ORDER BY idx",
 };
 
 static const char k_schema[] =
@@ -377,6 +386,31 @@ int brk_jr_meta_set(brk_journal_t *jr, const char *key, uint64_t val)
     return step_done(jr, ST_META_SET, "write meta");
 }
 
+int brk_jr_job_delete(brk_journal_t *jr, uint64_t id)
+{
+    int rc = begin(jr);
+    if (rc < 0) return rc;
+    sqlite3_stmt *s = jr->st[ST_DEL_PARTS];
+    int b = sqlite3_bind_int64(s, 1, (sqlite3_int64)id);
+    rc = b ? db_err(jr, jr->db, b, "bind delete") : step_done(jr, ST_DEL_PARTS, "delete parts");
+    if (rc == 0) {
+        s = jr->st[ST_DEL_JOB];
+        b = sqlite3_bind_int64(s, 1, (sqlite3_int64)id);
+        rc = b ? db_err(jr, jr->db, b, "bind delete") : step_done(jr, ST_DEL_JOB, "delete job");
+    }
+    return commit(jr, rc);
+}
+
+void brk_jr_compact(brk_journal_t *jr)
+{
+    /* deleted rows' pages are reused by later inserts (the file stays as large as the retained
+     * jobs need); the WAL is checkpointed into the file and truncated */
+    char *em = NULL;
+    if (sqlite3_exec(jr->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, &em) != SQLITE_OK)
+        zp_log(ZP_LOG_WARN, "journal %s: wal_checkpoint: %s", jr->path, em ? em : "?");
+    sqlite3_free(em);
+}
+
 /* ---------------------------------------------------------------- load */
 static char *col_dup(sqlite3_stmt *s, int i)
 {
@@ -423,67 +457,72 @@ static int load_parts(brk_journal_t *jr, sqlite3_stmt *s, brk_job_t *j)
     return 0;
 }
 
-static void job_free(brk_job_t *j)
+int brk_jr_parts_load(brk_journal_t *jr, brk_job_t *j, brk_part_t *parts)
 {
-    if (!j) return;
-    for (uint32_t i = 0; j->parts && i < j->n_parts; i++) {
-        free(j->parts[i].wtns); free(j->parts[i].reasons); free(j->parts[i].proof_json); free(j->parts[i].public_json);
-    }
-    free(j->parts); free(j->request_id); free(j->zkey); free(j->r1cs); free(j);
+    sqlite3_stmt *s = jr->st[ST_LOAD_PARTS];
+    brk_part_t *keep = j->parts;
+    uint32_t nd = j->n_done, nf = j->n_failed;
+    memset(parts, 0, j->n_parts * sizeof *parts);
+    j->parts = parts;
+    int rc = load_parts(jr, s, j);
+    sqlite3_reset(s);
+    sqlite3_clear_bindings(s);
+    j->parts = keep;
+    j->n_done = nd; j->n_failed = nf;
+    return rc;
 }
 
 int brk_jr_load(brk_journal_t *jr, brk_t *b)
 {
     sqlite3_stmt *sj = NULL, *sp = NULL;
     brk_job_t *j = NULL;
-    int rc = sqlite3_prepare_v2(jr->db, "SELECT id, request_id, zkey, r1cs, priority, n_parts, state FROM jobs "
-                                        "ORDER BY id", -1, &sj, NULL);
+    int rc = sqlite3_prepare_v2(jr->db, "SELECT id, request_id, zkey, r1cs, priority, n_parts, state, finished_us "
+                                        "FROM jobs ORDER BY id", -1, &sj, NULL);
     if (rc != SQLITE_OK) { rc = db_err(jr, jr->db, rc, "prepare load"); goto out; }
     rc = sqlite3_prepare_v2(jr->db, "SELECT idx, wtns, state, attempts, reasons, proof_json, public_json, proof_bin "
                                     "FROM parts WHERE job = ?1 ORDER BY idx", -1, &sp, NULL);
     if (rc != SQLITE_OK) { rc = db_err(jr, jr->db, rc, "prepare load"); goto out; }
-    uint64_t now = zp_now_ns();
+    uint64_t now = zp_now_ns(), next_id = 0;
+    long long last = 0;
+    if ((rc = brk_jr_meta_get(jr, "next_job_id", &next_id)) < 0) goto out;
     while ((rc = sqlite3_step(sj)) == SQLITE_ROW) {
         long long id = sqlite3_column_int64(sj, 0), prio = sqlite3_column_int64(sj, 4), np = sqlite3_column_int64(sj, 5),
-                  st = sqlite3_column_int64(sj, 6);
-        if (id != (long long)b->n_jobs + 1) {
-            rc = zp_err_set(ZP_EFORMAT, "journal %s: job ids not contiguous (found %lld after %zu)", jr->path, id, b->n_jobs);
+                  st = sqlite3_column_int64(sj, 6), fin = sqlite3_column_int64(sj, 7);
+        if (id <= last) {
+            rc = zp_err_set(ZP_EFORMAT, "journal %s: job ids not increasing (found %lld after %lld)", jr->path, id, last);
             goto out;
         }
+        last = id;
         if (prio < 0 || prio >= ZP_NPRIO || np < 1 || np > 1000000 || st < ZP_JOB_RUNNING || st > ZP_JOB_CANCELED) {
             rc = zp_err_set(ZP_EFORMAT, "journal %s: job %lld: bad priority %lld, partition count %lld or state %lld",
                             jr->path, id, prio, np, st);
             goto out;
         }
-        if (b->n_jobs == b->cap_jobs) {
-            size_t nc = b->cap_jobs ? b->cap_jobs * 2 : 64;
-            brk_job_t **nj = realloc(b->jobs, nc * sizeof *nj);
-            if (!nj) { rc = zp_err_set(-ENOMEM, "out of memory"); goto out; }
-            b->jobs = nj; b->cap_jobs = nc;
-        }
-        if (!(j = calloc(1, sizeof *j)) || !(j->parts = calloc((size_t)np, sizeof *j->parts))) {
+        /* a finished job comes back as a summary; its results stay in the journal */
+        if (!(j = calloc(1, sizeof *j)) || (st == ZP_JOB_RUNNING && !(j->parts = calloc((size_t)np, sizeof *j->parts)))) {
             rc = zp_err_set(-ENOMEM, "out of memory");
             goto out;
         }
         j->id = (uint64_t)id; j->seq = ++b->job_seq; j->priority = (uint32_t)prio; j->n_parts = (uint32_t)np;
         j->state = (zp_job_state_t)st; j->t_submit = now;
-        if (j->state != ZP_JOB_RUNNING) j->t_finish = now;
+        if (j->state != ZP_JOB_RUNNING) { j->t_finish = now; j->finish_wall_us = fin > 0 ? (uint64_t)fin : zp_wall_us(); }
         j->request_id = col_dup(sj, 1); j->zkey = col_dup(sj, 2); j->r1cs = col_dup(sj, 3);
         if (!j->request_id || !j->zkey || !j->r1cs) {
             rc = zp_err_set(ZP_EFORMAT, "journal %s: job %lld: missing request id, zkey or r1cs", jr->path, id);
             goto out;
         }
-        rc = load_parts(jr, sp, j);
+        rc = j->parts ? load_parts(jr, sp, j) : 0;
         sqlite3_reset(sp);
         sqlite3_clear_bindings(sp);
         if (rc < 0) goto out;
-        b->jobs[b->n_jobs++] = j;
+        if (brk_job_insert(b, j) < 0) { rc = zp_err_set(-ENOMEM, "out of memory"); goto out; }
         j = NULL;
     }
     if (rc != SQLITE_DONE) { rc = db_err(jr, jr->db, rc, "read jobs"); goto out; }
+    if (next_id > b->next_job_id) b->next_job_id = next_id;
     rc = 0;
 out:
-    job_free(j);
+    brk_job_free(j);
     sqlite3_finalize(sj);
     sqlite3_finalize(sp);
     return rc;

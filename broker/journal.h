@@ -25,9 +25,16 @@ int brk_jr_state_dir(char *buf, size_t n, const char *override, bool create);
 int brk_jr_open(brk_journal_t **jp, const char *path, bool reset);
 void brk_jr_close(brk_journal_t **jp);
 
-/* Reload every job (finished ones too: AWAIT keeps working after a restart) into b->jobs,
- * ids contiguous from 1. Unfinished parts come back PS_QUEUED with no slot, not queued. */
+/* Reload every journaled job into the job table (brk_job_insert): unfinished ones with their
+ * partitions (PS_QUEUED, no slot, not queued), finished ones as a summary without partitions
+ * (AWAIT reads their results with brk_jr_parts_load). Ids increase; b->next_job_id is set
+ * past every id ever used (meta "next_job_id"). */
 int brk_jr_load(brk_journal_t *jr, brk_t *b);
+/* j's partitions (state, attempts, reasons, proofs) into parts[j->n_parts] (strings malloc'd) */
+int brk_jr_parts_load(brk_journal_t *jr, brk_job_t *j, brk_part_t *parts);
+/* retention: drop a finished job; then give free pages back */
+int brk_jr_job_delete(brk_journal_t *jr, uint64_t id);
+void brk_jr_compact(brk_journal_t *jr);
 
 /* One transaction each; 0 once durable (synchronous=FULL), else a negative code + message. */
 int brk_jr_job_add(brk_journal_t *jr, const brk_job_t *j);

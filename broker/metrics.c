@@ -291,18 +291,10 @@ char *brk_metrics_text(brk_t *b)
     head(&s, "zkpipe_journal_errors_total", "counter", "failed journal writes");
     zp_sbuf_printf(&s, "zkpipe_journal_errors_total %llu\n", (unsigned long long)b->jr_errors);
 
-    unsigned nq[ZP_NROLES][ZP_NPRIO] = {{0}}, running[ZP_NROLES] = {0}, jstate[4] = {0};
-    for (unsigned r = 0; r < ZP_NROLES; r++)
-        for (size_t i = 0; i < b->qn[r]; i++) {
-            unsigned pr = b->q[r][i]->job->priority;
-            if (pr < ZP_NPRIO) nq[r][pr]++;
-        }
-    for (size_t i = 0; i < b->n_jobs; i++) {
-        brk_job_t *j = b->jobs[i];
-        if (j->state <= ZP_JOB_CANCELED) jstate[j->state]++;
-        for (uint32_t k = 0; k < j->n_parts; k++)
-            if (j->parts[k].state == PS_RUNNING && j->parts[k].stage < ZP_NROLES) running[j->parts[k].stage]++;
-    }
+    /* counters kept by the scheduler: no walk over the job table (bounded cost) */
+    uint32_t (*nq)[ZP_NPRIO] = b->nq, *jstate = b->jobs_by_state;
+    unsigned running[ZP_NROLES];
+    brk_running(b, running);
     head(&s, "zkpipe_queue_depth", "gauge", "partitions queued for a stage, by priority");
     for (unsigned r = 0; r < ZP_NROLES; r++)
         for (unsigned pr = 0; pr < ZP_NPRIO; pr++)

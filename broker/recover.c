@@ -1,11 +1,14 @@
 /* recover.c - a restarted broker rebuilds its queues from the journal and the shm arena.
  *
- * brk_jr_load has put every journaled job back in b->jobs (unfinished parts PS_QUEUED, no
- * slot, not queued). If the arena survived (the broker died, its workers did not), each
- * slot's descriptor names the (job, partition) it belongs to; a slot is kept only if that
- * partition is journaled and unfinished and the slot's contents check out:
- *   READY       payload sealed at the current generation and its checksum verifies -> gpu queue
- *   PROVED      the same, plus the G1 result area stamped with the current generation -> final queue
+ * doc/slot-protocol.md, "Recovery". brk_jr_load has put every journaled job back in the job
+ * table (unfinished parts PS_QUEUED, no slot, not queued). If the arena survived (the broker
+ * died, its workers did not), each slot's descriptor names the (job, partition) it belongs to;
+ * a slot is kept only if that partition is journaled and unfinished and the slot's contents
+ * check out. The stamps need not equal the word's generation (a requeue after a death resets
+ * the word to a new generation and keeps the stamps): a stamp is good if it is not newer than
+ * the word and its checksum holds:
+ *   READY       the payload's seal stamp verifies -> gpu queue
+ *   PROVED      the same, plus the G1 result area's stamp (newer than the seal) -> final queue
  *   FINISHED    the finalizer's proof (zp_shm_final_read: record stamped with the current
  *               generation, lengths and text checksum check out) -> journaled as done, slot
  *               freed; a bad one -> PROVED again, final queue (no attempt charged)
@@ -17,7 +20,9 @@
  *   anything else bound to a partition: reset to FREE (new generation), synth, attempt+1
  * Slots bound to nothing are reset to FREE. Unfinished partitions without a slot go to the
  * synth queue at their journaled attempt. Every reset bumps the generation, so anything a
- * stale holder still sends is dropped. Tests: tests/ipc/durable*.sh. */
+ * stale holder still sends is dropped. A descriptor whose owner (the last holder) is still
+ * alive keeps that owner as the slot's holder: quarantined until it reports or is gone.
+ * Tests: tests/test_model.c (restart scenarios), tests/ipc/durable*.sh. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -40,6 +45,28 @@ static bool pid_alive(uint64_t pid)
 }
 
 /* the unfinished, unbound partition slot s names, or NULL */
+/* the descriptor's owner (the last holder) is alive: it stays the slot's holder (slots.c) */
+static void recover_holder(brk_t *b, uint32_t s, unsigned st, uint64_t g)
+{
+    zp_shm_slot_t *d = zp_shm_slot(b->arena, s);
+    uint64_t pid = atomic_load(&d->owner_pid), inc = atomic_load(&d->owner_inc);
+    brk_slot_t *sl = &b->slots[s];
+    if (!pid || !pid_alive(pid)) {
+        zp_shm_slot_clear_owner(b->arena, s);
+        return;
+    }
+    bool busy = st == ZP_SLOT_SYNTH || st == ZP_SLOT_PROVING || st == ZP_SLOT_FINALIZING;
+    sl->held = true;
+    sl->h_pid = (uint32_t)pid;
+    sl->h_inc = inc;
+    sl->h_role = busy ? (st == ZP_SLOT_SYNTH ? ZP_ROLE_SYNTH : st == ZP_SLOT_PROVING ? ZP_ROLE_GPU : ZP_ROLE_FINAL)
+                      : ZP_NROLES;   /* unknown: released by its report, its HELLO or its exit */
+    sl->h_instance = UINT32_MAX;
+    sl->h_gen = busy ? g : 0;
+    sl->h_since = zp_now_ns();
+    sl->lease = 0;
+}
+
 static brk_part_t *slot_owner_part(brk_t *b, uint32_t s)
 {
     const zp_shm_slot_t *d = zp_shm_slot(b->arena, s);
@@ -57,6 +84,8 @@ static void recover_slot(brk_t *b, uint32_t s, uint64_t now, unsigned *kept, uns
     unsigned st = zp_shm_word_state(w);
     brk_part_t *p = slot_owner_part(b, s);
     const zp_shm_slot_t *d = zp_shm_slot(b->arena, s);
+    uint64_t owner = atomic_load(&zp_shm_slot(b->arena, s)->owner_pid);   /* before recover_holder */
+    recover_holder(b, s, st, g);
     if (!p || st == ZP_SLOT_FREE) {
         if (st != ZP_SLOT_FREE) {
             zp_log(ZP_LOG_INFO, "recovery: slot %u (%s, gen %llu) belongs to no unfinished partition: freed", s,
@@ -68,9 +97,9 @@ static void recover_slot(brk_t *b, uint32_t s, uint64_t now, unsigned *kept, uns
         return;
     }
     p->slot = (int32_t)s;
-    b->slot_part[s] = p;
+    b->slots[s].part = p;
     p->word_gen = g;
-    uint64_t pg = d->payload_gen;
+    uint64_t pg = d->payload_gen, rg = zp_shm_area_gen(b->arena, s, ZP_SHM_AREA_RESULT);
     p->payload_gen = pg;
     p->result_gen = 0;
     uint8_t res[ZP_SHM_RESULT_BYTES];
@@ -78,7 +107,7 @@ static void recover_slot(brk_t *b, uint32_t s, uint64_t now, unsigned *kept, uns
     const char *why = NULL;
     switch (st) {
     case ZP_SLOT_READY:
-        if (pg == g && zp_shm_payload_verify(b->arena, s, g) == 0) {
+        if (pg && pg <= g && zp_shm_payload_verify(b->arena, s, pg) == 0) {
             zp_log(ZP_LOG_INFO, "recovery: job %llu part %u: slot %u READY, payload verifies: on to the gpu",
                    (unsigned long long)p->job->id, p->idx, s);
             brk_q_push(b, p, ZP_ROLE_GPU);
@@ -89,12 +118,12 @@ static void recover_slot(brk_t *b, uint32_t s, uint64_t now, unsigned *kept, uns
         why = "sealed payload did not verify after a broker restart";
         break;
     case ZP_SLOT_PROVED:
-        if (zp_shm_area_gen(b->arena, s, ZP_SHM_AREA_RESULT) == g &&
-            zp_shm_area_read(b->arena, s, ZP_SHM_AREA_RESULT, g, res, sizeof res, &rl) == 0 &&
+        if (rg && rg <= g && pg && pg < rg &&
+            zp_shm_area_read(b->arena, s, ZP_SHM_AREA_RESULT, rg, res, sizeof res, &rl) == 0 &&
             zp_shm_payload_verify(b->arena, s, pg) == 0) {
             zp_log(ZP_LOG_INFO, "recovery: job %llu part %u: slot %u PROVED, result verifies: on to the finalizer",
                    (unsigned long long)p->job->id, p->idx, s);
-            p->result_gen = g;
+            p->result_gen = rg;
             brk_q_push(b, p, ZP_ROLE_FINAL);
             (*kept)++;
             return;
@@ -121,7 +150,7 @@ static void recover_slot(brk_t *b, uint32_t s, uint64_t now, unsigned *kept, uns
         zp_log(ZP_LOG_WARN, "recovery: job %llu part %u: slot %u FINISHED but its proof does not check out (%s): "
                "finalizing again", (unsigned long long)p->job->id, p->idx, s, zp_err_msg());
         p->stage = ZP_ROLE_FINAL;
-        p->result_gen = zp_shm_area_gen(b->arena, s, ZP_SHM_AREA_RESULT);
+        p->result_gen = rg;
         p->state = PS_RUNNING;
         p->worker = NULL;
         (*reset)++;
@@ -130,10 +159,9 @@ static void recover_slot(brk_t *b, uint32_t s, uint64_t now, unsigned *kept, uns
     }
     case ZP_SLOT_SYNTH: case ZP_SLOT_PROVING: case ZP_SLOT_FINALIZING:
         p->stage = st == ZP_SLOT_SYNTH ? ZP_ROLE_SYNTH : st == ZP_SLOT_PROVING ? ZP_ROLE_GPU : ZP_ROLE_FINAL;
-        if (st == ZP_SLOT_FINALIZING) p->result_gen = zp_shm_area_gen(b->arena, s, ZP_SHM_AREA_RESULT);
+        if (st == ZP_SLOT_FINALIZING) p->result_gen = rg;
         p->state = PS_RUNNING;
         p->worker = NULL;
-        uint64_t owner = atomic_load(&zp_shm_slot(b->arena, s)->owner_pid);
         bool alive = pid_alive(owner);
         zp_log(ZP_LOG_INFO, "recovery: job %llu part %u: slot %u %s gen %llu, owner pid %llu %s", (unsigned long long)p->job->id,
                p->idx, s, zp_shm_state_name(st), (unsigned long long)g, (unsigned long long)owner,
@@ -144,7 +172,7 @@ static void recover_slot(brk_t *b, uint32_t s, uint64_t now, unsigned *kept, uns
             return;
         }
         (*reset)++;
-        brk_part_failed(b, p, true, false, "its worker died with the broker");
+        brk_part_fail_class(b, p, ZP_FAIL_WORKER, false, "its worker died with the broker");
         return;
     default:
         p->stage = ZP_ROLE_SYNTH;
@@ -161,11 +189,10 @@ int brk_recover(brk_t *b, bool arena_reused)
     unsigned kept = 0, adopt = 0, reset = 0, queued = 0, unfinished = 0;
     uint64_t now = zp_now_ns();
     /* a job whose last partition finished just before the crash */
-    for (size_t i = 0; i < b->n_jobs; i++) brk_job_check_finished(b, b->jobs[i]);
+    for (brk_job_t *j = b->live, *n; j; j = n) { n = j->next; brk_job_check_finished(b, j); }
     if (arena_reused)
         for (uint32_t s = 0; s < b->n_slots; s++) recover_slot(b, s, now, &kept, &adopt, &reset);
-    for (size_t i = 0; i < b->n_jobs; i++) {
-        brk_job_t *j = b->jobs[i];
+    for (brk_job_t *j = b->live; j; j = j->next) {
         if (j->state != ZP_JOB_RUNNING) continue;
         unfinished++;
         for (uint32_t k = 0; k < j->n_parts; k++) {
@@ -187,7 +214,7 @@ void brk_recover_expire(brk_t *b)
 {
     uint64_t now = zp_now_ns();
     for (uint32_t s = 0; s < b->n_slots; s++) {
-        brk_part_t *p = b->slot_part[s];
+        brk_part_t *p = b->slots[s].part;
         if (!p || p->state != PS_RUNNING || p->worker || !p->adopt_deadline || now < p->adopt_deadline) continue;
         p->adopt_deadline = 0;
         /* its owner was alive at recovery and did not list it: it dropped the task unstarted
@@ -201,7 +228,7 @@ void brk_recover_expire(brk_t *b)
 brk_part_t *brk_recover_adopt(brk_t *b, brk_worker_t *w, uint32_t slot, uint64_t gen)
 {
     if (slot >= b->n_slots) return NULL;
-    brk_part_t *p = b->slot_part[slot];
+    brk_part_t *p = b->slots[slot].part;
     if (!p || p->state != PS_RUNNING || p->worker || !p->adopt_deadline || p->word_gen != gen || p->stage != w->role)
         return NULL;
     if (zp_shm_slot_check(b->arena, slot, p->stage == ZP_ROLE_SYNTH ? ZP_SLOT_SYNTH :
@@ -210,6 +237,8 @@ brk_part_t *brk_recover_adopt(brk_t *b, brk_worker_t *w, uint32_t slot, uint64_t
     p->worker = w;
     p->adopt_deadline = 0;
     p->wpid[p->stage] = w->pid;
+    p->winc[p->stage] = w->incarnation;
+    brk_slot_hold(b, slot, w, gen, brk_lease_ns(b, p->job, p->stage));
     zp_log(ZP_LOG_INFO, "job %llu part %u: slot %u gen %llu adopted by %s worker #%u pid %u", (unsigned long long)p->job->id,
            p->idx, slot, (unsigned long long)gen, zp_role_name(w->role), w->instance, w->pid);
     return p;

@@ -2,6 +2,9 @@
  * of every partition through every stage, AWAIT results, and the GPU busy ratio. Per worker,
  * STATUS shows the last minute split into busy and idle by cause (metrics.c: starved,
  * no_credit, handoff; the JSON's window_60s.idle parts sum to idle_s).
+ * STATUS also shows failures by class (global and per worker), the breaker, quarantined slots
+ * and leases. Its cost is O(slots + workers + queued partitions): counters are kept as things
+ * happen, nothing walks the job table. AWAIT waiters are bounded per client and overall.
  * JSON is written by hand (every string we emit is escaped by json_str). Tests: tests/ipc/. */
 #include <errno.h>
 #include <stdarg.h>
@@ -11,6 +14,7 @@
 #include <unistd.h>
 
 #include "broker/broker_int.h"
+#include "broker/journal.h"
 #include "lib/util/util.h"
 
 static void json_str(zp_sbuf_t *s, const char *z)
@@ -45,17 +49,11 @@ char *brk_status_text(brk_t *b, bool json)
     uint64_t now = zp_now_ns();
     zp_shm_stats_t st;
     zp_shm_stats(b->arena, &st);
-    unsigned nq[ZP_NROLES][ZP_NPRIO] = {{0}};
-    for (unsigned r = 0; r < ZP_NROLES; r++)
-        for (size_t i = 0; i < b->qn[r]; i++) nq[r][b->q[r][i]->job->priority]++;
-    unsigned running[ZP_NROLES] = {0}, jobs_run = 0, jobs_done = 0, jobs_failed = 0, jobs_cancel = 0;
-    for (size_t i = 0; i < b->n_jobs; i++) {
-        brk_job_t *j = b->jobs[i];
-        jobs_run += j->state == ZP_JOB_RUNNING; jobs_done += j->state == ZP_JOB_DONE;
-        jobs_failed += j->state == ZP_JOB_FAILED; jobs_cancel += j->state == ZP_JOB_CANCELED;
-        for (uint32_t k = 0; k < j->n_parts; k++)
-            if (j->parts[k].state == PS_RUNNING) running[j->parts[k].stage]++;
-    }
+    uint32_t (*nq)[ZP_NPRIO] = b->nq;
+    unsigned running[ZP_NROLES];
+    brk_running(b, running);
+    unsigned jobs_run = b->jobs_by_state[ZP_JOB_RUNNING], jobs_done = b->jobs_by_state[ZP_JOB_DONE],
+             jobs_failed = b->jobs_by_state[ZP_JOB_FAILED], jobs_cancel = b->jobs_by_state[ZP_JOB_CANCELED];
     if (json) {
         zp_sbuf_printf(&s, "{\"pid\": %d, \"endpoint\": ", (int)getpid());
         json_str(&s, b->endpoint);
@@ -70,6 +68,7 @@ char *brk_status_text(brk_t *b, bool json)
         }
         zp_sbuf_printf(&s, ", \"uptime_s\": %.3f, \"slots\": {\"total\": %u", (now - b->t_start) / 1e9, st.n_slots);
         for (unsigned k = 0; k < ZP_SLOT_NSTATES; k++) zp_sbuf_printf(&s, ", \"%s\": %u", zp_shm_state_name(k), st.by_state[k]);
+        zp_sbuf_printf(&s, ", \"quarantined\": %u", b->n_quarantined);
         zp_sbuf_printf(&s, "}, \"queues\": {");
         for (unsigned r = 0; r < ZP_NROLES; r++) {
             zp_sbuf_printf(&s, "%s\"%s\": {\"total\": %zu", r ? ", " : "", zp_role_name(r), b->qn[r]);
@@ -93,7 +92,17 @@ char *brk_status_text(brk_t *b, bool json)
         zp_sbuf_printf(&s, "}, \"deaths\": {");
         for (unsigned r = 0; r < ZP_NROLES; r++)
             zp_sbuf_printf(&s, "%s\"%s\": %llu", r ? ", " : "", zp_role_name(r), (unsigned long long)b->c.deaths[r]);
-        zp_sbuf_printf(&s, "}}, \"workers\": [");
+        zp_sbuf_printf(&s, "}, \"failures\": {");
+        for (unsigned k = 0; k < ZP_NFAIL_CLASSES; k++)
+            zp_sbuf_printf(&s, "%s\"%s\": %llu", k ? ", " : "", zp_fail_class_name(k), (unsigned long long)b->c.fail_class[k]);
+        zp_sbuf_printf(&s, "}, \"leases_expired\": %llu, \"quarantined\": %llu, \"quarantine_released\": %llu,"
+                      " \"breaker_trips\": %llu, \"verify_redo\": %llu, \"jobs_evicted\": %llu, \"waiters\": %u,"
+                      " \"waiters_refused\": %llu",
+                      (unsigned long long)b->c.leases_expired, (unsigned long long)b->c.quarantined,
+                      (unsigned long long)b->c.quarantine_released, (unsigned long long)b->c.breaker_trips,
+                      (unsigned long long)b->c.verify_redo, (unsigned long long)b->c.jobs_evicted, b->n_waiters,
+                      (unsigned long long)b->c.waiters_refused);
+        zp_sbuf_printf(&s, "}, \"workers\": [");
         bool first = true;
         for (unsigned i = 0; i < BRK_MAX_WORKERS; i++) {
             brk_worker_t *w = &b->workers[i];
@@ -104,6 +113,11 @@ char *brk_status_text(brk_t *b, bool json)
             zp_sbuf_printf(&s, ", \"credits\": %u, \"held\": %u, \"last_heartbeat_ms\": %.1f, \"done\": %llu, \"failed\": %llu",
                       w->credits, w->n_inflight, (now - w->last_seen) / 1e6, (unsigned long long)w->n_done,
                       (unsigned long long)w->n_fail);
+            zp_sbuf_printf(&s, ", \"failures\": {");
+            for (unsigned k = 0; k < ZP_NFAIL_CLASSES; k++)
+                zp_sbuf_printf(&s, "%s\"%s\": %llu", k ? ", " : "", zp_fail_class_name(k), (unsigned long long)w->n_class[k]);
+            zp_sbuf_printf(&s, "}, \"fail_streak\": %u, \"breaker_trips\": %u, \"in_rotation\": %s", w->fail_streak,
+                           w->n_trips, w->tripped_until && now < w->tripped_until ? "false" : "true");
             zp_sbuf_printf(&s, ", \"busy_ratio_60s\": %.4f", brk_busy_ratio(w, now, 60000000000ull));
             /* the last minute as the broker saw it: busy (holding running work) or idle by cause */
             double iv[BRK_IDLE_NCAUSE];
@@ -125,6 +139,7 @@ char *brk_status_text(brk_t *b, bool json)
     zp_sbuf_printf(&s, "broker pid %d  %s  up %.0f s\n", (int)getpid(), b->endpoint, (now - b->t_start) / 1e9);
     zp_sbuf_printf(&s, "slots: %u total:", st.n_slots);
     for (unsigned k = 0; k < ZP_SLOT_NSTATES; k++) zp_sbuf_printf(&s, " %s %u", zp_shm_state_name(k), st.by_state[k]);
+    zp_sbuf_printf(&s, "; quarantined %u", b->n_quarantined);
     zp_sbuf_printf(&s, "\nqueues (critical/high/normal/low, running):\n");
     for (unsigned r = 0; r < ZP_NROLES; r++)
         zp_sbuf_printf(&s, "  %-6s %3zu queued (%u/%u/%u/%u), %u running\n", zp_role_name(r), b->qn[r], nq[r][0], nq[r][1],
@@ -136,6 +151,13 @@ char *brk_status_text(brk_t *b, bool json)
               (unsigned long long)b->c.requeued[0], (unsigned long long)b->c.requeued[1],
               (unsigned long long)b->c.requeued[2], (unsigned long long)b->c.deaths[0],
               (unsigned long long)b->c.deaths[1], (unsigned long long)b->c.deaths[2]);
+    zp_sbuf_printf(&s, "failures by class:");
+    for (unsigned k = 0; k < ZP_NFAIL_CLASSES; k++)
+        zp_sbuf_printf(&s, " %s %llu", zp_fail_class_name(k), (unsigned long long)b->c.fail_class[k]);
+    zp_sbuf_printf(&s, "; leases expired %llu; quarantined %llu (released %llu); breaker trips %llu; pairing redo %llu\n",
+                   (unsigned long long)b->c.leases_expired, (unsigned long long)b->c.quarantined,
+                   (unsigned long long)b->c.quarantine_released, (unsigned long long)b->c.breaker_trips,
+                   (unsigned long long)b->c.verify_redo);
     zp_sbuf_printf(&s, "frames: %llu stale, %llu malformed, %llu oversized, %llu from unknown peers\n",
               (unsigned long long)b->c.stale, (unsigned long long)b->c.malformed,
               (unsigned long long)b->c.oversized, (unsigned long long)b->c.unknown_peer);
@@ -147,6 +169,10 @@ char *brk_status_text(brk_t *b, bool json)
         zp_sbuf_printf(&s, "  %-5s #%u pid %-7u %-22s credit %u/%u  heartbeat %5.0f ms ago  done %llu failed %llu",
                   zp_role_name(w->role), w->instance, w->pid, w->name, w->credits - w->n_inflight, w->credits,
                   (now - w->last_seen) / 1e6, (unsigned long long)w->n_done, (unsigned long long)w->n_fail);
+        zp_sbuf_printf(&s, " (transient %llu input %llu worker %llu device %llu)%s",
+                       (unsigned long long)w->n_class[ZP_FAIL_TRANSIENT], (unsigned long long)w->n_class[ZP_FAIL_INPUT],
+                       (unsigned long long)w->n_class[ZP_FAIL_WORKER], (unsigned long long)w->n_class[ZP_FAIL_DEVICE],
+                       w->tripped_until && now < w->tripped_until ? "  OUT OF ROTATION (breaker)" : "");
         if (w->role == ZP_ROLE_GPU) {
             double iv[BRK_IDLE_NCAUSE];
             brk_mx_idle(w, now, 60000000000ull, iv);
@@ -179,8 +205,10 @@ char *brk_trace_json(brk_t *b, uint32_t max_parts)
         zp_sbuf_printf(&s, "\"}}");
     }
     uint32_t count = 0;
-    for (size_t ji = b->n_jobs; ji-- > 0;) {
-        brk_job_t *j = b->jobs[ji];
+    /* running jobs, then the finished ones that still keep their partitions, newest first */
+    for (int l = 0; l < 2; l++)
+    for (brk_job_t *j = l ? b->fin_tail : b->live; j; j = l ? j->prev : j->next) {
+        if (!j->parts) { if (l) break; continue; }
         for (uint32_t k = 0; k < j->n_parts; k++) {
             brk_part_t *p = &j->parts[k];
             if (max_parts && count >= max_parts) goto out;
@@ -211,12 +239,19 @@ out:
 
 int brk_result_encode(brk_t *b, brk_job_t *j, bool timed_out, uint8_t **buf, size_t *len)
 {
-    (void)b;
     zp_msg_result_t r = {.job = j->id, .state = j->state, .timed_out = timed_out, .n_parts = j->n_parts};
+    brk_part_t *parts = j->parts, *loaded = NULL;
+    int rc;
+    if (!parts) {
+        /* a compacted finished job: its results are in the journal */
+        if (!b->jr || !(loaded = calloc(j->n_parts, sizeof *loaded))) return -ENOMEM;
+        if ((rc = brk_jr_parts_load(b->jr, j, loaded)) < 0) goto out;
+        parts = loaded;
+    }
     r.parts = calloc(j->n_parts, sizeof *r.parts);
-    if (!r.parts) return -ENOMEM;
+    if (!r.parts) { rc = -ENOMEM; goto out; }
     for (uint32_t i = 0; i < j->n_parts; i++) {
-        brk_part_t *p = &j->parts[i];
+        brk_part_t *p = &parts[i];
         zp_msg_part_result_t *o = &r.parts[i];
         static const uint32_t map[] = {ZP_PART_QUEUED, ZP_PART_RUNNING, ZP_PART_DONE, ZP_PART_FAILED, ZP_PART_CANCELED};
         o->state = map[p->state];
@@ -229,9 +264,36 @@ int brk_result_encode(brk_t *b, brk_job_t *j, bool timed_out, uint8_t **buf, siz
             o->proof_bin_len = p->proof_bin_len;
         }
     }
-    int rc = zp_msg_result_encode(buf, len, &r);
+    rc = zp_msg_result_encode(buf, len, &r);
+out:
     free(r.parts);
+    for (uint32_t i = 0; loaded && i < j->n_parts; i++) {
+        free(loaded[i].wtns); free(loaded[i].reasons); free(loaded[i].proof_json); free(loaded[i].public_json);
+    }
+    free(loaded);
     return rc;
+}
+
+int brk_waiter_add(brk_t *b, const uint8_t *id, size_t id_len, uint64_t job, uint32_t timeout_ms)
+{
+    if (id_len > BRK_ID_MAX) return zp_err_set(-EINVAL, "routing id too long");
+    unsigned mine = 0;
+    for (brk_waiter_t *w = b->waiters; w; w = w->next) mine += w->id_len == id_len && !memcmp(w->id, id, id_len);
+    if (b->n_waiters >= b->max_waiters || mine >= b->max_waiters_client) {
+        b->c.waiters_refused++;
+        return zp_err_set(ZP_ETOOBIG, "too many AWAITs waiting (%u from this client, %u in all; limits %u and %u): "
+                          "await fewer jobs at once or poll", mine, b->n_waiters, b->max_waiters_client, b->max_waiters);
+    }
+    brk_waiter_t *wt = calloc(1, sizeof *wt);
+    if (!wt) return -ENOMEM;
+    memcpy(wt->id, id, id_len);
+    wt->id_len = id_len;
+    wt->job = job;
+    wt->deadline = zp_now_ns() + (uint64_t)timeout_ms * 1000000u;
+    wt->next = b->waiters;
+    b->waiters = wt;
+    b->n_waiters++;
+    return 0;
 }
 
 /* answer AWAITs whose job finished or whose deadline passed (all_due: answer all now) */
@@ -247,5 +309,6 @@ void brk_waiters_poll(brk_t *b, bool all_due)
         if (j && brk_result_encode(b, j, !fin, &buf, &len) == 0) brk_send(b, w->id, w->id_len, buf, len);
         *pp = w->next;
         free(w);
+        b->n_waiters--;
     }
 }

@@ -1,22 +1,20 @@
-/* sched.c - the broker's job table, per-stage queues, credit-based dispatch, DONE/FAIL
- * handling, requeue with a new generation, cancel.
+/* sched.c - the broker's per-stage queues, credit-based dispatch, DONE/FAIL handling, the
+ * failure-class policy, requeue with a new generation, and the circuit breaker.
  *
- * Slot protocol (the generation is the fencing token; shm.h):
- *   synth  dispatch: claim FREE -> (SYNTH, g)          worker seals -> (READY, g+1) = payload_gen
- *   gpu    dispatch: (READY, x) -> (PROVING, x+1)      worker commits RESULT -> (PROVED, y) = result_gen
- *   final  dispatch: (PROVED, y) -> (FINALIZING, y+1)  worker commits PROOF -> (FREE, z)
- * part->word_gen is always the generation the broker expects in the slot word. A requeue
- * resets the word (zp_shm_slot_reset) to the state the stage's queue needs, with a new
- * generation, so anything a stale holder still sends is dropped. Queues are unordered arrays;
- * dispatch takes the best by (priority, job age, partition index). Free slots gate synthesis
- * (backpressure); credits gate each worker. Tests: tests/ipc/. */
+ * The slot protocol (states, who writes what at which generation, quarantine, leases,
+ * failure classes, recovery) is written once in doc/slot-protocol.md; the comments here name
+ * its sections instead of restating it. part->word_gen is always the generation the broker
+ * expects in the slot word now; payload_gen and result_gen are the stamps of the synth's seal
+ * and of the GPU's commit. Queues are unordered arrays; dispatch takes the best dispatchable
+ * partition by (priority, job age, partition index): not in transient backoff, its slot not
+ * quarantined. Free slots gate synthesis (backpressure); credits gate each worker; a worker the
+ * breaker tripped gets nothing until its cool-down ends. Tests: tests/test_model.c, tests/ipc/. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "broker/broker_int.h"
-#include "broker/fleet.h"
 #include "broker/journal.h"
 #include "lib/util/util.h"
 
@@ -42,11 +40,6 @@ int brk_journal_job(brk_t *b, const brk_job_t *j)
     return rc;
 }
 
-brk_job_t *brk_job_get(brk_t *b, uint64_t id)
-{
-    return id >= 1 && id <= b->n_jobs ? b->jobs[id - 1] : NULL;
-}
-
 int brk_q_push(brk_t *b, brk_part_t *p, unsigned stage)
 {
     if (b->qn[stage] == b->qcap[stage]) {
@@ -57,6 +50,7 @@ int brk_q_push(brk_t *b, brk_part_t *p, unsigned stage)
         b->qcap[stage] = nc;
     }
     b->q[stage][b->qn[stage]++] = p;
+    b->nq[stage][p->job->priority % ZP_NPRIO]++;
     p->stage = stage;
     p->state = PS_QUEUED;
     p->queued = true;
@@ -69,7 +63,7 @@ void brk_q_remove(brk_t *b, brk_part_t *p)
     if (!p->queued) return;
     brk_part_t **q = b->q[p->stage];
     for (size_t i = 0; i < b->qn[p->stage]; i++)
-        if (q[i] == p) { q[i] = q[--b->qn[p->stage]]; break; }
+        if (q[i] == p) { q[i] = q[--b->qn[p->stage]]; b->nq[p->stage][p->job->priority % ZP_NPRIO]--; break; }
     p->queued = false;
 }
 
@@ -80,19 +74,35 @@ static bool better(const brk_part_t *x, const brk_part_t *y)
     return x->idx < y->idx;
 }
 
-static brk_worker_t *pick_worker(brk_t *b, unsigned role)
+/* the worker with the most free credit for role; one whose incarnation is `avoid` only if no
+ * other has credit; none the breaker took out of rotation */
+static brk_worker_t *pick_worker(brk_t *b, unsigned role, uint64_t avoid, uint64_t now)
 {
     brk_worker_t *best = NULL;
     for (unsigned i = 0; i < BRK_MAX_WORKERS; i++) {
         brk_worker_t *w = &b->workers[i];
         if (!w->used || !w->alive || w->role != role || w->n_inflight >= w->credits) continue;
-        if (!best || w->credits - w->n_inflight > best->credits - best->n_inflight) best = w;
+        if (w->tripped_until && now < w->tripped_until) continue;
+        if (!best) { best = w; continue; }
+        bool wa = avoid && w->incarnation == avoid, ba = avoid && best->incarnation == avoid;
+        if (wa != ba) { if (ba) best = w; continue; }
+        if (w->credits - w->n_inflight > best->credits - best->n_inflight) best = w;
     }
     return best;
 }
 
-/* Free the slot a part holds (any state, at the generation we expect, or the one after a
- * commit the worker made just before we gave up on it). */
+void brk_running(const brk_t *b, unsigned out[ZP_NROLES])
+{
+    for (unsigned r = 0; r < ZP_NROLES; r++) out[r] = 0;
+    for (uint32_t s = 0; s < b->n_slots; s++) {
+        const brk_part_t *p = b->slots[s].part;
+        if (p && p->state == PS_RUNNING && p->slot == (int32_t)s && p->stage < ZP_NROLES) out[p->stage]++;
+    }
+}
+
+/* Unbind the slot a part holds and reset it to FREE (any state, at the generation we expect,
+ * or the one after a commit the worker made just before we gave up on it). A holder that may
+ * still write keeps it quarantined (slots.c). */
 void brk_release_slot(brk_t *b, brk_part_t *p)
 {
     if (p->slot < 0) return;
@@ -106,7 +116,7 @@ void brk_release_slot(brk_t *b, brk_part_t *p)
         if (zp_shm_slot_reset(b->arena, s, g, ZP_SLOT_FREE, NULL) < 0)
             zp_log(ZP_LOG_ERROR, "slot %u: reset to FREE failed: %s", s, zp_err_msg());
     }
-    if (b->slot_part[s] == p) b->slot_part[s] = NULL;
+    if (b->slots[s].part == p) b->slots[s].part = NULL;
     p->slot = -1;
 }
 
@@ -118,18 +128,6 @@ static void append_reason(brk_part_t *p, const char *why)
     if (!r) return;
     p->reasons = r;
     sprintf(r + old, "%sattempt %u (%s): %s", old ? "; " : "", p->attempt, zp_role_name(p->stage), why);
-}
-
-void brk_job_check_finished(brk_t *b, brk_job_t *j)
-{
-    if (j->state != ZP_JOB_RUNNING || j->n_done + j->n_failed < j->n_parts) return;
-    j->state = j->n_failed ? ZP_JOB_FAILED : ZP_JOB_DONE;
-    j->t_finish = zp_now_ns();
-    brk_journal_job(b, j);
-    brk_fleet_job_finished(b, j);   /* fleet: a claimed partition's proof/failure to the queue */
-    zp_log(ZP_LOG_INFO, "job %llu (%s) %s: %u/%u partitions proved in %.3f s", (unsigned long long)j->id,
-           j->request_id, zp_job_state_name(j->state), j->n_done, j->n_parts, (j->t_finish - j->t_submit) / 1e9);
-    brk_waiters_poll(b, false);
 }
 
 static void part_final_fail(brk_t *b, brk_part_t *p)
@@ -146,7 +144,38 @@ static void part_final_fail(brk_t *b, brk_part_t *p)
 
 void brk_part_failed(brk_t *b, brk_part_t *p, bool retryable, bool redo_synth, const char *why)
 {
-    brk_part_requeue(b, p, retryable, redo_synth, true, why);
+    brk_part_fail_class(b, p, retryable ? ZP_FAIL_TRANSIENT : ZP_FAIL_INPUT, redo_synth, why);
+}
+
+/* The class policy (doc/slot-protocol.md, "Failure classes"). */
+void brk_part_fail_class(brk_t *b, brk_part_t *p, unsigned cls, bool redo_synth, const char *why)
+{
+    char m[ZP_MSG_TEXT_MAX + 128];
+    switch (cls) {
+    case ZP_FAIL_WORKER: case ZP_FAIL_DEVICE:
+        /* not the partition's fault: not charged, but a partition every worker dies on is bounded */
+        p->n_uncharged++;
+        snprintf(m, sizeof m, "%s [%s class, not charged]", why, zp_fail_class_name(cls));
+        if (p->n_uncharged >= b->max_deaths) {
+            append_reason(p, m);
+            snprintf(m, sizeof m, "gave up: %u workers died or failed (worker/device class) while holding it",
+                     p->n_uncharged);
+            brk_part_requeue(b, p, false, redo_synth, true, m);
+            return;
+        }
+        append_reason(p, m);
+        brk_part_requeue(b, p, true, redo_synth, false, why);
+        return;
+    case ZP_FAIL_INPUT:
+        brk_part_requeue(b, p, false, redo_synth, true, why);
+        return;
+    default: {
+        /* transient: retry after a backoff that doubles per attempt (100 ms .. 10 s by default) */
+        uint64_t d = b->backoff_ns << (p->attempt < 8 ? p->attempt - 1 : 7);
+        p->not_before = zp_now_ns() + (d < 100 * b->backoff_ns ? d : 100 * b->backoff_ns);
+        brk_part_requeue(b, p, true, redo_synth, true, why);
+    }
+    }
 }
 
 /* the finalizer committed the proof (FINISHED at word_gen + 1) but its DONE did not reach us
@@ -172,7 +201,7 @@ void brk_part_requeue(brk_t *b, brk_part_t *p, bool retryable, bool redo_synth, 
 {
     unsigned stage = p->stage;
     if (stage == ZP_ROLE_FINAL && p->slot >= 0 && take_finished(b, p)) return;
-    if (count_attempt) append_reason(p, why);
+    if (count_attempt || !retryable) append_reason(p, why);
     p->worker = NULL;
     p->adopt_deadline = 0;
     if (!retryable || (count_attempt && p->attempt >= b->max_attempts)) {
@@ -213,7 +242,7 @@ void brk_part_requeue(brk_t *b, brk_part_t *p, bool retryable, bool redo_synth, 
         zp_log(ZP_LOG_WARN, "job %llu part %u: slot %u at an unexpected generation: redoing synthesis",
                (unsigned long long)p->job->id, p->idx, s);
     }
-    if (p->slot >= 0 && stage == ZP_ROLE_SYNTH) {
+    if (p->slot >= 0 && stage == ZP_ROLE_SYNTH && !redo_synth) {
         uint32_t s = (uint32_t)p->slot;
         uint64_t w = zp_shm_slot_word_load(b->arena, s);
         if (zp_shm_word_state(w) == ZP_SLOT_READY && zp_shm_word_gen(w) == p->word_gen + 1) {
@@ -225,102 +254,6 @@ void brk_part_requeue(brk_t *b, brk_part_t *p, bool retryable, bool redo_synth, 
     }
     brk_release_slot(b, p);
     brk_q_push(b, p, ZP_ROLE_SYNTH);
-}
-
-/* ---------------------------------------------------------------- submit / cancel */
-static void free_job(brk_job_t *j)
-{
-    if (j->parts)
-        for (uint32_t i = 0; i < j->n_parts; i++) free(j->parts[i].wtns);
-    free(j->parts); free(j->request_id); free(j->zkey); free(j->r1cs); free(j);
-}
-
-int brk_submit(brk_t *b, const zp_msg_submit_t *m, brk_job_t **jp, bool *existed)
-{
-    for (size_t i = 0; i < b->n_jobs; i++)
-        if (zp_str_eq(m->request_id, b->jobs[i]->request_id)) {
-            *jp = b->jobs[i];
-            *existed = true;
-            return 0;
-        }
-    if (b->n_jobs == b->cap_jobs) {
-        size_t nc = b->cap_jobs ? b->cap_jobs * 2 : 64;
-        brk_job_t **nj = realloc(b->jobs, nc * sizeof *nj);
-        if (!nj) return -ENOMEM;
-        b->jobs = nj;
-        b->cap_jobs = nc;
-    }
-    brk_job_t *j = calloc(1, sizeof *j);
-    if (!j) return -ENOMEM;
-    j->parts = calloc(m->n_wtns, sizeof *j->parts);
-    j->request_id = zp_str_dup(m->request_id);
-    j->zkey = zp_str_dup(m->zkey);
-    j->r1cs = zp_str_dup(m->r1cs);
-    if (!j->parts || !j->request_id || !j->zkey || !j->r1cs) goto nomem;
-    j->id = b->n_jobs + 1;
-    j->seq = ++b->job_seq;
-    j->priority = m->priority;
-    j->n_parts = (uint32_t)m->n_wtns;
-    j->t_submit = zp_now_ns();
-    for (uint32_t i = 0; i < j->n_parts; i++) {
-        brk_part_t *p = &j->parts[i];
-        p->job = j; p->idx = i; p->slot = -1; p->attempt = 1; p->t_submit = j->t_submit;
-        if (!(p->wtns = zp_str_dup(m->wtns[i]))) goto nomem;
-    }
-    /* durable before the job id is acknowledged */
-    if (b->jr && brk_jr_job_add(b->jr, j) < 0) {
-        char why[600];
-        snprintf(why, sizeof why, "%s", zp_err_msg());
-        b->jr_errors++;
-        zp_log(ZP_LOG_ERROR, "job %s refused: %s", j->request_id, why);
-        free_job(j);
-        return zp_err_set(-EIO, "cannot record the job durably: %s", why);
-    }
-    for (uint32_t i = 0; i < j->n_parts; i++)
-        if (brk_q_push(b, &j->parts[i], ZP_ROLE_SYNTH) < 0) {
-            for (uint32_t k = 0; k < i; k++) brk_q_remove(b, &j->parts[k]);
-            goto nomem;
-        }
-    b->jobs[b->n_jobs++] = j;
-    b->c.jobs_submitted++;
-    *jp = j;
-    *existed = false;
-    zp_log(ZP_LOG_INFO, "job %llu (%s): %u partition(s), priority %s, zkey %s", (unsigned long long)j->id,
-           j->request_id, j->n_parts, zp_prio_name(j->priority), j->zkey);
-    return 0;
-nomem:
-    free_job(j);
-    return zp_err_set(-ENOMEM, "out of memory");
-}
-
-int brk_cancel(brk_t *b, brk_job_t *j, uint32_t *freed)
-{
-    *freed = 0;
-    if (j->state != ZP_JOB_RUNNING) return 0;
-    for (uint32_t i = 0; i < j->n_parts; i++) {
-        brk_part_t *p = &j->parts[i];
-        if (p->state == PS_DONE || p->state == PS_FAILED || p->state == PS_CANCELED) continue;
-        brk_q_remove(b, p);
-        if (p->state == PS_RUNNING && p->worker) {
-            brk_worker_t *w = p->worker;
-            for (unsigned k = 0; k < w->n_inflight; k++)
-                if (w->inflight[k].part == p) {
-                    w->inflight[k].part = NULL;   /* credit stays used until the worker reports it */
-                    zp_msg_revoke_t rv = {.slot = w->inflight[k].slot, .gen = w->inflight[k].gen};
-                    uint8_t *buf; size_t len;
-                    if (zp_msg_revoke_encode(&buf, &len, &rv) == 0) brk_send(b, w->id, w->id_len, buf, len);
-                }
-        }
-        if (p->slot >= 0) { brk_release_slot(b, p); (*freed)++; }
-        p->worker = NULL;
-        p->state = PS_CANCELED;
-    }
-    j->state = ZP_JOB_CANCELED;
-    j->t_finish = zp_now_ns();
-    brk_journal_job(b, j);
-    zp_log(ZP_LOG_INFO, "job %llu canceled; %u slot(s) freed", (unsigned long long)j->id, *freed);
-    brk_waiters_poll(b, false);
-    return 0;
 }
 
 /* ---------------------------------------------------------------- dispatch */
@@ -335,8 +268,9 @@ static int assign(brk_t *b, brk_worker_t *w, brk_part_t *p, unsigned stage)
                          .epoch = b->epoch};
     zp_shm_slot_t *d = zp_shm_slot(b->arena, s);
     d->job_id = j->id; d->part_idx = p->idx; d->attempt = p->attempt; d->priority = j->priority;
-    zp_shm_slot_set_owner(b->arena, s, stage == ZP_ROLE_SYNTH ? ZP_SLOT_SYNTH : stage == ZP_ROLE_GPU ? ZP_SLOT_PROVING : ZP_SLOT_FINALIZING,
-                          p->word_gen, w->pid, w->incarnation, 0);
+    uint64_t lease = brk_lease_ns(b, j, stage);
+    m.lease_deadline = zp_now_ns() + lease;
+    brk_slot_hold(b, s, w, p->word_gen, lease);      /* doc/slot-protocol.md, holders + leases */
     uint8_t *buf; size_t len;
     int rc = zp_msg_assign_encode(&buf, &len, &m);
     if (rc < 0) return rc;
@@ -347,6 +281,7 @@ static int assign(brk_t *b, brk_worker_t *w, brk_part_t *p, unsigned stage)
     p->worker = w;
     p->t_assign[stage] = zp_now_ns();
     p->wpid[stage] = w->pid;
+    p->winc[stage] = w->incarnation;
     b->c.assigns++;
     rc = brk_send(b, w->id, w->id_len, buf, len);
     if (rc < 0) {
@@ -357,49 +292,63 @@ static int assign(brk_t *b, brk_worker_t *w, brk_part_t *p, unsigned stage)
     return 0;
 }
 
-static brk_part_t *q_best(brk_t *b, unsigned stage, size_t *at)
+/* the best partition of a stage's queue that may go now: not backing off, its slot (gpu,
+ * final) not quarantined */
+static brk_part_t *q_best(brk_t *b, unsigned stage, uint64_t now, size_t *at)
 {
     brk_part_t *best = NULL;
-    for (size_t i = 0; i < b->qn[stage]; i++)
-        if (!best || better(b->q[stage][i], best)) { best = b->q[stage][i]; *at = i; }
+    for (size_t i = 0; i < b->qn[stage]; i++) {
+        brk_part_t *p = b->q[stage][i];
+        if (p->not_before > now || (stage != ZP_ROLE_SYNTH && !brk_slot_usable(b, (uint32_t)p->slot))) continue;
+        if (!best || better(p, best)) { best = p; *at = i; }
+    }
     return best;
+}
+
+/* a FREE slot no partition is bound to and no holder may still write (slots.c) */
+static int claim_slot(brk_t *b, uint32_t *sp, uint64_t *ng)
+{
+    for (uint32_t k = 0; k < b->n_slots; k++) {
+        uint32_t s = (b->claim_hint + k) % b->n_slots;
+        if (b->slots[s].part || !brk_slot_usable(b, s) ||
+            zp_shm_word_state(zp_shm_slot_word_load(b->arena, s)) != ZP_SLOT_FREE)
+            continue;
+        if (zp_shm_slot_claim_at(b->arena, s, ng) == 0) {
+            b->claim_hint = s + 1;
+            *sp = s;
+            return 0;
+        }
+    }
+    return -EAGAIN;
 }
 
 void brk_dispatch(brk_t *b)
 {
     /* downstream first: finishing partitions frees slots */
     static const unsigned order[] = {ZP_ROLE_FINAL, ZP_ROLE_GPU, ZP_ROLE_SYNTH};
+    uint64_t now = zp_now_ns();
     for (unsigned oi = 0; oi < 3; oi++) {
         unsigned stage = order[oi];
-        while (b->qn[stage]) {
-            brk_worker_t *w = pick_worker(b, stage);
-            if (!w) break;
+        while (b->qn[stage] && pick_worker(b, stage, 0, now)) {
             size_t at = 0;
-            brk_part_t *p = q_best(b, stage, &at);
+            brk_part_t *p = q_best(b, stage, now, &at);
+            if (!p) break;
+            /* a partition whose result failed the pairing check goes to other workers if any */
+            uint64_t avoid = p->n_verify_fail ? (stage == ZP_ROLE_SYNTH ? p->winc[ZP_ROLE_SYNTH] : p->avoid_inc)
+                                              : (p->n_input ? p->avoid_inc : 0);
+            brk_worker_t *w = pick_worker(b, stage, avoid, now);
             uint64_t ng;
-            int rc;
             if (stage == ZP_ROLE_SYNTH) {
-                /* only slots no partition is bound to: a finalizer frees its slot in shm
-                 * before its DONE arrives, and the slot stays bound until then */
                 uint32_t s = 0;
-                rc = -EAGAIN;
-                for (uint32_t k = 0; k < b->n_slots && rc < 0; k++) {
-                    s = (b->claim_hint + k) % b->n_slots;
-                    if (!b->slot_part[s] && zp_shm_word_state(zp_shm_slot_word_load(b->arena, s)) == ZP_SLOT_FREE)
-                        rc = zp_shm_slot_claim_at(b->arena, s, &ng);
-                }
-                if (rc < 0) break;            /* backpressure: no free slot */
-                b->claim_hint = s + 1;
+                if (claim_slot(b, &s, &ng) < 0) break;   /* backpressure: no free slot */
                 p->slot = (int32_t)s;
-                b->slot_part[s] = p;
+                b->slots[s].part = p;
                 p->payload_gen = p->result_gen = 0;
             } else {
                 unsigned from = stage == ZP_ROLE_GPU ? ZP_SLOT_READY : ZP_SLOT_PROVED;
                 unsigned to = stage == ZP_ROLE_GPU ? ZP_SLOT_PROVING : ZP_SLOT_FINALIZING;
-                rc = zp_shm_slot_transition(b->arena, (uint32_t)p->slot, from, p->word_gen, to, &ng);
-                if (rc < 0) {
-                    b->q[stage][at] = b->q[stage][--b->qn[stage]];
-                    p->queued = false;
+                if (zp_shm_slot_transition(b->arena, (uint32_t)p->slot, from, p->word_gen, to, &ng) < 0) {
+                    brk_q_remove(b, p);
                     zp_log(ZP_LOG_WARN, "job %llu part %u: slot %d moved under us (%s): redoing synthesis",
                            (unsigned long long)p->job->id, p->idx, p->slot, zp_err_msg());
                     brk_release_slot(b, p);
@@ -408,8 +357,8 @@ void brk_dispatch(brk_t *b)
                 }
             }
             p->word_gen = ng;
-            b->q[stage][at] = b->q[stage][--b->qn[stage]];
-            p->queued = false;
+            brk_q_remove(b, p);
+            (void)at;
             assign(b, w, p, stage);
         }
     }
@@ -442,6 +391,7 @@ static void record_busy(brk_worker_t *w, uint64_t s, uint64_t e)
 void brk_on_done(brk_t *b, brk_worker_t *w, const zp_msg_done_t *m)
 {
     bool found;
+    brk_slot_reported(b, w, m->slot, m->gen);     /* the holder is done writing (quarantine) */
     brk_part_t *p = take_inflight(b, w, m->slot, m->gen, &found);
     record_busy(w, m->t_start, m->t_end);
     w->n_done++;
@@ -469,7 +419,11 @@ void brk_on_done(brk_t *b, brk_worker_t *w, const zp_msg_done_t *m)
         return;
     }
     p->word_gen = m->new_gen;
+    w->fail_streak = 0;
     if (stage == ZP_ROLE_SYNTH) {
+        /* the domain scales the next leases (untrusted: bounded by the arena's limit) */
+        uint32_t dom = zp_shm_slot(b->arena, m->slot)->domain_size;
+        if (dom >= 2 && dom <= b->max_domain) p->job->domain = dom;
         p->payload_gen = m->new_gen;
         brk_q_push(b, p, ZP_ROLE_GPU);
     } else if (stage == ZP_ROLE_GPU) {
@@ -508,15 +462,28 @@ void brk_part_proved(brk_t *b, brk_part_t *p, char *proof_json, char *public_jso
         if (zp_shm_slot_check(b->arena, s, ZP_SLOT_FINISHED, p->word_gen) == 0 &&
             zp_shm_slot_transition(b->arena, s, ZP_SLOT_FINISHED, p->word_gen, ZP_SLOT_FREE, NULL) < 0)
             zp_log(ZP_LOG_ERROR, "slot %u: FINISHED -> FREE failed: %s", s, zp_err_msg());
-        if (b->slot_part[s] == p) b->slot_part[s] = NULL;
+        if (b->slots[s].part == p) b->slots[s].part = NULL;
         p->slot = -1;
     }
     brk_job_check_finished(b, p->job);
 }
 
+/* a worker failed K partitions in a row (not input class): out of rotation for a cool-down */
+static void breaker(brk_t *b, brk_worker_t *w, unsigned cls)
+{
+    if (cls == ZP_FAIL_INPUT || !b->breaker_k) return;
+    if (++w->fail_streak < b->breaker_k) return;
+    w->tripped_until = zp_now_ns() + (uint64_t)b->breaker_cooldown_ms * 1000000u;
+    w->n_trips++;
+    b->c.breaker_trips++;
+    zp_log(ZP_LOG_WARN, "%s worker #%u pid %u failed %u partitions in a row: out of rotation for %u ms",
+           zp_role_name(w->role), w->instance, w->pid, w->fail_streak, b->breaker_cooldown_ms);
+}
+
 void brk_on_fail(brk_t *b, brk_worker_t *w, const zp_msg_fail_t *m)
 {
     bool found;
+    brk_slot_reported(b, w, m->slot, m->gen);     /* the holder is done writing (quarantine) */
     brk_part_t *p = take_inflight(b, w, m->slot, m->gen, &found);
     record_busy(w, m->t_start, m->t_end);
     w->n_fail++;
@@ -524,26 +491,117 @@ void brk_on_fail(brk_t *b, brk_worker_t *w, const zp_msg_fail_t *m)
         b->c.stale++;
         return;
     }
+    unsigned cls = m->fail_class < ZP_NFAIL_CLASSES ? m->fail_class : ZP_FAIL_TRANSIENT;
     char why[ZP_MSG_TEXT_MAX + 64];
     snprintf(why, sizeof why, "%.*s", (int)m->message.len, m->message.p);
-    zp_log(ZP_LOG_WARN, "job %llu part %u failed at %s (attempt %u, %s): %s", (unsigned long long)p->job->id, p->idx,
-           zp_role_name(p->stage), p->attempt, m->retryable ? "retryable" : "final", why);
+    zp_log(ZP_LOG_WARN, "job %llu part %u failed at %s (attempt %u, %s class): %s", (unsigned long long)p->job->id,
+           p->idx, zp_role_name(p->stage), p->attempt, zp_fail_class_name(cls), why);
     /* the worker may have moved the slot to FAILED (gen + 1): take that as the current word */
     uint64_t wd = zp_shm_slot_word_load(b->arena, m->slot);
     if (zp_shm_word_state(wd) == ZP_SLOT_FAILED && zp_shm_word_gen(wd) == p->word_gen + 1) p->word_gen++;
-    /* handed back unstarted by the stage harness (proto/peer.c sets FAIL.unstarted: revoked,
-     * or the worker is shutting down, FAIL.stopping): no attempt was spent. A worker that is
-     * shutting down gets no more work. The message text is for people only. */
+    /* handed back unstarted by the stage harness (FAIL.unstarted: revoked, or the worker is
+     * shutting down, FAIL.stopping): no attempt was spent. A worker that is shutting down gets
+     * no more work. The message text is for people only. */
     if (m->unstarted && m->retryable && !m->payload_bad) {
         if (m->stopping) w->alive = false;
         brk_part_requeue(b, p, true, false, false, why);
         return;
     }
-    bool redo = m->payload_bad || (p->stage == ZP_ROLE_FINAL && m->code == ZP_EVERIFY);
+    b->c.fail_class[cls]++;
+    w->n_class[cls]++;
+    breaker(b, w, cls);
     if (p->stage == ZP_ROLE_FINAL && m->code == ZP_EVERIFY) {
-        /* a bad G1 result: prove it again from the (still sealed) payload */
-        p->stage = ZP_ROLE_GPU;
-        redo = false;
+        /* the pairing check failed: the G1 result or the payload under it is bad. Once: redo the
+         * partition from synthesis, on other workers if there are any. Again, on a fresh
+         * payload: the witness does not satisfy the circuit (input class). */
+        b->c.verify_redo++;
+        if (p->n_verify_fail++ == 0) {
+            p->avoid_inc = p->winc[ZP_ROLE_GPU];
+            snprintf(why + strlen(why), sizeof why - strlen(why), " (pairing check; redoing from synthesis)");
+            brk_part_fail_class(b, p, ZP_FAIL_TRANSIENT, true, why);
+        } else {
+            snprintf(why + strlen(why), sizeof why - strlen(why), " (pairing check failed again on a fresh payload: "
+                     "the witness does not satisfy the circuit)");
+            brk_part_fail_class(b, p, ZP_FAIL_INPUT, false, why);
+        }
+        return;
     }
-    brk_part_failed(b, p, m->retryable, redo, why);
+    if (cls == ZP_FAIL_INPUT && m->code > -1000 && p->n_input == 0) {
+        /* a system error (a file this worker cannot read): confirm once, on another worker if any */
+        p->n_input++;
+        p->avoid_inc = w->incarnation;
+        snprintf(why + strlen(why), sizeof why - strlen(why), " (input class, %s: confirming once)", zp_strerror(m->code));
+        brk_part_fail_class(b, p, ZP_FAIL_TRANSIENT, m->payload_bad, why);
+        return;
+    }
+    brk_part_fail_class(b, p, cls, m->payload_bad, why);
+}
+
+/* ---------------------------------------------------------------- configuration */
+void brk_config_defaults(brk_t *b)
+{
+    /* a farm's choices: key loading alone can take a minute or two on a cold start */
+    static const uint32_t per_m[ZP_NROLES] = {60000, 600000, 120000};
+    for (unsigned r = 0; r < ZP_NROLES; r++) { b->lease_base_ms[r] = 120000; b->lease_per_m_ms[r] = per_m[r]; }
+    b->breaker_k = 5;
+    b->breaker_cooldown_ms = 60000;
+    b->max_deaths = 10;
+    b->retain_s = 86400;
+    b->retain_jobs = 50000;
+    b->max_waiters = 4096;
+    b->max_waiters_client = 256;
+    b->backoff_ns = 100000000u;
+}
+
+/* "a,b,c": up to n unsigned numbers in [lo, hi]; returns how many */
+static int parse_list(const char *v, uint32_t *out, int n, uint32_t lo, uint32_t hi)
+{
+    int k = 0;
+    const char *p = v;
+    while (k < n) {
+        char *e;
+        errno = 0;
+        unsigned long long x = strtoull(p, &e, 10);
+        if (errno || e == p || x < lo || x > hi) return -1;
+        out[k++] = (uint32_t)x;
+        if (*e == 0) return k;
+        if (*e != ',') return -1;
+        p = e + 1;
+    }
+    return -1;
+}
+
+int brk_config_set(brk_t *b, const char *name, const char *v)
+{
+    uint32_t x[4];
+    int n;
+    if (!strcmp(name, "lease-ms")) {
+        if ((n = parse_list(v, x, 4, 1, 86400000)) != 1 && n != 4) goto bad;
+        for (unsigned r = 0; r < ZP_NROLES; r++) {
+            b->lease_base_ms[r] = x[0];
+            if (n == 4) b->lease_per_m_ms[r] = x[1 + r];
+        }
+    } else if (!strcmp(name, "max-deaths")) {
+        if (parse_list(v, x, 1, 1, 1000) != 1) goto bad;
+        b->max_deaths = x[0];
+    } else if (!strcmp(name, "breaker")) {
+        if ((n = parse_list(v, x, 2, 0, 86400000)) < 1) goto bad;
+        b->breaker_k = x[0];
+        if (n == 2) b->breaker_cooldown_ms = x[1];
+    } else if (!strcmp(name, "retain-s")) {
+        if (parse_list(v, x, 1, 0, 100u * 86400u) != 1) goto bad;
+        b->retain_s = x[0];
+    } else if (!strcmp(name, "retain-jobs")) {
+        if (parse_list(v, x, 1, 1, 100000000) != 1) goto bad;
+        b->retain_jobs = x[0];
+    } else if (!strcmp(name, "max-waiters")) {
+        if ((n = parse_list(v, x, 2, 1, 1000000)) < 1) goto bad;
+        b->max_waiters = x[0];
+        if (n == 2) b->max_waiters_client = x[1];
+    } else {
+        return zp_err_set(-EINVAL, "no option %s", name);
+    }
+    return 0;
+bad:
+    return zp_err_set(-EINVAL, "'%s' is not valid (see --help)", v);
 }

@@ -526,8 +526,8 @@ int zp_shm_slot_reset(zp_shm_t *a, uint32_t idx, uint64_t expected_gen, unsigned
         uint64_t ng = (expected_gen + 1) & ZP_SHM_GEN_MASK;
         if (atomic_compare_exchange_weak_explicit(&s->word, &w, zp_shm_word(new_state, ng), memory_order_acq_rel,
                                                   memory_order_acquire)) {
-            atomic_store_explicit(&s->owner_pid, 0, memory_order_relaxed);
-            atomic_store_explicit(&s->owner_inc, 0, memory_order_relaxed);
+            /* the owner stays: it may still write until the broker knows it is gone
+             * (zp_shm_slot_clear_owner; doc/slot-protocol.md, quarantine) */
             atomic_store_explicit(&s->lease_ns, 0, memory_order_release);
             if (new_gen)
                 *new_gen = ng;
@@ -547,6 +547,16 @@ int zp_shm_slot_set_owner(zp_shm_t *a, uint32_t idx, unsigned state, uint64_t ge
     atomic_store_explicit(&s->owner_inc, incarnation, memory_order_relaxed);
     atomic_store_explicit(&s->lease_ns, lease_ns, memory_order_release);
     return zp_shm_slot_check(a, idx, state, gen);
+}
+
+void zp_shm_slot_clear_owner(zp_shm_t *a, uint32_t idx)
+{
+    zp_shm_slot_t *s = zp_shm_slot(a, idx);
+    if (!s)
+        return;
+    atomic_store_explicit(&s->owner_pid, 0, memory_order_relaxed);
+    atomic_store_explicit(&s->owner_inc, 0, memory_order_relaxed);
+    atomic_store_explicit(&s->lease_ns, 0, memory_order_release);
 }
 
 /* ---------------------------------------------------------------- vectors */

@@ -12,6 +12,8 @@
  *   [data_off, +n*slot_bytes) one extent per slot; data_off and slot_bytes multiples of 2 MiB
  *   [aux_off, +aux_bytes)     optional auxiliary region (e.g. a proving key), 2 MiB aligned
  *
+ * The protocol built on these functions (who writes what at which generation, holders and
+ * quarantine, leases, recovery) is written once in doc/slot-protocol.md.
  * The slot word: state (low 8 bits) | generation (upper 56 bits), changed only by CAS. Every
  * state change bumps the generation by exactly one; the generation is the fencing token:
  *   FREE -> SYNTH -> READY -> PROVING -> PROVED -> FINALIZING -> FINISHED -> FREE,
@@ -28,8 +30,9 @@
  * generation the commit produced (learned from the DONE message, never guessed): a late write
  * from a stale owner carries the wrong stamp, or (if it died mid-write) the wrong checksum,
  * and is refused. Long vector writes cannot be fenced byte by byte: a stage re-checks the word
- * (zp_shm_slot_check) between chunks, the broker should SIGKILL a presumed-dead owner
- * (owner_pid) before reusing its slot, and the finalizer's pairing check is the backstop.
+ * (zp_shm_slot_check) between chunks, and the broker never gives a slot to a new holder while
+ * the last one may still write (quarantine: doc/slot-protocol.md); the finalizer's pairing
+ * check is the backstop.
  *
  * Threads/processes: the word, owner and lease are atomics; other descriptor fields are
  * written by the process that holds the slot at the current generation and published by
@@ -227,13 +230,16 @@ int zp_shm_slot_claim(zp_shm_t *a, uint32_t *idx, uint64_t *gen);
  * ZP_ESTATE if the edge is not in the state machine. new_gen may be NULL. */
 int zp_shm_slot_transition(zp_shm_t *a, uint32_t idx, unsigned expected_state, uint64_t expected_gen,
                            unsigned new_state, uint64_t *new_gen);
-/* Recovery: (any state, expected_gen) -> (new_state, expected_gen + 1); clears owner/lease.
- * ZP_ESTALE if the generation moved. */
+/* Recovery / requeue by the broker: (any state, expected_gen) -> (new_state, expected_gen + 1);
+ * clears the lease, keeps the owner (the last holder may still write until the broker knows it
+ * is gone: zp_shm_slot_clear_owner; doc/slot-protocol.md). ZP_ESTALE if the generation moved. */
 int zp_shm_slot_reset(zp_shm_t *a, uint32_t idx, uint64_t expected_gen, unsigned new_state,
                       uint64_t *new_gen);
 /* Record who works on the slot (fenced: ZP_ESTALE unless the word is (state, gen)). */
 int zp_shm_slot_set_owner(zp_shm_t *a, uint32_t idx, unsigned state, uint64_t gen,
                           uint64_t pid, uint64_t incarnation, uint64_t lease_ns);
+/* The owner reported or is known gone: forget it (broker only). */
+void zp_shm_slot_clear_owner(zp_shm_t *a, uint32_t idx);
 
 /* ---- vectors ---- */
 /* Standard layout of the extent: w, a, b, c, h one after another, each ZP_SHM_VEC_ALIGN

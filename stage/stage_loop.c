@@ -95,7 +95,9 @@ static void *work_thread(void *arg)
                 bool stopping = zp_stage_sig_stop || h->device_failed;
                 unstarted(t, stopping, stopping ? "worker shutting down" : "revoked");
             } else {
+                zp_log_ctx(t->a.job, t->a.part);   /* log lines from work() name the job and partition */
                 h->s->def->work(h->s, t);
+                zp_log_ctx(0, -1);
             }
         }
         t->t_end = zp_now_ns();

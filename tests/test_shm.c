@@ -278,7 +278,10 @@ static void test_state_machine(zp_shm_t *a)
     CHECK(zp_shm_slot(a, 0)->owner_pid == 4242 && zp_shm_slot(a, 0)->owner_inc == 77);
     CHECK(zp_shm_slot_reset(a, 0, g - 1, ZP_SLOT_READY, &g2) == ZP_ESTALE);
     CHECK(zp_shm_slot_reset(a, 0, g, ZP_SLOT_READY, &g2) == 0 && g2 == g + 1);
-    CHECK(zp_shm_slot(a, 0)->owner_pid == 0 && zp_shm_slot(a, 0)->lease_ns == 0);
+    /* a reset keeps the owner (it may still write: quarantine) and drops the lease */
+    CHECK(zp_shm_slot(a, 0)->owner_pid == 4242 && zp_shm_slot(a, 0)->lease_ns == 0);
+    zp_shm_slot_clear_owner(a, 0);
+    CHECK(zp_shm_slot(a, 0)->owner_pid == 0 && zp_shm_slot(a, 0)->owner_inc == 0);
     CHECK(zp_shm_slot_reset(a, 0, g2, 9, NULL) == -EINVAL);
     /* fail with a message */
     CHECK(zp_shm_slot_transition(a, 0, ZP_SLOT_READY, g2, ZP_SLOT_PROVING, &g) == 0);
@@ -482,6 +485,9 @@ static void test_kill_recovery(const char *name, uint64_t epoch)
     CHECK(kill((pid_t)atomic_load(&s->owner_pid), 0) < 0 && errno == ESRCH);
     uint64_t g_rec, g_new;
     CHECK(zp_shm_slot_reset(a, 2, g_child, ZP_SLOT_FREE, &g_rec) == 0 && g_rec == g_child + 1);
+    /* the reset keeps the owner (quarantine: it may still write); known dead, the broker clears it */
+    CHECK(atomic_load(&s->owner_pid) == (uint64_t)pid);
+    zp_shm_slot_clear_owner(a, 2);
     CHECK(atomic_load(&s->owner_pid) == 0);
     /* ... and hands it to a new job */
     CHECK(zp_shm_slot_claim_at(a, 2, &g_new) == 0 && g_new == g_rec + 1);

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # attempts.sh ZKPIPE SOURCE_ROOT - a partition whose GPU worker dies under it 3 times
-# (max-attempts 3) fails with the collected reasons; the job reports it; the slot comes back;
-# the next job still proves. Then: four SIGTERMs of the GPU worker holding a partition (handed
+# (ZP_MAX_DEATHS=3: deaths are worker-class failures, not charged as attempts, but bounded)
+# fails with the collected reasons; the job reports it; the slot comes back (out of
+# quarantine once the dead worker is replaced); the next job still proves. Then: four SIGTERMs of the GPU worker holding a partition (handed
 # back unstarted each time) spend no attempt, and the partition proves.
 . "$(dirname "$0")/lib.sh"
+export ZP_MAX_DEATHS=3
 ipc_init attempts "$1" "$2" --slots 2 --max-domain 1024 --max-attempts 3
 F=$FIX/bn128_chain
 ipc_hold gpu
@@ -17,9 +19,11 @@ done
 "$ZKPIPE" await "$J" --timeout 120 >/dev/null 2>"$IPC_DIR/err"; rc=$?
 cat "$IPC_DIR/err" >&2
 [ $rc = 1 ] || ipc_fail "await exited $rc, expected 1"
-grep -q "partition 0 failed after 3 attempt" "$IPC_DIR/err" || ipc_fail "no failure after 3 attempts"
+grep -q "partition 0 failed after 1 attempt" "$IPC_DIR/err" || ipc_fail "a worker death was charged as an attempt"
 [ "$(grep -o 'gpu worker pid' "$IPC_DIR/err" | wc -l)" = 3 ] || ipc_fail "the three reasons are not all listed"
-grep -q "gave up after 3 attempts" "$IPC_DIR/err" || ipc_fail "no 'gave up' reason"
+grep -q "worker class, not charged" "$IPC_DIR/err" || ipc_fail "the reasons do not name the failure class"
+grep -q "gave up: 3 workers died" "$IPC_DIR/err" || ipc_fail "no 'gave up' reason"
+[ "$(ipc_jq '.counters.failures.worker')" -ge 3 ] || ipc_fail "deaths not counted as worker-class failures"
 ipc_release gpu
 ipc_all_free
 J2=$(ipc_submit --zkey $F/circuit.zkey --request-id next $F/witness-1.wtns)
