@@ -493,11 +493,11 @@ static void submit(unsigned nparts, const bool *bad)
     if (n_mjobs == 0 && B.n_jobs == 0) rid_seq = 0;
     snprintf(rid, sizeof rid, "req-%u", rid_seq++);
     m->request_id = zp_str(rid);
-    m->zkey = zp_str("circuit.zkey");
+    m->zkey = zp_str("/model/circuit.zkey");   /* absolute: SUBMIT/ASSIGN refuse relative paths */
     m->r1cs = zp_str("");
     m->priority = (uint32_t)(rnd64() % ZP_NPRIO);
     m->n_wtns = nparts;
-    for (unsigned i = 0; i < nparts; i++) m->wtns[i] = zp_str("w.wtns");
+    for (unsigned i = 0; i < nparts; i++) m->wtns[i] = zp_str("/model/w.wtns");
     brk_job_t *j;
     bool existed;
     if (brk_submit(&B, m, &j, &existed) < 0 || existed) {
