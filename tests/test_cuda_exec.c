@@ -140,6 +140,26 @@ static void test_windows(void)
     printf("  every window size c = 2..20 == CPU (both curves)\n");
 }
 
+/* msm_g1 of 2000 points on an emulated device with room for the points, the scalars and 1/div
+ * of one all-windows batch; mem_report_extra: free memory over-reported by this much */
+static zp_cu_stats_t small_mem_msm(int cv, size_t div, size_t extra, int mode, zp_cu_msm_out_t *mo, const char *what)
+{
+    size_t n = 2000;
+    zp_cu_msm_plan_t full;
+    zp_cu_msm_tune_t t0 = {0, 0, 0, 0, 1024};
+    CHECK(zp_cu_msm_plan(cv, n, &t0, &full) == 0);
+    zp_cu_emu_cfg_t cfg = {0};
+    cfg.mem_total = n * (cv == 1 ? 64 : 96) + n * 32 + full.bytes / div + ((size_t)256 << 10);
+    cfg.mem_report_extra = extra;
+    zp_backend_t *be = emu_open(&cfg, NULL);
+    msm_cmp(be, (zp_curve_id_t)cv, n, NULL, mode, mo);
+    zp_cu_stats_t st;
+    zp_cu_stats(zp_cuda_cu(be), &st);
+    CHECK(emu_clean(be, what));
+    zp_backend_cuda.close(&be);
+    return st;
+}
+
 static void test_batched(void)
 {
     zp_cu_msm_out_t *mo = malloc(sizeof *mo);
@@ -154,24 +174,12 @@ static void test_batched(void)
         CHECK(mo->batches == (mo->nwin + 2) / 3);
     }
     zp_backend_cuda.close(&be);
-    /* automatic: the budget from a small memory. Measure one MSM's need, then give less. */
+    /* automatic: the budget from a small memory */
     for (int cv = 1; cv <= 2; cv++) {
-        size_t n = 2000;
-        zp_cu_msm_plan_t full;
-        zp_cu_msm_tune_t t0 = {0, 0, 0, 0, 1024};
-        CHECK(zp_cu_msm_plan(cv, n, &t0, &full) == 0);
-        zp_cu_emu_cfg_t cfg = {0};
-        /* room for the points, scalars and about a quarter of one all-windows batch */
-        cfg.mem_total = n * (cv == 1 ? 64 : 96) + n * 32 + full.bytes / 4 + ((size_t)256 << 10);
-        be = emu_open(&cfg, NULL);
-        msm_cmp(be, (zp_curve_id_t)cv, n, NULL, 0, mo);
-        zp_cu_stats_t st;
-        zp_cu_stats(zp_cuda_cu(be), &st);
-        if (mo->batches < 2) fprintf(stderr, "automatic budget: %u batch(es) in %zu bytes\n", mo->batches, cfg.mem_total);
+        zp_cu_stats_t st = small_mem_msm(cv, 4, 0, 0, mo, "batched");
+        if (mo->batches < 2) fprintf(stderr, "automatic budget: %u batch(es)\n", mo->batches);
         CHECK(mo->batches >= 2);
         CHECK(st.msm_retries == 0);   /* sized right the first time */
-        CHECK(emu_clean(be, "batched"));
-        zp_backend_cuda.close(&be);
     }
     free(mo);
     printf("  batched MSM (forced 1 and 3 windows a batch; automatic from a small memory) == CPU\n");
@@ -181,21 +189,10 @@ static void test_retry(void)
 {
     zp_cu_msm_out_t *mo = malloc(sizeof *mo);
     for (int cv = 1; cv <= 2; cv++) {
-        size_t n = 2000;
-        zp_cu_msm_plan_t full;
-        zp_cu_msm_tune_t t0 = {0, 0, 0, 0, 1024};
-        CHECK(zp_cu_msm_plan(cv, n, &t0, &full) == 0);
-        zp_cu_emu_cfg_t cfg = {0};
-        cfg.mem_total = n * (cv == 1 ? 64 : 96) + n * 32 + full.bytes / 3 + ((size_t)256 << 10);
-        cfg.mem_report_extra = (size_t)1 << 30;   /* free memory over-reported: the budget is too big */
-        zp_backend_t *be = emu_open(&cfg, NULL);
-        msm_cmp(be, (zp_curve_id_t)cv, n, NULL, 1, mo);
-        zp_cu_stats_t st;
-        zp_cu_stats(zp_cuda_cu(be), &st);
+        /* free memory over-reported: the first budget is too big */
+        zp_cu_stats_t st = small_mem_msm(cv, 3, (size_t)1 << 30, 1, mo, "retry");
         CHECK(st.msm_retries >= 1);
         CHECK(mo->batches >= 2);
-        CHECK(emu_clean(be, "retry"));
-        zp_backend_cuda.close(&be);
     }
     /* the whole proof with the lie: every MSM retried down to what fits */
     zp_cu_emu_cfg_t cfg = {0};

@@ -74,8 +74,16 @@ static int dev_rc(int rc)
 
 /* ---------------------------------------------------------------- open / close */
 
-static int cu_new(zp_cu_t **cup, const zp_cu_rt_ops_t *ops, void *r, const zp_cu_devinfo_t *info)
+/* a context over the CUDA runtime (emu == NULL) or the host emulation */
+static int cu_open_rt(zp_cu_t **cup, const char *spec, const zp_cu_emu_cfg_t *emu, char *desc, size_t desc_cap)
 {
+    const zp_cu_rt_ops_t *ops;
+    void *r;
+    zp_cu_devinfo_t info;
+    *cup = NULL;
+    int rc = emu ? zp_cu_rt_emu_open(&ops, &r, &info, emu, desc, desc_cap)
+                 : zp_cu_rt_cuda_open(&ops, &r, &info, spec, desc, desc_cap);
+    if (rc) return rc;
     zp_cu_t *cu = calloc(1, sizeof *cu);
     if (!cu) {
         ops->close(r);
@@ -83,29 +91,21 @@ static int cu_new(zp_cu_t **cup, const zp_cu_rt_ops_t *ops, void *r, const zp_cu
     }
     cu->rt = ops;
     cu->r = r;
-    cu->info = *info;
+    cu->info = info;
     *cup = cu;
     return 0;
 }
 
 int zp_cu_open(zp_cu_t **cup, const char *spec, char *desc, size_t desc_cap)
 {
-    const zp_cu_rt_ops_t *ops;
-    void *r;
-    zp_cu_devinfo_t info;
-    *cup = NULL;
-    int rc = zp_cu_rt_cuda_open(&ops, &r, &info, spec, desc, desc_cap);
-    return rc ? rc : cu_new(cup, ops, r, &info);
+    return cu_open_rt(cup, spec, NULL, desc, desc_cap);
 }
 
 int zp_cu_open_emulated(zp_cu_t **cup, const zp_cu_emu_cfg_t *cfg, char *desc, size_t desc_cap)
 {
-    const zp_cu_rt_ops_t *ops;
-    void *r;
-    zp_cu_devinfo_t info;
-    *cup = NULL;
-    int rc = zp_cu_rt_emu_open(&ops, &r, &info, cfg, desc, desc_cap);
-    return rc ? rc : cu_new(cup, ops, r, &info);
+    zp_cu_emu_cfg_t none;
+    memset(&none, 0, sizeof none);
+    return cu_open_rt(cup, NULL, cfg ? cfg : &none, desc, desc_cap);
 }
 
 int zp_cu_emu_stats(zp_cu_t *cu, zp_cu_emu_stats_t *st)

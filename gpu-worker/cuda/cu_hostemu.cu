@@ -522,38 +522,35 @@ int emu_free(void *rp, int s, void *p)
     return rc;
 }
 
-int emu_h2d(void *rp, int s, void *d, const void *h, size_t bytes)
+/* one async copy between host memory h and device memory d (to_dev: H2D) */
+int emu_copy(emu *e, int s, char *d, char *h, size_t bytes, int to_dev)
 {
-    emu *e = (emu *)rp;
-    int rc = fault(e, 0, "cudaMemcpyAsync(H2D)");
+    const char *what = to_dev ? "H2D" : "D2H";
+    int rc = fault(e, 0, to_dev ? "cudaMemcpyAsync(H2D)" : "cudaMemcpyAsync(D2H)");
     if (rc) return rc;
     emu_buf *b = find(e, d);
-    if (!b || (char *)d + bytes > b->p + b->bytes) {
-        violation(e, "H2D of %zu bytes on stream %d into %p: outside any allocation", bytes, s, d);
-        return zp_err_set(ZP_EDEVICE, "emulated device: H2D out of bounds");
+    if (!b || d + bytes > b->p + b->bytes) {
+        violation(e, "%s of %zu bytes on stream %d at %p: outside any allocation", what, bytes, s, (void *)d);
+        return zp_err_set(ZP_EDEVICE, "emulated device: %s out of bounds", what);
     }
     op(e, s);
-    use(e, s, d, "H2D");
-    memcpy(d, h, bytes);
+    use(e, s, d, what);
+    if (to_dev)
+        memcpy(d, h, bytes);
+    else
+        memcpy(h, d, bytes);
     e->host_op[s] = e->cnt[s];
     return 0;
 }
 
+int emu_h2d(void *rp, int s, void *d, const void *h, size_t bytes)
+{
+    return emu_copy((emu *)rp, s, (char *)d, (char *)h, bytes, 1);
+}
+
 int emu_d2h(void *rp, int s, void *h, const void *d, size_t bytes)
 {
-    emu *e = (emu *)rp;
-    int rc = fault(e, 0, "cudaMemcpyAsync(D2H)");
-    if (rc) return rc;
-    emu_buf *b = find(e, d);
-    if (!b || (const char *)d + bytes > b->p + b->bytes) {
-        violation(e, "D2H of %zu bytes on stream %d from %p: outside any allocation", bytes, s, d);
-        return zp_err_set(ZP_EDEVICE, "emulated device: D2H out of bounds");
-    }
-    op(e, s);
-    use(e, s, d, "D2H");
-    memcpy(h, d, bytes);
-    e->host_op[s] = e->cnt[s];
-    return 0;
+    return emu_copy((emu *)rp, s, (char *)d, (char *)h, bytes, 0);
 }
 
 int emu_record(void *rp, int s, int ev)
