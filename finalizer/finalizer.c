@@ -5,8 +5,8 @@
  * from the result area with the generation its commit produced (a late or torn write by a
  * stale owner is refused); verify the synth's sealed payload (w is read from the slot);
  * zp_g16_finalize: G2 MSM for B, blinding with fresh r, s, assembly and the pairing check
- * against the key's verification key (a bad proof never leaves: ZP_EVERIFY, and the broker
- * sends the partition back to the GPU stage). The proof (proof.json / public.json text in the
+ * against the key's verification key (a bad proof never leaves: ZP_EVERIFY; the broker redoes
+ * the partition from synthesis once, and a second failure is an input error: doc/slot-protocol.md). The proof (proof.json / public.json text in the
  * extent, the compressed binary in the proof area: zp_shm_final_commit) is committed into the
  * slot, which moves it to FINISHED (fenced); the same goes to the broker in DONE, and the broker
  * frees the slot after journaling the proof (or journals it from the slot after a restart).
@@ -43,9 +43,10 @@ static void work(zp_stage_t *s, zp_stage_task_t *t)
     size_t len = 0;
     if ((rc = zp_shm_area_read(s->arena, a->slot, ZP_SHM_AREA_RESULT, a->in_gen, part, sizeof part, &len)) < 0 ||
         len != sizeof part) {
-        /* the G1 result is unusable: the GPU stage must run again */
+        /* the G1 result is unusable: redo the partition (not ZP_EVERIFY: the broker reads that as a
+         * failed pairing check, and a second one as an input error) */
         zp_stage_fail_as(t, rc < 0 ? rc : ZP_EFORMAT, ZP_FAIL_TRANSIENT, "G1 result area");
-        t->code = ZP_EVERIFY;
+        t->payload_bad = true;
         return;
     }
     uint64_t t0 = zp_now_ns();
