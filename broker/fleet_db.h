@@ -3,7 +3,7 @@
  * counted round trips, versioned schema migrations, and the SQL text of the schema.
  * The schema lives in its own PostgreSQL schema `zkpipe`; every state change is one call of a
  * SECURITY DEFINER function (one round trip each), so boxes and clients need only EXECUTE on
- * the functions their role uses (doc/readme-fleet.md). Tests: tests/fleet/. */
+ * the functions their role uses (doc/fleet.md). Tests: tests/fleet/. */
 #ifndef ZP_FLEET_DB_H
 #define ZP_FLEET_DB_H
 #include <stdbool.h>

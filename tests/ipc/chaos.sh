@@ -3,7 +3,7 @@
 # random stage, the broker first, is killed with SIGKILL every 1-3 s; every proof verifies (and
 # is the proof of its own witness), nothing is lost or duplicated, no partition fails for the
 # deaths, every slot ends FREE (none quarantined) and no shared-memory object is left after the
-# group stops. The long run: scripts/chaos --jobs N --kill-every A-B (doc/readme-slots.md).
+# group stops. The long run: scripts/chaos --jobs N --kill-every A-B (doc/broker-faults.md).
 set -u
 out=$(bash "$2/scripts/chaos" --zkpipe "$1" --jobs 24 --parts 4 --kill-every 1-3 --kill-first broker 2>&1); rc=$?
 echo "$out" | grep -v '^\[' | tail -20 >&2
