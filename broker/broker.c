@@ -132,32 +132,7 @@ static void on_hello(brk_t *b, const uint8_t *id, size_t id_len, const zp_frame_
     brk_ident_bind(b, w, peer_pid, reg);
     snprintf(w->name, sizeof w->name, "%.*s", (int)m.name.len, m.name.p);
     w->last_seen = zp_now_ns();
-    /* slots we think it holds but it does not list: requeue; slots it holds that we do not
-     * know: keep them as orphans so its credit stays consumed until it reports them */
-    for (unsigned i = 0; i < w->n_inflight;) {
-        bool listed = false;
-        for (size_t k = 0; k < m.n_held; k++)
-            if (m.held[k].slot == w->inflight[i].slot && m.held[k].gen == w->inflight[i].gen) listed = true;
-        if (listed) { i++; continue; }
-        brk_part_t *p = w->inflight[i].part;
-        w->inflight[i] = w->inflight[--w->n_inflight];
-        if (p && p->state == PS_RUNNING && p->worker == w) {
-            p->worker = NULL;
-            /* not listed: it dropped the task unstarted (a RESET drops queued work) */
-            brk_part_requeue(b, p, true, false, false, "worker lost the assignment (reconnected)");
-        }
-    }
-    for (size_t k = 0; k < m.n_held && w->n_inflight < BRK_MAX_INFLIGHT; k++) {
-        bool known = false;
-        for (unsigned i = 0; i < w->n_inflight; i++)
-            if (w->inflight[i].slot == m.held[k].slot && w->inflight[i].gen == m.held[k].gen) known = true;
-        /* after a broker restart: a recovered partition still RUNNING in that slot at that
-         * generation is this worker's again; anything else stays an orphan (its credit is
-         * used until the worker reports it, and that report is dropped as stale) */
-        if (!known)
-            w->inflight[w->n_inflight++] = (brk_inflight_t){m.held[k].slot, m.held[k].gen,
-                                                            brk_recover_adopt(b, w, m.held[k].slot, m.held[k].gen)};
-    }
+    brk_worker_held(b, w, m.held, m.n_held);   /* reconcile what it says it holds (slots.c) */
 }
 
 static void on_worker_msg(brk_t *b, const uint8_t *id, size_t id_len, const zp_frame_t *f)

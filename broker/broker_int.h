@@ -217,6 +217,8 @@ int brk_config_set(brk_t *b, const char *name, const char *value);
 /* requeue everything w held (worker class: not charged), keep its slots quarantined until
  * it is known gone, forget w */
 void brk_worker_lost(brk_t *b, brk_worker_t *w, const char *why);
+/* HELLO: reconcile the (slot, gen) pairs the worker lists with what we think it holds */
+void brk_worker_held(brk_t *b, brk_worker_t *w, const zp_held_t *held, size_t n);
 /* w is assigned slot s at gen: record the holder and its lease */
 void brk_slot_hold(brk_t *b, uint32_t s, const brk_worker_t *w, uint64_t gen, uint64_t lease);
 /* w reported (DONE/FAIL, stale or not) on (slot, gen): if it is the holder, release it */

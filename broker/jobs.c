@@ -154,18 +154,24 @@ static void compact(brk_t *b, brk_job_t *j)
     parts_free(j);
 }
 
-void brk_job_check_finished(brk_t *b, brk_job_t *j)
+/* a running job ends in state st: off the live list, onto the finished one, journaled */
+static void job_finish(brk_t *b, brk_job_t *j, zp_job_state_t st)
 {
-    if (j->state != ZP_JOB_RUNNING || j->n_done + j->n_failed < j->n_parts) return;
     list_del(&b->live, NULL, j);
     b->jobs_by_state[ZP_JOB_RUNNING]--;
-    j->state = j->n_failed ? ZP_JOB_FAILED : ZP_JOB_DONE;
+    j->state = st;
     b->jobs_by_state[j->state]++;
     j->t_finish = zp_now_ns();
     j->finish_wall_us = zp_wall_us();
     list_add_tail(&b->fin_head, &b->fin_tail, j);
     b->n_fin++;
     brk_journal_job(b, j);
+}
+
+void brk_job_check_finished(brk_t *b, brk_job_t *j)
+{
+    if (j->state != ZP_JOB_RUNNING || j->n_done + j->n_failed < j->n_parts) return;
+    job_finish(b, j, j->n_failed ? ZP_JOB_FAILED : ZP_JOB_DONE);
     brk_fleet_job_finished(b, j);   /* fleet: a claimed partition's proof/failure to the queue */
     zp_log(ZP_LOG_INFO, "job %llu (%s) %s: %u/%u partitions proved in %.3f s", (unsigned long long)j->id,
            j->request_id, zp_job_state_name(j->state), j->n_done, j->n_parts, (j->t_finish - j->t_submit) / 1e9);
@@ -292,15 +298,7 @@ int brk_cancel(brk_t *b, brk_job_t *j, uint32_t *freed)
         /* the slot is reset and unbound; if a holder may still write it stays quarantined */
         if (p->slot >= 0) { brk_release_slot(b, p); (*freed)++; }
     }
-    list_del(&b->live, NULL, j);
-    b->jobs_by_state[ZP_JOB_RUNNING]--;
-    j->state = ZP_JOB_CANCELED;
-    b->jobs_by_state[j->state]++;
-    j->t_finish = zp_now_ns();
-    j->finish_wall_us = zp_wall_us();
-    list_add_tail(&b->fin_head, &b->fin_tail, j);
-    b->n_fin++;
-    brk_journal_job(b, j);
+    job_finish(b, j, ZP_JOB_CANCELED);
     zp_log(ZP_LOG_INFO, "job %llu canceled; %u slot(s) released", (unsigned long long)j->id, *freed);
     brk_waiters_poll(b, false);
     return 0;

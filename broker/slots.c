@@ -154,3 +154,34 @@ void brk_worker_lost(brk_t *b, brk_worker_t *w, const char *why)
         brk_part_fail_class(b, p, ZP_FAIL_WORKER, false, msg);
     }
 }
+
+/* A worker said HELLO listing the (slot, gen) pairs it holds (broker.c; the model test).
+ * Slots we think it holds but it does not list: requeue (not charged). Slots it holds that we
+ * do not know: keep them as orphans so its credit stays consumed until it reports them. */
+void brk_worker_held(brk_t *b, brk_worker_t *w, const zp_held_t *held, size_t n)
+{
+    for (unsigned i = 0; i < w->n_inflight;) {
+        bool listed = false;
+        for (size_t k = 0; k < n; k++)
+            if (held[k].slot == w->inflight[i].slot && held[k].gen == w->inflight[i].gen) listed = true;
+        if (listed) { i++; continue; }
+        brk_part_t *p = w->inflight[i].part;
+        w->inflight[i] = w->inflight[--w->n_inflight];
+        if (p && p->state == PS_RUNNING && p->worker == w) {
+            p->worker = NULL;
+            /* not listed: it dropped the task unstarted (a RESET drops queued work) */
+            brk_part_requeue(b, p, true, false, false, "worker lost the assignment (reconnected)");
+        }
+    }
+    for (size_t k = 0; k < n && w->n_inflight < BRK_MAX_INFLIGHT; k++) {
+        bool known = false;
+        for (unsigned i = 0; i < w->n_inflight; i++)
+            if (w->inflight[i].slot == held[k].slot && w->inflight[i].gen == held[k].gen) known = true;
+        /* after a broker restart: a recovered partition still RUNNING in that slot at that
+         * generation is this worker's again; anything else stays an orphan (its credit is
+         * used until the worker reports it, and that report is dropped as stale) */
+        if (!known)
+            w->inflight[w->n_inflight++] = (brk_inflight_t){held[k].slot, held[k].gen,
+                                                            brk_recover_adopt(b, w, held[k].slot, held[k].gen)};
+    }
+}

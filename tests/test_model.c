@@ -244,26 +244,10 @@ static void sim_hello(sim_t *s)
     w->role = s->role; w->instance = s->instance; w->pid = (uint32_t)s->pid; w->credits = s->credits;
     w->incarnation = s->inc;
     w->last_seen = zp_now_ns();
-    for (unsigned i = 0; i < w->n_inflight;) {
-        bool listed = false;
-        for (unsigned t = 0; t < s->nt; t++)
-            if (s->t[t].a.slot == w->inflight[i].slot && s->t[t].a.gen == w->inflight[i].gen) listed = true;
-        if (listed) { i++; continue; }
-        brk_part_t *p = w->inflight[i].part;
-        w->inflight[i] = w->inflight[--w->n_inflight];
-        if (p && p->state == PS_RUNNING && p->worker == w) {
-            p->worker = NULL;
-            brk_part_requeue(b, p, true, false, false, "worker lost the assignment (reconnected)");
-        }
-    }
-    for (unsigned t = 0; t < s->nt && w->n_inflight < BRK_MAX_INFLIGHT; t++) {
-        bool known = false;
-        for (unsigned i = 0; i < w->n_inflight; i++)
-            if (w->inflight[i].slot == s->t[t].a.slot && w->inflight[i].gen == s->t[t].a.gen) known = true;
-        if (!known)
-            w->inflight[w->n_inflight++] = (brk_inflight_t){s->t[t].a.slot, s->t[t].a.gen,
-                                                            brk_recover_adopt(b, w, s->t[t].a.slot, s->t[t].a.gen)};
-    }
+    zp_held_t held[ZP_MSG_MAX_HELD];
+    size_t nh = 0;
+    for (unsigned t = 0; t < s->nt && nh < ZP_MSG_MAX_HELD; t++) held[nh++] = (zp_held_t){s->t[t].a.slot, s->t[t].a.gen};
+    brk_worker_held(b, w, held, nh);   /* the broker's own HELLO reconciliation */
 }
 
 static brk_worker_t *broker_rec(const sim_t *s)
