@@ -61,33 +61,36 @@ async function powers(G, first, inc, n) {
 
 const n = 2 ** power;
 const phase1 = prepare ? `${outPath}.phase1.${process.pid}` : `${outPath}.${process.pid}`;
-const fd = await binFileUtils.createBinFile(phase1, "ptau", 1, 7);
-await binFileUtils.startWriteSection(fd, 1);
-const n8q = curve.F1.n8, qBytes = new Uint8Array(n8q);
-for (let i = 0, q = curve.q; i < n8q; i++, q >>= 8n) qBytes[i] = Number(q & 0xffn);
-await fd.writeULE32(n8q);
-await fd.write(qBytes);
-await fd.writeULE32(power);
-await fd.writeULE32(power);
-await binFileUtils.endWriteSection(fd);
-const sections = [
-  [2, curve.G1, 1n, tau, 2 * n - 1],
-  [3, curve.G2, 1n, tau, n],
-  [4, curve.G1, alpha, tau, n],
-  [5, curve.G1, beta, tau, n],
-  [6, curve.G2, beta, 1n, 1],
-];
-for (const [id, G, first, inc, count] of sections) {
-  await binFileUtils.startWriteSection(fd, id);
-  await fd.write(await powers(G, first, inc, count));
+async function writePhase1(path) {
+  const fd = await binFileUtils.createBinFile(path, "ptau", 1, 7);
+  await binFileUtils.startWriteSection(fd, 1);
+  const n8q = curve.F1.n8, qBytes = new Uint8Array(n8q);
+  for (let i = 0, q = curve.q; i < n8q; i++, q >>= 8n) qBytes[i] = Number(q & 0xffn);
+  await fd.writeULE32(n8q);
+  await fd.write(qBytes);
+  await fd.writeULE32(power);
+  await fd.writeULE32(power);
   await binFileUtils.endWriteSection(fd);
+  const sections = [
+    [2, curve.G1, 1n, tau, 2 * n - 1],
+    [3, curve.G2, 1n, tau, n],
+    [4, curve.G1, alpha, tau, n],
+    [5, curve.G1, beta, tau, n],
+    [6, curve.G2, beta, 1n, 1],
+  ];
+  for (const [id, G, first, inc, count] of sections) {
+    await binFileUtils.startWriteSection(fd, id);
+    await fd.write(await powers(G, first, inc, count));
+    await binFileUtils.endWriteSection(fd);
+  }
+  await binFileUtils.startWriteSection(fd, 7);
+  await fd.writeULE32(0);
+  await binFileUtils.endWriteSection(fd);
+  await fd.close();
 }
-await binFileUtils.startWriteSection(fd, 7);
-await fd.writeULE32(0);
-await binFileUtils.endWriteSection(fd);
-await fd.close();
 
 try {
+  await writePhase1(phase1);
   if (prepare) {
     const tmp = `${outPath}.${process.pid}`;
     await snarkjs.powersOfTau.preparePhase2(phase1, tmp);
