@@ -2,24 +2,22 @@
 # test_testkey.sh ZKPIPE - the `oracle` suite check of `zkpipe testkey` (INSECURE test keys,
 # lib/groth16/testkey.h) against snarkjs 0.7.6, on both curves:
 #   - sizes 2^4..2^10 (several public counts): `zkpipe prove` over the generated key and witness
-#     -> `snarkjs groth16 verify` accepts (shared/oracle/verify.sh, STRICT_BYTES=1), a tampered
+#     -> `snarkjs groth16 verify` accepts (tests/oracle/verify.sh, ZP_ORACLE_BYTES=1), a tampered
 #     public signal is rejected, and `snarkjs zkey export verificationkey` of our zkey gives our
 #     verification_key.json byte for byte;
-#   - the same tau/alpha/beta as shared/oracle/fake_ptau.mjs with delta = 1: `snarkjs groth16
+#   - the same tau/alpha/beta as tests/oracle/fake_ptau.mjs with delta = 1: `snarkjs groth16
 #     setup` over that ptau and our circuit.r1cs writes exactly our zkey sections 1..9 (IC,
 #     coefs, A, B1, B2, C and H included; section 10 holds the circuit hash, which we do not compute).
-# shared/ is found as ZP_SHARED, else ../shared beside the source root. Exit 77 only without node.
+# Everything used lives in this repository: verify.sh/verify.mjs/fake_ptau.mjs beside this script,
+# snarkjs from tests/oracle/ensure.sh (npm ci from the lockfile). Exit 77 only without node.
 set -uo pipefail
 [ $# -eq 1 ] || { echo "usage: test_testkey.sh ZKPIPE" >&2; exit 2; }
 ZKPIPE=$1
 command -v node >/dev/null 2>&1 || { echo "test_testkey: node not found: skipped"; exit 77; }
 command -v python3 >/dev/null 2>&1 || { echo "test_testkey: python3 not found" >&2; exit 1; }
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-SRC=$(cd "$HERE/../.." && pwd)
-SHARED=${ZP_SHARED:-$SRC/../shared}
-VERIFY_SH="$SHARED/oracle/verify.sh"
-FAKE_PTAU="$SHARED/oracle/fake_ptau.mjs"
-[ -f "$VERIFY_SH" ] && [ -f "$FAKE_PTAU" ] || { echo "test_testkey: $SHARED/oracle not found (set ZP_SHARED)" >&2; exit 1; }
+VERIFY_SH="$HERE/verify.sh"
+FAKE_PTAU="$HERE/fake_ptau.mjs"
 ORACLE_ROOT=$("$HERE/ensure.sh") || { echo "test_testkey: tests/oracle/ensure.sh failed" >&2; exit 1; }
 export ORACLE_ROOT
 SNARKJS="$ORACLE_ROOT/node_modules/snarkjs/cli.js"
@@ -70,12 +68,12 @@ for curve in bn128 bls12381; do
     for w in witness-0 witness-1; do
       "$ZKPIPE" prove "$d/circuit.zkey" "$d/$w.wtns" "$d/$w-proof.json" "$d/$w-public.json" --r1cs "$d/circuit.r1cs" 2>"$d.err" \
         || { fail "zkpipe prove $w: $(cat "$d.err")"; continue; }
-      STRICT_BYTES=1 "$VERIFY_SH" "$d/verification_key.json" "$d/$w-public.json" "$d/$w-proof.json" \
+      ZP_ORACLE_BYTES=1 "$VERIFY_SH" "$d/verification_key.json" "$d/$w-public.json" "$d/$w-proof.json" \
         || fail "snarkjs rejects our proof over the test key ($w)"
     done
     if [ "$K" -gt 0 ]; then
       node "$TMP/tamper.js" "$d/witness-0-public.json" "$d/public_t.json"
-      STRICT=0 "$VERIFY_SH" "$d/verification_key.json" "$d/public_t.json" "$d/witness-0-proof.json" 2>/dev/null \
+      ZP_ORACLE_LAYOUT=0 "$VERIFY_SH" "$d/verification_key.json" "$d/public_t.json" "$d/witness-0-proof.json" 2>/dev/null \
         && fail "snarkjs accepts a tampered public signal"
     fi
     node "$SNARKJS" zkey export verificationkey "$d/circuit.zkey" "$d/vk-snarkjs.json" >/dev/null 2>&1 \
@@ -88,8 +86,9 @@ for curve in bn128 bls12381; do
     P=${pk%:*}; K=${pk#*:}
     name="$curve setup p$P k$K"; n=$((n + 1)); before=$fails
     d="$TMP/$curve-setup-$P"; mkdir -p "$d"
-    node "$FAKE_PTAU" "$curve" "$P" "$d/pot.ptau" --seed "zp-$P" >/dev/null 2>&1 || { fail "fake_ptau.mjs failed"; continue; }
+    node "$FAKE_PTAU" "$curve" "$P" "$d/pot.ptau" --seed "zp-$P" >"$d/waste" 2>"$d.err" || { fail "fake_ptau.mjs failed: $(cat "$d.err")"; continue; }
     read -r tau alpha beta < <(node "$TMP/seed.js" "$curve" "zp-$P")
+    [ "$(cat "$d/waste")" = "$tau $alpha $beta" ] || { fail "fake_ptau.mjs used other toxic waste than seed.js derives"; continue; }
     "$ZKPIPE" testkey --curve "$curve" --power "$P" --publics "$K" --out "$d/k" --insecure-known-tau \
       --tau "$tau" --alpha "$alpha" --beta "$beta" --delta 1 2>"$d.err" || { fail "zkpipe testkey failed: $(cat "$d.err")"; continue; }
     node "$SNARKJS" groth16 setup "$d/k/circuit.r1cs" "$d/pot.ptau" "$d/ref.zkey" >/dev/null 2>&1 \
