@@ -146,13 +146,18 @@ static int lease(unsigned ms, const char *zkey, bool hung)
     return hung ? 0 : 1;
 }
 
-static int device(const char *deploy, const char *zkey)
+/* the arena first, as the broker does (it creates it before binding): the GPU worker waits
+ * for it and registers it before its HELLO */
+static int device_arena(const char *deploy, char name[ZP_SHM_NAME_MAX + 1], zp_shm_t **a)
 {
-    char name[ZP_SHM_NAME_MAX + 1];
-    zp_shm_t *a = NULL;
-    if (zp_shm_default_name(name, sizeof name, deploy) < 0) return 1;
+    if (zp_shm_default_name(name, ZP_SHM_NAME_MAX + 1, deploy) < 0) return 1;
     zp_shm_cfg_t cfg = {.name = name, .n_slots = 2, .slot_bytes = 1u << 20};
-    if (zp_shm_create(&a, &cfg) < 0) { fprintf(stderr, "stage_peer: arena: %s\n", zp_err_msg()); return 1; }
+    if (zp_shm_create(a, &cfg) < 0) { fprintf(stderr, "stage_peer: arena: %s\n", zp_err_msg()); return 1; }
+    return 0;
+}
+
+static int device(zp_shm_t *a, const char *zkey)
+{
     int ok = 1;
     if (send_assign(0, ZP_ROLE_GPU, zkey, "", zp_shm_epoch(a), 0) < 0 ||
         send_assign(1, ZP_ROLE_GPU, zkey, "", zp_shm_epoch(a), 0) < 0) goto out;
@@ -190,8 +195,6 @@ static int device(const char *deploy, const char *zkey)
     if (ok) fprintf(stderr, "stage_peer: no FAIL for the first task\n");
     else fprintf(stderr, "stage_peer: second task %s\n", second ? "handed back unstarted" : "not answered (worker gone)");
 out:
-    zp_shm_close(&a);
-    zp_shm_unlink(name, NULL);
     return ok;
 }
 
@@ -212,12 +215,19 @@ int main(int argc, char **argv)
     if (zmq_bind(sock, ep) < 0) { fprintf(stderr, "stage_peer: bind %s: %s\n", ep, zmq_strerror(errno)); return 1; }
     unsigned role;
     int rc = 1;
+    char aname[ZP_SHM_NAME_MAX + 1];
+    zp_shm_t *arena = NULL;
+    if (!strcmp(argv[2], "device") && argc == 5 && device_arena(argv[3], aname, &arena)) return 1;
     if (wait_hello(&role) == 0) {
         if (!strcmp(argv[2], "stalled") && argc == 5) rc = stalled((unsigned)atoi(argv[3]), argv[4]);
         else if (!strcmp(argv[2], "lease") && argc == 5) rc = lease((unsigned)atoi(argv[3]), argv[4], true);
         else if (!strcmp(argv[2], "lease-ok") && argc == 5) rc = lease((unsigned)atoi(argv[3]), argv[4], false);
-        else if (!strcmp(argv[2], "device") && argc == 5) rc = device(argv[3], argv[4]);
+        else if (!strcmp(argv[2], "device") && argc == 5) rc = device(arena, argv[4]);
         else { fprintf(stderr, "stage_peer: bad arguments\n"); rc = 2; }
+    }
+    if (arena) {
+        zp_shm_close(&arena);
+        zp_shm_unlink(aname, NULL);
     }
     zmq_close(sock);
     zmq_ctx_term(ctx);
