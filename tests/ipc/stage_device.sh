@@ -31,4 +31,20 @@ grep -q "connecting to" "$ST_DIR/gpu-$op.log" && st_fail "$op: the worker said H
 kill "$PEERPID" 2>/dev/null; wait "$PEERPID" 2>/dev/null
 grep -q "HELLO from" "$ST_DIR/peer-$op.log" && st_fail "$op: the fake broker got a HELLO"
 st_log "$op: device error at start: clear log line, exit 3 before HELLO"
+# a new broker epoch (the arena replaced after HELLO): the loop registers the new arena before
+# the task runs; the task registers nothing (the key is preloaded)
+Z=$FIX/bn128_chain/circuit.zkey
+st_peer peer-epoch.log epoch "$ST_ARENA-epoch" "$Z"
+st_stage gpu-epoch.log "$GPU" --backend cpu --arena "$ST_ARENA-epoch" --preload "$Z"
+GPID=$SPID
+st_wait_exit "$PEERPID" 120
+[ "$ST_RC" = 0 ] || st_fail "epoch: fake broker: exit $ST_RC"
+kill -TERM "$GPID"; st_wait_exit "$GPID" 60
+[ "$ST_RC" = 0 ] || st_fail "epoch: the worker exited with $ST_RC"
+G=$ST_DIR/gpu-epoch.log
+grep -q "new epoch .*: arena .* opened by the loop before its tasks" "$G" || st_fail "epoch: the loop did not open the new arena"
+[ "$(grep -c 'registered with the cpu backend .*(before tasks)' "$G")" = 2 ] || st_fail "epoch: expected 2 arena registrations outside tasks"
+grep -q "inside a task" "$G" && st_fail "epoch: a task had to register"
+grep -q "host registrations: 2 arena(s) outside tasks, 0 inside tasks" "$G" || st_fail "epoch: counters"
+st_log "epoch: new arena registered on the loop thread, 0 in tasks"
 echo "ipc stage_device: OK"
