@@ -37,7 +37,7 @@ gpu_lines | grep -q 'inside a task' && ipc_fail "ok: a task had to register"
 # the wrapper's counter: exactly 2 host_register calls (arena: 1 chunk; the preloaded key region)
 gpu_lines | grep -q 'cpu backend: host_register 2 call(s) 0 failed' || ipc_fail "ok: expected 2 host_register calls in the wrapper"
 ipc_log "ok: arena + preloaded key registered before HELLO, 0 in tasks, 8/8 proofs"
-rm -rf "$IPC_DIR"; unset ZP_STATE_DIR
+[ "${IPC_KEEP:-0}" = 0 ] && rm -rf "$IPC_DIR"; unset ZP_STATE_DIR
 
 export ZP_TEST_FAULT=host_register=ENOMEM
 run enomem
