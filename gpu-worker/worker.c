@@ -3,7 +3,9 @@
  * NOTES
  * Backend: CUDA when built and a device opens (--device N), else the CPU backend with a log
  * line that says so (--backend cpu|cuda|auto). The whole arena is registered with the
- * backend once (cudaHostRegister: every H2D copy is a DMA from pinned memory); each proving
+ * backend once, in 256 MiB pieces, before HELLO (the runtime waits for the broker's arena;
+ * a new epoch's arena is registered by the loop thread before its tasks run), and so are the
+ * --preload keys' regions (cudaHostRegister: every H2D copy is a DMA from pinned memory); each proving
  * key is loaded once per process and uploaded once per backend. HELLO announces 2 credits:
  * the next partition is already assigned (and its data in the slot) while one computes.
  * Per task (work thread): check the slot is (PROVING, gen), verify the synth's sealed payload
@@ -39,36 +41,114 @@ static_assert(ZP_G16_NMSM * sizeof(zp_g1_any_t) <= ZP_SHM_RESULT_BYTES, "result 
 typedef struct {
     const char *backend;         /* --backend auto|cuda|cpu */
     int device, dev_k;           /* --device N[-K] */
-    void *registered;            /* the arena's base, registered with the backend */
+    uint8_t *registered;         /* the arena's base, registered with the backend (REG_CHUNK pieces) */
+    size_t registered_len;
+    bool in_task;                /* work() is running: a registration now is counted as in-task */
+    unsigned long long arena_registrations, task_registrations;
     zp_bk_t bk;
     bool private_vectors;        /* backend clobbers a, b: work on copies */
     zp_scalar_t *pa, *pb, *ph;   /* private copies (CPU backend) */
     size_t pcap;                 /* elements */
 } gpu_t;
 
-/* the arena of a new epoch: pin it once (every H2D copy is then a DMA) */
+#define REG_CHUNK ((size_t)256 << 20)   /* arena registration step: one backend call per 256 MiB */
+
+/* the arena of a new epoch: pinned in REG_CHUNK pieces (every H2D copy is then a DMA), on the
+ * main thread before HELLO or on the loop thread before that epoch's tasks (stage.h
+ * arena_first), never inside a task. A device error marks the backend broken (prepare exits
+ * for a restart, a later task fails DEVICE); any other failure (ENOMEM, RLIMIT_MEMLOCK) leaves
+ * the arena pageable, with a warning. */
 static void arena_opened(zp_stage_t *s)
 {
     gpu_t *g = s->ctx;
-    size_t len;
-    void *base = zp_shm_base(s->arena, &len);
+    size_t len, done = 0;
+    uint8_t *base = zp_shm_base(s->arena, &len);
     uint64_t t0 = zp_now_ns();
-    int rc = zp_bk_host_register(&g->bk, base, len);
-    if (rc < 0) {
-        zp_log(ZP_LOG_WARN, "host_register of the arena (%zu MiB) failed: %s %s; copies will be pageable",
-               len >> 20, zp_strerror(rc), zp_err_msg());
-    } else {
-        g->registered = base;
-        zp_log(ZP_LOG_INFO, "arena %s (%zu MiB) registered with the %s backend in %.1f ms", s->arena_name, len >> 20,
-               zp_bk_name(&g->bk), (zp_now_ns() - t0) / 1e6);
+    int rc = 0;
+    if (g->in_task) {
+        g->task_registrations++;
+        zp_log(ZP_LOG_ERROR, "arena %s registered inside a task (registration #%llu in a task): the loop should "
+               "have registered it before; this task pays the pinning time", s->arena_name,
+               (unsigned long long)g->task_registrations);
     }
+    while (done < len) {
+        size_t n = len - done < REG_CHUNK ? len - done : REG_CHUNK;
+        if ((rc = zp_bk_host_register(&g->bk, base + done, n)) < 0) break;
+        done += n;
+    }
+    if (rc < 0) {
+        for (size_t o = 0; o < done; o += REG_CHUNK) zp_bk_host_unregister(&g->bk, base + o);
+        zp_log(zp_bk_fatal(rc) ? ZP_LOG_ERROR : ZP_LOG_WARN,
+               "host_register of the arena %s (%zu MiB) failed: %s %s; %s", s->arena_name, len >> 20,
+               zp_strerror(rc), zp_err_msg(),
+               zp_bk_fatal(rc) ? "a device error: this worker restarts" : "falling back to pageable copies");
+        zp_err_clear();
+        return;
+    }
+    g->registered = base;
+    g->registered_len = len;
+    if (!g->in_task) g->arena_registrations++;
+    zp_log(ZP_LOG_INFO, "arena %s: %zu bytes (%zu MiB) registered with the %s backend in %zu chunk(s), %.1f ms%s",
+           s->arena_name, len, len >> 20, zp_bk_name(&g->bk), (len + REG_CHUNK - 1) / REG_CHUNK,
+           (zp_now_ns() - t0) / 1e6, g->in_task ? " (inside a task)" : " (before tasks)");
 }
 
 static void arena_closing(zp_stage_t *s)
 {
     gpu_t *g = s->ctx;
-    if (g->registered) zp_bk_host_unregister(&g->bk, g->registered);
+    if (g->registered)
+        for (size_t o = 0; o < g->registered_len; o += REG_CHUNK) zp_bk_host_unregister(&g->bk, g->registered + o);
     g->registered = NULL;
+    g->registered_len = 0;
+}
+
+/* pin a cached key's shared region (once per entry); fatal (device) errors returned, others
+ * logged and left pageable */
+static int key_register(gpu_t *g, zp_keyent_t *ke, const char *path)
+{
+    if (!ke->ks || ke->user) return 0;
+    if (g->in_task) {
+        g->task_registrations++;
+        zp_log(ZP_LOG_WARN, "proving key %s registered inside a task (registration #%llu in a task; "
+               "--preload it to pin it before HELLO)", path, (unsigned long long)g->task_registrations);
+    }
+    int rc = zp_bk_host_register(&g->bk, ke->ks->data, ke->ks->data_len);
+    if (rc < 0) {
+        if (zp_bk_fatal(rc)) return rc;
+        zp_log(ZP_LOG_WARN, "host_register of key %s (%zu MiB, read-only shm) failed: %s %s; its copies will be pageable",
+               path, ke->ks->data_len >> 20, zp_strerror(rc), zp_err_msg());
+    } else {
+        ke->user = ke->ks->data;
+    }
+    zp_err_clear();
+    return 0;
+}
+
+/* main thread, after the arena was opened (and registered) and --preload, before HELLO: pin
+ * the preloaded keys' regions and upload the keys; a device error exits for a restart */
+static int prepare(zp_stage_t *s)
+{
+    gpu_t *g = s->ctx;
+    for (unsigned i = 0; i < s->n_preload && !g->bk.broken; i++) {
+        zp_keyent_t *ke;
+        int rc = zp_keycache_key(s->kc, s->preload[i], true, &ke);
+        if (rc < 0) continue;   /* preload already reported it; a task will report it again */
+        if ((rc = key_register(g, ke, s->preload[i])) < 0) break;
+        uint64_t t0 = zp_now_ns();
+        if (ke->backend_tag != g->bk.be) {
+            if (zp_bk_load_key(&g->bk, &ke->key) < 0) break;
+            ke->backend_tag = g->bk.be;
+            zp_log(ZP_LOG_INFO, "proving key %s loaded into the %s backend in %.1f ms (before HELLO)", s->preload[i],
+                   zp_bk_name(&g->bk), (zp_now_ns() - t0) / 1e6);
+        }
+    }
+    if (g->bk.broken) {
+        zp_log(ZP_LOG_ERROR, "device failure before HELLO (the backend error above): exiting for a clean restart");
+        return ZP_STAGE_EXIT_DEVICE;
+    }
+    zp_log(ZP_LOG_INFO, "host_register before HELLO: arena %s, %u preloaded key(s)",
+           g->registered ? "pinned" : "pageable", s->n_preload);
+    return -1;
 }
 
 /* keycache: a key's memory is about to go away: unpin it first */
@@ -105,22 +185,21 @@ static void work(zp_stage_t *s, zp_stage_task_t *t)
     int rc;
 
     zp_err_clear();
-    if ((rc = zp_stage_arena(s, a->epoch)) < 0) return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "arena");
+    /* the arena of this epoch was opened and registered by the loop (arena_first): a no-op here */
+    g->in_task = true;
+    rc = zp_stage_arena(s, a->epoch);
+    g->in_task = false;
+    if (rc < 0) return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "arena");
     if ((rc = zp_keycache_key(s->kc, t->zkey, true, &ke)) < 0) return zp_stage_fail(t, rc, "zkey");
     const zp_g16_key_t *k = &ke->key;
     if (ke->backend_tag != g->bk.be) {
         uint64_t t0 = zp_now_ns();
-        if (ke->ks && !ke->user) {
-            /* the shared key region: pinned once, so the upload below is a DMA */
-            if ((rc = zp_bk_host_register(&g->bk, ke->ks->data, ke->ks->data_len)) < 0) {
-                if (zp_bk_fatal(rc)) return backend_failed(t, rc, "host_register");
-                zp_log(ZP_LOG_WARN, "host_register of key %s (%zu MiB, read-only shm) failed: %s %s; its copies will be pageable",
-                       t->zkey, ke->ks->data_len >> 20, zp_strerror(rc), zp_err_msg());
-            } else {
-                ke->user = ke->ks->data;
-            }
-            zp_err_clear();
-        }
+        /* the shared key region: pinned once, so the upload below is a DMA (a preloaded key was
+         * pinned before HELLO) */
+        g->in_task = true;
+        rc = key_register(g, ke, t->zkey);
+        g->in_task = false;
+        if (rc < 0) return backend_failed(t, rc, "host_register");
         if ((rc = zp_bk_load_key(&g->bk, k)) < 0) return backend_failed(t, rc, "load_key");
         ke->backend_tag = g->bk.be;
         zp_log(ZP_LOG_INFO, "proving key %s loaded into the %s backend in %.1f ms", t->zkey, zp_bk_name(&g->bk),
@@ -271,6 +350,9 @@ static void fini(zp_stage_t *s)
 {
     gpu_t *g = s->ctx;
     zp_bk_log_spans(&g->bk);
+    zp_log(g->task_registrations ? ZP_LOG_WARN : ZP_LOG_INFO,
+           "host registrations: %llu arena(s) outside tasks, %llu inside tasks", g->arena_registrations,
+           g->task_registrations);
     zp_bk_close(&g->bk);
     free(g->pa); free(g->pb); free(g->ph);
 }
@@ -288,6 +370,7 @@ int main(int argc, char **argv)
                       "                the default instance is then N*64+K (K < 64)\n"
                       "  --backends:    print the backends this build has (\"cuda cpu\" or \"cpu\") and exit\n",
         .init = init, .work = work, .arena_opened = arena_opened, .arena_closing = arena_closing, .fini = fini,
+        .arena_first = true, .prepare = prepare,
         .ctx = &G};
     return zp_stage_run(&def, argc, argv);
 }

@@ -90,6 +90,33 @@ int zp_stage_arena(zp_stage_t *s, uint64_t epoch)
     return 0;
 }
 
+int zp_stage_arena_wait(zp_stage_t *s)
+{
+    char last[256] = "";
+    uint64_t t0 = zp_now_ns();
+    while (!zp_stage_sig_stop) {
+        int rc = zp_shm_open(&s->arena, s->arena_name, NULL, 0);
+        if (rc == 0) {
+            if (last[0])
+                zp_log(ZP_LOG_INFO, "arena %s appeared after %.1f s", s->arena_name, (zp_now_ns() - t0) / 1e9);
+            if (s->def->arena_opened) s->def->arena_opened(s);
+            return 0;
+        }
+        if (strcmp(last, zp_err_msg())) {   /* one line per distinct reason (the broker may be creating it) */
+            snprintf(last, sizeof last, "%s", zp_err_msg());
+            zp_log(ZP_LOG_INFO, "waiting for the arena %s (is the broker up?): %s %s", s->arena_name, zp_strerror(rc),
+                   last);
+            if (!last[0]) snprintf(last, sizeof last, "?");
+        }
+        if (zp_stage_sig_hup) {
+            zp_stage_sig_hup = 0;
+            zp_log(ZP_LOG_INFO, "SIGHUP ignored (nothing to reload; SIGTERM stops)");
+        }
+        usleep(100000);
+    }
+    return 1;
+}
+
 /* ---------------------------------------------------------------- options */
 enum { OPT_NCOMMON = 10, OPT_MAX_EXTRA = 16 };
 
@@ -228,6 +255,12 @@ int zp_stage_run(const zp_stage_def_t *def, int argc, char **argv)
         }
         goto out_fini;
     }
+    if (def->arena_first && zp_stage_arena_wait(s) != 0) {
+        zp_log(ZP_LOG_INFO, "stop signal during initialisation: stopped before taking work");
+        ex = 0;
+        goto out_fini;
+    }
+    if (def->prepare && (ex = def->prepare(s)) >= 0) goto out_fini;
     rc = zp_stage_loop(s);
     if (rc < 0) fprintf(stderr, "%s: %s %s\n", def->prog, zp_strerror(rc), zp_err_msg());
     ex = rc < 0 ? 1 : rc;

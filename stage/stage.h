@@ -81,6 +81,13 @@ typedef struct zp_stage_def {
     /* the arena was opened (a new epoch) / is about to be closed; may be NULL */
     void (*arena_opened)(zp_stage_t *s);
     void (*arena_closing)(zp_stage_t *s);
+    /* arena_first: the runtime opens the arena (waiting for it to appear, signals honoured)
+     * before HELLO and calls arena_opened there; a new epoch's arena is opened by the loop
+     * thread while the work thread is idle, before any task of that epoch runs. prepare (may be
+     * NULL): main thread, after the arena and --preload, before HELLO; -1 to go on, else the
+     * exit status (the GPU worker pins the preloaded keys here). */
+    bool arena_first;
+    int (*prepare)(zp_stage_t *s);
     /* main thread, after the loop, after the key cache is gone; may be NULL */
     void (*fini)(zp_stage_t *s);
     void *ctx;                      /* the daemon's state */

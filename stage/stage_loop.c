@@ -54,6 +54,11 @@ typedef struct {
     bool out_stalled;
     uint64_t out_stalls;    /* times the broker stopped taking our frames */
     bool device_failed;     /* a DEVICE-class FAIL was reported: stop, exit for a clean restart */
+    /* def->arena_first: the epoch whose arena the loop opened; an ASSIGN of another epoch sets
+     * hold (the work thread takes nothing) until the work thread is idle and the loop has
+     * opened that epoch's arena (arena_opened: the GPU worker registers it here, not in a task) */
+    uint64_t epoch, want_epoch;
+    bool hold;
 } loop_t;
 
 static void task_free(zp_stage_task_t *t)
@@ -74,10 +79,11 @@ static void unstarted(zp_stage_task_t *t, bool stopping, const char *why)
 static void *work_thread(void *arg)
 {
     loop_t *h = arg;
+    bool device_gone = false;   /* this thread saw a DEVICE-class failure (the loop learns it later) */
     for (;;) {
         pthread_mutex_lock(&h->mu);
-        while (!h->todo && !h->quit) pthread_cond_wait(&h->cv, &h->mu);
-        if (!h->todo) { pthread_mutex_unlock(&h->mu); break; }
+        while ((!h->todo || h->hold) && !h->quit) pthread_cond_wait(&h->cv, &h->mu);
+        if (!h->todo || h->hold) { pthread_mutex_unlock(&h->mu); break; }
         zp_stage_task_t *t = h->todo;
         h->todo = t->next;
         if (!h->todo) h->todo_tail = NULL;
@@ -91,13 +97,14 @@ static void *work_thread(void *arg)
         } else {
             zp_stage_test_hold(h->s->def->role, &t->revoked);
             t->t_start = zp_now_ns();
-            if (t->revoked) {
-                bool stopping = zp_stage_sig_stop || h->device_failed;
+            if (t->revoked || device_gone) {   /* after a DEVICE failure nothing more runs here */
+                bool stopping = zp_stage_sig_stop || h->device_failed || device_gone;
                 unstarted(t, stopping, stopping ? "worker shutting down" : "revoked");
             } else {
                 zp_log_ctx(t->a.job, t->a.part);   /* log lines from work() name the job and partition */
                 h->s->def->work(h->s, t);
                 zp_log_ctx(0, -1);
+                if (!t->ok && t->fail_class == ZP_FAIL_DEVICE) device_gone = true;
             }
         }
         t->t_end = zp_now_ns();
@@ -276,6 +283,10 @@ static void on_assign(loop_t *h, const zp_frame_t *f, bool stopping)
     t->a = a;
     t->a.zkey = zp_str(t->zkey); t->a.r1cs = zp_str(t->r1cs); t->a.wtns = zp_str(t->wtns);
     pthread_mutex_lock(&h->mu);
+    if (h->s->def->arena_first && a.epoch != h->epoch && !h->hold) {
+        h->hold = true;   /* a new epoch: its arena is opened (registered) by the loop first */
+        h->want_epoch = a.epoch;
+    }
     if (h->todo_tail) h->todo_tail->next = t; else h->todo = t;
     h->todo_tail = t;
     pthread_cond_signal(&h->cv);
@@ -316,6 +327,28 @@ static void drop_queued(loop_t *h, bool all, uint32_t slot, uint64_t gen, bool r
         } else if (h->held) h->held--;
         task_free(t);
     }
+}
+
+/* a held new epoch and an idle work thread: open that epoch's arena here (arena_opened runs on
+ * this thread; the work thread is parked, so the backend sees one caller), then release */
+static void epoch_switch(loop_t *h)
+{
+    pthread_mutex_lock(&h->mu);
+    bool go = h->hold && !h->running;
+    pthread_mutex_unlock(&h->mu);
+    if (!go) return;
+    uint64_t t0 = zp_now_ns();
+    int rc = zp_stage_arena(h->s, h->want_epoch);
+    if (rc < 0)   /* the tasks then fail in work() (TRANSIENT "arena") as before */
+        zp_log(ZP_LOG_WARN, "new epoch %016llx: %s %s", (unsigned long long)h->want_epoch, zp_strerror(rc), zp_err_msg());
+    else
+        zp_log(ZP_LOG_INFO, "new epoch %016llx: arena %s opened by the loop before its tasks (%.1f ms)",
+               (unsigned long long)h->want_epoch, h->s->arena_name, (zp_now_ns() - t0) / 1e6);
+    pthread_mutex_lock(&h->mu);
+    h->epoch = h->want_epoch;
+    h->hold = false;
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->mu);
 }
 
 /* report what the work thread finished, in completion order */
@@ -399,7 +432,7 @@ int zp_stage_loop(zp_stage_t *s)
 {
     static loop_t H;   /* static: a hung work thread may still reach it while the process exits */
     loop_t *h = &H;
-    *h = (loop_t){.s = s, .inc = zp_incarnation_new()};
+    *h = (loop_t){.s = s, .inc = zp_incarnation_new(), .epoch = s->arena ? zp_shm_epoch(s->arena) : 0};
     int hb = (int)s->hb_ms;
     pthread_t th;
     int rc;
@@ -459,6 +492,7 @@ int zp_stage_loop(zp_stage_t *s)
         if (rc > 0 && (it[0].revents & ZMQ_POLLOUT)) out_flush(h);
         if (rc > 0 && (it[1].revents & ZMQ_POLLIN)) take_done(h);
         if (rc > 0 && (it[0].revents & ZMQ_POLLIN)) on_frames(h, stopping, &ready, &last_rx);
+        if (h->hold) epoch_switch(h);
         now = zp_now_ns();
         zp_watchdog_tick(&wd, now);
         if (now >= next_hb) {

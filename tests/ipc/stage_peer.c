@@ -146,13 +146,23 @@ static int lease(unsigned ms, const char *zkey, bool hung)
     return hung ? 0 : 1;
 }
 
-static int device(const char *deploy, const char *zkey)
+/* the arena first, as the broker does (it creates it before binding): the GPU worker waits
+ * for it and registers it before its HELLO */
+static int device_arena_named(const char *name, zp_shm_t **a)
 {
-    char name[ZP_SHM_NAME_MAX + 1];
-    zp_shm_t *a = NULL;
-    if (zp_shm_default_name(name, sizeof name, deploy) < 0) return 1;
     zp_shm_cfg_t cfg = {.name = name, .n_slots = 2, .slot_bytes = 1u << 20};
-    if (zp_shm_create(&a, &cfg) < 0) { fprintf(stderr, "stage_peer: arena: %s\n", zp_err_msg()); return 1; }
+    if (zp_shm_create(a, &cfg) < 0) { fprintf(stderr, "stage_peer: arena: %s\n", zp_err_msg()); return 1; }
+    return 0;
+}
+
+static int device_arena(const char *deploy, char name[ZP_SHM_NAME_MAX + 1], zp_shm_t **a)
+{
+    if (zp_shm_default_name(name, ZP_SHM_NAME_MAX + 1, deploy) < 0) return 1;
+    return device_arena_named(name, a);
+}
+
+static int device(zp_shm_t *a, const char *zkey)
+{
     int ok = 1;
     if (send_assign(0, ZP_ROLE_GPU, zkey, "", zp_shm_epoch(a), 0) < 0 ||
         send_assign(1, ZP_ROLE_GPU, zkey, "", zp_shm_epoch(a), 0) < 0) goto out;
@@ -190,14 +200,40 @@ static int device(const char *deploy, const char *zkey)
     if (ok) fprintf(stderr, "stage_peer: no FAIL for the first task\n");
     else fprintf(stderr, "stage_peer: second task %s\n", second ? "handed back unstarted" : "not answered (worker gone)");
 out:
-    zp_shm_close(&a);
-    zp_shm_unlink(name, NULL);
     return ok;
+}
+
+/* a new broker epoch: the arena is replaced (same name, new epoch) after the HELLO, then one
+ * ASSIGN of the new epoch; the worker must open (register) it on its loop thread and report
+ * the task (TRANSIENT: the fake slot holds no synthesized payload) */
+static int epoch(zp_shm_t **a, const char *name, const char *zkey)
+{
+    uint64_t old = zp_shm_epoch(*a);
+    zp_shm_close(a);
+    zp_shm_unlink(name, NULL);
+    if (device_arena_named(name, a)) return 1;
+    fprintf(stderr, "stage_peer: arena replaced: epoch %016llx -> %016llx\n", (unsigned long long)old,
+            (unsigned long long)zp_shm_epoch(*a));
+    if (send_assign(0, ZP_ROLE_GPU, zkey, "", zp_shm_epoch(*a), 0) < 0) return 1;
+    zp_frame_t f;
+    for (int idle = 0; idle < 600;) {   /* safety: 60 s */
+        int rc = recv_frame(&f, fbuf, sizeof fbuf, 100);
+        if (rc < 0) return 1;
+        if (rc == 0) { idle++; continue; }
+        if (f.cmd == ZP_CMD_DONE) { fprintf(stderr, "stage_peer: DONE without a payload\n"); return 1; }
+        if (f.cmd != ZP_CMD_FAIL) continue;
+        zp_msg_fail_t m;
+        if (zp_msg_fail_decode(&m, &f) < 0) return 1;
+        fprintf(stderr, "stage_peer: FAIL class %s: %.*s\n", zp_fail_class_name(m.fail_class), (int)m.message.len, m.message.p);
+        return m.fail_class == ZP_FAIL_TRANSIENT && !m.unstarted ? 0 : 1;
+    }
+    fprintf(stderr, "stage_peer: no answer for the new epoch's task\n");
+    return 1;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 4) { fprintf(stderr, "usage: ipc_stage_peer RUNDIR stalled N ZKEY | lease[-ok] MS ZKEY | device ARENA ZKEY\n"); return 2; }
+    if (argc < 4) { fprintf(stderr, "usage: ipc_stage_peer RUNDIR stalled N ZKEY | lease[-ok] MS ZKEY | device|epoch ARENA ZKEY\n"); return 2; }
     char ep[700];
     snprintf(ep, sizeof ep, "ipc://%s/broker.sock", argv[1]);
     void *ctx = zmq_ctx_new();
@@ -212,12 +248,21 @@ int main(int argc, char **argv)
     if (zmq_bind(sock, ep) < 0) { fprintf(stderr, "stage_peer: bind %s: %s\n", ep, zmq_strerror(errno)); return 1; }
     unsigned role;
     int rc = 1;
+    char aname[ZP_SHM_NAME_MAX + 1];
+    zp_shm_t *arena = NULL;
+    if ((!strcmp(argv[2], "device") || !strcmp(argv[2], "epoch")) && argc == 5 && device_arena(argv[3], aname, &arena))
+        return 1;
     if (wait_hello(&role) == 0) {
         if (!strcmp(argv[2], "stalled") && argc == 5) rc = stalled((unsigned)atoi(argv[3]), argv[4]);
         else if (!strcmp(argv[2], "lease") && argc == 5) rc = lease((unsigned)atoi(argv[3]), argv[4], true);
         else if (!strcmp(argv[2], "lease-ok") && argc == 5) rc = lease((unsigned)atoi(argv[3]), argv[4], false);
-        else if (!strcmp(argv[2], "device") && argc == 5) rc = device(argv[3], argv[4]);
+        else if (!strcmp(argv[2], "device") && argc == 5) rc = device(arena, argv[4]);
+        else if (!strcmp(argv[2], "epoch") && argc == 5) rc = epoch(&arena, aname, argv[4]);
         else { fprintf(stderr, "stage_peer: bad arguments\n"); rc = 2; }
+    }
+    if (arena) {
+        zp_shm_close(&arena);
+        zp_shm_unlink(aname, NULL);
     }
     zmq_close(sock);
     zmq_ctx_term(ctx);
