@@ -2,7 +2,8 @@
  * local proof (CPU backend) over N repetitions (default 3, random r,s) and prints the median,
  * min and max wall time of each stage and its median process CPU time (all threads; the fairer
  * number on a busy machine): key load, synth, NTT/h, MSM A/B1/C/H, finalize (G2 MSM, assembly,
- * pairing check) and the whole proof. `zkpipe bench arith ...` forwards to zp_bench_arith (cli/bench_arith.c).
+ * pairing check) and the whole proof; NTT/h and the MSMs one by one through the backend's test
+ * verbs (lib/groth16/backend_test.h). `zkpipe bench arith ...` forwards to zp_bench_arith (cli/bench_arith.c).
  * Numbers are printed, never asserted (speed is not a test). */
 #include <errno.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 
 #include "cli/cli.h"
 #include "lib/fmt/fmt.h"
+#include "lib/groth16/backend_test.h"
 #include "lib/groth16/groth16.h"
 #include "lib/util/util.h"
 
@@ -44,7 +46,7 @@ static const char *stage_names[S_N] = {"synth (a,b,c)", "ntt + h", "msm A (G1)",
 /* one proof, stage by stage, wall and process-CPU time of each (CPU time counts every thread
  * and not the time spent waiting for a core: the fairer number on a busy machine) */
 static int one_proof(uint64_t *wall, uint64_t *cpu, const zp_g16_key_t *k, const zp_scalar_t *w,
-                     const zp_backend_ops_t *ops, zp_backend_t *be, zp_pool_t *pool, zp_scalar_t *buf)
+                     const zp_backend_test_ops_t *tops, zp_backend_t *be, zp_pool_t *pool, zp_scalar_t *buf)
 {
     size_t n = k->domain_size, nc = (size_t)k->n_vars - k->n_public - 1;
     zp_scalar_t *a = buf, *b = buf + n, *c = buf + 2 * n, *h = buf + 3 * n;
@@ -60,11 +62,11 @@ static int one_proof(uint64_t *wall, uint64_t *cpu, const zp_g16_key_t *k, const
         wall[id] = zp_now_ns() - w1; cpu[id] = cpu_ns() - c1; \
     }
     STAGE(S_SYNTH, zp_g16_synth(k, w, NULL, a, b, c, pool))
-    STAGE(S_NTT, ops->compute_h(be, k, a, b, c, h, NULL))
-    STAGE(S_A, ops->msm_g1(be, k->curve, &part[ZP_G16_A], k->a, w, k->n_vars))
-    STAGE(S_B1, ops->msm_g1(be, k->curve, &part[ZP_G16_B1], k->b1, w, k->n_vars))
-    STAGE(S_C, ops->msm_g1(be, k->curve, &part[ZP_G16_C], k->c, w + k->n_public + 1, nc))
-    STAGE(S_H, ops->msm_g1(be, k->curve, &part[ZP_G16_H], k->h, h, n))
+    STAGE(S_NTT, tops->compute_h(be, k, a, b, c, h, NULL))
+    STAGE(S_A, tops->msm_g1(be, k->curve, &part[ZP_G16_A], k->a, w, k->n_vars))
+    STAGE(S_B1, tops->msm_g1(be, k->curve, &part[ZP_G16_B1], k->b1, w, k->n_vars))
+    STAGE(S_C, tops->msm_g1(be, k->curve, &part[ZP_G16_C], k->c, w + k->n_public + 1, nc))
+    STAGE(S_H, tops->msm_g1(be, k->curve, &part[ZP_G16_H], k->h, h, n))
     STAGE(S_FIN, zp_g16_finalize(k, w, part, NULL, NULL, &proof, pool, &ft))
 #undef STAGE
     if (rc) return rc;
@@ -130,7 +132,7 @@ static int bench_prove(int argc, char **argv)
     printf("  key load (open + copy + point checks): %.2f ms wall, %.2f ms cpu\n", t_load / 1e6, c_load / 1e6);
     for (int r = 0; r < reps; r++) {
         uint64_t wall[S_N], cpu[S_N];
-        if ((rc = one_proof(wall, cpu, &key, w, ops, be, pool, buf))) {
+        if ((rc = one_proof(wall, cpu, &key, w, zp_backend_cpu_test_ops(), be, pool, buf))) {
             fprintf(stderr, "zkpipe bench: prove: %s: %s\n", zp_strerror(rc), zp_err_msg());
             goto out;
         }

@@ -7,8 +7,9 @@
  *   - the one decision whether an error is fatal (zp_bk_fatal): ZP_EDEVICE means the device
  *     context is unusable; the wrapper then refuses every later call (ZP_EDEVICE) and the
  *     stage reports the task as a DEVICE failure and exits for a clean restart.
- * Only the production verbs are here (open/close, host (un)register, load_key, prove_g1); the
- * table's test and bench verbs (compute_h, msm_g1) stay off this surface.
+ * The ops table holds only the production verbs (open/close, host (un)register, load_key,
+ * prove_g1); the test and bench verbs (compute_h, msm_g1) are a separate table
+ * (lib/groth16/backend_test.h) that neither this wrapper nor the worker includes.
  * Not thread-safe: one call at a time (the stage's work thread; init and fini on main).
  * Tests: tests/ipc/stage_device.sh (fault injection on the CPU backend). */
 #ifndef ZP_STAGE_BACKEND_H

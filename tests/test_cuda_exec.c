@@ -110,7 +110,7 @@ static void msm_cmp(zp_backend_t *be, zp_curve_id_t curve, size_t n, const zp_cu
     zp_scalar_t *k = malloc((n ? n : 1) * sizeof *k);
     scalars_fill(k, n, modulus_of(curve), mode);
     zp_g1_any_t want, got;
-    CHECK(zp_backend_cpu.msm_g1(cpu, curve, &want, p, k, n) == 0);
+    CHECK(zp_backend_cpu_test_ops()->msm_g1(cpu, curve, &want, p, k, n) == 0);
     int rc = zp_cu_msm_g1(zp_cuda_cu(be), curve, mo, p, k[0].l, n, tune);
     if (rc == 0) rc = zp_cuda_msm_combine(curve, &got, mo);
     if (rc) fprintf(stderr, "msm (c %u, pairs %zu): %s: %s\n", tune ? tune->c : 0, tune ? tune->max_pairs : 0,
@@ -297,10 +297,10 @@ static int fault_run(const fault_ref_t *r, const zp_cu_emu_cfg_t *cfg, const zp_
     for (int m = 0; m < ZP_G16_NMSM; m++) *wrong |= !g1_eq(curve, &r->want[m], &got[m]);
     op = OP_H;
     memcpy(v, s->a, 2 * n * sizeof *v);
-    if ((rc = zp_backend_cuda.compute_h(be, &s->key, v, v + n, s->c, v + 2 * n, &t))) goto out;
+    if ((rc = zp_backend_cuda_test_ops()->compute_h(be, &s->key, v, v + n, s->c, v + 2 * n, &t))) goto out;
     *wrong |= memcmp(v + 2 * n, r->h_want, n * sizeof *v) != 0;
     op = OP_MSM;
-    if ((rc = zp_backend_cuda.msm_g1(be, curve, &m1, s->key.a, s->w, s->key.n_vars))) goto out;
+    if ((rc = zp_backend_cuda_test_ops()->msm_g1(be, curve, &m1, s->key.a, s->w, s->key.n_vars))) goto out;
     *wrong |= !g1_eq(curve, r->want_msm, &m1);
     op = OP_UNREG;
     if ((rc = zp_backend_cuda.host_unregister(be, v))) goto out;
@@ -318,10 +318,10 @@ static void fault_sweep(zp_curve_id_t curve, unsigned lg, int oom, int streamed)
     zp_g1_any_t want[ZP_G16_NMSM], want_msm;
     zp_scalar_t *hv = malloc(3 * n * sizeof *hv);
     CHECK(cpu_prove_ref(cpu, s, want) == 0);
-    CHECK(zp_backend_cpu.msm_g1(cpu, curve, &want_msm, s->key.a, s->w, s->key.n_vars) == 0);
+    CHECK(zp_backend_cpu_test_ops()->msm_g1(cpu, curve, &want_msm, s->key.a, s->w, s->key.n_vars) == 0);
     memcpy(hv, s->a, 2 * n * sizeof *hv);
     zp_g16_times_t t;
-    CHECK(zp_backend_cpu.compute_h(cpu, &s->key, hv, hv + n, s->c, hv + 2 * n, &t) == 0);
+    CHECK(zp_backend_cpu_test_ops()->compute_h(cpu, &s->key, hv, hv + n, s->c, hv + 2 * n, &t) == 0);
     fault_ref_t ref = {s, want, &want_msm, hv + 2 * n};
     zp_cu_hooks_t hooks;
     memset(&hooks, 0, sizeof hooks);

@@ -11,7 +11,7 @@
  *     without it (ZP_EVERIFY, no proof);
  *   - a corrupted point in the zkey is rejected by zp_g16_key_load; a zkey with its coefficient
  *     entries reversed (unsorted rows) still gives proof_rs0.json;
- *   - the backend's generic msm_g1 against a naive sum.
+ *   - the backend's generic msm_g1 (a test verb, backend_test.h) against a naive sum.
  * Exit 77 (skip) only when there is no fixture at all. */
 #include <dirent.h>
 #include <errno.h>
@@ -21,6 +21,7 @@
 
 #include "lib/ec/ec.h"
 #include "lib/fmt/fmt.h"
+#include "lib/groth16/backend_test.h"
 #include "lib/groth16/groth16.h"
 #include "lib/util/util.h"
 
@@ -410,7 +411,7 @@ static void test_msm(fx_t *fx, const zp_scalar_t *w)
     size_t n = fx->key.domain_size < 7 ? fx->key.domain_size : 7;
     if (n > fx->key.n_vars) n = fx->key.n_vars;
     zp_g1_any_t got;
-    CHECK(ops->msm_g1(fx->be, fx->key.curve, &got, fx->key.h, w, n) == 0);
+    CHECK(zp_backend_cpu_test_ops()->msm_g1(fx->be, fx->key.curve, &got, fx->key.h, w, n) == 0);
     if (fx->key.curve == ZP_CURVE_BN254) {
         zp_g1_bn254_t acc, t;
         zp_g1_bn254_set_inf(&acc);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../lib/groth16/backend_test.h"
 #include "backend_cuda.h"
 
 struct zp_backend {
@@ -293,7 +294,17 @@ const zp_backend_ops_t zp_backend_cuda = {
     .host_register = be_host_register,
     .host_unregister = be_host_unregister,
     .load_key = be_load_key,
-    .compute_h = be_compute_h,
-    .msm_g1 = be_msm_g1,
     .prove_g1 = be_prove_g1,
 };
+
+/* the test and bench verbs (lib/groth16/backend_test.h), off the production table */
+static const zp_backend_test_ops_t cuda_test_ops = {
+    .name = "cuda",
+    .compute_h = be_compute_h,
+    .msm_g1 = be_msm_g1,
+};
+
+const zp_backend_test_ops_t *zp_backend_cuda_test_ops(void)
+{
+    return &cuda_test_ops;
+}

@@ -9,7 +9,7 @@
  *   any device error, from every op (load_key and out-of-device-memory included): ZP_EDEVICE;
  *          the worker then fails the task as a device failure and exits to be restarted clean.
  *   prove_g1 does not write h (h stays on the device for the H MSM; nothing reads it after);
- *          compute_h does.
+ *          compute_h (a test verb, zp_backend_cuda_test_ops()) does.
  *   host_register: the worker should pin the arena and the key regions at start, before
  *          HELLO (zp_cuda_host_register_step below lets it do so in chunks while its loop
  *          stays alive); a second host_register of the same range is a no-op.
@@ -21,6 +21,10 @@
 #include "cu_api.h"
 
 extern const zp_backend_ops_t zp_backend_cuda;
+/* tests and benches only: compute_h and msm_g1 of this backend (the table is defined in
+ * lib/groth16/backend_test.h; the worker does not include it and never calls these) */
+struct zp_backend_test_ops;
+const struct zp_backend_test_ops *zp_backend_cuda_test_ops(void);
 
 /* The NTT power tables of a domain of 2^log_n (Montgomery Fr, host memory, one malloc in
  * *mem, free() it): tw = w^i for i < n/2 (w = w[log_n]); cs = g^i / n for i < n

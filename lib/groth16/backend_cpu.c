@@ -1,4 +1,6 @@
 /* backend_cpu.c - the CPU backend (zp_backend_cpu): stage 2 of the prover on the host.
+ * Production verbs in zp_backend_cpu (groth16.h); compute_h and msm_g1 on their own are test
+ * and bench verbs, in zp_backend_cpu_test_ops() (backend_test.h).
  * compute_h: three inverse NTTs, coset shift by w[log_n+1], three forward NTTs,
  * h = a*b - c, from Montgomery (lib/ntt); msm_g1 / prove_g1: Pippenger MSMs (lib/msm); A and
  * B1 (same scalars w) run as one multi-MSM.
@@ -13,6 +15,7 @@
 #include <string.h>
 
 #include "../msm/msm.h"
+#include "backend_test.h"
 #include "groth16_int.h"
 
 struct zp_backend {
@@ -203,7 +206,17 @@ const zp_backend_ops_t zp_backend_cpu = {
     .host_register = cpu_host_register,
     .host_unregister = cpu_host_unregister,
     .load_key = cpu_load_key,
-    .compute_h = cpu_compute_h,
-    .msm_g1 = cpu_msm_g1,
     .prove_g1 = cpu_prove_g1,
 };
+
+/* the test and bench verbs (backend_test.h), off the production table */
+static const zp_backend_test_ops_t cpu_test_ops = {
+    .name = "cpu",
+    .compute_h = cpu_compute_h,
+    .msm_g1 = cpu_msm_g1,
+};
+
+const zp_backend_test_ops_t *zp_backend_cpu_test_ops(void)
+{
+    return &cpu_test_ops;
+}

@@ -72,7 +72,10 @@ size_t zp_g2a_size(zp_curve_id_t c);                         /* 128 / 192 */
 int zp_g16_synth(const zp_g16_key_t *k, const zp_scalar_t *w, const zp_r1cs_t *r1cs,
                  zp_scalar_t *a, zp_scalar_t *b, zp_scalar_t *c, zp_pool_t *pool);
 
-/* ---- backend ops table ---- */
+/* ---- backend ops table ----
+ * Production verbs only: what the stage runtime (stage/backend.c) and the GPU worker call.
+ * The test and bench verbs (compute_h, msm_g1 on their own) are in a separate table,
+ * zp_backend_test_ops_t of backend_test.h. */
 typedef struct zp_backend zp_backend_t;
 typedef struct {
     uint64_t h2d_ns, ntt_ns, msm_ns[ZP_G16_NMSM], d2h_ns, total_ns;
@@ -90,13 +93,8 @@ typedef struct zp_backend_ops {
     int (*host_unregister)(zp_backend_t *be, void *p);
     /* make the key's bases resident (upload once); called before prove_g1 for that key */
     int (*load_key)(zp_backend_t *be, const zp_g16_key_t *k);
-    /* a, b, c: domain_size Montgomery values each (clobbered); h out: domain_size STANDARD form */
-    int (*compute_h)(zp_backend_t *be, const zp_g16_key_t *k, zp_scalar_t *a, zp_scalar_t *b,
-                     const zp_scalar_t *c, zp_scalar_t *h, zp_g16_times_t *t);
-    /* generic G1 MSM over caller points (tests, benches): scalars standard form */
-    int (*msm_g1)(zp_backend_t *be, zp_curve_id_t curve, zp_g1_any_t *out, const void *points,
-                  const zp_scalar_t *scalars, size_t n);
-    /* the whole G1 part: h from a, b, c (as compute_h, h written into h), then the 4 MSMs
+    /* the whole G1 part: h from a, b, c (h written into h; the CUDA backend keeps h on the
+     * device and leaves it unwritten), then the 4 MSMs
      * (A, B1 over w; C over w[n_public+1..]; H over h) into out[ZP_G16_*] */
     int (*prove_g1)(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_t *w,
                     zp_scalar_t *a, zp_scalar_t *b, const zp_scalar_t *c, zp_scalar_t *h,

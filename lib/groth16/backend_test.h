@@ -1,0 +1,30 @@
+/* backend_test.h - the test and bench verbs of a backend, kept out of the production table.
+ *
+ * zp_backend_ops_t (groth16.h) is what the stage runtime (stage/backend.c) and the GPU worker
+ * call: open/close, host (un)register, load_key, prove_g1. The verbs here exist only so that
+ * tests and benches can check or time one piece of stage 2 on its own (the gpu step of
+ * DESIGN.md "Proof math": h, then the G1 MSMs). As for the production table, the CPU backend
+ * is the reference and the CUDA backend implements the same table.
+ * They run on a backend opened through the production table of the same backend
+ * (be from zp_backend_cpu.open goes with zp_backend_cpu_test_ops(), one from
+ * zp_backend_cuda.open with zp_backend_cuda_test_ops() of gpu-worker/cuda/backend_cuda.h).
+ * Production code (stage/, gpu-worker/worker.c, synth/, finalizer/) does not include this header.
+ * Tests: tests/test_groth16.c (CPU), tests/test_cuda_exec.c and tests/test_cuda.c (CUDA). */
+#ifndef ZP_GROTH16_BACKEND_TEST_H
+#define ZP_GROTH16_BACKEND_TEST_H
+#include "groth16.h"
+
+typedef struct zp_backend_test_ops {
+    const char *name;     /* "cpu", "cuda": the name of the production table it goes with */
+    /* a, b, c: domain_size Montgomery values each (clobbered); h out: domain_size STANDARD
+     * form (what prove_g1 computes before the H MSM) */
+    int (*compute_h)(zp_backend_t *be, const zp_g16_key_t *k, zp_scalar_t *a, zp_scalar_t *b,
+                     const zp_scalar_t *c, zp_scalar_t *h, zp_g16_times_t *t);
+    /* generic G1 MSM over caller points (tests, benches): scalars standard form */
+    int (*msm_g1)(zp_backend_t *be, zp_curve_id_t curve, zp_g1_any_t *out, const void *points,
+                  const zp_scalar_t *scalars, size_t n);
+} zp_backend_test_ops_t;
+
+/* the test verbs of zp_backend_cpu (lib/groth16/backend_cpu.c) */
+const zp_backend_test_ops_t *zp_backend_cpu_test_ops(void);
+#endif
