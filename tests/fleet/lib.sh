@@ -78,10 +78,20 @@ fl_wait_box() {
   fl_fail "box $1 did not join the fleet"
 }
 
-# kill -9 a whole box: its `zkpipe up` and every child (one process group per box)
+# the process groups of a box: its children's (`zkpipe up` puts them in a group of their own)
+# first, then up's own
+fl_box_groups() {
+  local pid; pid=$(fl_box_pid "$1")
+  { ps -o pgid= --ppid "$pid" 2>/dev/null | tr -d ' ' | sort -u | grep -vx "$pid"; echo "$pid"; } | grep .
+}
+# signal every process of a box at once (STOP to freeze it, KILL to kill it)
+fl_signal_box() {
+  local g; for g in $(fl_box_groups "$1"); do kill "-$2" -- "-$g" 2>/dev/null || true; done
+}
+# kill -9 a whole box: its `zkpipe up` and every child, none of them warned (no clean hand-back)
 fl_kill_box() {
   local pid; pid=$(fl_box_pid "$1")
-  kill -KILL -- "-$pid" 2>/dev/null || true
+  fl_signal_box "$1" KILL
   wait "$pid" 2>/dev/null || true
 }
 
@@ -90,7 +100,7 @@ fl_stop_box() {
   kill -0 "$pid" 2>/dev/null || return 0
   kill -TERM "$pid"
   for _ in $(seq 1 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  kill -0 "$pid" 2>/dev/null && kill -KILL -- "-$pid" 2>/dev/null
+  kill -0 "$pid" 2>/dev/null && fl_signal_box "$1" KILL
   wait "$pid" 2>/dev/null || true
 }
 

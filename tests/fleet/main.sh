@@ -54,7 +54,7 @@ fl_log "jobs $JB (bn254, 120) and $JL (bls12-381, 100, witnesses in the database
 fl_wait_sql "SELECT count(*) >= 30 FROM zkpipe.results r WHERE r.job_id IN ($JB, $JL)" 300
 fl_wait_sql "SELECT count(*) >= 1 FROM zkpipe.partitions WHERE state = 'running' AND lease_owner = 'b'" 300
 # freeze the whole box first, so that what it holds cannot change between the look and the kill
-kill -STOP -- "-$(fl_box_pid b)"
+fl_signal_box b STOP
 sleep 0.3
 HELD=$(fl_psql "SELECT string_agg(id::text, ',') FROM zkpipe.partitions WHERE state = 'running' AND lease_owner = 'b'")
 fl_kill_box b
@@ -71,6 +71,12 @@ fl_log "lease-expiry recovery (lease $ZP_FLEET_LEASE_MS ms, reaped every $((ZP_F
 
 # ---- restart PostgreSQL while the other two work
 fl_wait_sql "SELECT count(*) >= 120 FROM zkpipe.results r WHERE r.job_id IN ($JB, $JL)" 300
+# work the boxes hold while the database is away, whatever the machine's speed: a fresh job, and
+# PostgreSQL stops as soon as one of its partitions is claimed
+wr=(); for i in $(seq 0 59); do wr+=("$BN/witness-$((i % 8)).wtns"); done
+JR=$("$ZKPIPE" submit --request-id "main-restart-$$" --zkey $BN/circuit.zkey --r1cs $BN/circuit.r1cs "${wr[@]}") ||
+  fl_fail "submit the restart job"
+fl_wait_sql "SELECT count(*) >= 1 FROM zkpipe.partitions WHERE job_id = $JR AND state = 'running'" 300
 fl_log "restarting PostgreSQL"
 fl_pg_stop fast || fl_fail "pg_ctl stop"
 # the boxes keep finishing what they hold: those results wait in their outboxes
@@ -84,6 +90,9 @@ fl_log "PostgreSQL is back"
 
 "$ZKPIPE" await "$JB" --timeout 600 --out "$FL_DIR/out/bn" >/dev/null || fl_fail "await bn254 job $JB"
 "$ZKPIPE" await "$JL" --timeout 600 --out "$FL_DIR/out/bls" >/dev/null || fl_fail "await bls12-381 job $JL"
+"$ZKPIPE" await "$JR" --timeout 600 --out "$FL_DIR/out/rs" >/dev/null || fl_fail "await the restart job $JR"
+[ "$(fl_psql "SELECT count(*) || ' ' || count(DISTINCT partition_id) FROM zkpipe.results WHERE job_id = $JR")" = "60 60" ] ||
+  fl_fail "the restart job: not 60 results, one per partition"
 
 # ---- 0 lost, 0 duplicated, the killed box's work redone by the others
 [ "$(outbox)" = 0 ] || fl_fail "results left in an outbox after the jobs finished"
@@ -108,6 +117,9 @@ for i in $(seq 0 119); do
 done
 for i in $(seq 0 99); do
   echo "$BLS/verification_key.json $FL_DIR/out/bls/public-$i.json $FL_DIR/out/bls/proof-$i.json" >>"$FL_DIR/verify.list"
+done
+for i in $(seq 0 59); do
+  echo "$BN/verification_key.json $FL_DIR/out/rs/public-$i.json $FL_DIR/out/rs/proof-$i.json" >>"$FL_DIR/verify.list"
 done
 node "$FL_SRC/tests/fleet/verify_batch.mjs" "$ORACLE" "$FL_DIR/verify.list" || fl_fail "snarkjs rejects a proof"
 
