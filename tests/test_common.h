@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #ifndef TEST_SEED
 #define TEST_SEED 0x9e3779b97f4a7c15ULL
@@ -34,5 +35,21 @@ static inline int rnd_cb(void *ctx, void *buf, size_t len)
     (void)ctx;
     for (size_t i = 0; i < len; i++) ((uint8_t *)buf)[i] = (uint8_t)rnd64();
     return 0;
+}
+/* a whole file, NUL-terminated (len excludes the NUL); NULL when it cannot be read */
+static inline char *test_slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) { free(b); b = NULL; }
+    fclose(f);
+    if (!b) return NULL;
+    b[n] = 0;
+    if (len) *len = (size_t)n;
+    return b;
 }
 #endif

@@ -17,24 +17,6 @@
 #define TEST_SEED 0x7e57c0de5eedULL
 #include "test_common.h"
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    if (b) b[n] = 0;
-    fclose(f);
-    if (len) *len = (size_t)n;
-    return b;
-}
-
 static int count_files(const char *dir)
 {
     DIR *d = opendir(dir);
@@ -183,9 +165,9 @@ int main(void)
             snprintf(a, sizeof a, "%s/witness-0.wtns", dir);
             snprintf(b, sizeof b, "%s/witness-1.wtns", dir);
             size_t la, lb, l0;
-            char *wa = slurp(a, &la), *wb = slurp(b, &lb);
+            char *wa = test_slurp(a, &la), *wb = test_slurp(b, &lb);
             snprintf(a, sizeof a, "%s/witness.wtns", dir);
-            char *w0 = slurp(a, &l0);
+            char *w0 = test_slurp(a, &l0);
             CHECK(wa && wb && w0 && la == lb && l0 == la && memcmp(wa, wb, la) != 0 && memcmp(wa, w0, la) == 0);
             free(wa);
             free(wb);
@@ -205,14 +187,14 @@ int main(void)
     snprintf(pa, sizeof pa, "%s/circuit.zkey", dir);
     snprintf(pb, sizeof pb, "%s/circuit.zkey", dir2);
     size_t la = 0, lb = 0;
-    char *za = slurp(pa, &la), *zb = slurp(pb, &lb);
+    char *za = test_slurp(pa, &la), *zb = test_slurp(pb, &lb);
     CHECK(za && zb && la == lb && memcmp(za, zb, la) == 0);
     free(za);
     free(zb);
     snprintf(pa, sizeof pa, "%s/circuit.r1cs", dir2);
     CHECK(access(pa, F_OK) != 0);   /* write_r1cs false */
     snprintf(pa, sizeof pa, "%s/toxic_waste.json", dir2);
-    char *tx = slurp(pa, NULL);
+    char *tx = test_slurp(pa, NULL);
     CHECK(tx && strstr(tx, "\"tau\": \"123456789\"") && strstr(tx, "\"delta\": \"1\"") && strstr(tx, "INSECURE"));
     free(tx);
     zp_backend_cpu.close(&be);
