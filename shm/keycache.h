@@ -39,6 +39,9 @@ zp_keycache_t *zp_keycache_new(void);
 void zp_keycache_destroy(zp_keycache_t **kcp);
 /* load (or find) the key; with_key = false: only the zkey header (no point copies) */
 int zp_keycache_key(zp_keycache_t *kc, const char *path, bool with_key, zp_keyent_t **out);
+/* drop the reference zp_keycache_key handed out (call when the task that used the entry is
+ * done with it): an entry in use is never evicted. Today entries live until destroy. */
+void zp_keycache_release(zp_keycache_t *kc, zp_keyent_t *e);
 int zp_keycache_r1cs(zp_keycache_t *kc, const char *path, const zp_r1cs_t **out);
 /* Use the key store whose objects are named after prefix (the arena's shm name); NULL: no
  * store. pool: for fills (may be NULL). */

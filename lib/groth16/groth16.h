@@ -84,6 +84,14 @@ typedef struct {
     unsigned threads;     /* CPU threads (0 = all cores) */
     int device;           /* CUDA device ordinal */
 } zp_backend_cfg_t;
+/* one partition of a prove_g1_batch: the prove_g1 arguments */
+typedef struct zp_g16_g1_job {
+    const zp_scalar_t *w;
+    zp_scalar_t *a, *b;
+    const zp_scalar_t *c;
+    zp_scalar_t *h;
+    zp_g1_any_t out[ZP_G16_NMSM];
+} zp_g16_g1_job_t;
 typedef struct zp_backend_ops {
     const char *name;     /* "cpu", "cuda" */
     int (*open)(zp_backend_t **be, const zp_backend_cfg_t *cfg);   /* ZP_ENODEV: no device */
@@ -99,6 +107,11 @@ typedef struct zp_backend_ops {
     int (*prove_g1)(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_t *w,
                     zp_scalar_t *a, zp_scalar_t *b, const zp_scalar_t *c, zp_scalar_t *h,
                     zp_g1_any_t out[ZP_G16_NMSM], zp_g16_times_t *t);
+    /* n partitions of one key at once (same-circuit batching, issue 10 item 5): the MSMs over
+     * the same bases share the point reads; job i's result equals prove_g1 on its vectors.
+     * May be NULL (callers then run prove_g1 per job). t: the batch's total times. */
+    int (*prove_g1_batch)(zp_backend_t *be, const zp_g16_key_t *k, unsigned n, zp_g16_g1_job_t *jobs,
+                          zp_g16_times_t *t);
 } zp_backend_ops_t;
 extern const zp_backend_ops_t zp_backend_cpu;
 
