@@ -24,7 +24,20 @@
 typedef struct {
     zp_g16_fin_ctx_t fin_ctx;   /* G2 MSM scratch, grown once, reused by every partition
                                    (work() runs on the single stage work thread) */
+    char (*sig)[100];           /* public signals as decimals, grown to the largest key seen */
+    size_t sig_cap;
 } fin_t;
+
+/* f->sig with room for n signals (grown, never shrunk: no allocation per partition) */
+static int sig_room(fin_t *f, size_t n)
+{
+    if (n <= f->sig_cap && f->sig) return 0;
+    void *p = realloc(f->sig, (n ? n : 1) * sizeof *f->sig);
+    if (!p) return -ENOMEM;
+    f->sig = p;
+    f->sig_cap = n ? n : 1;
+    return 0;
+}
 
 static void work(zp_stage_t *s, zp_stage_task_t *t)
 {
@@ -73,18 +86,17 @@ static void work(zp_stage_t *s, zp_stage_task_t *t)
 
     /* the JSON texts, from the slot's w, before the commit frees the slot */
     zp_proof_json_t pj;
-    char (*sig)[100] = calloc(k->n_public ? k->n_public : 1, sizeof *sig);
     size_t cap = 4096 + (size_t)k->n_public * 110;
+    /* the two texts go to the runtime (it frees them after DONE): O(n_public), not O(n) */
     t->proof_json = malloc(4096);
     t->public_json = malloc(cap);
-    if (!sig || !t->proof_json || !t->public_json) { free(sig); return zp_stage_fail_as(t, -ENOMEM, ZP_FAIL_TRANSIENT, "memory"); }
-    if ((rc = zp_g16_proof_to_json(&pj, &proof)) < 0 || (rc = zp_g16_public_to_json(sig, k, w)) < 0) {
-        free(sig);
+    if (sig_room(f, k->n_public) < 0 || !t->proof_json || !t->public_json)
+        return zp_stage_fail_as(t, -ENOMEM, ZP_FAIL_TRANSIENT, "memory");
+    char (*sig)[100] = f->sig;
+    if ((rc = zp_g16_proof_to_json(&pj, &proof)) < 0 || (rc = zp_g16_public_to_json(sig, k, w)) < 0)
         return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "encoding");
-    }
     size_t n1 = zp_proof_json_format(t->proof_json, 4096, &pj);
     size_t n2 = zp_public_json_format(t->public_json, cap, sig, k->n_public);
-    free(sig);
     if (!n1 || n1 >= 4096 || !n2 || n2 >= cap || n1 > ZP_MSG_JSON_MAX || n2 > ZP_MSG_JSON_MAX) {
         zp_err_set(ZP_ETOOBIG, "proof.json %zu / public.json %zu bytes", n1, n2);
         return zp_stage_fail_as(t, ZP_ETOOBIG, ZP_FAIL_INPUT, "encoding");
@@ -122,6 +134,9 @@ static void fini(zp_stage_t *s)
 {
     fin_t *f = s->ctx;
     zp_g16_fin_ctx_close(&f->fin_ctx);
+    free(f->sig);
+    f->sig = NULL;
+    f->sig_cap = 0;
 }
 
 int main(int argc, char **argv)

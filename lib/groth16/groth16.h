@@ -71,6 +71,26 @@ size_t zp_g2a_size(zp_curve_id_t c);                         /* 128 / 192 */
  * and sets the message with the constraint index. */
 int zp_g16_synth(const zp_g16_key_t *k, const zp_scalar_t *w, const zp_r1cs_t *r1cs,
                  zp_scalar_t *a, zp_scalar_t *b, zp_scalar_t *c, zp_pool_t *pool);
+/* Synth context (added, issue 10 item 7): the r1cs check's index (where each of up to
+ * ZP_G16_SYNTH_CHUNKS constraint chunks starts in section 2) kept between calls, so a
+ * synthesizer checks partition after partition with no heap allocation and no serial scan.
+ * Fixed size; init never fails, nothing to close. The index is rebuilt when the r1cs differs
+ * and re-validated as it is used (a stale one is noticed, never trusted). One call at a time. */
+#define ZP_G16_SYNTH_CHUNKS 256
+typedef struct zp_g16_synth_ctx {
+    const void *r1cs;
+    const uint8_t *cons;
+    size_t cons_len;
+    uint32_t n_cons;
+    unsigned n_chunks;          /* 0: no index */
+    uint64_t builds;            /* index scans done (tests, stats) */
+    uint32_t chunk_first[ZP_G16_SYNTH_CHUNKS + 1];
+    size_t chunk_off[ZP_G16_SYNTH_CHUNKS + 1];
+} zp_g16_synth_ctx_t;
+void zp_g16_synth_ctx_init(zp_g16_synth_ctx_t *ctx);
+/* zp_g16_synth with ctx's index (zp_g16_synth = this with a temporary context) */
+int zp_g16_synth_ctx(zp_g16_synth_ctx_t *ctx, const zp_g16_key_t *k, const zp_scalar_t *w, const zp_r1cs_t *r1cs,
+                     zp_scalar_t *a, zp_scalar_t *b, zp_scalar_t *c, zp_pool_t *pool);
 
 /* ---- backend ops table ----
  * Production verbs only: what the stage runtime (stage/backend.c) and the GPU worker call.

@@ -1,11 +1,19 @@
 /* synth.c - stage 1 of the prover: a = A·w, b = B·w from the zkey coefficients, c = a∘b
  * (snarkjs buildABC1), and with an r1cs the satisfaction check (C·w)_i == c_i for every
  * constraint i, done before any MSM so a bad witness costs no GPU time.
- * Threads split the domain rows: each thread zeroes, accumulates and multiplies its own rows
- * (no atomics). With snarkjs's coefficient order (rows non-decreasing, key->coefs_sorted) a
- * thread finds its coefficients by binary search; otherwise every thread scans all of them.
+ * Every O(n) pass runs on the pool: the witness range check (w_i < r), the synthesis (threads
+ * split the domain rows: each thread zeroes, accumulates and multiplies its own rows, no
+ * atomics; with snarkjs's coefficient order, rows non-decreasing, key->coefs_sorted, a thread
+ * finds its coefficients by binary search, otherwise every thread scans all of them) and the
+ * r1cs check (threads take ranges of ZP_G16_SYNTH_CHUNKS constraint chunks). A failure
+ * reports the smallest failing index whatever the thread count (each range's first failure is
+ * its smallest; an atomic minimum over the ranges).
+ * No heap allocation: the r1cs chunk index (where each chunk starts in section 2) lives in the
+ * caller's zp_g16_synth_ctx_t (fixed size), built by one scan the first time an r1cs is seen
+ * and re-checked while it is used (a chunk must parse to exactly its recorded end and count,
+ * inside the section), so an index left from another r1cs is noticed and rebuilt, never trusted.
  * Witness values are standard form, a/b/c come out in Montgomery form.
- * Tests: tests/test_groth16.c */
+ * Tests: tests/test_groth16.c, tests/test_synth_check.c (parallel == serial) */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -48,86 +56,166 @@ static void synth_run(void *arg, unsigned tid, unsigned nt)
     j->cv->mul_pw(j->c, j->a, j->b, lo, hi);
 }
 
+/* lower *m to v (an atomic minimum) */
+static void atomic_min32(atomic_uint_least32_t *m, uint_least32_t v)
+{
+    uint_least32_t cur = atomic_load(m);
+    while (v < cur && !atomic_compare_exchange_weak(m, &cur, v)) {
+    }
+}
+
+/* ---------------------------------------------------------------- w_i < r, in parallel */
+typedef struct {
+    const g16_curve_t *cv;
+    const zp_scalar_t *w;
+    size_t n;
+    atomic_uint_least32_t first_bad;
+} canon_job_t;
+
+static void canon_run(void *arg, unsigned tid, unsigned nt)
+{
+    canon_job_t *j = arg;
+    size_t lo, hi;
+    zp_split(j->n, tid, nt, &lo, &hi);
+    for (size_t i = lo; i < hi; i++)
+        if (!j->cv->fr_canonical(&j->w[i])) { atomic_min32(&j->first_bad, (uint_least32_t)i); return; }
+}
+
+/* ---------------------------------------------------------------- the r1cs chunk index */
+void zp_g16_synth_ctx_init(zp_g16_synth_ctx_t *ctx) { memset(ctx, 0, sizeof *ctx); }
+
+/* constraint i's three combinations start at pos; the offset of its C combination, and pos
+ * moved past it; false when it runs past len */
+static bool parse_constraint(const uint8_t *cons, size_t len, size_t term, size_t *pos, size_t *c_off)
+{
+    for (int m = 0; m < 3; m++) {
+        uint32_t nt;
+        if (len - *pos < 4) return false;
+        memcpy(&nt, cons + *pos, 4);
+        if ((len - *pos - 4) / term < nt) return false;
+        if (m == 2) *c_off = *pos;
+        *pos += 4 + (size_t)nt * term;
+    }
+    return true;
+}
+
+static bool index_matches(const zp_g16_synth_ctx_t *x, const zp_r1cs_t *r)
+{
+    return x->n_chunks && x->r1cs == r && x->cons == r->constraints && x->cons_len == r->constraints_len &&
+           x->n_cons == r->n_constraints;
+}
+
+/* one scan of section 2: where each chunk starts; ZP_EFORMAT if the section is not what fmt promised */
+static int index_build(zp_g16_synth_ctx_t *x, const zp_r1cs_t *r)
+{
+    const char *name = r->f.path ? r->f.path : "r1cs";
+    unsigned nc = r->n_constraints < ZP_G16_SYNTH_CHUNKS ? r->n_constraints : ZP_G16_SYNTH_CHUNKS;
+    size_t pos = 0, term = 4 + (size_t)r->n8, coff;
+    x->n_chunks = 0;
+    for (unsigned c = 0; c < nc; c++) {
+        size_t lo, hi;
+        zp_split(r->n_constraints, c, nc, &lo, &hi);
+        x->chunk_first[c] = (uint32_t)lo;
+        x->chunk_off[c] = pos;
+        for (size_t i = lo; i < hi; i++)
+            if (!parse_constraint(r->constraints, r->constraints_len, term, &pos, &coff))
+                return zp_err_set(ZP_EFORMAT, "%s: constraint %zu runs past the end of section 2", name, i);
+    }
+    x->chunk_first[nc] = r->n_constraints;
+    x->chunk_off[nc] = pos;
+    x->r1cs = r;
+    x->cons = r->constraints;
+    x->cons_len = r->constraints_len;
+    x->n_cons = r->n_constraints;
+    x->n_chunks = nc;
+    x->builds++;
+    return 0;
+}
+
 typedef struct {
     const g16_curve_t *cv;
     const zp_r1cs_t *r1cs;
-    const size_t *c_off;       /* offset of each constraint's C combination in the section */
+    const zp_g16_synth_ctx_t *x;
     const zp_scalar_t *w, *c;
     atomic_uint_least32_t first_bad;
+    atomic_bool stale;          /* a chunk did not parse to its recorded end: rebuild the index */
 } check_job_t;
 
 static void check_run(void *arg, unsigned tid, unsigned nt)
 {
     check_job_t *j = arg;
-    size_t lo, hi;
-    zp_split(j->r1cs->n_constraints, tid, nt, &lo, &hi);
-    for (size_t i = lo; i < hi; i++) {
-        const uint8_t *lc = j->r1cs->constraints + j->c_off[i];
-        uint32_t nterms;
-        memcpy(&nterms, lc, 4);
-        if (!j->cv->r1cs_c_matches(lc + 4, nterms, j->w, &j->c[i])) {
-            uint_least32_t cur = atomic_load(&j->first_bad);
-            while ((uint_least32_t)i < cur && !atomic_compare_exchange_weak(&j->first_bad, &cur, (uint_least32_t)i)) {
+    const zp_g16_synth_ctx_t *x = j->x;
+    size_t clo, chi, term = 4 + (size_t)j->r1cs->n8, len = j->r1cs->constraints_len;
+    zp_split(x->n_chunks, tid, nt, &clo, &chi);
+    for (size_t ch = clo; ch < chi; ch++) {
+        size_t pos = x->chunk_off[ch], coff = 0;
+        uint32_t i = x->chunk_first[ch], end = x->chunk_first[ch + 1];
+        if (pos > len || end < i) { atomic_store(&j->stale, true); return; }
+        /* chunks after a known failure need no look (every chunk before the smallest failure
+         * is checked in full, so that failure's index is right) */
+        if (i >= atomic_load(&j->first_bad)) return;
+        bool failed = false;
+        for (; i < end; i++) {
+            if (!parse_constraint(j->r1cs->constraints, len, term, &pos, &coff)) { atomic_store(&j->stale, true); return; }
+            if (failed) continue;   /* only parse on: the chunk must still end where recorded */
+            const uint8_t *lc = j->r1cs->constraints + coff;
+            uint32_t nterms;
+            memcpy(&nterms, lc, 4);
+            if (!j->cv->r1cs_c_matches(lc + 4, nterms, j->w, &j->c[i])) {
+                atomic_min32(&j->first_bad, i);   /* the first failure of a chunk is its smallest */
+                failed = true;
             }
-            return;   /* the first failure of this range is its smallest */
         }
+        if (pos != x->chunk_off[ch + 1]) { atomic_store(&j->stale, true); return; }
+        if (failed) return;
     }
 }
 
-/* offsets of the C combinations; ZP_EFORMAT if the section is not what fmt promised */
-static int r1cs_c_offsets(size_t *off, const zp_r1cs_t *r)
-{
-    const char *name = r->f.path ? r->f.path : "r1cs";
-    size_t pos = 0, len = r->constraints_len, term = 4 + (size_t)r->n8;
-    for (uint32_t i = 0; i < r->n_constraints; i++) {
-        for (int m = 0; m < 3; m++) {
-            uint32_t nt;
-            if (len - pos < 4) goto bad;
-            memcpy(&nt, r->constraints + pos, 4);
-            if (m == 2) off[i] = pos;
-            if ((len - pos - 4) / term < nt) goto bad;
-            pos += 4 + nt * term;
-        }
-        continue;
-    bad:
-        return zp_err_set(ZP_EFORMAT, "%s: constraint %u runs past the end of section 2", name, i);
-    }
-    return 0;
-}
-
-static int check_r1cs(const g16_curve_t *cv, const zp_g16_key_t *k, const zp_scalar_t *w, const zp_r1cs_t *r,
-                      const zp_scalar_t *c, zp_pool_t *pool)
+static int check_r1cs(zp_g16_synth_ctx_t *x, const g16_curve_t *cv, const zp_g16_key_t *k, const zp_scalar_t *w,
+                      const zp_r1cs_t *r, const zp_scalar_t *c, zp_pool_t *pool)
 {
     const char *name = r->f.path ? r->f.path : "r1cs";
     if (r->curve != k->curve || r->n8 != 32 || r->n_wires != k->n_vars || r->n_constraints > k->domain_size)
         return zp_err_set(ZP_EMISMATCH, "%s does not belong to the proving key (curve, %u wires vs nVars %u, "
                           "%u constraints vs domain %u)", name, r->n_wires, k->n_vars, r->n_constraints, k->domain_size);
     if (r->n_constraints == 0) return 0;
-    size_t *off = malloc((size_t)r->n_constraints * sizeof *off);
-    if (!off) return zp_err_set(-ENOMEM, "%s: out of memory for %u constraint offsets", name, r->n_constraints);
-    int rc = r1cs_c_offsets(off, r);
-    if (!rc) {
-        check_job_t j = {.cv = cv, .r1cs = r, .c_off = off, .w = w, .c = c};
+    int rc;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (!index_matches(x, r) && (rc = index_build(x, r)) < 0) return rc;
+        check_job_t j = {.cv = cv, .r1cs = r, .x = x, .w = w, .c = c};
         atomic_init(&j.first_bad, UINT32_MAX);
+        atomic_init(&j.stale, false);
         zp_pool_run(pool, check_run, &j);
+        if (atomic_load(&j.stale)) { x->n_chunks = 0; continue; }   /* the index was another r1cs's */
         uint_least32_t bad = atomic_load(&j.first_bad);
         if (bad != UINT32_MAX)
-            rc = zp_err_set(ZP_EUNSAT, "witness does not satisfy constraint %u of %u (C·w != A·w * B·w)",
-                            (unsigned)bad, r->n_constraints);
+            return zp_err_set(ZP_EUNSAT, "witness does not satisfy constraint %u of %u (C·w != A·w * B·w)",
+                              (unsigned)bad, r->n_constraints);
+        return 0;
     }
-    free(off);
-    return rc;
+    return zp_err_set(ZP_EFORMAT, "%s: section 2 does not parse the same way twice (changed while mapped?)", name);
+}
+
+int zp_g16_synth_ctx(zp_g16_synth_ctx_t *ctx, const zp_g16_key_t *k, const zp_scalar_t *w, const zp_r1cs_t *r1cs,
+                     zp_scalar_t *a, zp_scalar_t *b, zp_scalar_t *c, zp_pool_t *pool)
+{
+    const g16_curve_t *cv = g16_curve(k->curve);
+    if (!cv) return ZP_ECURVE;
+    canon_job_t cj = {.cv = cv, .w = w, .n = k->n_vars};
+    atomic_init(&cj.first_bad, UINT32_MAX);
+    zp_pool_run(pool, canon_run, &cj);
+    uint_least32_t bad = atomic_load(&cj.first_bad);
+    if (bad != UINT32_MAX) return zp_err_set(ZP_EFORMAT, "witness value %u is not < r", (unsigned)bad);
+    synth_job_t j = {cv, k, w, a, b, c};
+    zp_pool_run(pool, synth_run, &j);
+    if (r1cs) return check_r1cs(ctx, cv, k, w, r1cs, c, pool);
+    return 0;
 }
 
 int zp_g16_synth(const zp_g16_key_t *k, const zp_scalar_t *w, const zp_r1cs_t *r1cs,
                  zp_scalar_t *a, zp_scalar_t *b, zp_scalar_t *c, zp_pool_t *pool)
 {
-    const g16_curve_t *cv = g16_curve(k->curve);
-    if (!cv) return ZP_ECURVE;
-    for (uint32_t i = 0; i < k->n_vars; i++)
-        if (!cv->fr_canonical(&w[i])) return zp_err_set(ZP_EFORMAT, "witness value %u is not < r", i);
-    synth_job_t j = {cv, k, w, a, b, c};
-    zp_pool_run(pool, synth_run, &j);
-    if (r1cs) return check_r1cs(cv, k, w, r1cs, c, pool);
-    return 0;
+    zp_g16_synth_ctx_t ctx;   /* a few KiB on the stack: the index of this one call */
+    zp_g16_synth_ctx_init(&ctx);
+    return zp_g16_synth_ctx(&ctx, k, w, r1cs, a, b, c, pool);
 }
