@@ -16,6 +16,7 @@
 
 #include <zmq.h>
 
+#include "lib/util/util.h"
 #include "proto/proto.h"
 #include "shm/shm.h"
 
@@ -296,6 +297,12 @@ void brk_mx_idle(const brk_worker_t *w, uint64_t now, uint64_t window, double ou
 const char *brk_mx_cause_name(unsigned c);
 char *brk_metrics_text(brk_t *b);                   /* Prometheus text exposition; malloc'd */
 void brk_mx_http_count(brk_t *b, bool served);      /* http.c: one HTTP request answered / rejected */
+/* per-stage rates over the recent window (metrics.c NOTES); returns the limiting stage
+ * (ZP_ROLE_*) or -1 for none, *why says which case */
+typedef struct { unsigned workers, tasks, queued, running; double mean_task_s, rate; } brk_stage_rate_t;
+int brk_mx_stage_rates(const brk_t *b, uint64_t now, brk_stage_rate_t out[ZP_NROLES], const char **why);
+void brk_mx_stage_rates_text(const brk_t *b, zp_sbuf_t *s);   /* report.c: the STATUS lines */
+void brk_mx_stage_rates_json(const brk_t *b, zp_sbuf_t *s);   /* ", \"stages\": {...}" */
 /* ---- end observability ---- */
 
 /* ---- inline witnesses (inline.c, owner: client) ---- */

@@ -17,6 +17,15 @@
  * Time charged between a state change in a handler and the next tick goes to the old state
  * (error: one loop turn).
  *
+ * Stage rates (issue 10 item 8): the last BRK_RATE_RING successful task times of each stage
+ * (t_end - t_start as the worker reported them). A stage's rate is its live workers (alive,
+ * in rotation) divided by the mean task time over a recent window: the reports of the last
+ * BRK_RATE_WINDOW_S seconds, or the last BRK_RATE_MIN reports when fewer came in that window
+ * (a 2^20 GPU task on the CPU backend takes minutes). The limiting stage is the one with the
+ * lowest rate while there is work (queued or running); none when nothing is queued or
+ * running; before that, a stage with no live worker limits (rate 0), and so does a stage
+ * that has work but has not finished a task yet (the most upstream one: all after it wait).
+ *
  * HTTP request counters (served / rejected) are kept here, counted by http.c.
  * Tests: tests/ipc/metrics.sh (+ metrics_check.py). */
 #include <arpa/inet.h>
@@ -45,7 +54,14 @@ enum { RES_DONE = 0, RES_FAILED = 1, RES_STALE = 2, RES_N = 3 };
 static const char *k_res_name[RES_N] = {"done", "failed", "stale"};
 static const char *k_cause_name[BRK_IDLE_NCAUSE] = {"busy", "starved", "no_credit", "handoff"};
 
+#define BRK_RATE_RING 256
+#define BRK_RATE_WINDOW_S 600
+#define BRK_RATE_MIN 8
+typedef struct { uint64_t t_end, dur; } rate_ent_t;
+
 struct brk_mx {
+    rate_ent_t rate[ZP_NROLES][BRK_RATE_RING];   /* recent successful task times per stage */
+    unsigned rate_head[ZP_NROLES], rate_n[ZP_NROLES];
     hist_t stage[ZP_NROLES], queue_wait[ZP_NROLES], handoff[ZP_NROLES];
     uint64_t parts[ZP_NROLES][RES_N];
     uint64_t dt_ns[ZP_NROLES][ZP_DT_N];
@@ -192,6 +208,11 @@ static void on_report(brk_t *b, brk_worker_t *w, uint32_t slot, uint64_t gen, ui
     unsigned s = p->stage < ZP_NROLES ? p->stage : r;
     mx->parts[s][ok ? RES_DONE : RES_FAILED]++;
     if (t_end >= t_start) hist_add(&mx->stage[s], k_stage_le, (double)(t_end - t_start) / 1e9);
+    if (ok && t_end > t_start) {
+        mx->rate[s][mx->rate_head[s]] = (rate_ent_t){zp_now_ns(), t_end - t_start};
+        mx->rate_head[s] = (mx->rate_head[s] + 1) % BRK_RATE_RING;
+        if (mx->rate_n[s] < BRK_RATE_RING) mx->rate_n[s]++;
+    }
     if (p->t_assign[s] >= p->t_queued[s] && p->t_queued[s])
         hist_add(&mx->queue_wait[s], k_lat_le, (double)(p->t_assign[s] - p->t_queued[s]) / 1e9);
     if (t_start >= p->t_assign[s] && p->t_assign[s])
@@ -209,6 +230,106 @@ void brk_mx_on_fail(brk_t *b, brk_worker_t *w, const zp_msg_fail_t *m)
 {
     on_report(b, w, m->slot, m->gen, m->t_start, m->t_end, false, NULL);
 }
+
+/* ---------------------------------------------------------------- stage rates */
+int brk_mx_stage_rates(const brk_t *b, uint64_t now, brk_stage_rate_t out[ZP_NROLES], const char **why)
+{
+    unsigned running[ZP_NROLES];
+    brk_running(b, running);
+    bool work = false;
+    for (unsigned r = 0; r < ZP_NROLES; r++) {
+        brk_stage_rate_t *o = &out[r];
+        memset(o, 0, sizeof *o);
+        o->queued = (unsigned)b->qn[r];
+        o->running = running[r];
+        work |= o->queued || o->running;
+        for (unsigned i = 0; i < BRK_MAX_WORKERS; i++) {
+            const brk_worker_t *w = &b->workers[i];
+            if (w->used && w->alive && w->role == r && !(w->tripped_until && now < w->tripped_until)) o->workers++;
+        }
+        const struct brk_mx *mx = b->mx;
+        if (!mx) continue;
+        uint64_t sum = 0, lo = now > (uint64_t)BRK_RATE_WINDOW_S * NS ? now - (uint64_t)BRK_RATE_WINDOW_S * NS : 0;
+        for (unsigned k = 0; k < mx->rate_n[r]; k++) {   /* newest first */
+            const rate_ent_t *e = &mx->rate[r][(mx->rate_head[r] + BRK_RATE_RING - 1 - k) % BRK_RATE_RING];
+            if (e->t_end < lo && k >= BRK_RATE_MIN) break;
+            sum += e->dur;
+            o->tasks++;
+        }
+        if (o->tasks) {
+            o->mean_task_s = (double)sum / o->tasks / 1e9;
+            o->rate = o->workers / o->mean_task_s;
+        }
+    }
+    if (!work) { *why = "no stage is limiting: nothing is queued or running"; return -1; }
+    int lim = -1;
+    for (unsigned r = 0; r < ZP_NROLES; r++)
+        if (!out[r].workers) { *why = "it has no live worker"; return (int)r; }
+    /* a stage with work that has not finished a task yet (a first partition, a key load):
+     * everything downstream waits on it; the most upstream such stage */
+    for (unsigned r = 0; r < ZP_NROLES; r++)
+        if (!out[r].tasks && (out[r].queued || out[r].running)) {
+            *why = "it has work and has not finished a task yet";
+            return (int)r;
+        }
+    for (unsigned r = 0; r < ZP_NROLES; r++)
+        if (out[r].tasks && (lim < 0 || out[r].rate < out[lim].rate)) lim = (int)r;
+    if (lim < 0) { *why = "no task finished yet: no stage measured"; return -1; }
+    bool all = true;
+    for (unsigned r = 0; r < ZP_NROLES; r++) all &= out[r].tasks > 0;
+    *why = all ? "lowest partitions/s of the three stages" : "lowest partitions/s of the stages measured so far";
+    return lim;
+}
+
+/* the threads of the first live finalizer, from its HELLO name ("finalizer N thread(s)",
+ * finalizer.c); 0 when unknown. A peer's claim: used for a hint text only. */
+static unsigned final_threads(const brk_t *b)
+{
+    for (unsigned i = 0; i < BRK_MAX_WORKERS; i++) {
+        const brk_worker_t *w = &b->workers[i];
+        unsigned t;
+        if (w->used && w->alive && w->role == ZP_ROLE_FINAL && sscanf(w->name, "finalizer %u thread", &t) == 1 && t &&
+            t < 65536)
+            return t;
+    }
+    return 0;
+}
+
+static void stage_rates_out(const brk_t *b, zp_sbuf_t *s, bool json)
+{
+    brk_stage_rate_t st[ZP_NROLES];
+    const char *why = "";
+    int lim = brk_mx_stage_rates(b, zp_now_ns(), st, &why);
+    if (json) {
+        zp_sbuf_printf(s, ", \"stages\": {\"window_s\": %u, \"min_tasks\": %u", BRK_RATE_WINDOW_S, BRK_RATE_MIN);
+        for (unsigned r = 0; r < ZP_NROLES; r++)
+            zp_sbuf_printf(s, ", \"%s\": {\"workers\": %u, \"tasks\": %u, \"mean_task_ms\": %.3f, \"partitions_per_s\": %.6g, "
+                           "\"queued\": %u, \"running\": %u}", zp_role_name(r), st[r].workers, st[r].tasks,
+                           st[r].mean_task_s * 1e3, st[r].rate, st[r].queued, st[r].running);
+        zp_sbuf_printf(s, ", \"limiting\": ");
+        if (lim >= 0) zp_sbuf_printf(s, "\"%s\"", zp_role_name((unsigned)lim));
+        else zp_sbuf_printf(s, "null");
+        zp_sbuf_printf(s, ", \"limiting_why\": \"%s\"}", why);   /* our own constant text */
+        return;
+    }
+    zp_sbuf_printf(s, "stages (partitions/s = live workers / mean task time, last %u s or %u tasks):", BRK_RATE_WINDOW_S,
+                   BRK_RATE_MIN);
+    for (unsigned r = 0; r < ZP_NROLES; r++) {
+        if (st[r].tasks)
+            zp_sbuf_printf(s, "%s %s %u x %.1f ms = %.4g/s", r ? ";" : "", zp_role_name(r), st[r].workers,
+                           st[r].mean_task_s * 1e3, st[r].rate);
+        else zp_sbuf_printf(s, "%s %s %u worker(s), not measured", r ? ";" : "", zp_role_name(r), st[r].workers);
+    }
+    if (lim >= 0) zp_sbuf_printf(s, "\nlimiting stage: %s (%s)\n", zp_role_name((unsigned)lim), why);
+    else zp_sbuf_printf(s, "\nlimiting stage: none (%s)\n", why);
+    unsigned ft = final_threads(b);
+    if (st[ZP_ROLE_GPU].tasks && st[ZP_ROLE_FINAL].tasks)   /* what `zkpipe up` sizes finalizers from */
+        zp_sbuf_printf(s, "finalizer sizing: zkpipe up --stage-ms gpu=%.0f,final=%.0f@%u\n",
+                       st[ZP_ROLE_GPU].mean_task_s * 1e3, st[ZP_ROLE_FINAL].mean_task_s * 1e3, ft ? ft : 1);
+}
+
+void brk_mx_stage_rates_text(const brk_t *b, zp_sbuf_t *s) { stage_rates_out(b, s, false); }
+void brk_mx_stage_rates_json(const brk_t *b, zp_sbuf_t *s) { stage_rates_out(b, s, true); }
 
 /* ---------------------------------------------------------------- Prometheus text */
 static void head(zp_sbuf_t *s, const char *name, const char *type, const char *help)
@@ -363,6 +484,18 @@ char *brk_metrics_text(brk_t *b)
         zp_sbuf_printf(&s, "} %.6f\n", v[BRK_IDLE_BUSY]);
     }
 
+    {
+        brk_stage_rate_t sr[ZP_NROLES];
+        const char *why;
+        int lim = brk_mx_stage_rates(b, now, sr, &why);
+        head(&s, "zkpipe_stage_partitions_per_second", "gauge",
+             "what a stage sustains: live workers / mean task time over the recent window (0: not measured)");
+        for (unsigned r = 0; r < ZP_NROLES; r++)
+            zp_sbuf_printf(&s, "zkpipe_stage_partitions_per_second{stage=\"%s\"} %.6g\n", zp_role_name(r), sr[r].rate);
+        head(&s, "zkpipe_stage_limiting", "gauge", "1 for the stage that limits throughput now (none while idle)");
+        for (unsigned r = 0; r < ZP_NROLES; r++)
+            zp_sbuf_printf(&s, "zkpipe_stage_limiting{stage=\"%s\"} %d\n", zp_role_name(r), lim == (int)r);
+    }
     head(&s, "zkpipe_stage_seconds", "histogram", "time a stage worked on a partition (worker's t_start to t_end)");
     for (unsigned r = 0; r < ZP_NROLES; r++) hist_out(&s, "zkpipe_stage_seconds", zp_role_name(r), &mx->stage[r], k_stage_le);
     head(&s, "zkpipe_queue_wait_seconds", "histogram", "time a partition waited in a stage's queue before dispatch");

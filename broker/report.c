@@ -102,7 +102,9 @@ char *brk_status_text(brk_t *b, bool json)
                       (unsigned long long)b->c.quarantine_released, (unsigned long long)b->c.breaker_trips,
                       (unsigned long long)b->c.verify_redo, (unsigned long long)b->c.jobs_evicted, b->n_waiters,
                       (unsigned long long)b->c.waiters_refused);
-        zp_sbuf_printf(&s, "}, \"workers\": [");
+        zp_sbuf_printf(&s, "}");
+        brk_mx_stage_rates_json(b, &s);   /* issue 10 item 8: the limiting stage */
+        zp_sbuf_printf(&s, ", \"workers\": [");
         bool first = true;
         for (unsigned i = 0; i < BRK_MAX_WORKERS; i++) {
             brk_worker_t *w = &b->workers[i];
@@ -162,6 +164,7 @@ char *brk_status_text(brk_t *b, bool json)
               (unsigned long long)b->c.stale, (unsigned long long)b->c.malformed,
               (unsigned long long)b->c.oversized, (unsigned long long)b->c.unknown_peer);
     if (brk_mx_listen_addr(b)) zp_sbuf_printf(&s, "metrics: http://%s/metrics\n", brk_mx_listen_addr(b));
+    brk_mx_stage_rates_text(b, &s);   /* issue 10 item 8: the limiting stage */
     zp_sbuf_printf(&s, "workers:\n");
     for (unsigned i = 0; i < BRK_MAX_WORKERS; i++) {
         brk_worker_t *w = &b->workers[i];

@@ -42,6 +42,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,14 +71,15 @@ static void on_chld(int s) { (void)s; g_chld = 1; }
 enum { K_RUNDIR, K_ARENA, K_SYNTH, K_GPU, K_FINAL, K_SLOTS, K_MAXDOM, K_MAXVARS, K_THREADS, K_HB, K_LIVE, K_ATTEMPTS,
        K_BACKEND, K_DEVICES, K_GPU_CREDITS, K_SYNTH_CREDITS, K_FINAL_THREADS, K_SYNTH_THREADS, K_SYNTHS, K_FINALS,
        K_PER_CARD, K_WATCHDOG, K_STATEDIR, K_METRICS, K_PRELOAD, K_HTTP, K_HTTP_TOKENS, K_HTTP_BODY, K_HTTP_KEYS,
-       K_FLEET, K_BOXNAME, K_NKEYS };
+       K_FLEET, K_BOXNAME, K_STAGE_MS, K_DEV_SPEEDUP, K_CORES, K_NKEYS };
 static const char *keys[K_NKEYS] = {"runtime-dir", "arena", "synth", "gpu", "final", "slots", "max-domain",
                                     "max-vars", "threads", "heartbeat-ms", "liveness", "max-attempts", "backend",
                                     "devices", "gpu-credits", "synth-credits", "final-threads", "synth-threads",
                                     "synths", "finalizers", "gpu-workers-per-card", "watchdog-sec",
                                     "state-dir", "metrics-listen", "preload",
                                     "http-listen", "http-token-file", "http-max-body", "http-key-dir",   /* client: HTTP API */
-                                    "fleet", "box-name"};
+                                    "fleet", "box-name",
+                                    "stage-ms", "device-speedup", "cores"};   /* stages: finalizer sizing (up_size.c) */
 
 typedef struct {
     const char *bin;
@@ -658,7 +660,8 @@ static void usage(FILE *f)
             "                 [--synth-threads N] [--final-threads N] [--watchdog-sec S]\n"
             "                 [--state-dir DIR] [--metrics-listen IP:PORT] [--preload ZKEY[,ZKEY...]]\n"
             "                 [--http-listen [IP:]PORT] [--http-token-file FILE] [--http-max-body BYTES]\n"
-            "                 [--http-key-dir DIR]\n"
+            "                 [--http-key-dir DIR] [--stage-ms gpu=MS,final=MS[@T]] [--device-speedup D]\n"
+            "                 [--cores N] [--dry-run]\n"
             "GPU workers: K per CUDA device found (CUDA_VISIBLE_DEVICES respected), or one on the CPU\n"
             "backend when there is none; --gpu N sets the total instead. --synth/--final: old names of\n"
             "--synths/--finalizers. --watchdog-sec: children's watchdog (default 30, 0 = off).\n"
@@ -666,6 +669,10 @@ static void usage(FILE *f)
             "--state-dir: the broker's job journal (default $ZP_STATE_DIR, $XDG_STATE_HOME/zkpipe).\n"
             "--fleet URL|-: also take work from that PostgreSQL fleet queue (- : the URL is in $ZP_FLEET,\n"
             "which keeps it out of ps); --box-name NAME: this box in the fleet (default: host name).\n"
+            "--finalizers auto (the default) sizes the finalizers (count and --final-threads) so they keep\n"
+            "up with the GPU workers: from --stage-ms (task times `zkpipe status` prints for a running\n"
+            "group), else a model (CPU backend: measured ratio; CUDA: --device-speedup, a guess); --cores:\n"
+            "the host cores the rule may use (default: this process's CPUs). --dry-run: print the plan, exit.\n"
             "Config file: `key = value` lines with the same keys. Ctrl-C stops the group.\n");
 }
 
@@ -683,24 +690,82 @@ static int parse_count(const char *v, int dflt, int lo, int hi, const char *what
 
 #define UP_MAX_GPU 128
 
+/* the finalizers: --finalizers N as given, or the sizing rule (up_size.c); logs the decision
+ * (dry_run: prints the plan) */
+static int size_plan(int *nfinal, char *threads, size_t tn, bool fin_auto, int ngpu, bool device, char *val[K_NKEYS],
+                     bool dry_run)
+{
+    up_size_in_t in = {.n_gpu = (unsigned)ngpu, .device = device};
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) cpus = CPU_COUNT(&set);
+    int cores = parse_count(val[K_CORES], cpus > 0 ? (int)cpus : 1, 1, 65536, "cores");
+    int gth = parse_count(val[K_THREADS], 0, 0, 4096, "threads");
+    int fth = parse_count(val[K_FINAL_THREADS] ? val[K_FINAL_THREADS] : val[K_THREADS], 0, 0, 4096, "final-threads");
+    if (cores < 0 || gth < 0 || fth < 0) return -1;
+    in.cores = (unsigned)cores;
+    in.gpu_threads = (unsigned)gth;
+    in.final_threads = (unsigned)fth;
+    in.n_final = fin_auto ? 0 : (unsigned)*nfinal;
+    if (val[K_STAGE_MS]) {
+        if (up_parse_stage_ms(&in.rates, val[K_STAGE_MS]) < 0) {
+            fprintf(stderr, "zkpipe up: --stage-ms '%s': expected gpu=MS,final=MS[@THREADS] (task times in ms, "
+                    "as `zkpipe status` prints them)\n", val[K_STAGE_MS]);
+            return -1;
+        }
+        in.measured = true;
+    }
+    if (val[K_DEV_SPEEDUP]) {
+        char *e;
+        in.device_speedup = strtod(val[K_DEV_SPEEDUP], &e);
+        if (e == val[K_DEV_SPEEDUP] || *e || !(in.device_speedup > 0) || in.device_speedup > 1e6) {
+            fprintf(stderr, "zkpipe up: --device-speedup '%s': expected a positive number\n", val[K_DEV_SPEEDUP]);
+            return -1;
+        }
+    }
+    up_size_t o;
+    up_size_finalizers(&o, &in);
+    *nfinal = (int)o.n_final;
+    snprintf(threads, tn, "%u", o.final_threads);
+    char line[700];
+    snprintf(line, sizeof line, "finalizers: %u x %u thread(s)%s (%s)", o.n_final, o.final_threads,
+             fin_auto ? "" : " (--finalizers)", o.why);
+    zp_log(ZP_LOG_INFO, "%s", line);
+    if (o.short_of_cores || o.final_rate < o.gpu_rate)
+        zp_log(ZP_LOG_WARN, "the finalizer stage will limit throughput: %.1f thread(s) needed, %u finalizer thread(s) on "
+               "%u core(s) keep up with %.0f%% of what the GPU workers produce", o.need_threads,
+               o.n_final * o.final_threads, in.cores, 100 * o.final_rate / o.gpu_rate);
+    if (dry_run)
+        printf("plan: %d gpu worker(s) (%s), %u finalizer(s) x %u thread(s); need %.2f finalizer thread(s); "
+               "finalizer capacity / gpu rate %.2f%s\n%s\n", ngpu, device ? "devices" : "cpu backend", o.n_final,
+               o.final_threads, o.need_threads, o.final_rate / o.gpu_rate,
+               o.short_of_cores ? "; SHORT OF CORES: the finalizer stage will limit" : "", line);
+    return 0;
+}
+
 static int up_cmd(int argc, char **argv, char *val[K_NKEYS])
 {
     const char *config = NULL;
-    static struct option opts[K_NKEYS + 3];
+    static struct option opts[K_NKEYS + 4];
     for (int i = 0; i < K_NKEYS; i++) opts[i] = (struct option){keys[i], 1, 0, 1000 + i};
     opts[K_NKEYS] = (struct option){"config", 1, 0, 'c'};
     opts[K_NKEYS + 1] = (struct option){"help", 0, 0, 'h'};
+    opts[K_NKEYS + 2] = (struct option){"dry-run", 0, 0, 'n'};
     int c, ret = 1;
+    bool dry_run = false;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         if (c >= 1000 && c < 1000 + K_NKEYS) { free(val[c - 1000]); val[c - 1000] = strdup(optarg); }
         else if (c == 'c') config = optarg;
+        else if (c == 'n') dry_run = true;
         else { usage(c == 'h' ? stdout : stderr); return c == 'h' ? 0 : 2; }
     }
     if (optind != argc) { fprintf(stderr, "zkpipe up: unexpected argument '%s'\n", argv[optind]); return 2; }
     if (config && load_config(config, val) < 0) return 2;
     int nsynth = parse_count(val[K_SYNTHS] ? val[K_SYNTHS] : val[K_SYNTH], 1, 1, 64, "synths");
-    int nfinal = parse_count(val[K_FINALS] ? val[K_FINALS] : val[K_FINAL], 1, 1, 64, "finalizers");
+    const char *fin_v = val[K_FINALS] ? val[K_FINALS] : val[K_FINAL];
+    bool fin_auto = !fin_v || !strcmp(fin_v, "auto");
+    int nfinal = fin_auto ? 0 : parse_count(fin_v, 1, 1, UP_FINAL_MAX, "finalizers");
     int per_card = parse_count(val[K_PER_CARD], 1, 1, 16, "gpu-workers-per-card");
     int wd_sec = parse_count(val[K_WATCHDOG], 30, 0, 3600, "watchdog-sec");
     const char *backend = val[K_BACKEND] ? val[K_BACKEND] : "auto";
@@ -723,6 +788,11 @@ static int up_cmd(int argc, char **argv, char *val[K_NKEYS])
     static char devarg[UP_MAX_GPU][16];
     int ngpu = plan_gpus(devarg, UP_MAX_GPU, backend, val[K_DEVICES], val[K_GPU], per_card, bins[2]);
     if (ngpu < 0) return 1;
+    char fin_threads[16];
+    const char *fin_threads_v = val[K_FINAL_THREADS] ? val[K_FINAL_THREADS] : val[K_THREADS];
+    if (size_plan(&nfinal, fin_threads, sizeof fin_threads, fin_auto, ngpu, devarg[0][0] != 0, val, dry_run) < 0) return 2;
+    if (fin_auto) fin_threads_v = fin_threads;
+    if (dry_run) return 0;
 
     if (val[K_FLEET] && ((strcmp(val[K_FLEET], "-") && setenv("ZP_FLEET", val[K_FLEET], 1) < 0) ||
                          !getenv("ZP_FLEET") || !*getenv("ZP_FLEET"))) {
@@ -783,7 +853,7 @@ static int up_cmd(int argc, char **argv, char *val[K_NKEYS])
             add(x, "--credits", val[K_GPU_CREDITS]);
             add(x, "--threads", val[K_THREADS]);
         } else {
-            add(x, "--threads", val[K_FINAL_THREADS] ? val[K_FINAL_THREADS] : val[K_THREADS]);
+            add(x, "--threads", fin_threads_v);
         }
         if (val[K_PRELOAD]) { /* comma-separated list, each passed as its own --preload */
             char *list = strdup(val[K_PRELOAD]), *save = NULL;
