@@ -55,7 +55,8 @@ if [ $SANITIZED = 0 ] && [ -n "${ZP_ALLOC_SHIM:-}" ] && [ -f "$ZP_ALLOC_SHIM" ];
   ALLOC_LOG=$KEYS/alloc.log
   export LD_PRELOAD=$ZP_ALLOC_SHIM ZP_ALLOC_LOG=$ALLOC_LOG ZP_ALLOC_MIN=$((NCONS * 4))
 fi
-ipc_init stages "$ZK" "$2" --slots 4 --max-domain 8192 --max-vars 8193 --threads 1 \
+TOK=$KEYS/tokens; echo "tok-$$" >"$TOK"
+ipc_init stages "$ZK" "$2" --http-listen 127.0.0.1:0 --http-token-file "$TOK" --slots 4 --max-domain 8192 --max-vars 8193 --threads 1 \
   --stage-ms gpu=1000,final=2500@1 --final-threads 1 --cores 16
 unset LD_PRELOAD
 trap 'ipc_cleanup; rm -rf "$KEYS"' EXIT
@@ -63,7 +64,13 @@ ipc_wait_workers 1 1 3
 [ "$(ipc_jq '[.workers[] | select(.role == "final")] | length')" = 3 ] || ipc_fail "want exactly 3 finalizers"
 grep -q "finalizers: 3 x 1 thread(s)" "$IPC_DIR/up.log" || ipc_fail "up did not log its sizing decision"
 
+ADDR=$(ipc_jq '.metrics_listen // empty')
+http_status() {   # GET /v1/status (the HTTP status): the same JSON
+  command -v curl >/dev/null || { ipc_status; return; }
+  curl -sf -H "Authorization: Bearer tok-$$" "http://$ADDR/v1/status"
+}
 # idle: no stage limits
+[ "$(http_status | jq -r '.stages.limiting')" = null ] || ipc_fail "HTTP status: idle group names a limiting stage"
 [ "$(ipc_jq '.stages.limiting')" = null ] || ipc_fail "idle group names a limiting stage"
 ipc_jq '.stages.limiting_why' | grep -q "nothing is queued or running" || ipc_fail "idle reason"
 "$ZK" status | grep -q "^limiting stage: none (no stage is limiting: nothing is queued or running)" ||
@@ -83,6 +90,7 @@ ipc_release synth
 ipc_wait_for '.queues.final.running == 3' 300
 [ "$(ipc_jq '.stages.limiting')" = final ] || ipc_fail "held finalizers not limiting: $(ipc_jq -c .stages)"
 "$ZK" status | grep -q "^limiting stage: final (it has work and has not finished a task yet)" || ipc_fail "text: final"
+[ "$(http_status | jq -r '.stages.limiting')" = final ] || ipc_fail "HTTP status: final not limiting"
 ipc_release final
 "$ZK" await "$J" --timeout 300 --out "$IPC_DIR/out/w" >/dev/null || ipc_fail "await warm-up"
 ipc_verify_all "$IPC_DIR/out/w" "$KEYS/verification_key.json" 3
