@@ -52,4 +52,21 @@ static inline char *test_slurp(const char *path, size_t *len)
     if (len) *len = (size_t)n;
     return b;
 }
+/* remove a flat directory (the files in it, then it): tests' mkdtemp folders */
+#include <dirent.h>
+#include <string.h>
+#include <unistd.h>
+static inline void test_rm_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char p[1200];
+    while (d && (e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        unlink(p);
+    }
+    if (d) closedir(d);
+    rmdir(dir);
+}
 #endif

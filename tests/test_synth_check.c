@@ -31,20 +31,6 @@ typedef struct {
     size_t n;
 } key_t_;
 
-static void rm_dir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    char p[600];
-    while (d && (e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        unlink(p);
-    }
-    if (d) closedir(d);
-    rmdir(dir);
-}
-
 static int key_make(key_t_ *x, zp_curve_id_t curve, unsigned power, unsigned K, zp_pool_t *pool)
 {
     memset(x, 0, sizeof *x);
@@ -75,7 +61,7 @@ static void key_free(key_t_ *x)
     zp_r1cs_close(&x->r1);
     zp_g16_key_close(&x->k);
     zp_zkey_close(&x->z);
-    rm_dir(x->dir);
+    test_rm_dir(x->dir);
 }
 
 static uint32_t wire_s(const key_t_ *x, unsigned i) { return 1 + x->K + i; }

@@ -28,20 +28,6 @@ static int count_files(const char *dir)
     return n;
 }
 
-static void rm_dir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    char p[1200];
-    while (d && (e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        unlink(p);
-    }
-    if (d) closedir(d);
-    rmdir(dir);
-}
-
 static void test_refusal(const char *dir)
 {
     zp_testkey_cfg_t c = {.curve = ZP_CURVE_BN254, .power = 4, .n_public = 1, .n_witness = 1, .out_dir = dir};
@@ -199,8 +185,8 @@ int main(void)
     free(tx);
     zp_backend_cpu.close(&be);
     zp_pool_destroy(&pool);
-    rm_dir(dir);
-    rm_dir(dir2);
+    test_rm_dir(dir);
+    test_rm_dir(dir2);
     rmdir(root);
     return fails ? (fprintf(stderr, "testkey: %d failure(s)\n", fails), 1) : (printf("testkey: ok\n"), 0);
 }
