@@ -91,7 +91,11 @@ static int check_g2(const g16_curve_t *cv, const zp_zkey_t *z, const void *p, si
                       what, bad, sub ? "canonical, on the curve, in the subgroup" : "canonical, on the curve");
 }
 
-static int load_coefs(zp_g16_key_t *k, const zp_zkey_t *z, const g16_curve_t *cv)
+static void key_drop_pages(const zp_zkey_t *z, const void *p, size_t n);
+
+/* drop: the zkey's pages of the entries decoded so far go back as the decoding goes (in-place
+ * loads of a mapped zkey), so the raw and the decoded coefficients are never both resident */
+static int load_coefs(zp_g16_key_t *k, const zp_zkey_t *z, const g16_curve_t *cv, bool drop)
 {
     const char *name = z->f.path ? z->f.path : "zkey";
     size_t esz = 12 + (size_t)z->n8r;
@@ -111,6 +115,7 @@ static int load_coefs(zp_g16_key_t *k, const zp_zkey_t *z, const g16_curve_t *cv
                               "wire < %u, value < r)", name, i, c->matrix, c->row, c->wire, z->domain_size, z->n_vars);
         if (c->row < prev) k->coefs_sorted = 0;
         prev = c->row;
+        if (drop && (i + 1) % 8192 == 0) key_drop_pages(z, z->coefs, (size_t)(i + 1) * esz);
     }
     return 0;
 }
@@ -169,9 +174,13 @@ static int load_result(load_job_t *j, const zp_zkey_t *z)
  * twice; a later read would fault them in again from the file */
 static void key_drop_pages(const zp_zkey_t *z, const void *p, size_t n)
 {
-    if (!z->f.mapped || n == 0) return;
+    if (z->f.mapped) g16_drop_pages(p, n);
+}
+
+void g16_drop_pages(const void *p, size_t n)
+{
     long pg = sysconf(_SC_PAGESIZE);
-    if (pg <= 0) return;
+    if (pg <= 0 || !p || n == 0) return;
     uintptr_t lo = ((uintptr_t)p + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1);
     uintptr_t hi = ((uintptr_t)p + n) & ~((uintptr_t)pg - 1);
     if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_DONTNEED);   /* advice: failure is harmless */
@@ -250,7 +259,7 @@ static int key_load_into(zp_g16_key_t *k, const zp_zkey_t *z, void *mem, size_t 
         (rc = check_g2(cv, z, &k->gamma2, 1, true, false, "gamma2")) ||
         (rc = check_g2(cv, z, &k->delta2, 1, true, false, "delta2")) ||
         (rc = load_result(&j, z)) ||
-        (rc = load_coefs(k, z, cv))) {
+        (rc = load_coefs(k, z, cv, inplace))) {
         memset(k, 0, sizeof *k);
         return rc;
     }
