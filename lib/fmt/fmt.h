@@ -40,7 +40,10 @@ typedef struct zp_zkey {
     uint32_t n_coefs;
     const uint8_t *points_a, *points_b1, *points_b2, *points_c, *points_h;
     /* sizes in points: a, b1, b2: n_vars; c: n_vars - n_public - 1; h: domain_size */
+    unsigned moved;            /* (added) ZP_ZKEY_MOVED_* bits: arrays zp_zkey_align_points moved */
 } zp_zkey_t;
+enum { ZP_ZKEY_MOVED_IC = 1, ZP_ZKEY_MOVED_A = 2, ZP_ZKEY_MOVED_B1 = 4, ZP_ZKEY_MOVED_B2 = 8,
+       ZP_ZKEY_MOVED_C = 16, ZP_ZKEY_MOVED_H = 32 };
 
 typedef struct zp_wtns {
     zp_binfile_t f;

@@ -224,8 +224,10 @@ int zp_zkey_align_points(zp_zkey_t *z)
         {&z->points_b2, nv * g2}, {&z->points_c, (nv - np1) * g1}, {&z->points_h, (uint64_t)z->domain_size * g1},
     };
     for (size_t i = 0; i < sizeof arr / sizeof arr[0]; i++) {
+        const uint8_t *was = *arr[i].p;
         int rc = zp_fmt_align_inplace(&z->f, arr[i].p, (size_t)arr[i].bytes, 8);
         if (rc) return rc;
+        if (*arr[i].p != was) z->moved |= 1u << i;   /* the ZP_ZKEY_MOVED_* order */
     }
     return 0;
 }

@@ -232,13 +232,13 @@ static int key_load_into(zp_g16_key_t *k, const zp_zkey_t *z, void *mem, size_t 
     load_job_t j;
     memset(&j, 0, sizeof j);
     j.cv = cv;
-    const struct { void *dst; const uint8_t *src; size_t n; const char *what; bool g2, subgroup; } arr[L_N] = {
-        {k->ic, z->ic, (size_t)z->n_public + 1, "IC", false, true},
-        {k->a, z->points_a, z->n_vars, "pointsA", false, false},
-        {k->b1, z->points_b1, z->n_vars, "pointsB1", false, false},
-        {k->c, z->points_c, nc, "pointsC", false, false},
-        {k->h, z->points_h, z->domain_size, "pointsH", false, false},
-        {k->b2, z->points_b2, z->n_vars, "pointsB2", true, false},
+    const struct { void *dst; const uint8_t *src; size_t n; const char *what; bool g2, subgroup; unsigned moved; } arr[L_N] = {
+        {k->ic, z->ic, (size_t)z->n_public + 1, "IC", false, true, ZP_ZKEY_MOVED_IC},
+        {k->a, z->points_a, z->n_vars, "pointsA", false, false, ZP_ZKEY_MOVED_A},
+        {k->b1, z->points_b1, z->n_vars, "pointsB1", false, false, ZP_ZKEY_MOVED_B1},
+        {k->c, z->points_c, nc, "pointsC", false, false, ZP_ZKEY_MOVED_C},
+        {k->h, z->points_h, z->domain_size, "pointsH", false, false, ZP_ZKEY_MOVED_H},
+        {k->b2, z->points_b2, z->n_vars, "pointsB2", true, false, ZP_ZKEY_MOVED_B2},
     };
     for (int i = 0; i < L_N; i++) {
         j.arr[i].dst = arr[i].dst;
@@ -264,8 +264,12 @@ static int key_load_into(zp_g16_key_t *k, const zp_zkey_t *z, void *mem, size_t 
         return rc;
     }
     if (inplace) {
+        /* copied arrays: the mapping's pages are dead. Arrays used in place and not moved by
+         * zp_zkey_align_points (clean file pages): dropped too after their check, read again
+         * from the page cache by their MSM, so they are not resident during synthesis (moved
+         * ones are the process's own pages now and stay) */
         for (int i = 0; i < L_N; i++)
-            if (arr[i].dst != (const void *)arr[i].src)
+            if (arr[i].dst != (const void *)arr[i].src || !(z->moved & arr[i].moved))
                 key_drop_pages(z, arr[i].src, arr[i].n * (arr[i].g2 ? cv->g2a_size : cv->g1a_size));
         key_drop_pages(z, z->coefs, (size_t)z->n_coefs * (12 + (size_t)z->n8r));
     }
