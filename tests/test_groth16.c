@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/ec/ec.h"
 #include "lib/fmt/fmt.h"
@@ -372,6 +373,109 @@ static void test_inplace_key(fx_t *fx)
     free(odd);
 }
 
+/* a copy of a binfile (zkey / wtns) with a skipped section (id 40) of pad bytes first, so that
+ * every later section moves by 12 + pad bytes: written to dir/name */
+static bool write_padded(const char *path, const uint8_t *buf, size_t len, size_t pad)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) return false;
+    uint8_t hdr[12], sec[12] = {40, 0, 0, 0}, zero[8] = {0};
+    memcpy(hdr, buf, 12);
+    uint32_t ns;
+    memcpy(&ns, hdr + 8, 4);
+    ns++;
+    memcpy(hdr + 8, &ns, 4);
+    uint64_t pl = pad;
+    memcpy(sec + 4, &pl, 8);
+    bool ok = fwrite(hdr, 1, 12, f) == 12 && fwrite(sec, 1, 12, f) == 12 && fwrite(zero, 1, pad, f) == pad &&
+              fwrite(buf + 12, 1, len - 12, f) == len - 12;
+    return fclose(f) == 0 && ok;
+}
+
+/* zp_zkey_align_points / zp_g16_witness_inplace / zp_g16_prove_once (`zkpipe prove`): for
+ * every misalignment 0..7 of the sections, the mapped zkey's point arrays and the witness end
+ * up 8-byte aligned inside the mapping (none copied), the key equals the copying load, the
+ * proof is snarkjs's, the file is unchanged; a one-shot proof gives the same proof and the
+ * consumed key refuses a second one */
+static void test_misaligned_files(fx_t *fx)
+{
+    size_t zlen, wlen;
+    char p[1200], dir[] = "/tmp/zp-g16-misalign-XXXXXX";
+    snprintf(p, sizeof p, "%s/circuit.zkey", fx->dir);
+    uint8_t *zb = (uint8_t *)read_file(p, &zlen);
+    snprintf(p, sizeof p, "%s/witness.wtns", fx->dir);
+    uint8_t *wb = (uint8_t *)read_file(p, &wlen);
+    bool made = zb && wb && mkdtemp(dir);
+    CHECK(made);
+    if (!made) goto out;
+    size_t g1 = zp_g1a_size(fx->key.curve), g2 = zp_g2a_size(fx->key.curve);
+    size_t nv = fx->key.n_vars, nc = nv - fx->key.n_public - 1;
+    unsigned moved = 0;
+    for (size_t pad = 0; pad < 8; pad++) {
+        char zp[1300], wp[1300];
+        snprintf(zp, sizeof zp, "%s/k%zu.zkey", dir, pad);
+        snprintf(wp, sizeof wp, "%s/w%zu.wtns", dir, pad);
+        CHECK(write_padded(zp, zb, zlen, pad) && write_padded(wp, wb, wlen, pad));
+        zp_zkey_t z;
+        zp_wtns_t wt;
+        zp_g16_key_t k;
+        if (zp_zkey_open(&z, zp)) { CHECK(!"open padded zkey"); continue; }
+        CHECK(zp_wtns_open(&wt, wp) == 0);
+        const uint8_t *before[6] = {z.ic, z.points_a, z.points_b1, z.points_b2, z.points_c, z.points_h};
+        CHECK(zp_zkey_align_points(&z) == 0);
+        const uint8_t *after[6] = {z.ic, z.points_a, z.points_b1, z.points_b2, z.points_c, z.points_h};
+        const size_t cnt[6] = {fx->key.n_public + 1, nv, nv, nv, nc, fx->key.domain_size};
+        for (int i = 0; i < 6; i++) {
+            if (!cnt[i]) continue;   /* an empty array (no C points) is never read */
+            CHECK(!((uintptr_t)after[i] % 8) && after[i] <= before[i] && before[i] - after[i] < 8);
+            if (after[i] != before[i]) moved++;
+        }
+        CHECK(zp_g16_key_load_inplace(&k, &z, fx->pool) == 0);
+        const uint8_t *lo = z.f.map, *hi = z.f.map + z.f.size;
+        const void *arr[6] = {k.ic, k.a, k.b1, k.b2, k.c, k.h};
+        for (int i = 0; i < 6; i++) CHECK(!cnt[i] || ((const uint8_t *)arr[i] >= lo && (const uint8_t *)arr[i] < hi));
+        CHECK(!memcmp(k.a, fx->key.a, nv * g1) && !memcmp(k.b1, fx->key.b1, nv * g1));
+        CHECK(!memcmp(k.c, fx->key.c, nc * g1) && !memcmp(k.h, fx->key.h, fx->key.domain_size * g1));
+        CHECK(!memcmp(k.b2, fx->key.b2, nv * g2) && !memcmp(k.ic, fx->key.ic, (fx->key.n_public + 1) * g1));
+        const zp_scalar_t *w = NULL;
+        zp_scalar_t *copy = NULL, *ref = NULL;
+        CHECK(zp_g16_witness_inplace(&w, &copy, &wt) == 0);
+        CHECK(w && !copy && (const uint8_t *)w >= wt.f.map && !((uintptr_t)w % 8));
+        CHECK(load_witness(&ref, fx, "witness.wtns") == 0);
+        CHECK(w && ref && !memcmp(w, ref, (size_t)wt.n_witness * sizeof *w));
+        zp_g16_proof_t proof;
+        zp_scalar_t zero = {{0}};
+        if (w) {
+            CHECK(zp_g16_prove(&proof, &k, w, NULL, &zero, &zero, ops, fx->be, fx->pool, NULL) == 0);
+            CHECK(proof_json_equals(&proof, fx, "proof_rs0.json"));
+            memset(&proof, 0, sizeof proof);
+            CHECK(zp_g16_prove_once(&proof, &k, w, NULL, &zero, &zero, ops, fx->be, fx->pool, NULL) == 0);
+            CHECK(proof_json_equals(&proof, fx, "proof_rs0.json"));
+            CHECK(zp_g16_prove(&proof, &k, w, NULL, &zero, &zero, ops, fx->be, fx->pool, NULL) == -EINVAL);
+            CHECK(strstr(zp_err_msg(), "consumed") != NULL);
+        }
+        free(ref);
+        zp_g16_key_close(&k);
+        zp_wtns_close(&wt);
+        zp_zkey_close(&z);
+        /* the files themselves are unchanged */
+        size_t l2;
+        uint8_t *again = (uint8_t *)read_file(zp, &l2);
+        CHECK(again && l2 == zlen + 12 + pad && !memcmp(again + 24 + pad, zb + 12, zlen - 12));
+        free(again);
+        again = (uint8_t *)read_file(wp, &l2);
+        CHECK(again && l2 == wlen + 12 + pad && !memcmp(again + 24 + pad, wb + 12, wlen - 12));
+        free(again);
+        remove(zp);
+        remove(wp);
+    }
+    CHECK(moved > 0);   /* some pads did misalign arrays */
+    rmdir(dir);
+out:
+    free(zb);
+    free(wb);
+}
+
 /* the same proof from a zkey whose coefficient entries are stored in reverse order (rows not
  * sorted: synth's scan-all path instead of the binary search) */
 static void test_unsorted_coefs(fx_t *fx, const zp_scalar_t *w)
@@ -501,6 +605,7 @@ static void test_fixture(const char *dir, const char *name)
         test_bad_witness(&fx);
         test_corrupt_key(&fx);
         test_inplace_key(&fx);
+        test_misaligned_files(&fx);
     }
     printf("%-24s %s  (nVars %u, nPublic %u, domain %u, key load %.1f ms)\n", name,
            failures == before ? "ok" : "FAILED", fx.key.n_vars, fx.key.n_public, fx.key.domain_size, t_load / 1e6);

@@ -1,7 +1,8 @@
 /* binfile.c - the binfileutils container shared by .zkey, .wtns, .r1cs (and .ptau), curve
  * identification, and the big-integer text helpers of the JSON code.
  * Container: magic[4], u32 version, u32 nSections, then nSections x {u32 id, u64 size, payload}.
- * Invariants: a file is mapped read-only and never written; every (offset, size) recorded in a
+ * Invariants: a file is mapped read-only and never written (zp_fmt_align_inplace moves bytes
+ * inside the private mapping only, over a section header); every (offset, size) recorded in a
  * zp_fmt_container_t was checked to lie inside the file with overflow-safe u64 arithmetic
  * (size <= file_size - offset, never offset + size) before anything behind it is read.
  * Tests: tests/test_fmt.c */
@@ -260,4 +261,33 @@ size_t zp_fmt_le_to_dec(char *out, size_t cap, const uint8_t *le, size_t n8)
     for (size_t i = 0; i < n; i++) out[i] = rev[nd - 1 - i];
     out[n] = 0;
     return nd;
+}
+
+/* (added, issue 12) the n bytes at *p of a file this process mapped, moved down to the
+ * previous multiple of align so they can be read as typed arrays where they are; the
+ * mapping is private, so the moved pages become this process's own copy (the file and the
+ * page cache are unchanged) and nothing is resident twice. The up to align - 1 bytes before
+ * *p are overwritten: only for a section's payload, whose 12-byte section header (parsed
+ * already, never read again) precedes it. */
+int zp_fmt_align_inplace(zp_binfile_t *f, const uint8_t **p, size_t n, size_t align)
+{
+    uintptr_t a = (uintptr_t)*p, shift = a & (uintptr_t)(align - 1);
+    if (!shift || n == 0) return 0;
+    const char *name = zp_fmt_name(f);
+    if (!f->mapped) return zp_err_set(-EINVAL, "%s: not mapped by this process: cannot move its bytes", name);
+    uintptr_t base = (uintptr_t)f->map;
+    if (align > 12 || (align & (align - 1)) || a < base + 12 || a > base + f->size || n > base + f->size - a)
+        return zp_err_set(-EINVAL, "%s: cannot align %zu bytes at offset %llu to %zu", name, n,
+                          (unsigned long long)(a - base), align);
+    long pg = sysconf(_SC_PAGESIZE);
+    if (pg <= 0) pg = 4096;
+    uintptr_t lo = (a - shift) & ~((uintptr_t)pg - 1), hi = (a + n + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1);
+    if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE) != 0) {
+        int e = errno;
+        return zp_err_set(-e, "%s: mprotect: %s", name, strerror(e));
+    }
+    memmove((void *)(a - shift), (const void *)a, n);
+    (void)mprotect((void *)lo, hi - lo, PROT_READ);   /* back to read-only; failure is harmless */
+    *p = (const uint8_t *)(a - shift);
+    return 0;
 }

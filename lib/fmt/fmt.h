@@ -40,7 +40,10 @@ typedef struct zp_zkey {
     uint32_t n_coefs;
     const uint8_t *points_a, *points_b1, *points_b2, *points_c, *points_h;
     /* sizes in points: a, b1, b2: n_vars; c: n_vars - n_public - 1; h: domain_size */
+    unsigned moved;            /* (added) ZP_ZKEY_MOVED_* bits: arrays zp_zkey_align_points moved */
 } zp_zkey_t;
+enum { ZP_ZKEY_MOVED_IC = 1, ZP_ZKEY_MOVED_A = 2, ZP_ZKEY_MOVED_B1 = 4, ZP_ZKEY_MOVED_B2 = 8,
+       ZP_ZKEY_MOVED_C = 16, ZP_ZKEY_MOVED_H = 32 };
 
 typedef struct zp_wtns {
     zp_binfile_t f;
@@ -80,6 +83,14 @@ int zp_check_wtns_zkey(const zp_wtns_t *w, const zp_zkey_t *z);
 int zp_check_r1cs_zkey(const zp_r1cs_t *r, const zp_zkey_t *z);
 /* (added) every point coordinate of the key < q: reads the whole file, so not done at open */
 int zp_zkey_check_points(const zp_zkey_t *z);
+/* (added, issue 12) for a zkey this process mapped (zp_zkey_open): moves every point array
+ * (IC, A, B1, B2, C, H) whose bytes are not 8-byte aligned down onto the preceding multiple
+ * of 8 in the private mapping (over its own section header) and updates the pointers, so a
+ * proving key can use all of them in place (zp_g16_key_load_inplace); the file is not
+ * changed. A no-op for aligned arrays and for zp_zkey_parse's caller memory. 0 or -errno. */
+int zp_zkey_align_points(zp_zkey_t *z);
+/* (added, issue 12) the same for a mapped witness's values */
+int zp_wtns_align_values(zp_wtns_t *w);
 
 /* ---- JSON ---- decimal strings are canonical standard-form integers (no sign, no leading
  * zeros). A BLS12-381 base-field coordinate has up to 115 digits, so coordinates use

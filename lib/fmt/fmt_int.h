@@ -38,6 +38,10 @@ const char *zp_fmt_name(const zp_binfile_t *f);
 /* mmap path read-only into f (f->mapped = 1); empty files are rejected with ZP_EFORMAT */
 int zp_fmt_map(zp_binfile_t *f, const char *path);
 void zp_fmt_unmap(zp_binfile_t *f);
+/* (added) moves the n bytes at *p (a section payload of a mapped file, align <= 8 a power of
+ * two) down to the previous multiple of align inside the private mapping, over the section
+ * header before it, and updates *p; 0, or -EINVAL / -errno (f not mapped, out of range) */
+int zp_fmt_align_inplace(zp_binfile_t *f, const uint8_t **p, size_t n, size_t align);
 /* checks magic and version in [vmin, vmax] and walks the section table: every section lies
  * inside the file, no id below ZP_FMT_MAX_SECTION_ID twice, no bytes after the last one. */
 int zp_fmt_container(zp_fmt_container_t *c, const zp_binfile_t *f, const char magic[4],

@@ -78,3 +78,9 @@ void zp_wtns_close(zp_wtns_t *w)
     zp_fmt_unmap(&w->f);
     memset(w, 0, sizeof *w);
 }
+
+int zp_wtns_align_values(zp_wtns_t *w)
+{
+    if (!w->f.mapped) return 0;
+    return zp_fmt_align_inplace(&w->f, &w->values, (size_t)w->n_witness * w->n8, 8);
+}

@@ -214,3 +214,20 @@ int zp_check_wtns_zkey(const zp_wtns_t *w, const zp_zkey_t *z)
         return zp_err_set(ZP_EMISMATCH, "%s: %u witness values but %s has nVars %u", wn, w->n_witness, zn, z->n_vars);
     return 0;
 }
+
+int zp_zkey_align_points(zp_zkey_t *z)
+{
+    if (!z->f.mapped) return 0;
+    uint64_t g1 = 2ull * z->n8q, g2 = 4ull * z->n8q, nv = z->n_vars, np1 = (uint64_t)z->n_public + 1;
+    const struct { const uint8_t **p; uint64_t bytes; } arr[] = {
+        {&z->ic, np1 * g1}, {&z->points_a, nv * g1}, {&z->points_b1, nv * g1},
+        {&z->points_b2, nv * g2}, {&z->points_c, (nv - np1) * g1}, {&z->points_h, (uint64_t)z->domain_size * g1},
+    };
+    for (size_t i = 0; i < sizeof arr / sizeof arr[0]; i++) {
+        const uint8_t *was = *arr[i].p;
+        int rc = zp_fmt_align_inplace(&z->f, arr[i].p, (size_t)arr[i].bytes, 8);
+        if (rc) return rc;
+        if (*arr[i].p != was) z->moved |= 1u << i;   /* the ZP_ZKEY_MOVED_* order */
+    }
+    return 0;
+}

@@ -88,6 +88,11 @@ static int ensure_scratch(zp_backend_t *be, size_t len)
     return 0;
 }
 
+void *g16_cpu_scratch(zp_backend_t *be, size_t len)
+{
+    return ensure_scratch(be, len) ? NULL : be->scratch;
+}
+
 static size_t key_msm_max(const zp_g16_key_t *k)
 {
     return k->n_vars > k->domain_size ? k->n_vars : k->domain_size;
@@ -177,6 +182,10 @@ static int cpu_prove_g1(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar
     int rc = cpu_compute_h(be, k, a, b, c, h, &tt);
     if (!rc) rc = ensure_scratch(be, key_scratch(cv, k, zp_pool_size(be->pool)));
     if (rc) return rc;
+    /* a and b are dead now (clobbered, by the contract): their pages go back before the MSMs
+     * touch their scratch (private memory: freed; a shm slot keeps its content) */
+    g16_drop_pages(a, (size_t)k->domain_size * sizeof *a);
+    g16_drop_pages(b, (size_t)k->domain_size * sizeof *b);
     const size_t nc = (size_t)k->n_vars - k->n_public - 1;
     const struct { const void *pts; const zp_scalar_t *s; size_t n; } job[ZP_G16_NMSM] = {
         [ZP_G16_A] = {k->a, w, k->n_vars},

@@ -193,6 +193,11 @@ int zp_g16_proof_from_bin(zp_g16_proof_t *p, zp_curve_id_t c, const uint8_t *in)
 int zp_g16_scalar_from_dec(zp_scalar_t *v, zp_curve_id_t c, const char *s);
 /* w: n_witness aligned scalars (standard form) copied from the wtns; caller frees (free()) */
 int zp_g16_witness_load(zp_scalar_t **w, const zp_wtns_t *wt);
+/* (added, issue 12) the witness used where it is: a mapped wtns's values are moved onto an
+ * 8-byte boundary inside its private mapping (zp_wtns_align_values) and checked there, *w
+ * points into it (valid while wt is open) and *copy = NULL; values in caller memory at an
+ * odd address are copied as zp_g16_witness_load does (*w = *copy, the caller frees *copy). */
+int zp_g16_witness_inplace(const zp_scalar_t **w, zp_scalar_t **copy, zp_wtns_t *wt);
 /* The whole proof in one process: synth (+ r1cs check) -> be's prove_g1 -> finalize.
  * be: an open backend of ops whose load_key was called for k; pool: for synth and finalize
  * (may be NULL). r, s as zp_g16_finalize. Buffers are allocated per call. */
@@ -205,4 +210,11 @@ typedef struct {
 int zp_g16_prove(zp_g16_proof_t *proof, const zp_g16_key_t *k, const zp_scalar_t *w, const zp_r1cs_t *r1cs,
                  const zp_scalar_t *r, const zp_scalar_t *s, const zp_backend_ops_t *ops, zp_backend_t *be,
                  zp_pool_t *pool, zp_g16_prove_times_t *t);
+/* (added, issue 12) zp_g16_prove for a key used for one proof (`zkpipe prove`): its memory
+ * goes back as the proof goes (the decoded coefficients after synthesis, the G1 point arrays
+ * A, B1, C, H after the G1 MSMs, before the G2 MSM). The key is consumed: afterwards only
+ * zp_g16_key_close; a second proof with it is refused (-EINVAL), never computed on zeros. */
+int zp_g16_prove_once(zp_g16_proof_t *proof, zp_g16_key_t *k, const zp_scalar_t *w, const zp_r1cs_t *r1cs,
+                      const zp_scalar_t *r, const zp_scalar_t *s, const zp_backend_ops_t *ops, zp_backend_t *be,
+                      zp_pool_t *pool, zp_g16_prove_times_t *t);
 #endif

@@ -63,6 +63,16 @@ extern const g16_curve_t g16_curve_bn254, g16_curve_bls12_381;
 /* NULL (and ZP_ECURVE in zp_err_msg) for an unsupported curve */
 const g16_curve_t *g16_curve(zp_curve_id_t id);
 
+/* (added, issue 12) the CPU backend's MSM scratch, grown to at least len bytes, for an MSM its
+ * caller runs between two of its calls (zp_g16_prove: the G2 MSM in the pages the G1 MSMs
+ * touched); the backend keeps owning it. NULL (message set) if it cannot grow. */
+void *g16_cpu_scratch(zp_backend_t *be, size_t len);
+
+/* (added, issue 12) gives back the whole pages inside [p, p + n) (madvise DONTNEED): a private
+ * file mapping's pages are read again from the file when touched, shared memory keeps its
+ * content, anonymous memory reads as zeros afterwards (only for bytes that are dead) */
+void g16_drop_pages(const void *p, size_t n);
+
 /* 64-byte aligned allocation whose size is rounded up; free with free() */
 void *g16_alloc(size_t len);
 #endif

@@ -91,7 +91,11 @@ static int check_g2(const g16_curve_t *cv, const zp_zkey_t *z, const void *p, si
                       what, bad, sub ? "canonical, on the curve, in the subgroup" : "canonical, on the curve");
 }
 
-static int load_coefs(zp_g16_key_t *k, const zp_zkey_t *z, const g16_curve_t *cv)
+static void key_drop_pages(const zp_zkey_t *z, const void *p, size_t n);
+
+/* drop: the zkey's pages of the entries decoded so far go back as the decoding goes (in-place
+ * loads of a mapped zkey), so the raw and the decoded coefficients are never both resident */
+static int load_coefs(zp_g16_key_t *k, const zp_zkey_t *z, const g16_curve_t *cv, bool drop)
 {
     const char *name = z->f.path ? z->f.path : "zkey";
     size_t esz = 12 + (size_t)z->n8r;
@@ -111,6 +115,7 @@ static int load_coefs(zp_g16_key_t *k, const zp_zkey_t *z, const g16_curve_t *cv
                               "wire < %u, value < r)", name, i, c->matrix, c->row, c->wire, z->domain_size, z->n_vars);
         if (c->row < prev) k->coefs_sorted = 0;
         prev = c->row;
+        if (drop && (i + 1) % 8192 == 0) key_drop_pages(z, z->coefs, (size_t)(i + 1) * esz);
     }
     return 0;
 }
@@ -169,9 +174,13 @@ static int load_result(load_job_t *j, const zp_zkey_t *z)
  * twice; a later read would fault them in again from the file */
 static void key_drop_pages(const zp_zkey_t *z, const void *p, size_t n)
 {
-    if (!z->f.mapped || n == 0) return;
+    if (z->f.mapped) g16_drop_pages(p, n);
+}
+
+void g16_drop_pages(const void *p, size_t n)
+{
     long pg = sysconf(_SC_PAGESIZE);
-    if (pg <= 0) return;
+    if (pg <= 0 || !p || n == 0) return;
     uintptr_t lo = ((uintptr_t)p + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1);
     uintptr_t hi = ((uintptr_t)p + n) & ~((uintptr_t)pg - 1);
     if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_DONTNEED);   /* advice: failure is harmless */
@@ -223,13 +232,13 @@ static int key_load_into(zp_g16_key_t *k, const zp_zkey_t *z, void *mem, size_t 
     load_job_t j;
     memset(&j, 0, sizeof j);
     j.cv = cv;
-    const struct { void *dst; const uint8_t *src; size_t n; const char *what; bool g2, subgroup; } arr[L_N] = {
-        {k->ic, z->ic, (size_t)z->n_public + 1, "IC", false, true},
-        {k->a, z->points_a, z->n_vars, "pointsA", false, false},
-        {k->b1, z->points_b1, z->n_vars, "pointsB1", false, false},
-        {k->c, z->points_c, nc, "pointsC", false, false},
-        {k->h, z->points_h, z->domain_size, "pointsH", false, false},
-        {k->b2, z->points_b2, z->n_vars, "pointsB2", true, false},
+    const struct { void *dst; const uint8_t *src; size_t n; const char *what; bool g2, subgroup; unsigned moved; } arr[L_N] = {
+        {k->ic, z->ic, (size_t)z->n_public + 1, "IC", false, true, ZP_ZKEY_MOVED_IC},
+        {k->a, z->points_a, z->n_vars, "pointsA", false, false, ZP_ZKEY_MOVED_A},
+        {k->b1, z->points_b1, z->n_vars, "pointsB1", false, false, ZP_ZKEY_MOVED_B1},
+        {k->c, z->points_c, nc, "pointsC", false, false, ZP_ZKEY_MOVED_C},
+        {k->h, z->points_h, z->domain_size, "pointsH", false, false, ZP_ZKEY_MOVED_H},
+        {k->b2, z->points_b2, z->n_vars, "pointsB2", true, false, ZP_ZKEY_MOVED_B2},
     };
     for (int i = 0; i < L_N; i++) {
         j.arr[i].dst = arr[i].dst;
@@ -250,13 +259,17 @@ static int key_load_into(zp_g16_key_t *k, const zp_zkey_t *z, void *mem, size_t 
         (rc = check_g2(cv, z, &k->gamma2, 1, true, false, "gamma2")) ||
         (rc = check_g2(cv, z, &k->delta2, 1, true, false, "delta2")) ||
         (rc = load_result(&j, z)) ||
-        (rc = load_coefs(k, z, cv))) {
+        (rc = load_coefs(k, z, cv, inplace))) {
         memset(k, 0, sizeof *k);
         return rc;
     }
     if (inplace) {
+        /* copied arrays: the mapping's pages are dead. Arrays used in place and not moved by
+         * zp_zkey_align_points (clean file pages): dropped too after their check, read again
+         * from the page cache by their MSM, so they are not resident during synthesis (moved
+         * ones are the process's own pages now and stay) */
         for (int i = 0; i < L_N; i++)
-            if (arr[i].dst != (const void *)arr[i].src)
+            if (arr[i].dst != (const void *)arr[i].src || !(z->moved & arr[i].moved))
                 key_drop_pages(z, arr[i].src, arr[i].n * (arr[i].g2 ? cv->g2a_size : cv->g1a_size));
         key_drop_pages(z, z->coefs, (size_t)z->n_coefs * (12 + (size_t)z->n8r));
     }
