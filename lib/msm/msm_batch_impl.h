@@ -71,7 +71,9 @@ static void S(blayout)(S(blayout_t) *bl, const msm_plan_t *pl, size_t n0, unsign
 {
     const size_t nsc = endo ? 2 * n0 : n0;
     const size_t wmax = (endo ? B_ENDO_BITS : MSM_BITS_MAX) / pl->c + 1;
-    msm_layout(&bl->lay, pl, 1, 0, sizeof(PA_T), sizeof(S(xyzz_t)), sizeof(FE_T), sizeof(P_T));
+    msm_plan_t px = *pl;                         /* nb buckets + K accumulators of ones */
+    px.nb = pl->nb + pl->K;
+    msm_layout(&bl->lay, &px, 1, 0, sizeof(PA_T), sizeof(S(xyzz_t)), sizeof(FE_T), sizeof(P_T));
     bl->off_neg = align64((size_t)m * nsc * 16);
     bl->off_phix = bl->off_neg + (endo ? align64((size_t)m * nsc) : 0);
     bl->endo_bytes = endo ? bl->off_phix + align64((size_t)nbases * n0 * sizeof(FE_T)) : 0;
@@ -105,6 +107,7 @@ typedef struct {
     uint8_t *neg;
     FE_T *phix;
     atomic_uint bits;
+    atomic_size_t nbig[ZP_MSM_BATCH_MAX];   /* per job: scalars (halves) > 1 */
 } S(bsplit_t);
 
 static void S(bsplit_worker)(void *arg, unsigned tid, unsigned nthr)
@@ -114,6 +117,7 @@ static void S(bsplit_worker)(void *arg, unsigned tid, unsigned nthr)
     const size_t n0 = sj->n0;
     size_t lo, hi;
     unsigned bits = 0;
+    size_t big[ZP_MSM_BATCH_MAX] = {0};
     zp_split(n0, tid, nthr, &lo, &hi);
     for (size_t i = lo; i < hi; i++) {
         bool any = false;
@@ -121,6 +125,7 @@ static void S(bsplit_worker)(void *arg, unsigned tid, unsigned nthr)
             if (!sj->half) {
                 unsigned b = S(bbitlen)(sj->sc[j][i].l, 4);
                 bits = b > bits ? b : bits;
+                big[j] += b > 1;
                 continue;
             }
             zp_scalar_t k1, k2;
@@ -137,18 +142,20 @@ static void S(bsplit_worker)(void *arg, unsigned tid, unsigned nthr)
             unsigned b1 = S(bbitlen)(k1.l, 2), b2 = S(bbitlen)(k2.l, 2);
             bits = b1 > bits ? b1 : bits;
             bits = b2 > bits ? b2 : bits;
+            big[j] += (b1 > 1) + (b2 > 1);
             any |= (k2.l[0] | k2.l[1]) != 0;
         }
         if (any)
             for (unsigned b = 0; b < sj->nbases; b++) F(mulb)(&sj->phix[(size_t)b * n0 + i], &sj->pts[b][i].x, beta);
     }
+    for (unsigned j = 0; j < sj->m; j++) atomic_fetch_add_explicit(&sj->nbig[j], big[j], memory_order_relaxed);
     unsigned cur = atomic_load_explicit(&sj->bits, memory_order_relaxed);
     while (bits > cur && !atomic_compare_exchange_weak(&sj->bits, &cur, bits)) {}
 }
 
 /* the end of one job's window task (as S(task)): pending and deferred points, then
  * sum_j (j+1) B_j by running sums from the highest used bucket */
-static void S(bfinish)(S(ws_t) *ws, unsigned nb, P_T *out)
+static void S(bfinish)(S(ws_t) *ws, unsigned nb, unsigned nones, P_T *out)
 {
     S(flush)(ws);
     unsigned qn = ws->qn;
@@ -166,6 +173,11 @@ static void S(bfinish)(S(ws_t) *ws, unsigned nb, P_T *out)
         if (s & MSM_ST_XYZZ) S(xz_add)(&run, &ws->xb[j]);
         S(xz_add)(&sum, &run);
     }
+    for (unsigned j = nb; j < nb + nones; j++) {   /* the accumulators of ones: weight 1 */
+        uint8_t s = ws->st[j];
+        if (s & MSM_ST_AFF) S(xz_madd)(&sum, &ws->bk[j]);
+        if (s & MSM_ST_XYZZ) S(xz_add)(&sum, &ws->xb[j]);
+    }
     S(xz_to_jac)(out, &sum);
 }
 
@@ -175,8 +187,13 @@ static void S(btask)(S(ws_t) *ws, const S(bjob_t) *job, unsigned b, unsigned w, 
 {
     const msm_plan_t *pl = job->pl;
     const unsigned c = pl->c, nb = pl->nb, m = job->m, nl = job->nl;
+    /* window 0: scalars (halves) equal to 1 go round-robin to K accumulators after the
+     * buckets (as the single MSM's scalar-1 tasks), not all to bucket 1 where they would
+     * collide with each other's pending additions */
+    const unsigned nones = w == 0 ? pl->K : 0;
+    unsigned rr[ZP_MSM_BATCH_MAX] = {0};
     for (unsigned j = 0; j < m; j++) {
-        memset(ws[j].st, 0, nb);
+        memset(ws[j].st, 0, nb + nones);
         ws[j].K = pl->K;
         ws[j].qmax = pl->K / MSM_Q_DIV;
         ws[j].cnt = 0;
@@ -186,17 +203,23 @@ static void S(btask)(S(ws_t) *ws, const S(bjob_t) *job, unsigned b, unsigned w, 
                     .n0 = job->n0};
     for (size_t i = lo; i < hi; i++) {
         for (unsigned j = 0; j < m; j++) {
-            int32_t d = S(bdigit)(job->kb[j] + i * nl, nl, w, c);
+            const uint64_t *kj = job->kb[j] + i * nl;
+            int32_t d = S(bdigit)(kj, nl, w, c);
             if (d == 0) continue;
             src.neg = job->neg ? job->neg + (size_t)j * job->nsc : NULL;
             PA_T q;
             if (!S(fetch)(&q, &src, i, d < 0)) break;   /* infinity: for every job */
-            S(bucket_add)(&ws[j], (uint32_t)(d < 0 ? -d : d) - 1, &q, true);
+            uint32_t bi = (uint32_t)(d < 0 ? -d : d) - 1;
+            if (nones && kj[0] == 1 && (kj[1] | (nl == 4 ? kj[2] | kj[3] : 0)) == 0) {
+                bi = nb + rr[j];
+                if (++rr[j] == nones) rr[j] = 0;
+            }
+            S(bucket_add)(&ws[j], bi, &q, true);
         }
     }
     const size_t T = (size_t)pl->W * pl->P;
     for (unsigned j = 0; j < m; j++)
-        S(bfinish)(&ws[j], nb, &job->res[((size_t)j * job->nbases + b) * T + (size_t)w * pl->P + part]);
+        S(bfinish)(&ws[j], nb, nones, &job->res[((size_t)j * job->nbases + b) * T + (size_t)w * pl->P + part]);
 }
 
 static void S(bworker)(void *arg, unsigned tid, unsigned nthr)
@@ -244,6 +267,7 @@ static void S(batch)(P_T *out, const PA_T *const *points, unsigned nbases, const
     uint8_t *base = scratch;
     S(bsplit_t) sj = {.sc = scalars, .pts = points, .nbases = nbases, .m = m, .n0 = n0};
     atomic_init(&sj.bits, 0);
+    for (unsigned j = 0; j < m; j++) atomic_init(&sj.nbig[j], 0);
     if (endo) {
         sj.half = (uint64_t *)(void *)base;
         sj.neg = base + bl.off_neg;
@@ -255,6 +279,22 @@ static void S(batch)(P_T *out, const PA_T *const *points, unsigned nbases, const
         S(bsplit_worker)(&sj, 0, 1);
     const unsigned bits = atomic_load(&sj.bits);
     if (bits == 0) return;                       /* every scalar 0 */
+    /* the plan for the largest count of scalars > 1 among the jobs (as the single MSM plans
+     * for its scalars > 1: sparse witnesses get a smaller window, so a cheaper reduction),
+     * unless its layout would not fit the scratch sized for the full plan */
+    size_t nbig = 0;
+    for (unsigned j = 0; j < m; j++) {
+        size_t x = atomic_load(&sj.nbig[j]);
+        nbig = x > nbig ? x : nbig;
+    }
+    msm_plan_t pb;
+    msm_plan(&pb, nbig ? nbig : 1, nthr, endo ? B_ENDO_BITS : MSM_BITS_MAX, MSM_COST_FQ, S(force_c)(opts));
+    S(blayout_t) bb;
+    S(blayout)(&bb, &pb, n0, nbases, m, nthr, endo);
+    if (bb.total <= bl.total && bb.endo_bytes == bl.endo_bytes) {
+        pl = pb;
+        bl = bb;
+    }
     pl.W = bits / pl.c + 1;
     S(bjob_t) job = {.pl = &pl, .pts = points, .nbases = nbases, .m = m, .nl = endo ? 2 : 4,
                      .nsc = endo ? 2 * n0 : n0, .n0 = n0, .phix = endo ? sj.phix : NULL,
