@@ -18,6 +18,7 @@
 
 #include "cli/cli.h"
 #include "lib/msm/msm.h"
+#include "lib/msm/msm_batch.h"
 #include "lib/ntt/ntt.h"
 #include "lib/pairing/pairing.h"
 #include "lib/util/util.h"
@@ -330,8 +331,11 @@ static int bench_parse(bench_opts_t *o, int argc, char **argv)
             }                                                                                  \
     }
 
+static int bench_batch(int argc, char **argv);  /* --batch M: at the end of this file */
 int zp_bench_arith(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--batch")) return bench_batch(argc, argv);
     bench_opts_t o;
     if (bench_parse(&o, argc, argv)) return 2;
     const unsigned nthr = o.nthr;
@@ -402,4 +406,166 @@ out:
     free(g2_bls);
     zp_pool_destroy(&pools[1]);
     return rc;
+}
+
+/* ---- `zkpipe bench arith --batch M` (owner: batch): the same-base batched G1 MSM
+ * (lib/msm/msm_batch.h) against M separate MSMs over the same bases, per size, thread
+ * count, scalar kind and curve. Scalars: "uniform" (every job's independent, below r) and
+ * "witness" (same-circuit-like: the class of index i (0, 1, < 2^32, r - small, uniform, in
+ * the proportions of wit_scalars) is shared by the jobs, the values in it are each job's
+ * own, as for partitions of one circuit). Options as above: --sizes, --threads, --scalars,
+ * --cpu, --c; --curves bn254|bls12_381|both. Each figure: best of 2 (1 from 2^20 up). */
+static void wit_batch(zp_scalar_t *const *k, unsigned m, size_t n, const uint64_t *r)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned sel = (unsigned)(brnd() % 20);
+        for (unsigned j = 0; j < m; j++) {
+            zp_scalar_t *x = &k[j][i];
+            memset(x, 0, sizeof *x);
+            if (sel < 9) continue;
+            if (sel < 15) {
+                x->l[0] = 1;
+            } else if (sel < 17) {
+                x->l[0] = brnd() >> 32;
+            } else if (sel < 18) {
+                memcpy(x->l, r, sizeof x->l);
+                x->l[0] -= 1 + brnd() % 1000;
+            } else {
+                for (int q = 0; q < 4; q++) x->l[q] = brnd();
+                x->l[3] %= r[3];
+            }
+        }
+    }
+}
+
+#define BENCH_BATCH(C)                                                                         \
+    /* t[0]: batched, t[1]: m separate MSMs (ms, best of reps) */                             \
+    static int batch_ms_##C(double t[2], const zp_g1a_##C##_t *pa, const zp_scalar_t *const *k, \
+                            unsigned m, size_t n, zp_pool_t *pool, int reps, const zp_msm_opts_t *o) \
+    {                                                                                          \
+        unsigned nt = zp_pool_size(pool);                                                      \
+        size_t sz = zp_msm_g1_##C##_batch_scratch_size(n, 1, m, nt, o);                        \
+        size_t s1 = zp_msm_g1_##C##_ex_scratch_size(n, 1, nt, o);                              \
+        void *scr = NULL;                                                                      \
+        if (posix_memalign(&scr, 64, (sz > s1 ? sz : s1) + 64)) return -1;                     \
+        zp_g1_##C##_t out[ZP_MSM_BATCH_MAX * 4], one;                                          \
+        t[0] = t[1] = -1;                                                                      \
+        for (int r = 0; r < reps; r++) {                                                       \
+            uint64_t t0 = msm_clock();                                                         \
+            zp_msm_g1_##C##_batch(out, &pa, 1, k, m, n, scr, pool, o);                         \
+            double b = (double)(msm_clock() - t0) / 1e6;                                       \
+            t0 = msm_clock();                                                                  \
+            for (unsigned j = 0; j < m; j++) {                                                 \
+                zp_msm_g1_##C##_multi_ex(&one, &pa, 1, k[j], n, scr, pool, o);                 \
+                if (!zp_g1_##C##_eq(&one, &out[j])) {                                          \
+                    fprintf(stderr, "bench arith --batch: job %u differs from its own MSM\n", j); \
+                    free(scr);                                                                 \
+                    return -1;                                                                 \
+                }                                                                              \
+            }                                                                                  \
+            double s = (double)(msm_clock() - t0) / 1e6;                                       \
+            if (t[0] < 0 || b < t[0]) t[0] = b;                                                \
+            if (t[1] < 0 || s < t[1]) t[1] = s;                                                \
+        }                                                                                      \
+        free(scr);                                                                             \
+        return 0;                                                                              \
+    }
+BENCH_BATCH(bn254)
+BENCH_BATCH(bls12_381)
+
+static int bench_batch(int argc, char **argv)
+{
+    unsigned m = 0, curves = 3;
+    int ac = 0;
+    char **av = calloc((size_t)argc + 1, sizeof *av);
+    if (!av) return 1;
+    for (int i = 0; i < argc; i++) {            /* strip --batch M and --curves X, parse the rest */
+        if (!strcmp(argv[i], "--batch") && i + 1 < argc) {
+            if (parse_uint(&m, argv[++i], 2, ZP_MSM_BATCH_MAX, "--batch")) goto bad;
+        } else if (!strcmp(argv[i], "--curves") && i + 1 < argc) {
+            const char *v = argv[++i];
+            curves = (strstr(v, "bn254") ? 1u : 0u) | (strstr(v, "bls12_381") ? 2u : 0u);
+            if (!strcmp(v, "both")) curves = 3;
+            if (!curves) {
+                fprintf(stderr, "bench arith: --curves wants bn254, bls12_381 or both\n");
+                goto bad;
+            }
+        } else {
+            av[ac++] = argv[i];
+        }
+    }
+    if (!m) {
+        fprintf(stderr, "bench arith: --batch wants a job count 2..%d\n", ZP_MSM_BATCH_MAX);
+        goto bad;
+    }
+    bench_opts_t o;
+    if (bench_parse(&o, ac, av)) goto bad;
+    free(av);
+    zp_pool_t *pools[2] = {NULL, o.nthr > 1 ? zp_pool_new(o.nthr) : NULL};
+    unsigned npools = o.nthr > 1 ? 2 : 1;
+    unsigned lmax = 0;
+    for (unsigned s = 0; s < o.nlogs; s++) lmax = o.logs[s] > lmax ? o.logs[s] : lmax;
+    size_t nmax = (size_t)1 << lmax;
+    zp_scalar_t *k[ZP_MSM_BATCH_MAX] = {0};
+    zp_g1a_bn254_t *bn = malloc(nmax * sizeof *bn);
+    zp_g1a_bls12_381_t *bls = malloc(nmax * sizeof *bls);
+    int rc = 1;
+    bool ok = bn && bls && (npools == 1 || pools[1]);
+    for (unsigned j = 0; j < m; j++) ok = ok && (k[j] = malloc(nmax * sizeof *k[j])) != NULL;
+    if (!ok || points_g1_bn254(bn, nmax) || points_g1_bls12_381(bls, nmax)) {
+        fprintf(stderr, "bench arith --batch: out of memory\n");
+        goto out;
+    }
+    double load = -1;
+    FILE *lf = fopen("/proc/loadavg", "r");
+    if (lf) {
+        if (fscanf(lf, "%lf", &load) != 1) load = -1;
+        fclose(lf);
+    }
+    printf("zkpipe bench arith --batch %u: G1 MSM, %u jobs over one base array, batched vs %u "
+           "separate MSMs; best of runs; load average %.2f at start; %s\n", m, m, m, load,
+           bench_cpu ? "process CPU ms" : "wall ms");
+    printf("%-34s %10s %10s %7s %10s %10s %7s\n", "", "bn batch", "bn sep", "b/s", "bls batch", "bls sep", "b/s");
+    zp_msm_opts_t mo = {.c = o.c};
+    for (unsigned s = 0; s < o.nlogs; s++) {
+        size_t n = (size_t)1 << o.logs[s];
+        int reps = n >= ((size_t)1 << 20) ? 1 : 2;
+        for (unsigned pi = 0; pi < npools; pi++)
+            for (unsigned kind = 1; kind <= 2; kind++) {
+                if (!(o.kinds & kind)) continue;
+                double t[4] = {-1, -1, -1, -1};
+                for (unsigned cv = 0; cv < 2; cv++) {
+                    if (!(curves & (1u << cv))) continue;
+                    const uint64_t *r = cv ? zp_fr_bls12_381_modulus.l : zp_fr_bn254_modulus.l;
+                    if (kind == 1)
+                        for (unsigned j = 0; j < m; j++) rnd_scalars(k[j], n, r);
+                    else
+                        wit_batch(k, m, n, r);
+                    int e = cv ? batch_ms_bls12_381(t + 2, bls, (const zp_scalar_t *const *)k, m, n, pools[pi], reps, &mo)
+                               : batch_ms_bn254(t, bn, (const zp_scalar_t *const *)k, m, n, pools[pi], reps, &mo);
+                    if (e) goto out;
+                }
+                char what[64], c[6][16];
+                snprintf(what, sizeof what, "G1 2^%u %uT %s x%u", o.logs[s], zp_pool_size(pools[pi]),
+                         kind == 1 ? "uniform" : "witness", m);
+                for (int i = 0; i < 2; i++) {
+                    double b = t[2 * i], p = t[2 * i + 1];
+                    if (b < 0) snprintf(c[3 * i], 16, "-"); else snprintf(c[3 * i], 16, "%.1f", b);
+                    if (p < 0) snprintf(c[3 * i + 1], 16, "-"); else snprintf(c[3 * i + 1], 16, "%.1f", p);
+                    if (b > 0 && p > 0) snprintf(c[3 * i + 2], 16, "%.3f", b / p); else snprintf(c[3 * i + 2], 16, "-");
+                }
+                printf("%-34s %10s %10s %7s %10s %10s %7s\n", what, c[0], c[1], c[2], c[3], c[4], c[5]);
+                fflush(stdout);
+            }
+    }
+    rc = 0;
+out:
+    for (unsigned j = 0; j < m; j++) free(k[j]);
+    free(bn);
+    free(bls);
+    zp_pool_destroy(&pools[1]);
+    return rc;
+bad:
+    free(av);
+    return 2;
 }

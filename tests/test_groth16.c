@@ -11,7 +11,8 @@
  *     without it (ZP_EVERIFY, no proof);
  *   - a corrupted point in the zkey is rejected by zp_g16_key_load; a zkey with its coefficient
  *     entries reversed (unsorted rows) still gives proof_rs0.json;
- *   - the backend's generic msm_g1 (a test verb, backend_test.h) against a naive sum.
+ *   - the backend's generic msm_g1 (a test verb, backend_test.h) against a naive sum;
+ *   - prove_g1_batch (same-circuit batching) gives each job prove_g1's 4 points (test_batch).
  * Exit 77 (skip) only when there is no fixture at all. */
 #include <dirent.h>
 #include <errno.h>
@@ -537,6 +538,57 @@ static void test_msm(fx_t *fx, const zp_scalar_t *w)
     }
 }
 
+/* prove_g1_batch (same-circuit batching) == prove_g1 per job, the same 4 points, for batches of
+ * 1..5 jobs over the fixture's witnesses (repeated when there are fewer), with the batched
+ * MSMs forced, the per-job MSMs forced and the production choice; 0 jobs is a no-op */
+static bool g1_eq(zp_curve_id_t c, const zp_g1_any_t *x, const zp_g1_any_t *y)
+{
+    return c == ZP_CURVE_BN254 ? zp_g1_bn254_eq(&x->bn254, &y->bn254) : zp_g1_bls12_381_eq(&x->bls12_381, &y->bls12_381);
+}
+
+static void test_batch(fx_t *fx, zp_scalar_t *const *ws, unsigned nw)
+{
+    enum { NJ = 5 };
+    const zp_g16_key_t *k = &fx->key;
+    const size_t d = k->domain_size;
+    zp_g16_g1_job_t jobs[NJ], want[NJ];
+    zp_scalar_t *buf = malloc(NJ * 4 * d * sizeof *buf);
+    CHECK(buf != NULL);
+    if (!buf) return;
+    for (unsigned j = 0; j < NJ; j++) {
+        zp_scalar_t *a = buf + 4 * d * j;
+        jobs[j] = (zp_g16_g1_job_t){.w = ws[j % nw], .a = a, .b = a + d, .c = a + 2 * d, .h = a + 3 * d};
+        CHECK(zp_g16_synth(k, jobs[j].w, NULL, jobs[j].a, jobs[j].b, a + 2 * d, fx->pool) == 0);
+        want[j] = jobs[j];
+        CHECK(ops->prove_g1(fx->be, k, jobs[j].w, jobs[j].a, jobs[j].b, jobs[j].c, jobs[j].h, want[j].out, NULL) == 0);
+    }
+    const zp_backend_test_ops_t *to = zp_backend_cpu_test_ops();
+    CHECK(ops->prove_g1_batch != NULL && to->prove_g1_batch_mode != NULL);
+    if (!ops->prove_g1_batch || !to->prove_g1_batch_mode) goto out;
+    CHECK(ops->prove_g1_batch(fx->be, k, 0, NULL, NULL) == 0);
+    for (int mode = 0; mode < 4; mode++)
+        for (unsigned n = 1; n <= NJ; n++) {
+            for (unsigned j = 0; j < n; j++) {
+                zp_scalar_t *a = buf + 4 * d * j;
+                CHECK(zp_g16_synth(k, jobs[j].w, NULL, a, a + d, a + 2 * d, fx->pool) == 0);
+                memset(jobs[j].out, 0xa5, sizeof jobs[j].out);
+            }
+            zp_g16_times_t t;
+            int rc = mode == 3 ? ops->prove_g1_batch(fx->be, k, n, jobs, &t)
+                               : to->prove_g1_batch_mode(fx->be, k, n, jobs, &t, mode);
+            CHECK(rc == 0);
+            for (unsigned j = 0; j < n && rc == 0; j++)
+                for (int i = 0; i < ZP_G16_NMSM; i++)
+                    if (!g1_eq(k->curve, &jobs[j].out[i], &want[j].out[i])) {
+                        fprintf(stderr, "[%s] prove_g1_batch mode %d n=%u job %u msm %d differs from prove_g1\n",
+                                cur, mode, n, j, i);
+                        failures++;
+                    }
+        }
+out:
+    free(buf);
+}
+
 static void test_fixture(const char *dir, const char *name)
 {
     fx_t fx;
@@ -588,6 +640,8 @@ static void test_fixture(const char *dir, const char *name)
         test_msm(&fx, w);
         test_unsorted_coefs(&fx, w);
         /* the extra witnesses */
+        zp_scalar_t *bw[5] = {w};
+        unsigned nbw = 1;
         for (int i = 0; i < 16; i++) {
             char wn[64], pn[64];
             snprintf(wn, sizeof wn, "witness-%d.wtns", i);
@@ -600,8 +654,11 @@ static void test_fixture(const char *dir, const char *name)
                 CHECK(prove(&proof, &fx, wi, NULL, &zero, &zero) == 0);
                 CHECK(proof_json_equals(&proof, &fx, pn));
             }
-            free(wi);
+            if (wi && nbw < 5) bw[nbw++] = wi;
+            else free(wi);
         }
+        test_batch(&fx, bw, nbw);
+        for (unsigned i = 1; i < nbw; i++) free(bw[i]);
         test_bad_witness(&fx);
         test_corrupt_key(&fx);
         test_inplace_key(&fx);

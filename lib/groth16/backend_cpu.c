@@ -3,7 +3,9 @@
  * and bench verbs, in zp_backend_cpu_test_ops() (backend_test.h).
  * compute_h: three inverse NTTs, coset shift by w[log_n+1], three forward NTTs,
  * h = a*b - c, from Montgomery (lib/ntt); msm_g1 / prove_g1: Pippenger MSMs (lib/msm); A and
- * B1 (same scalars w) run as one multi-MSM.
+ * B1 (same scalars w) run as one multi-MSM. prove_g1_batch (same-circuit batching): n jobs
+ * of one key; per job on the CPU (the shared-read batched MSMs of lib/msm/msm_batch.h do
+ * not pay here, measured: see batch_pays and doc/batch.md), selectable for tests/benches.
  * The instance owns one thread pool (cfg.threads, 0 = all cores) used by every NTT and MSM,
  * one NTT domain per curve (built on first use for a log_n, rebuilt only when log_n changes)
  * and one MSM scratch area grown to the largest size seen (load_key sizes it for the key, so
@@ -15,6 +17,7 @@
 #include <string.h>
 
 #include "../msm/msm.h"
+#include "../msm/msm_batch.h"
 #include "backend_test.h"
 #include "groth16_int.h"
 
@@ -208,6 +211,134 @@ static int cpu_prove_g1(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar
     return 0;
 }
 
+/* ---- same-circuit batching (issue 10 item 5): prove_g1_batch ----
+ * The jobs' h (NTTs) one job after another, then the MSMs over the key's bases with the jobs'
+ * scalars, batched (lib/msm/msm_batch.h: each point read once for all jobs of a group):
+ * A and B1 (2 bases, the witnesses), C (the witnesses past the public inputs), H (the h's).
+ * Up to BATCH_GROUP jobs share one pass (scratch grows with the group: m bucket sets per
+ * thread and, with the endomorphism, m * 2n halves). Results equal prove_g1 per job. */
+enum { BATCH_GROUP = 4 };
+
+/* whether the shared-read MSMs pay for a group of m jobs over n points on the CPU. Measured
+ * (doc/batch.md, process CPU time, G1 BN254 and BLS12-381, 2^12..2^20, m = 2 and 4, 1 and 2
+ * threads, uniform and witness-like scalars): batched / separate = 0.97..1.03, i.e. no gain
+ * beyond noise: the CPU MSM is bound by the field arithmetic of the bucket additions, which
+ * the batch does not reduce (the same additions, inversions and reductions per job), not by
+ * the point reads it shares, while it needs m bucket sets and m jobs' halves of scratch. So
+ * the production choice is the per-job MSMs (same results, less memory); the shared path
+ * stays selectable (backend_test.h: prove_g1_batch_mode) for measurement and for the GPU
+ * comparison, where the point reads are what costs. */
+static bool batch_pays(size_t n, unsigned m)
+{
+    (void)n;
+    (void)m;
+    return false;
+}
+
+static size_t batch_scratch(const zp_g16_key_t *k, unsigned m, unsigned nt)
+{
+    const size_t nc = (size_t)k->n_vars - k->n_public - 1;
+    const size_t ns[3] = {k->n_vars, nc, k->domain_size};
+    const unsigned nb[3] = {2, 1, 1};
+    size_t best = 0;
+    for (int i = 0; i < 3; i++) {
+        size_t x = k->curve == ZP_CURVE_BN254 ? zp_msm_g1_bn254_batch_scratch_size(ns[i], nb[i], m, nt, NULL)
+                                              : zp_msm_g1_bls12_381_batch_scratch_size(ns[i], nb[i], m, nt, NULL);
+        best = x > best ? x : best;
+    }
+    return best;
+}
+
+/* out[j * nbases + b] for the m jobs' scalar vectors s[j] over the key arrays pts[b] */
+static void batch_msm(zp_g1_any_t *out, const zp_g16_key_t *k, const void *const *pts, unsigned nbases,
+                      const zp_scalar_t *const *s, unsigned m, size_t n, void *scratch, zp_pool_t *pool)
+{
+    if (k->curve == ZP_CURVE_BN254) {
+        zp_g1_bn254_t o[BATCH_GROUP * 2];
+        zp_msm_g1_bn254_batch(o, (const zp_g1a_bn254_t *const *)pts, nbases, s, m, n, scratch, pool, NULL);
+        for (unsigned i = 0; i < m * nbases; i++) out[i].bn254 = o[i];
+    } else {
+        zp_g1_bls12_381_t o[BATCH_GROUP * 2];
+        zp_msm_g1_bls12_381_batch(o, (const zp_g1a_bls12_381_t *const *)pts, nbases, s, m, n, scratch, pool, NULL);
+        for (unsigned i = 0; i < m * nbases; i++) out[i].bls12_381 = o[i];
+    }
+}
+
+/* the MSMs of jobs[0, m), m <= BATCH_GROUP, shared; times added to tt */
+static void batch_group(zp_backend_t *be, const zp_g16_key_t *k, unsigned m, zp_g16_g1_job_t *jobs,
+                        zp_g16_times_t *tt)
+{
+    const size_t nc = (size_t)k->n_vars - k->n_public - 1;
+    const zp_scalar_t *w[BATCH_GROUP], *wc[BATCH_GROUP], *h[BATCH_GROUP];
+    zp_g1_any_t o[BATCH_GROUP * 2];
+    for (unsigned j = 0; j < m; j++) {
+        w[j] = jobs[j].w;
+        wc[j] = jobs[j].w + k->n_public + 1;
+        h[j] = jobs[j].h;
+    }
+    const void *ab[2] = {k->a, k->b1}, *c[1] = {k->c}, *hp[1] = {k->h};
+    uint64_t t0 = zp_now_ns();
+    batch_msm(o, k, ab, 2, w, m, k->n_vars, be->scratch, be->pool);
+    for (unsigned j = 0; j < m; j++) {
+        jobs[j].out[ZP_G16_A] = o[2 * j];
+        jobs[j].out[ZP_G16_B1] = o[2 * j + 1];
+    }
+    uint64_t t1 = zp_now_ns();
+    batch_msm(o, k, c, 1, wc, m, nc, be->scratch, be->pool);
+    for (unsigned j = 0; j < m; j++) jobs[j].out[ZP_G16_C] = o[j];
+    uint64_t t2 = zp_now_ns();
+    batch_msm(o, k, hp, 1, h, m, k->domain_size, be->scratch, be->pool);
+    for (unsigned j = 0; j < m; j++) jobs[j].out[ZP_G16_H] = o[j];
+    uint64_t t3 = zp_now_ns();
+    tt->msm_ns[ZP_G16_A] += (t1 - t0) / 2;
+    tt->msm_ns[ZP_G16_B1] += (t1 - t0) / 2;
+    tt->msm_ns[ZP_G16_C] += t2 - t1;
+    tt->msm_ns[ZP_G16_H] += t3 - t2;
+}
+
+static int cpu_prove_g1_batch_mode(zp_backend_t *be, const zp_g16_key_t *k, unsigned n, zp_g16_g1_job_t *jobs,
+                                   zp_g16_times_t *t, int mode)
+{
+    const g16_curve_t *cv = g16_curve(k->curve);
+    if (!cv) return ZP_ECURVE;
+    if (n > 0 && !jobs) return zp_err_set(-EINVAL, "cpu backend: prove_g1_batch: %u jobs, no job array", n);
+    uint64_t t0 = zp_now_ns();
+    zp_g16_times_t tt;
+    memset(&tt, 0, sizeof tt);
+    int rc = 0;
+    for (unsigned j = 0; j < n; j++) {
+        zp_g16_times_t tj;
+        const unsigned m = n - j < BATCH_GROUP ? n - j : BATCH_GROUP;
+        const bool shared = mode == ZP_G16_BATCH_SHARED ||
+                            (mode == ZP_G16_BATCH_AUTO && batch_pays(key_msm_max(k), m));
+        if (j % BATCH_GROUP == 0 && m > 1 && shared) {
+            /* a group: its h's, then its MSMs shared */
+            for (unsigned i = j; i < j + m; i++) {
+                if ((rc = cpu_compute_h(be, k, jobs[i].a, jobs[i].b, jobs[i].c, jobs[i].h, &tj))) return rc;
+                tt.ntt_ns += tj.ntt_ns;
+            }
+            size_t a = key_scratch(cv, k, zp_pool_size(be->pool)), b = batch_scratch(k, m, zp_pool_size(be->pool));
+            if ((rc = ensure_scratch(be, a > b ? a : b))) return rc;
+            batch_group(be, k, m, jobs + j, &tt);
+            j += m - 1;
+            continue;
+        }
+        rc = cpu_prove_g1(be, k, jobs[j].w, jobs[j].a, jobs[j].b, jobs[j].c, jobs[j].h, jobs[j].out, &tj);
+        if (rc) return rc;
+        tt.ntt_ns += tj.ntt_ns;
+        for (int i = 0; i < ZP_G16_NMSM; i++) tt.msm_ns[i] += tj.msm_ns[i];
+    }
+    tt.total_ns = zp_now_ns() - t0;
+    if (t) *t = tt;
+    return 0;
+}
+
+static int cpu_prove_g1_batch(zp_backend_t *be, const zp_g16_key_t *k, unsigned n, zp_g16_g1_job_t *jobs,
+                              zp_g16_times_t *t)
+{
+    return cpu_prove_g1_batch_mode(be, k, n, jobs, t, ZP_G16_BATCH_AUTO);
+}
+
 const zp_backend_ops_t zp_backend_cpu = {
     .name = "cpu",
     .open = cpu_open,
@@ -216,6 +347,7 @@ const zp_backend_ops_t zp_backend_cpu = {
     .host_unregister = cpu_host_unregister,
     .load_key = cpu_load_key,
     .prove_g1 = cpu_prove_g1,
+    .prove_g1_batch = cpu_prove_g1_batch,
 };
 
 /* the test and bench verbs (backend_test.h), off the production table */
@@ -223,6 +355,7 @@ static const zp_backend_test_ops_t cpu_test_ops = {
     .name = "cpu",
     .compute_h = cpu_compute_h,
     .msm_g1 = cpu_msm_g1,
+    .prove_g1_batch_mode = cpu_prove_g1_batch_mode,
 };
 
 const zp_backend_test_ops_t *zp_backend_cpu_test_ops(void)

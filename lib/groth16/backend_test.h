@@ -23,7 +23,13 @@ typedef struct zp_backend_test_ops {
     /* generic G1 MSM over caller points (tests, benches): scalars standard form */
     int (*msm_g1)(zp_backend_t *be, zp_curve_id_t curve, zp_g1_any_t *out, const void *points,
                   const zp_scalar_t *scalars, size_t n);
+    /* prove_g1_batch with its MSM strategy forced (added by batch): mode ZP_G16_BATCH_AUTO =
+     * the production choice, _SHARED = same-base batched MSMs (lib/msm/msm_batch.h), _PER_JOB =
+     * each job's MSMs on their own. May be NULL. */
+    int (*prove_g1_batch_mode)(zp_backend_t *be, const zp_g16_key_t *k, unsigned n, zp_g16_g1_job_t *jobs,
+                               zp_g16_times_t *t, int mode);
 } zp_backend_test_ops_t;
+enum { ZP_G16_BATCH_AUTO = 0, ZP_G16_BATCH_SHARED = 1, ZP_G16_BATCH_PER_JOB = 2 };
 
 /* the test verbs of zp_backend_cpu (lib/groth16/backend_cpu.c) */
 const zp_backend_test_ops_t *zp_backend_cpu_test_ops(void);

@@ -650,6 +650,9 @@ static void S(multi)(P_T *out, const PA_T *const *points, unsigned m, const zp_s
     }
 }
 
+/* MSM_IMPL_INTERNAL (msm_batch_*.c): only the static internals above, and the names below
+ * kept defined for the includer (which #undefs them) (added by the batch module) */
+#ifndef MSM_IMPL_INTERNAL
 size_t MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _scratch_size)(size_t n, unsigned nthreads)
 {
     return S(scratch_size)(n, 1, nthreads, NULL);
@@ -702,6 +705,9 @@ void MSM_CAT3(zp_msm_, MSM_G, MSM_CAT3(_, MSM_C, ))(P_T *out, const PA_T *points
     MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _multi_ex)(out, &points, 1, scalars, n, scratch, pool, NULL);
 }
 
+#endif /* MSM_IMPL_INTERNAL: public entry points */
+
+#ifndef MSM_IMPL_INTERNAL
 #undef P_T
 #undef PA_T
 #undef FE_T
@@ -709,3 +715,4 @@ void MSM_CAT3(zp_msm_, MSM_G, MSM_CAT3(_, MSM_C, ))(P_T *out, const PA_T *points
 #undef ECA
 #undef S
 #undef F
+#endif
