@@ -82,12 +82,12 @@ static void keys_text(zp_sbuf_t *s, const brk_t *b)
         if (!w->keys_known) { zp_sbuf_printf(s, "(reports no keys)\n"); continue; }
         zp_sbuf_printf(s, "loads %llu evictions %llu switches %llu budget ", (unsigned long long)w->key_loads,
                        (unsigned long long)w->key_evictions, (unsigned long long)w->key_switches);
-        if (w->key_budget) zp_sbuf_printf(s, "%.1f MiB\n", w->key_budget / 1048576.0);
+        if (w->key_budget) zp_sbuf_printf(s, "%.1f KiB\n", w->key_budget / 1024.0);
         else zp_sbuf_printf(s, "none\n");
         for (unsigned k = 0; k < w->n_keys; k++) {
             zp_sbuf_printf(s, "        %s  ", w->keys[k].name);
             key_tier_text(s, w->keys[k].tier);
-            zp_sbuf_printf(s, "  %.1f MiB\n", w->keys[k].bytes / 1048576.0);
+            zp_sbuf_printf(s, "  %.1f KiB\n", w->keys[k].bytes / 1024.0);
         }
     }
 }
