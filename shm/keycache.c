@@ -21,6 +21,7 @@ struct zp_keycache {
     pthread_mutex_t mu;
     pthread_cond_t cv;              /* a load finished */
     zp_keyent_t *k[KC_MAX];
+    zp_keyent_t *detached;          /* list: file changed while in use */
     r1ent_t *r[KC_MAX];
     unsigned nk, nr;
     /* hot tier (keystore.h): use_store false = none */
@@ -97,6 +98,12 @@ void zp_keycache_destroy(zp_keycache_t **kcp)
             zp_log(ZP_LOG_WARN, "key %s: %u reference(s) not released at exit", kc->k[i]->path, kc->k[i]->refs);
         keyent_free(kc, kc->k[i]);
     }
+    while (kc->detached) {
+        zp_keyent_t *e = kc->detached;
+        kc->detached = e->next_detached;
+        zp_log(ZP_LOG_WARN, "key %s (an older version of the file): %u reference(s) not released at exit", e->path, e->refs);
+        keyent_free(kc, e);
+    }
     while (kc->nr) r1_drop(kc, kc->nr - 1);
     pthread_cond_destroy(&kc->cv);
     pthread_mutex_destroy(&kc->mu);
@@ -171,14 +178,13 @@ static void enforce(zp_keycache_t *kc, const zp_keyent_t *keep, zp_keyent_t **vi
             if (lru < 0 || e->last_use < kc->k[lru]->last_use) lru = (int)i;
         }
         if (lru < 0) {
-            zp_log(ZP_LOG_WARN, "keys: %llu MiB held, over the budget of %llu MiB: every other key is in use",
-                   (unsigned long long)(total >> 20), (unsigned long long)(kc->budget >> 20));
+            zp_log(ZP_LOG_WARN, "keys: %.1f MiB held, over the budget of %.1f MiB: every other key is in use",
+                   total / 1048576.0, kc->budget / 1048576.0);
             return;
         }
         zp_keyent_t *e = kc->k[lru];
-        zp_log(ZP_LOG_INFO, "key %s: evicted (%llu MiB, least recently used; budget %llu MiB, %llu MiB held)", e->path,
-               (unsigned long long)(e->bytes >> 20), (unsigned long long)(kc->budget >> 20),
-               (unsigned long long)(total >> 20));
+        zp_log(ZP_LOG_INFO, "key %s: evicted (%.1f MiB, least recently used; budget %.1f MiB, %.1f MiB held)", e->path,
+               e->bytes / 1048576.0, kc->budget / 1048576.0, total / 1048576.0);
         total -= e->bytes;
         kc->evictions++;
         k_unlink(kc, (unsigned)lru);
@@ -203,6 +209,7 @@ static int k_find(zp_keycache_t *kc, const char *path, const uint64_t id[4], zp_
         k_unlink(kc, i);
         e->detached = true;
         if (!e->refs) vic[(*nv)++] = e;
+        else { e->next_detached = kc->detached; kc->detached = e; }
         return -1;
     }
     return -1;
@@ -293,6 +300,8 @@ void zp_keycache_release(zp_keycache_t *kc, zp_keyent_t *e)
         zp_log(ZP_LOG_ERROR, "key %s: released more often than looked up (ignored)", e->path);
     } else if (--e->refs == 0 && e->detached) {
         vic[nv++] = e;   /* its file changed while it was in use: its last user is done */
+        for (zp_keyent_t **pp = &kc->detached; *pp; pp = &(*pp)->next_detached)
+            if (*pp == e) { *pp = e->next_detached; break; }
     } else if (!e->refs) {
         enforce(kc, NULL, vic, &nv);   /* it may be evictable now */
     }

@@ -52,6 +52,7 @@ typedef struct zp_keyent {
     uint64_t last_use;              /* LRU clock of the cache */
     uint64_t bytes;                 /* key memory held (0: header only) */
     bool loading, detached;         /* a load runs outside the mutex; detached: file changed */
+    struct zp_keyent *next_detached;/* detached entries still in use (freed on release/destroy) */
 } zp_keyent_t;
 
 /* tier bits of a listed entry (HEARTBEAT/HELLO carry them: proto.h ZP_MSG_MAX_KEYS) */
