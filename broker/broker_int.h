@@ -121,6 +121,8 @@ typedef struct brk_worker {
     brk_key_t keys[ZP_MSG_MAX_KEYS];
     uint64_t key_loads, key_evictions, key_budget;  /* as reported */
     uint64_t key_switches;      /* partitions assigned to it whose key it did not hold */
+    uint64_t recent[ZP_MSG_MAX_KEYS];   /* keys of partitions it finished since its last report */
+    unsigned n_recent;
 } brk_worker_t;
 
 typedef struct brk_waiter {
@@ -250,8 +252,10 @@ uint64_t brk_lease_ns(const brk_t *b, const brk_job_t *j, unsigned stage);
 void brk_worker_keys(brk_t *b, brk_worker_t *w, const zp_msg_keys_t *k);
 uint64_t brk_key_hash(const char *s, size_t n);
 uint64_t brk_job_key(brk_job_t *j);
-/* does w hold key hash h (reported, or a partition of it in flight there)? */
-bool brk_worker_holds(const brk_worker_t *w, uint64_t h);
+/* does w hold key hash h? (what the broker believes: sched.c) */
+bool brk_worker_holds(const brk_t *b, const brk_worker_t *w, uint64_t h);
+/* w finished (DONE or FAIL) a partition of job j: its key stays believed until w's next report */
+void brk_worker_key_done(brk_worker_t *w, brk_job_t *j);
 int brk_q_push(brk_t *b, brk_part_t *p, unsigned stage);
 void brk_q_remove(brk_t *b, brk_part_t *p);
 void brk_dispatch(brk_t *b);

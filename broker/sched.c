@@ -93,15 +93,66 @@ uint64_t brk_job_key(brk_job_t *j)
     return j->zkey_hash;
 }
 
-bool brk_worker_holds(const brk_worker_t *w, uint64_t h)
+/* the bytes of key h as any worker reported them (0: unknown) */
+static uint64_t key_bytes(const brk_t *b, uint64_t h)
 {
-    for (unsigned i = 0; i < w->n_keys; i++)
-        if (w->keys[i].hash == h) return true;
-    for (unsigned i = 0; i < w->n_inflight; i++) {
+    for (unsigned i = 0; i < BRK_MAX_WORKERS; i++)
+        for (unsigned k = 0; b->workers[i].used && k < b->workers[i].n_keys; k++)
+            if (b->workers[i].keys[k].hash == h) return b->workers[i].keys[k].bytes;
+    return 0;
+}
+
+static bool add_key(uint64_t *v, unsigned *n, unsigned max, uint64_t h)
+{
+    for (unsigned i = 0; i < *n; i++)
+        if (v[i] == h) return false;
+    if (*n == max) return false;
+    v[(*n)++] = h;
+    return true;
+}
+
+/* What the broker believes w holds, most recent first: the keys of its partitions in flight
+ * (it is loading them), of those it finished since its last report (a report sent after a
+ * DONE reflects that task's load and evictions; one sent before does not), then the reported
+ * ones; cut where its reported --key-budget is full (its cache evicts the least recently used). */
+static unsigned belief(const brk_t *b, const brk_worker_t *w, uint64_t *v, unsigned max)
+{
+    unsigned n = 0;
+    for (unsigned i = w->n_inflight; i-- > 0;) {
         brk_part_t *p = w->inflight[i].part;
-        if (p && p->job && brk_job_key(p->job) == h) return true;
+        if (p && p->job) add_key(v, &n, max, brk_job_key(p->job));
     }
+    for (unsigned i = 0; i < w->n_recent; i++) add_key(v, &n, max, w->recent[i]);
+    for (unsigned i = 0; i < w->n_keys; i++) add_key(v, &n, max, w->keys[i].hash);
+    if (!w->key_budget) return n;
+    uint64_t used = 0;
+    for (unsigned i = 0; i < n; i++) {
+        uint64_t kb = key_bytes(b, v[i]);
+        if (i > 0 && used + kb > w->key_budget) return i;   /* the first always stays (in use) */
+        used += kb;
+    }
+    return n;
+}
+
+bool brk_worker_holds(const brk_t *b, const brk_worker_t *w, uint64_t h)
+{
+    uint64_t v[2 * ZP_MSG_MAX_KEYS + BRK_MAX_INFLIGHT];
+    unsigned n = belief(b, w, v, sizeof v / sizeof v[0]);
+    for (unsigned i = 0; i < n; i++)
+        if (v[i] == h) return true;
     return false;
+}
+
+void brk_worker_key_done(brk_worker_t *w, brk_job_t *j)
+{
+    uint64_t h = brk_job_key(j);
+    unsigned k = 0;
+    for (unsigned i = 0; i < w->n_recent; i++)   /* move h to the front */
+        if (w->recent[i] != h) w->recent[k++] = w->recent[i];
+    if (k == ZP_MSG_MAX_KEYS) k--;
+    memmove(w->recent + 1, w->recent, k * sizeof w->recent[0]);
+    w->recent[0] = h;
+    w->n_recent = k + 1;
 }
 
 void brk_worker_keys(brk_t *b, brk_worker_t *w, const zp_msg_keys_t *k)
@@ -109,6 +160,7 @@ void brk_worker_keys(brk_t *b, brk_worker_t *w, const zp_msg_keys_t *k)
     (void)b;
     if (!k->present) return;
     w->keys_known = true;
+    w->n_recent = 0;   /* this report was sent after every DONE received before it */
     w->key_loads = k->loads;
     w->key_evictions = k->evictions;
     w->key_budget = k->budget;
@@ -137,7 +189,7 @@ static brk_worker_t *pick_worker_key(brk_t *b, unsigned role, uint64_t avoid, ui
     brk_worker_t *best = NULL;
     for (unsigned i = 0; i < BRK_MAX_WORKERS; i++) {
         brk_worker_t *w = &b->workers[i];
-        if (!can_take(w, role, now) || (key && !brk_worker_holds(w, key))) continue;
+        if (!can_take(w, role, now) || (key && !brk_worker_holds(b, w, key))) continue;
         if (!best) { best = w; continue; }
         bool wa = avoid && w->incarnation == avoid, ba = avoid && best->incarnation == avoid;
         if (wa != ba) { if (ba) best = w; continue; }
@@ -383,7 +435,7 @@ static size_t key_demand(const brk_t *b, const brk_worker_t *w, unsigned stage, 
     size_t n = 0;
     for (size_t i = 0; i < b->qn[stage]; i++) {
         brk_part_t *p = b->q[stage][i];
-        if (dispatchable(b, p, stage, now) && brk_worker_holds(w, brk_job_key(p->job))) n++;
+        if (dispatchable(b, p, stage, now) && brk_worker_holds(b, w, brk_job_key(p->job))) n++;
     }
     return n;
 }
@@ -400,7 +452,7 @@ static brk_worker_t *switch_target(brk_t *b, unsigned stage, uint64_t avoid, uin
         size_t d = key_demand(b, w, stage, now);
         if (best) {
             bool wa = avoid && w->incarnation == avoid, ba = avoid && best->incarnation == avoid;
-            bool we = !w->n_keys && !w->n_inflight, be = !best->n_keys && !best->n_inflight;
+            bool we = !w->n_keys && !w->n_inflight && !w->n_recent, be = !best->n_keys && !best->n_inflight && !best->n_recent;
             if (wa != ba) { if (wa) continue; }
             else if (we != be) { if (!we) continue; }
             else if ((w->n_inflight == 0) != (best->n_inflight == 0)) { if (w->n_inflight) continue; }
@@ -416,9 +468,10 @@ static brk_worker_t *switch_target(brk_t *b, unsigned stage, uint64_t avoid, uin
 /* Key affinity: *p is the best partition of the stage, *w the worker plain dispatch would give
  * it. Returns the pair to assign (possibly another partition, of the same priority, whose key a
  * worker with credit holds), or false: nothing should go now (p waits for its key's holder).
- * A worker moves to a key it does not hold only when no live worker holds it, when it is idle,
- * or when the key's backlog exceeds key_switch_backlog partitions per credit of its holders:
- * two circuits alternating keep their workers (hysteresis; tests/ipc/keys_affinity.sh). */
+ * A worker moves to a key it does not hold only when no live worker holds it, when it holds no
+ * key, or when the key's backlog exceeds its holders' credits (an idle worker) or
+ * key_switch_backlog partitions per credit of its holders (a busy one): two circuits
+ * alternating keep their workers (hysteresis; tests/ipc/keys_affinity.sh). */
 static bool key_route(brk_t *b, unsigned stage, uint64_t now, brk_part_t **pp, brk_worker_t **wp)
 {
     brk_part_t *p = *pp;
@@ -429,7 +482,7 @@ static bool key_route(brk_t *b, unsigned stage, uint64_t now, brk_part_t **pp, b
     for (unsigned i = 0; i < BRK_MAX_WORKERS; i++) {
         const brk_worker_t *x = &b->workers[i];
         if (x->used && x->alive && x->role == stage && !(x->tripped_until && now < x->tripped_until) &&
-            brk_worker_holds(x, key))
+            brk_worker_holds(b, x, key))
             holder_credits += x->credits;
     }
     if (!holder_credits) {   /* nobody has it: someone must load it */
@@ -453,7 +506,11 @@ static bool key_route(brk_t *b, unsigned stage, uint64_t now, brk_part_t **pp, b
     size_t backlog = 0;
     for (size_t i = 0; i < b->qn[stage]; i++)
         backlog += brk_job_key(b->q[stage][i]->job) == key && dispatchable(b, b->q[stage][i], stage, now);
-    if (w->n_inflight && backlog <= (size_t)b->key_switch_backlog * holder_credits) return false;
+    /* hysteresis: a worker holding nothing takes it; an idle one once the backlog exceeds what
+     * the holders take at once; a busy one past key_switch_backlog per holder credit */
+    bool fresh = !w->n_keys && !w->n_inflight && !w->n_recent;
+    size_t limit = w->n_inflight ? (size_t)b->key_switch_backlog * holder_credits : holder_credits;
+    if (!fresh && backlog <= limit) return false;
     *wp = w;
     w->key_switches++;
     b->c.key_switches++;
@@ -549,6 +606,7 @@ void brk_on_done(brk_t *b, brk_worker_t *w, const zp_msg_done_t *m)
     bool found;
     brk_slot_reported(b, w, m->slot, m->gen);     /* the holder is done writing (quarantine) */
     brk_part_t *p = take_inflight(b, w, m->slot, m->gen, &found);
+    if (p) brk_worker_key_done(w, p->job);   /* keys: it holds p's key now */
     record_busy(w, m->t_start, m->t_end);
     w->n_done++;
     if (!p) {
@@ -641,6 +699,7 @@ void brk_on_fail(brk_t *b, brk_worker_t *w, const zp_msg_fail_t *m)
     bool found;
     brk_slot_reported(b, w, m->slot, m->gen);     /* the holder is done writing (quarantine) */
     brk_part_t *p = take_inflight(b, w, m->slot, m->gen, &found);
+    if (p) brk_worker_key_done(w, p->job);   /* keys: it may hold p's key now */
     record_busy(w, m->t_start, m->t_end);
     w->n_fail++;
     if (!p) {
