@@ -133,6 +133,7 @@ static void on_hello(brk_t *b, const uint8_t *id, size_t id_len, const zp_frame_
     snprintf(w->name, sizeof w->name, "%.*s", (int)m.name.len, m.name.p);
     w->last_seen = zp_now_ns();
     brk_worker_held(b, w, m.held, m.n_held);   /* reconcile what it says it holds (slots.c) */
+    brk_worker_keys(b, w, &m.keys);            /* keys: the proving keys it holds */
 }
 
 static void on_worker_msg(brk_t *b, const uint8_t *id, size_t id_len, const zp_frame_t *f)
@@ -161,6 +162,7 @@ static void on_worker_msg(brk_t *b, const uint8_t *id, size_t id_len, const zp_f
         zp_msg_heartbeat_t m;
         if (zp_msg_heartbeat_decode(&m, f) < 0) b->c.malformed++;
         else if (m.incarnation && m.incarnation != w->incarnation) brk_worker_dead(b, w, "incarnation changed", false);
+        else brk_worker_keys(b, w, &m.keys);   /* keys: the proving keys it holds */
     } else if (f->cmd == ZP_CMD_DONE) {
         zp_msg_done_t m;
         if (zp_msg_done_decode(&m, f) < 0) { b->c.malformed++; zp_log(ZP_LOG_WARN, "bad DONE: %s", zp_err_msg()); }
@@ -329,6 +331,7 @@ static void usage(FILE *f)
                "                     [--fleet-env VAR [--box-name NAME]]\n"
                "                     [--lease-ms BASE[,SYNTH,GPU,FINAL]] [--max-deaths N] [--breaker K[,COOL_MS]]\n"
                "                     [--retain-s S] [--retain-jobs N] [--max-waiters N[,PER_CLIENT]]\n"
+               "                     [--key-affinity on|off|N]\n"
                "--fleet-env VAR: also take partitions from the PostgreSQL fleet queue whose connection string\n"
                "is in environment variable VAR (`zkpipe up --fleet URL` sets it); --box-name: this box's name\n"
                "in the fleet (default: the host name).\n"
@@ -339,6 +342,9 @@ static void usage(FILE *f)
                "--retain-s/--retain-jobs ($ZP_RETAIN_S 86400, $ZP_RETAIN_JOBS 50000): finished jobs kept (memory and\n"
                "journal); the request-id idempotency window is the retention.\n"
                "--max-waiters ($ZP_MAX_WAITERS, 4096,256): AWAITs waiting at once, overall and per client.\n"
+               "--key-affinity ($ZP_KEY_AFFINITY, on): route GPU/final partitions to workers holding their proving\n"
+               "key; N: on, and a busy worker switches keys only past N queued partitions per holder credit\n"
+               "(default 2; doc/keys.md).\n"
                "--metrics-listen (or $ZP_METRICS_LISTEN): serve GET /metrics (Prometheus text) over HTTP;\n"
                "off by default. Bind it to 127.0.0.1 unless the network is trusted.\n"
                "--http-listen: the HTTP JSON API (POST /v1/jobs, GET|DELETE /v1/jobs/ID, GET /v1/status,\n"
@@ -383,7 +389,7 @@ int main(int argc, char **argv, char **envp)
     /* environment defaults of the options below (children of `zkpipe up` inherit them) */
     static const char *const envs[][2] = {{"ZP_LEASE_MS", "lease-ms"}, {"ZP_MAX_DEATHS", "max-deaths"},
         {"ZP_BREAKER", "breaker"}, {"ZP_RETAIN_S", "retain-s"}, {"ZP_RETAIN_JOBS", "retain-jobs"},
-        {"ZP_MAX_WAITERS", "max-waiters"}};
+        {"ZP_MAX_WAITERS", "max-waiters"}, {"ZP_KEY_AFFINITY", "key-affinity"}};
     for (unsigned i = 0; i < sizeof envs / sizeof envs[0]; i++) {
         const char *v = getenv(envs[i][0]);
         if (v && *v && brk_config_set(b, envs[i][1], v) < 0) {
@@ -398,7 +404,7 @@ int main(int argc, char **argv, char **envp)
         {"reset-state", 0, 0, 'R'}, {"metrics-listen", 1, 0, 'M'}, {"help", 0, 0, 'h'},
         /* slots: 1000.. must stay right after "help" (index 13: brk_config_set by name) */
         {"lease-ms", 1, 0, 1000}, {"max-deaths", 1, 0, 1001}, {"breaker", 1, 0, 1002}, {"retain-s", 1, 0, 1003},
-        {"retain-jobs", 1, 0, 1004}, {"max-waiters", 1, 0, 1005},
+        {"retain-jobs", 1, 0, 1004}, {"max-waiters", 1, 0, 1005}, {"key-affinity", 1, 0, 1006},
         {"http-listen", 1, 0, 'W'}, {"http-token-file", 1, 0, 'T'}, {"http-max-body", 1, 0, 'X'},
         {"http-key-dir", 1, 0, 'Y'}, {"fleet-env", 1, 0, 1101}, {"box-name", 1, 0, 1102}, {0, 0, 0, 0}};
     int c;
@@ -422,7 +428,7 @@ int main(int argc, char **argv, char **envp)
         case 'X': if (parse_u32(optarg, 1024, 1u << 30, &http_max_body, "http-max-body")) return 2; break;
         case 1101: fleet_env = optarg; break;        /* fleet */
         case 1102: box_name = optarg; break;
-        case 1000: case 1001: case 1002: case 1003: case 1004: case 1005:
+        case 1000: case 1001: case 1002: case 1003: case 1004: case 1005: case 1006:
             if (brk_config_set(b, opts[c - 1000 + 13].name, optarg) < 0) {
                 fprintf(stderr, "zkpipe-broker: --%s: %s\n", opts[c - 1000 + 13].name, zp_err_msg());
                 return 2;

@@ -72,6 +72,7 @@ typedef struct brk_job {
     uint64_t t_submit, t_finish;
     uint64_t finish_wall_us;    /* retention clock (wall time survives restarts) */
     uint32_t domain;            /* learned from a sealed payload (lease scaling); 0: not yet */
+    uint64_t zkey_hash;         /* keys: brk_job_key (0: not computed yet) */
     struct brk_job *h_id, *h_rid;   /* hash chains (jobs.c) */
     struct brk_job *prev, *next;    /* b->live (running) or b->fin (finished, oldest first) */
 } brk_job_t;
@@ -93,6 +94,10 @@ typedef struct {
 } brk_idle_t;
 /* ---- end observability ---- */
 
+/* keys: a proving key a worker reported holding (HELLO / HEARTBEAT; doc/keys.md) */
+#define BRK_KEY_NAME 160
+typedef struct { uint64_t hash, bytes; uint32_t tier; char name[BRK_KEY_NAME]; } brk_key_t;
+
 typedef struct brk_worker {
     bool used, alive;
     uint8_t id[BRK_ID_MAX];
@@ -111,6 +116,14 @@ typedef struct brk_worker {
     brk_interval_t busy[BRK_BUSY_RING];
     unsigned busy_head, busy_n;
     brk_idle_t idle;            /* metrics.c */
+    /* keys (sched.c brk_worker_keys): what it last reported; untrusted, routing only */
+    bool keys_known;
+    unsigned n_keys;
+    brk_key_t keys[ZP_MSG_MAX_KEYS];
+    uint64_t key_loads, key_evictions, key_budget;  /* as reported */
+    uint64_t key_switches;      /* partitions assigned to it whose key it did not hold */
+    uint64_t recent[ZP_MSG_MAX_KEYS];   /* keys of partitions it finished since its last report */
+    unsigned n_recent;
 } brk_worker_t;
 
 typedef struct brk_waiter {
@@ -127,6 +140,7 @@ typedef struct {
     uint64_t fail_class[ZP_NFAIL_CLASSES];  /* failures reported or declared, by class */
     uint64_t leases_expired, quarantined, quarantine_released, breaker_trips, verify_redo;
     uint64_t jobs_evicted, waiters_refused;
+    uint64_t key_affine, key_switches, key_first;   /* keys: assigns to a holder / a switch / no holder */
 } brk_counters_t;
 
 /* One per arena slot (slots.c; doc/slot-protocol.md "Holders and quarantine"). */
@@ -157,6 +171,9 @@ typedef struct brk {
     uint32_t retain_s, retain_jobs;           /* finished jobs kept (time, count) */
     uint32_t max_waiters, max_waiters_client; /* AWAITs waiting: overall, per client */
     uint64_t backoff_ns;        /* first transient retry delay (doubles per attempt, 100x cap) */
+    bool key_affinity;          /* keys: route to workers holding the key (--key-affinity) */
+    uint32_t key_switch_backlog;/* a busy worker switches keys when the key's backlog exceeds
+                                   this many partitions per credit of its holders */
     /* runtime */
     void *ctx, *sock;
     zp_shm_t *arena;
@@ -211,7 +228,7 @@ void brk_ident_fence(brk_t *b, brk_worker_t *w, const char *why);   /* ask the s
 /* defaults of the configuration above (broker main and the model test) */
 void brk_config_defaults(brk_t *b);
 /* one option by its long name ("lease-ms", "max-deaths", "breaker", "retain-s", "retain-jobs",
- * "max-waiters"); -EINVAL with a message */
+ * "max-waiters", "key-affinity"); -EINVAL with a message */
 int brk_config_set(brk_t *b, const char *name, const char *value);
 
 /* slots.c: holders, quarantine and leases (doc/slot-protocol.md) */
@@ -232,6 +249,14 @@ void brk_slots_tick(brk_t *b);
 uint64_t brk_lease_ns(const brk_t *b, const brk_job_t *j, unsigned stage);
 
 /* sched.c */
+/* keys: a HELLO / HEARTBEAT's key list (absent: unchanged) */
+void brk_worker_keys(brk_t *b, brk_worker_t *w, const zp_msg_keys_t *k);
+uint64_t brk_key_hash(const char *s, size_t n);
+uint64_t brk_job_key(brk_job_t *j);
+/* does w hold key hash h? (what the broker believes: sched.c) */
+bool brk_worker_holds(const brk_t *b, const brk_worker_t *w, uint64_t h);
+/* w finished (DONE or FAIL) a partition of job j: its key stays believed until w's next report */
+void brk_worker_key_done(brk_worker_t *w, brk_job_t *j);
 int brk_q_push(brk_t *b, brk_part_t *p, unsigned stage);
 void brk_q_remove(brk_t *b, brk_part_t *p);
 void brk_dispatch(brk_t *b);

@@ -43,6 +43,55 @@ double brk_busy_ratio(const brk_worker_t *w, uint64_t now, uint64_t window)
     return r > 1 ? 1 : r;
 }
 
+/* keys: "shm+pinned+device" */
+static void key_tier_text(zp_sbuf_t *s, uint32_t t)
+{
+    static const char *const n[] = {"shm", "pinned", "device", "private"};
+    bool any = false;
+    for (unsigned i = 0; i < 4; i++)
+        if (t & (1u << i)) { zp_sbuf_printf(s, "%s%s", any ? "+" : "", n[i]); any = true; }
+    if (!any) zp_sbuf_printf(s, "?");
+}
+
+static void keys_json(zp_sbuf_t *s, const brk_worker_t *w)
+{
+    zp_sbuf_printf(s, ", \"keys\": {\"reported\": %s, \"loads\": %llu, \"evictions\": %llu, \"budget\": %llu,"
+                   " \"switches\": %llu, \"held\": [", w->keys_known ? "true" : "false", (unsigned long long)w->key_loads,
+                   (unsigned long long)w->key_evictions, (unsigned long long)w->key_budget,
+                   (unsigned long long)w->key_switches);
+    for (unsigned k = 0; k < w->n_keys; k++) {
+        zp_sbuf_printf(s, "%s{\"path\": ", k ? ", " : "");
+        json_str(s, w->keys[k].name);
+        zp_sbuf_printf(s, ", \"bytes\": %llu, \"tier\": \"", (unsigned long long)w->keys[k].bytes);
+        key_tier_text(s, w->keys[k].tier);
+        zp_sbuf_printf(s, "\"}");
+    }
+    zp_sbuf_printf(s, "]}");
+}
+
+/* the text status's last section (`zkpipe keys list` prints it): worker -> keys */
+static void keys_text(zp_sbuf_t *s, const brk_t *b)
+{
+    zp_sbuf_printf(s, "keys by worker (affinity %s; assigns to a holder %llu, switches %llu, first loads %llu):\n",
+                   b->key_affinity ? "on" : "off", (unsigned long long)b->c.key_affine,
+                   (unsigned long long)b->c.key_switches, (unsigned long long)b->c.key_first);
+    for (unsigned i = 0; i < BRK_MAX_WORKERS; i++) {
+        const brk_worker_t *w = &b->workers[i];
+        if (!w->used) continue;
+        zp_sbuf_printf(s, "  %-5s #%u pid %-7u ", zp_role_name(w->role), w->instance, w->pid);
+        if (!w->keys_known) { zp_sbuf_printf(s, "(reports no keys)\n"); continue; }
+        zp_sbuf_printf(s, "loads %llu evictions %llu switches %llu budget ", (unsigned long long)w->key_loads,
+                       (unsigned long long)w->key_evictions, (unsigned long long)w->key_switches);
+        if (w->key_budget) zp_sbuf_printf(s, "%.1f KiB\n", w->key_budget / 1024.0);
+        else zp_sbuf_printf(s, "none\n");
+        for (unsigned k = 0; k < w->n_keys; k++) {
+            zp_sbuf_printf(s, "        %s  ", w->keys[k].name);
+            key_tier_text(s, w->keys[k].tier);
+            zp_sbuf_printf(s, "  %.1f KiB\n", w->keys[k].bytes / 1024.0);
+        }
+    }
+}
+
 char *brk_status_text(brk_t *b, bool json)
 {
     zp_sbuf_t s = {0};
@@ -102,7 +151,10 @@ char *brk_status_text(brk_t *b, bool json)
                       (unsigned long long)b->c.quarantine_released, (unsigned long long)b->c.breaker_trips,
                       (unsigned long long)b->c.verify_redo, (unsigned long long)b->c.jobs_evicted, b->n_waiters,
                       (unsigned long long)b->c.waiters_refused);
-        zp_sbuf_printf(&s, "}");
+        zp_sbuf_printf(&s, ", \"key_affine\": %llu, \"key_switches\": %llu, \"key_first\": %llu",
+                       (unsigned long long)b->c.key_affine, (unsigned long long)b->c.key_switches,
+                       (unsigned long long)b->c.key_first);   /* keys */
+        zp_sbuf_printf(&s, "}, \"key_affinity\": %s", b->key_affinity ? "true" : "false");
         brk_mx_stage_rates_json(b, &s);   /* issue 10 item 8: the limiting stage */
         zp_sbuf_printf(&s, ", \"workers\": [");
         bool first = true;
@@ -132,7 +184,9 @@ char *brk_status_text(brk_t *b, bool json)
             zp_sbuf_printf(&s, "}}, \"slots\": [");
             for (unsigned k = 0; k < w->n_inflight; k++)
                 zp_sbuf_printf(&s, "%s%u", k ? ", " : "", w->inflight[k].slot);
-            zp_sbuf_printf(&s, "]}");
+            zp_sbuf_printf(&s, "]");
+            keys_json(&s, w);   /* keys */
+            zp_sbuf_printf(&s, "}");
             first = false;
         }
         zp_sbuf_printf(&s, "]}\n");
@@ -186,6 +240,7 @@ char *brk_status_text(brk_t *b, bool json)
         }
         zp_sbuf_printf(&s, "\n");
     }
+    keys_text(&s, b);   /* keys: the last section */
     return zp_sbuf_take(&s);
 }
 

@@ -74,21 +74,133 @@ static bool better(const brk_part_t *x, const brk_part_t *y)
     return x->idx < y->idx;
 }
 
+/* ---------------------------------------------------------------- keys: affinity
+ * Which worker holds which proving key (doc/keys.md): what it reported in its last HELLO or
+ * HEARTBEAT, plus the keys of the partitions in flight there (it is loading them). Keys are
+ * told apart by a 64-bit hash of the zkey path as jobs name it (a collision only costs a
+ * preference). Routing (key_route) picks the (partition, worker) pair for the GPU and final
+ * stages; the synth stage keeps plain dispatch. */
+uint64_t brk_key_hash(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)s[i]) * 1099511628211ULL;
+    return h | 1;   /* never 0: 0 = not computed */
+}
+
+uint64_t brk_job_key(brk_job_t *j)
+{
+    if (!j->zkey_hash) j->zkey_hash = brk_key_hash(j->zkey ? j->zkey : "", j->zkey ? strlen(j->zkey) : 0);
+    return j->zkey_hash;
+}
+
+/* the bytes of key h as any worker reported them (0: unknown) */
+static uint64_t key_bytes(const brk_t *b, uint64_t h)
+{
+    for (unsigned i = 0; i < BRK_MAX_WORKERS; i++)
+        for (unsigned k = 0; b->workers[i].used && k < b->workers[i].n_keys; k++)
+            if (b->workers[i].keys[k].hash == h) return b->workers[i].keys[k].bytes;
+    return 0;
+}
+
+static bool add_key(uint64_t *v, unsigned *n, unsigned max, uint64_t h)
+{
+    for (unsigned i = 0; i < *n; i++)
+        if (v[i] == h) return false;
+    if (*n == max) return false;
+    v[(*n)++] = h;
+    return true;
+}
+
+/* What the broker believes w holds, most recent first: the keys of its partitions in flight
+ * (it is loading them), of those it finished since its last report (a report sent after a
+ * DONE reflects that task's load and evictions; one sent before does not), then the reported
+ * ones; cut where its reported --key-budget is full (its cache evicts the least recently used). */
+static unsigned belief(const brk_t *b, const brk_worker_t *w, uint64_t *v, unsigned max)
+{
+    unsigned n = 0;
+    for (unsigned i = w->n_inflight; i-- > 0;) {
+        brk_part_t *p = w->inflight[i].part;
+        if (p && p->job) add_key(v, &n, max, brk_job_key(p->job));
+    }
+    for (unsigned i = 0; i < w->n_recent; i++) add_key(v, &n, max, w->recent[i]);
+    for (unsigned i = 0; i < w->n_keys; i++) add_key(v, &n, max, w->keys[i].hash);
+    if (!w->key_budget) return n;
+    uint64_t used = 0;
+    for (unsigned i = 0; i < n; i++) {
+        uint64_t kb = key_bytes(b, v[i]);
+        if (i > 0 && used + kb > w->key_budget) return i;   /* the first always stays (in use) */
+        used += kb;
+    }
+    return n;
+}
+
+bool brk_worker_holds(const brk_t *b, const brk_worker_t *w, uint64_t h)
+{
+    uint64_t v[2 * ZP_MSG_MAX_KEYS + BRK_MAX_INFLIGHT];
+    unsigned n = belief(b, w, v, sizeof v / sizeof v[0]);
+    for (unsigned i = 0; i < n; i++)
+        if (v[i] == h) return true;
+    return false;
+}
+
+void brk_worker_key_done(brk_worker_t *w, brk_job_t *j)
+{
+    uint64_t h = brk_job_key(j);
+    unsigned k = 0;
+    for (unsigned i = 0; i < w->n_recent; i++)   /* move h to the front */
+        if (w->recent[i] != h) w->recent[k++] = w->recent[i];
+    if (k == ZP_MSG_MAX_KEYS) k--;
+    memmove(w->recent + 1, w->recent, k * sizeof w->recent[0]);
+    w->recent[0] = h;
+    w->n_recent = k + 1;
+}
+
+void brk_worker_keys(brk_t *b, brk_worker_t *w, const zp_msg_keys_t *k)
+{
+    (void)b;
+    if (!k->present) return;
+    w->keys_known = true;
+    w->n_recent = 0;   /* this report was sent after every DONE received before it */
+    w->key_loads = k->loads;
+    w->key_evictions = k->evictions;
+    w->key_budget = k->budget;
+    w->n_keys = 0;
+    for (size_t i = 0; i < k->n && i < ZP_MSG_MAX_KEYS; i++) {
+        brk_key_t *x = &w->keys[w->n_keys++];
+        x->hash = brk_key_hash(k->k[i].path.p, k->k[i].path.len);
+        x->bytes = k->k[i].bytes;
+        x->tier = k->k[i].tier;
+        size_t n = k->k[i].path.len, room = sizeof x->name - 1;
+        if (n <= room) snprintf(x->name, sizeof x->name, "%.*s", (int)n, k->k[i].path.p);
+        else snprintf(x->name, sizeof x->name, "...%.*s", (int)(room - 3), k->k[i].path.p + n - (room - 3));
+    }
+}
+
+static bool can_take(const brk_worker_t *w, unsigned role, uint64_t now)
+{
+    return w->used && w->alive && w->role == role && w->n_inflight < w->credits &&
+           !(w->tripped_until && now < w->tripped_until);
+}
+
 /* the worker with the most free credit for role; one whose incarnation is `avoid` only if no
- * other has credit; none the breaker took out of rotation */
-static brk_worker_t *pick_worker(brk_t *b, unsigned role, uint64_t avoid, uint64_t now)
+ * other has credit; none the breaker took out of rotation; key != 0: only workers holding it */
+static brk_worker_t *pick_worker_key(brk_t *b, unsigned role, uint64_t avoid, uint64_t now, uint64_t key)
 {
     brk_worker_t *best = NULL;
     for (unsigned i = 0; i < BRK_MAX_WORKERS; i++) {
         brk_worker_t *w = &b->workers[i];
-        if (!w->used || !w->alive || w->role != role || w->n_inflight >= w->credits) continue;
-        if (w->tripped_until && now < w->tripped_until) continue;
+        if (!can_take(w, role, now) || (key && !brk_worker_holds(b, w, key))) continue;
         if (!best) { best = w; continue; }
         bool wa = avoid && w->incarnation == avoid, ba = avoid && best->incarnation == avoid;
         if (wa != ba) { if (ba) best = w; continue; }
         if (w->credits - w->n_inflight > best->credits - best->n_inflight) best = w;
     }
     return best;
+}
+
+static brk_worker_t *pick_worker(brk_t *b, unsigned role, uint64_t avoid, uint64_t now)
+{
+    return pick_worker_key(b, role, avoid, now, 0);
 }
 
 void brk_running(const brk_t *b, unsigned out[ZP_NROLES])
@@ -305,6 +417,106 @@ static brk_part_t *q_best(brk_t *b, unsigned stage, uint64_t now, size_t *at)
     return best;
 }
 
+/* the worker incarnation a partition should avoid (a failed pairing check or input error there) */
+static uint64_t part_avoid(const brk_part_t *p, unsigned stage)
+{
+    return p->n_verify_fail ? (stage == ZP_ROLE_SYNTH ? p->winc[ZP_ROLE_SYNTH] : p->avoid_inc)
+                            : (p->n_input ? p->avoid_inc : 0);
+}
+
+static bool dispatchable(const brk_t *b, const brk_part_t *p, unsigned stage, uint64_t now)
+{
+    return p->not_before <= now && (stage == ZP_ROLE_SYNTH || brk_slot_usable(b, (uint32_t)p->slot));
+}
+
+/* queued partitions of stage whose key w holds (its demand: what a switch would leave waiting) */
+static size_t key_demand(const brk_t *b, const brk_worker_t *w, unsigned stage, uint64_t now)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < b->qn[stage]; i++) {
+        brk_part_t *p = b->q[stage][i];
+        if (dispatchable(b, p, stage, now) && brk_worker_holds(b, w, brk_job_key(p->job))) n++;
+    }
+    return n;
+}
+
+/* the worker that should take a key it does not hold: one holding no key, then an idle one,
+ * then the one whose own keys have the fewest queued partitions, then the most free credit */
+static brk_worker_t *switch_target(brk_t *b, unsigned stage, uint64_t avoid, uint64_t now)
+{
+    brk_worker_t *best = NULL;
+    size_t best_d = 0;
+    for (unsigned i = 0; i < BRK_MAX_WORKERS; i++) {
+        brk_worker_t *w = &b->workers[i];
+        if (!can_take(w, stage, now)) continue;
+        size_t d = key_demand(b, w, stage, now);
+        if (best) {
+            bool wa = avoid && w->incarnation == avoid, ba = avoid && best->incarnation == avoid;
+            bool we = !w->n_keys && !w->n_inflight && !w->n_recent, be = !best->n_keys && !best->n_inflight && !best->n_recent;
+            if (wa != ba) { if (wa) continue; }
+            else if (we != be) { if (!we) continue; }
+            else if ((w->n_inflight == 0) != (best->n_inflight == 0)) { if (w->n_inflight) continue; }
+            else if (d != best_d) { if (d > best_d) continue; }
+            else if (w->credits - w->n_inflight <= best->credits - best->n_inflight) continue;
+        }
+        best = w;
+        best_d = d;
+    }
+    return best;
+}
+
+/* Key affinity: *p is the best partition of the stage, *w the worker plain dispatch would give
+ * it. Returns the pair to assign (possibly another partition, of the same priority, whose key a
+ * worker with credit holds), or false: nothing should go now (p waits for its key's holder).
+ * A worker moves to a key it does not hold only when no live worker holds it, when it holds no
+ * key, or when the key's backlog exceeds its holders' credits (an idle worker) or
+ * key_switch_backlog partitions per credit of its holders (a busy one): two circuits
+ * alternating keep their workers (hysteresis; tests/ipc/keys_affinity.sh). */
+static bool key_route(brk_t *b, unsigned stage, uint64_t now, brk_part_t **pp, brk_worker_t **wp)
+{
+    brk_part_t *p = *pp;
+    uint64_t key = brk_job_key(p->job), avoid = part_avoid(p, stage);
+    brk_worker_t *w = pick_worker_key(b, stage, avoid, now, key);
+    if (w) { *wp = w; b->c.key_affine++; return true; }
+    uint32_t holder_credits = 0;
+    for (unsigned i = 0; i < BRK_MAX_WORKERS; i++) {
+        const brk_worker_t *x = &b->workers[i];
+        if (x->used && x->alive && x->role == stage && !(x->tripped_until && now < x->tripped_until) &&
+            brk_worker_holds(b, x, key))
+            holder_credits += x->credits;
+    }
+    if (!holder_credits) {   /* nobody has it: someone must load it */
+        if (!(w = switch_target(b, stage, avoid, now))) return false;
+        *wp = w;
+        w->key_switches++;
+        b->c.key_first++;
+        return true;
+    }
+    /* its holders are busy: give the workers with credit work of their own keys (same priority) */
+    brk_part_t *bq = NULL;
+    brk_worker_t *bw = NULL;
+    for (size_t i = 0; i < b->qn[stage]; i++) {
+        brk_part_t *q = b->q[stage][i];
+        if (q->job->priority != p->job->priority || !dispatchable(b, q, stage, now) || (bq && !better(q, bq))) continue;
+        brk_worker_t *x = pick_worker_key(b, stage, part_avoid(q, stage), now, brk_job_key(q->job));
+        if (x) { bq = q; bw = x; }
+    }
+    if (bq) { *pp = bq; *wp = bw; b->c.key_affine++; return true; }
+    if (!(w = switch_target(b, stage, avoid, now))) return false;
+    size_t backlog = 0;
+    for (size_t i = 0; i < b->qn[stage]; i++)
+        backlog += brk_job_key(b->q[stage][i]->job) == key && dispatchable(b, b->q[stage][i], stage, now);
+    /* hysteresis: a worker holding nothing takes it; an idle one once the backlog exceeds what
+     * the holders take at once; a busy one past key_switch_backlog per holder credit */
+    bool fresh = !w->n_keys && !w->n_inflight && !w->n_recent;
+    size_t limit = w->n_inflight ? (size_t)b->key_switch_backlog * holder_credits : holder_credits;
+    if (!fresh && backlog <= limit) return false;
+    *wp = w;
+    w->key_switches++;
+    b->c.key_switches++;
+    return true;
+}
+
 /* a FREE slot no partition is bound to and no holder may still write (slots.c) */
 static int claim_slot(brk_t *b, uint32_t *sp, uint64_t *ng)
 {
@@ -334,9 +546,10 @@ void brk_dispatch(brk_t *b)
             brk_part_t *p = q_best(b, stage, now, &at);
             if (!p) break;
             /* a partition whose result failed the pairing check goes to other workers if any */
-            uint64_t avoid = p->n_verify_fail ? (stage == ZP_ROLE_SYNTH ? p->winc[ZP_ROLE_SYNTH] : p->avoid_inc)
-                                              : (p->n_input ? p->avoid_inc : 0);
+            uint64_t avoid = part_avoid(p, stage);
             brk_worker_t *w = pick_worker(b, stage, avoid, now);
+            /* keys: a worker that holds the partition's key, or another partition (key_route) */
+            if (stage != ZP_ROLE_SYNTH && b->key_affinity && !key_route(b, stage, now, &p, &w)) break;
             uint64_t ng;
             if (stage == ZP_ROLE_SYNTH) {
                 uint32_t s = 0;
@@ -393,6 +606,7 @@ void brk_on_done(brk_t *b, brk_worker_t *w, const zp_msg_done_t *m)
     bool found;
     brk_slot_reported(b, w, m->slot, m->gen);     /* the holder is done writing (quarantine) */
     brk_part_t *p = take_inflight(b, w, m->slot, m->gen, &found);
+    if (p) brk_worker_key_done(w, p->job);   /* keys: it holds p's key now */
     record_busy(w, m->t_start, m->t_end);
     w->n_done++;
     if (!p) {
@@ -485,6 +699,7 @@ void brk_on_fail(brk_t *b, brk_worker_t *w, const zp_msg_fail_t *m)
     bool found;
     brk_slot_reported(b, w, m->slot, m->gen);     /* the holder is done writing (quarantine) */
     brk_part_t *p = take_inflight(b, w, m->slot, m->gen, &found);
+    if (p) brk_worker_key_done(w, p->job);   /* keys: it may hold p's key now */
     record_busy(w, m->t_start, m->t_end);
     w->n_fail++;
     if (!p) {
@@ -551,6 +766,8 @@ void brk_config_defaults(brk_t *b)
     b->max_waiters = 4096;
     b->max_waiters_client = 256;
     b->backoff_ns = 100000000u;
+    b->key_affinity = true;
+    b->key_switch_backlog = 2;
 }
 
 /* "a,b,c": up to n unsigned numbers in [lo, hi]; returns how many */
@@ -598,6 +815,11 @@ int brk_config_set(brk_t *b, const char *name, const char *v)
         if ((n = parse_list(v, x, 2, 1, 1000000)) < 1) goto bad;
         b->max_waiters = x[0];
         if (n == 2) b->max_waiters_client = x[1];
+    } else if (!strcmp(name, "key-affinity")) {   /* keys: on | off | N (on, switch backlog N) */
+        if (!strcmp(v, "on")) b->key_affinity = true;
+        else if (!strcmp(v, "off")) b->key_affinity = false;
+        else if (parse_list(v, x, 1, 0, 1000000) == 1) { b->key_affinity = true; b->key_switch_backlog = x[0]; }
+        else goto bad;
     } else {
         return zp_err_set(-EINVAL, "no option %s", name);
     }

@@ -15,6 +15,7 @@ int zp_cmd_cancel(int argc, char **argv);   /* cli/client.c  */
 int zp_cmd_trace(int argc, char **argv);    /* cli/client.c  */
 int zp_cmd_metrics(int argc, char **argv);  /* cli/client.c  */
 int zp_cmd_testkey(int argc, char **argv);  /* cli/testkey.c: INSECURE test keys */
+int zp_cmd_keys(int argc, char **argv);     /* cli/keys.c: proving keys by tier */
 /* cli/help.c: the long help of each command (`zkpipe help CMD`, also the man pages'
  * DESCRIPTION); NULL when there is none. */
 const char *zp_cli_help_text(const char *cmd);

@@ -39,6 +39,15 @@ static const struct { const char *cmd, *text; } k_help[] = {
     {"cancel", "Cancel a job: its queued and running partitions stop; their slots are freed.\n"},
     {"trace", "Write a Chrome/Perfetto trace of the recent partitions (--out FILE, - for stdout).\n"},
     {"metrics", "Print the broker's metrics in the Prometheus text format (also GET /metrics over HTTP).\n"},
+    {"keys",
+     "The deployment's proving keys by tier (doc/keys.md). `keys list`: the shared-memory key store\n"
+     "(hot: objects, MiB, last use, the pids holding each), the page-cache residency of their zkey\n"
+     "files (warm), and the broker's view: which worker holds which key (shm, pinned, on the device),\n"
+     "its key loads and evictions (--no-broker: skip it). `keys preload ZKEY...` fills the store (every\n"
+     "stage then maps the key instead of parsing it; --warm: only read the file into the page cache;\n"
+     "--store-budget BYTES: evict least recently used unheld objects first). `keys evict ZKEY...|--all`\n"
+     "unlinks store objects no process holds (--force: also held ones; their users keep their mapping;\n"
+     "--cold: also drop the files from the page cache). --arena NAME: the deployment (default).\n"},
 };
 
 const char *zp_cli_help_text(const char *cmd)

@@ -19,6 +19,7 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     {"testkey", zp_cmd_testkey, "testkey --curve C --power P --out DIR --insecure-known-tau  INSECURE test key (tests only)"},
     {"metrics", zp_cmd_metrics, "metrics  print the broker's metrics (Prometheus text format)"},
     {"fleet", zp_cmd_fleet, "fleet init [URL]  create/upgrade the PostgreSQL fleet schema; submit|await|status|cancel --fleet URL"},
+    {"keys", zp_cmd_keys, "keys [list|preload ZKEY...|evict ZKEY...|--all] [--arena NAME]  proving keys by tier"},
 };
 
 /* the client commands' exit statuses (libzkpipe-client's result codes, zkpipe-client.h) */

@@ -48,7 +48,9 @@ static void work(zp_stage_t *s, zp_stage_task_t *t)
 
     zp_err_clear();
     if ((rc = zp_stage_arena(s, a->epoch)) < 0) return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "arena");
+    ZP_KEYREF(kref, s->kc);   /* released on every return: the entry is evictable again */
     if ((rc = zp_keycache_key(s->kc, t->zkey, true, &ke)) < 0) return zp_stage_fail(t, rc, "zkey");
+    kref.e = ke;
     const zp_g16_key_t *k = &ke->key;
     if ((rc = zp_shm_slot_check(s->arena, a->slot, ZP_SLOT_FINALIZING, a->gen)) < 0)
         return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "slot");

@@ -133,6 +133,8 @@ static int prepare(zp_stage_t *s)
         zp_keyent_t *ke;
         int rc = zp_keycache_key(s->kc, s->preload[i], true, &ke);
         if (rc < 0) continue;   /* preload already reported it; a task will report it again */
+        ZP_KEYREF(kref, s->kc);   /* pinned and uploaded, then evictable by --key-budget like any key */
+        kref.e = ke;
         if ((rc = key_register(g, ke, s->preload[i])) < 0) break;
         uint64_t t0 = zp_now_ns();
         if (ke->backend_tag != g->bk.be) {
@@ -190,7 +192,9 @@ static void work(zp_stage_t *s, zp_stage_task_t *t)
     rc = zp_stage_arena(s, a->epoch);
     g->in_task = false;
     if (rc < 0) return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "arena");
+    ZP_KEYREF(kref, s->kc);   /* released on every return: the entry is evictable again */
     if ((rc = zp_keycache_key(s->kc, t->zkey, true, &ke)) < 0) return zp_stage_fail(t, rc, "zkey");
+    kref.e = ke;
     const zp_g16_key_t *k = &ke->key;
     if (ke->backend_tag != g->bk.be) {
         uint64_t t0 = zp_now_ns();

@@ -126,8 +126,52 @@ static int get_path(const zp_map_t *m, const char *key, unsigned k, const char *
 }
 #define TRY(x) do { int rc_ = (x); if (rc_ < 0) return rc_; } while (0)
 
+/* ---- the key list (HELLO 10, HEARTBEAT 3): [loads, evictions, budget, [[path, bytes, tier]...]] */
+static void enc_keys(zp_enc_t *e, unsigned key, const zp_msg_keys_t *k)
+{
+    if (!k->present) return;
+    zp_enc_array_begin(e, key);
+    zp_enc_u64(e, 0, k->loads); zp_enc_u64(e, 0, k->evictions); zp_enc_u64(e, 0, k->budget);
+    zp_enc_array_begin(e, 0);
+    for (size_t i = 0; i < k->n && i < ZP_MSG_MAX_KEYS; i++) {
+        zp_enc_array_begin(e, 0);
+        enc_strref(e, 0, k->k[i].path); zp_enc_u64(e, 0, k->k[i].bytes); zp_enc_u64(e, 0, k->k[i].tier);
+        zp_enc_end(e);
+    }
+    zp_enc_end(e);
+    zp_enc_end(e);
+}
+static int dec_keys(const zp_map_t *mp, unsigned key, zp_msg_keys_t *k)
+{
+    memset(k, 0, sizeof *k);
+    if (!zp_map_has(mp, key)) return 0;
+    zp_arr_t a, l, e;
+    uint64_t v;
+    TRY(zp_map_get_array(mp, key, 4, &a));
+    if (a.n != 4) return zp_err_set(ZP_EPROTO, "key %u: key list needs [loads, evictions, budget, keys]", key);
+    TRY(zp_arr_next_u64(&a, 0, U64MAX, &k->loads));
+    TRY(zp_arr_next_u64(&a, 0, U64MAX, &k->evictions));
+    TRY(zp_arr_next_u64(&a, 0, U64MAX, &k->budget));
+    TRY(zp_arr_next_array(&a, ZP_MSG_MAX_KEYS, &l));
+    for (uint32_t i = 0; i < l.n; i++) {
+        zp_msg_key_t *x = &k->k[i];
+        TRY(zp_arr_next_array(&l, 3, &e));
+        if (e.n != 3) return zp_err_set(ZP_EPROTO, "key %u.3.%u: a key needs [path, bytes, tier]", key, i);
+        TRY(zp_arr_next_str(&e, ZP_MSG_PATH_MAX, &x->path.p, &x->path.len));
+        char what[32];
+        snprintf(what, sizeof what, "%u.3.%u", key, i);
+        TRY(check_path(what, "key path", x->path));
+        TRY(zp_arr_next_u64(&e, 0, (uint64_t)1 << 50, &x->bytes));
+        TRY(zp_arr_next_u64(&e, 0, ZP_MSG_KEY_TIERS, &v));
+        x->tier = (uint32_t)v;
+    }
+    k->n = l.n;
+    k->present = true;
+    return 0;
+}
+
 /* ---- HELLO ---- 1 role 2 instance 3 incarnation 4 pid 5 caps 6 credits 7 name 8 held [[slot, gen]...]
- *                  9 identity token (optional, bin ZP_ID_TOKEN_LEN) */
+ *                  9 identity token (optional, bin ZP_ID_TOKEN_LEN) 10 keys (optional, the key list) */
 int zp_msg_hello_encode(uint8_t **buf, size_t *len, const zp_msg_hello_t *m)
 {
     zp_enc_t e;
@@ -143,6 +187,7 @@ int zp_msg_hello_encode(uint8_t **buf, size_t *len, const zp_msg_hello_t *m)
     }
     zp_enc_end(&e);
     if (m->has_token) zp_enc_bin(&e, 9, m->token, sizeof m->token);
+    enc_keys(&e, 10, &m->keys);
     return enc_done(&e, buf, len);
 }
 int zp_msg_hello_decode(zp_msg_hello_t *m, const zp_frame_t *f)
@@ -172,15 +217,17 @@ int zp_msg_hello_decode(zp_msg_hello_t *m, const zp_frame_t *f)
         TRY(zp_map_get_bin_exact(mp, 9, m->token, sizeof m->token));
         m->has_token = true;
     }
+    TRY(dec_keys(mp, 10, &m->keys));
     return 0;
 }
 
-/* ---- HEARTBEAT ---- 1 incarnation 2 busy */
+/* ---- HEARTBEAT ---- 1 incarnation 2 busy 3 keys (optional, the key list above) */
 int zp_msg_heartbeat_encode(uint8_t **buf, size_t *len, const zp_msg_heartbeat_t *m)
 {
     zp_enc_t e;
     enc_start(&e, ZP_CMD_HEARTBEAT, 0);
     zp_enc_u64(&e, 1, m->incarnation); zp_enc_u64(&e, 2, m->busy);
+    enc_keys(&e, 3, &m->keys);
     return enc_done(&e, buf, len);
 }
 int zp_msg_heartbeat_decode(zp_msg_heartbeat_t *m, const zp_frame_t *f)
@@ -189,6 +236,7 @@ int zp_msg_heartbeat_decode(zp_msg_heartbeat_t *m, const zp_frame_t *f)
     TRY(dec_start(f, ZP_CMD_HEARTBEAT));
     TRY(zp_map_get_u64(&f->m, ZP_OPT(1), 0, U64MAX, &m->incarnation));
     TRY(zp_map_get_u32(&f->m, ZP_OPT(2), 0, 1u << 20, &m->busy));
+    TRY(dec_keys(&f->m, 3, &m->keys));
     return 0;
 }
 

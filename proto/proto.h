@@ -85,6 +85,19 @@ static inline zp_str_t zp_str(const char *s);
 
 /* ---- worker -> broker ---- */
 typedef struct { uint32_t slot; uint64_t gen; } zp_held_t;
+/* the proving keys a worker holds (HELLO key 10, HEARTBEAT key 3; optional, absent from an
+ * older worker: present = false). doc/keys.md. Untrusted: the broker only uses them to prefer
+ * a worker (routing), never to trust a result. */
+#define ZP_MSG_MAX_KEYS 16
+#define ZP_MSG_KEY_TIERS 15u        /* tier bits: 1 shm, 2 pinned, 4 on the device, 8 private */
+typedef struct { zp_str_t path; uint64_t bytes; uint32_t tier; } zp_msg_key_t;
+typedef struct {
+    bool present;
+    uint64_t loads, evictions;      /* since the process started */
+    uint64_t budget;                /* --key-budget bytes (0: none) */
+    size_t n;
+    zp_msg_key_t k[ZP_MSG_MAX_KEYS];/* most recently used first; paths absolute */
+} zp_msg_keys_t;
 typedef struct {
     uint32_t role, instance;
     uint64_t incarnation;     /* random per process start, non-zero */
@@ -99,11 +112,13 @@ typedef struct {
      * never from role/instance/pid above */
     bool has_token;
     uint8_t token[ZP_ID_TOKEN_LEN];
+    zp_msg_keys_t keys;       /* optional key 10: the keys it holds */
 } zp_msg_hello_t;
 
 typedef struct {
     uint64_t incarnation;
     uint32_t busy;            /* assignments held now */
+    zp_msg_keys_t keys;       /* optional key 3: the keys it holds */
 } zp_msg_heartbeat_t;
 
 /* DONE: the stage committed slot `slot` from generation gen to new_gen (the seal/commit

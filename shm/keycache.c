@@ -2,8 +2,11 @@
  * (see keycache.h). Each entry owns its path: the zkey/r1cs are opened with the entry's copy,
  * so their error messages never name a freed string (issue 9 item 1: the caller's path used
  * to be kept by the opened zkey, and a later mismatch on a cached key printed freed memory).
- * Tests: tests/test_keycache.c; the hot tier also tests/ipc/keystore_hot.sh. */
+ * References, the budget's LRU eviction and the locking: keycache.h; the tiers: doc/keys.md.
+ * Tests: tests/test_keycache.c; the hot tier also tests/ipc/keystore_hot.sh, the budget and
+ * key affinity tests/ipc/keys_affinity.sh. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +18,10 @@
 #define KC_MAX 64
 typedef struct { char *path; zp_r1cs_t r; uint64_t file_id[4]; } r1ent_t;
 struct zp_keycache {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;              /* a load finished */
     zp_keyent_t *k[KC_MAX];
+    zp_keyent_t *detached;          /* list: file changed while in use */
     r1ent_t *r[KC_MAX];
     unsigned nk, nr;
     /* hot tier (keystore.h): use_store false = none */
@@ -24,9 +30,17 @@ struct zp_keycache {
     zp_pool_t *pool;
     void (*on_release)(void *ctx, zp_keyent_t *e);
     void *on_release_ctx;
+    uint64_t budget, store_budget, clock, loads, evictions;
 };
 
-zp_keycache_t *zp_keycache_new(void) { return calloc(1, sizeof(zp_keycache_t)); }
+zp_keycache_t *zp_keycache_new(void)
+{
+    zp_keycache_t *kc = calloc(1, sizeof(zp_keycache_t));
+    if (!kc) return NULL;
+    pthread_mutex_init(&kc->mu, NULL);
+    pthread_cond_init(&kc->cv, NULL);
+    return kc;
+}
 
 int zp_keycache_set_store(zp_keycache_t *kc, const char *prefix, zp_pool_t *pool)
 {
@@ -41,10 +55,21 @@ int zp_keycache_set_store(zp_keycache_t *kc, const char *prefix, zp_pool_t *pool
 
 void zp_keycache_set_release(zp_keycache_t *kc, void (*fn)(void *ctx, zp_keyent_t *e), void *ctx)
 {
+    pthread_mutex_lock(&kc->mu);
     kc->on_release = fn;
     kc->on_release_ctx = ctx;
+    pthread_mutex_unlock(&kc->mu);
 }
 
+void zp_keycache_set_budget(zp_keycache_t *kc, uint64_t bytes, uint64_t store_bytes)
+{
+    pthread_mutex_lock(&kc->mu);
+    kc->budget = bytes;
+    kc->store_budget = store_bytes;
+    pthread_mutex_unlock(&kc->mu);
+}
+
+/* outside the mutex: the entry is no longer reachable from the tables */
 static void keyent_free(zp_keycache_t *kc, zp_keyent_t *e)
 {
     if (!e) return;
@@ -68,8 +93,20 @@ void zp_keycache_destroy(zp_keycache_t **kcp)
 {
     zp_keycache_t *kc = kcp ? *kcp : NULL;
     if (!kc) return;
-    for (unsigned i = 0; i < kc->nk; i++) keyent_free(kc, kc->k[i]);
+    for (unsigned i = 0; i < kc->nk; i++) {
+        if (kc->k[i]->refs)
+            zp_log(ZP_LOG_WARN, "key %s: %u reference(s) not released at exit", kc->k[i]->path, kc->k[i]->refs);
+        keyent_free(kc, kc->k[i]);
+    }
+    while (kc->detached) {
+        zp_keyent_t *e = kc->detached;
+        kc->detached = e->next_detached;
+        zp_log(ZP_LOG_WARN, "key %s (an older version of the file): %u reference(s) not released at exit", e->path, e->refs);
+        keyent_free(kc, e);
+    }
     while (kc->nr) r1_drop(kc, kc->nr - 1);
+    pthread_cond_destroy(&kc->cv);
+    pthread_mutex_destroy(&kc->mu);
     free(kc);
     *kcp = NULL;
 }
@@ -83,20 +120,22 @@ static int file_id(const char *path, uint64_t id[4])
     return 0;
 }
 
-/* the point arrays of e: from the store (hot, or filled by us) or parsed into private memory */
-static int keyent_load(zp_keycache_t *kc, zp_keyent_t *e)
+/* the point arrays of e: from the store (hot, or filled by us) or parsed into private memory.
+ * Runs outside the mutex (e->loading keeps others off e); reads only settings fixed at init. */
+static int keyent_load(zp_keycache_t *kc, zp_keyent_t *e, uint64_t store_budget)
 {
     uint64_t t0 = zp_now_ns();
     int rc;
     if (kc->use_store) {
         zp_keystore_key_t *ks = calloc(1, sizeof *ks);
         if (!ks) return zp_err_set(-ENOMEM, "key store entry");
-        zp_keystore_opt_t opt = {.pool = kc->pool};
+        zp_keystore_opt_t opt = {.pool = kc->pool, .budget = store_budget};
         rc = zp_keystore_get(ks, kc->prefix, &e->zkey, e->path, &opt);
         if (rc == 0) {
             e->ks = ks;
             e->key = ks->key;
             e->hot = ks->hot;
+            e->bytes = ks->map_len;
             e->load_ns = zp_now_ns() - t0;
             if (ks->hot)
                 zp_log(ZP_LOG_INFO, "key %s: hot (shm) in %.1f ms (%s, %zu MiB; filled by its creator in %.1f ms)", e->path,
@@ -115,21 +154,62 @@ static int keyent_load(zp_keycache_t *kc, zp_keyent_t *e)
     }
     if ((rc = zp_g16_key_load_pool(&e->key, &e->zkey, NULL, 0, kc->pool)) < 0) return rc;
     e->hot = false;
+    e->bytes = e->key.mem_len ? e->key.mem_len : zp_g16_key_bytes(&e->zkey);
     e->load_ns = zp_now_ns() - t0;
     zp_log(ZP_LOG_INFO, "key %s: cold: parsed in %.1f ms (private memory)", e->path, e->load_ns / 1e6);
     return 0;
 }
 
-/* the index of path's entry (keys, or r1cs files when r1) if its file is unchanged; -1 when
- * there is none, or when the file changed: the stale entry is dropped (a backend must notice
- * the new key pointer) and the caller loads the file again */
-static int lookup(zp_keycache_t *kc, bool r1, const char *path, const uint64_t id[4])
+/* mutex held: take entry i out of the key table */
+static void k_unlink(zp_keycache_t *kc, unsigned i) { kc->k[i] = kc->k[--kc->nk]; }
+
+/* mutex held: evict least recently used unreferenced entries (never keep) until the key
+ * memory fits the budget; the victims go to *vic (freed by the caller outside the mutex) */
+static void enforce(zp_keycache_t *kc, const zp_keyent_t *keep, zp_keyent_t **vic, unsigned *nv)
 {
-    for (unsigned i = 0, n = r1 ? kc->nr : kc->nk; i < n; i++) {
-        if (strcmp(r1 ? kc->r[i]->path : kc->k[i]->path, path)) continue;
-        if (!memcmp(r1 ? kc->r[i]->file_id : kc->k[i]->file_id, id, 4 * sizeof id[0])) return (int)i;
-        if (r1) r1_drop(kc, i);
-        else { keyent_free(kc, kc->k[i]); kc->k[i] = kc->k[--kc->nk]; }
+    if (!kc->budget) return;
+    uint64_t total = 0;
+    for (unsigned i = 0; i < kc->nk; i++) total += kc->k[i]->bytes;
+    while (total > kc->budget) {
+        int lru = -1;
+        for (unsigned i = 0; i < kc->nk; i++) {
+            const zp_keyent_t *e = kc->k[i];
+            if (e == keep || e->refs || e->loading || !e->bytes) continue;
+            if (lru < 0 || e->last_use < kc->k[lru]->last_use) lru = (int)i;
+        }
+        if (lru < 0) {
+            zp_log(ZP_LOG_WARN, "keys: %.1f MiB held, over the budget of %.1f MiB: every other key is in use",
+                   total / 1048576.0, kc->budget / 1048576.0);
+            return;
+        }
+        zp_keyent_t *e = kc->k[lru];
+        zp_log(ZP_LOG_INFO, "key %s: evicted (%.1f MiB, least recently used; budget %.1f MiB, %.1f MiB held)", e->path,
+               e->bytes / 1048576.0, kc->budget / 1048576.0, total / 1048576.0);
+        total -= e->bytes;
+        kc->evictions++;
+        k_unlink(kc, (unsigned)lru);
+        vic[(*nv)++] = e;
+    }
+}
+
+static void free_victims(zp_keycache_t *kc, zp_keyent_t **vic, unsigned nv)
+{
+    for (unsigned i = 0; i < nv; i++) keyent_free(kc, vic[i]);
+}
+
+/* mutex held: path's live entry (index), -1 if none. A stale one (file changed) is taken out
+ * of the table: freed now (into *vic) when unreferenced, else on its last release. */
+static int k_find(zp_keycache_t *kc, const char *path, const uint64_t id[4], zp_keyent_t **vic, unsigned *nv)
+{
+    for (unsigned i = 0; i < kc->nk; i++) {
+        zp_keyent_t *e = kc->k[i];
+        if (strcmp(e->path, path)) continue;
+        if (e->loading || !memcmp(e->file_id, id, sizeof e->file_id)) return (int)i;
+        zp_log(ZP_LOG_INFO, "key %s: the file changed: reloading", path);
+        k_unlink(kc, i);
+        e->detached = true;
+        if (!e->refs) vic[(*nv)++] = e;
+        else { e->next_detached = kc->detached; kc->detached = e; }
         return -1;
     }
     return -1;
@@ -140,24 +220,93 @@ int zp_keycache_key(zp_keycache_t *kc, const char *path, bool with_key, zp_keyen
     uint64_t id[4] = {0};
     int rc = file_id(path, id);
     if (rc < 0) return rc;
-    int i = lookup(kc, false, path, id);
-    if (i >= 0) {
-        zp_keyent_t *e = kc->k[i];
-        if (with_key && !e->key.mem && (rc = keyent_load(kc, e)) < 0) return rc;
-        *out = e;
-        return 0;
+    zp_keyent_t *vic[KC_MAX + 1], *e;
+    unsigned nv = 0;
+    pthread_mutex_lock(&kc->mu);
+    int i;
+    for (;;) {
+        i = k_find(kc, path, id, vic, &nv);
+        if (i < 0 || !kc->k[i]->loading) break;
+        pthread_cond_wait(&kc->cv, &kc->mu);   /* another thread loads it: wait, then look again */
     }
-    if (kc->nk == KC_MAX) return zp_err_set(ZP_ETOOBIG, "more than %d proving keys in one process", KC_MAX);
-    zp_keyent_t *e = calloc(1, sizeof *e);
-    if (!e || !(e->path = strdup(path))) { free(e); return -ENOMEM; }
-    if ((rc = zp_zkey_open(&e->zkey, e->path)) < 0) { free(e->path); free(e); return rc; }
-    if (with_key && (rc = keyent_load(kc, e)) < 0) { zp_zkey_close(&e->zkey); free(e->path); free(e); return rc; }
-    memcpy(e->file_id, id, sizeof e->file_id);
-    kc->k[kc->nk++] = e;
-    zp_log(ZP_LOG_INFO, "loaded %s: %s, %u vars, domain %u%s", e->path, zp_curve_name(e->zkey.curve), e->zkey.n_vars,
-           e->zkey.domain_size, with_key ? (e->ks ? " (proving key in shared memory)" : " (proving key in memory)") : "");
+    bool fresh = i < 0;
+    if (fresh) {
+        if (kc->nk == KC_MAX) enforce(kc, NULL, vic, &nv);
+        if (kc->nk == KC_MAX) {
+            pthread_mutex_unlock(&kc->mu);
+            free_victims(kc, vic, nv);
+            return zp_err_set(ZP_ETOOBIG, "more than %d proving keys in one process", KC_MAX);
+        }
+        if (!(e = calloc(1, sizeof *e)) || !(e->path = strdup(path))) {
+            pthread_mutex_unlock(&kc->mu);
+            free(e);
+            free_victims(kc, vic, nv);
+            return -ENOMEM;
+        }
+        memcpy(e->file_id, id, sizeof e->file_id);
+        kc->k[kc->nk++] = e;
+    } else {
+        e = kc->k[i];
+    }
+    e->refs++;
+    e->last_use = ++kc->clock;
+    bool need = with_key && !e->key.mem;
+    uint64_t store_budget = kc->store_budget;
+    if (fresh || need) e->loading = true;
+    pthread_mutex_unlock(&kc->mu);
+    free_victims(kc, vic, nv);
+    nv = 0;
+    if (!fresh && !need) { *out = e; return 0; }
+
+    rc = fresh ? zp_zkey_open(&e->zkey, e->path) : 0;
+    bool opened = fresh && rc == 0;
+    if (rc == 0 && need) rc = keyent_load(kc, e, store_budget);
+
+    pthread_mutex_lock(&kc->mu);
+    e->loading = false;
+    pthread_cond_broadcast(&kc->cv);
+    if (rc < 0) {
+        e->refs--;
+        if (fresh) {   /* nobody else can have it: it was loading */
+            for (unsigned k = 0; k < kc->nk; k++)
+                if (kc->k[k] == e) { k_unlink(kc, k); break; }
+        }
+        pthread_mutex_unlock(&kc->mu);
+        if (fresh) {
+            if (opened) zp_zkey_close(&e->zkey);
+            free(e->path);
+            free(e);
+        }
+        return rc;
+    }
+    if (need) kc->loads++;
+    enforce(kc, e, vic, &nv);
+    pthread_mutex_unlock(&kc->mu);
+    free_victims(kc, vic, nv);
+    if (fresh)
+        zp_log(ZP_LOG_INFO, "loaded %s: %s, %u vars, domain %u%s", e->path, zp_curve_name(e->zkey.curve), e->zkey.n_vars,
+               e->zkey.domain_size, with_key ? (e->ks ? " (proving key in shared memory)" : " (proving key in memory)") : "");
     *out = e;
     return 0;
+}
+
+void zp_keycache_release(zp_keycache_t *kc, zp_keyent_t *e)
+{
+    if (!kc || !e) return;
+    zp_keyent_t *vic[KC_MAX + 1];
+    unsigned nv = 0;
+    pthread_mutex_lock(&kc->mu);
+    if (!e->refs) {
+        zp_log(ZP_LOG_ERROR, "key %s: released more often than looked up (ignored)", e->path);
+    } else if (--e->refs == 0 && e->detached) {
+        vic[nv++] = e;   /* its file changed while it was in use: its last user is done */
+        for (zp_keyent_t **pp = &kc->detached; *pp; pp = &(*pp)->next_detached)
+            if (*pp == e) { *pp = e->next_detached; break; }
+    } else if (!e->refs) {
+        enforce(kc, NULL, vic, &nv);   /* it may be evictable now */
+    }
+    pthread_mutex_unlock(&kc->mu);
+    free_victims(kc, vic, nv);
 }
 
 int zp_keycache_preload(zp_keycache_t *kc, const char *path)
@@ -169,6 +318,7 @@ int zp_keycache_preload(zp_keycache_t *kc, const char *path)
         snprintf(msg, sizeof msg, "%s", zp_err_msg()[0] ? zp_err_msg() : zp_strerror(rc));
         return zp_err_set(rc, "--preload %s: %s", path, msg);
     }
+    zp_keycache_release(kc, e);   /* loaded; evictable by the budget like any other */
     return 0;
 }
 
@@ -177,20 +327,107 @@ int zp_keycache_r1cs(zp_keycache_t *kc, const char *path, const zp_r1cs_t **out)
     uint64_t id[4] = {0};
     int rc = file_id(path, id);
     if (rc < 0) return rc;
-    int i = lookup(kc, true, path, id);
-    if (i >= 0) { *out = &kc->r[i]->r; return 0; }
-    if (kc->nr == KC_MAX) return zp_err_set(ZP_ETOOBIG, "more than %d r1cs files in one process", KC_MAX);
+    pthread_mutex_lock(&kc->mu);   /* r1cs files: synth only; opened under the mutex */
+    for (unsigned i = 0; i < kc->nr; i++) {
+        if (strcmp(kc->r[i]->path, path)) continue;
+        if (!memcmp(kc->r[i]->file_id, id, sizeof id)) {
+            *out = &kc->r[i]->r;
+            pthread_mutex_unlock(&kc->mu);
+            return 0;
+        }
+        r1_drop(kc, i);
+        break;
+    }
+    if (kc->nr == KC_MAX) {
+        pthread_mutex_unlock(&kc->mu);
+        return zp_err_set(ZP_ETOOBIG, "more than %d r1cs files in one process", KC_MAX);
+    }
     r1ent_t *e = calloc(1, sizeof *e);
-    if (!e || !(e->path = strdup(path))) { free(e); return -ENOMEM; }
-    if ((rc = zp_r1cs_open(&e->r, e->path)) < 0) { free(e->path); free(e); return rc; }
+    if (!e || !(e->path = strdup(path))) { free(e); pthread_mutex_unlock(&kc->mu); return -ENOMEM; }
+    if ((rc = zp_r1cs_open(&e->r, e->path)) < 0) {
+        free(e->path);
+        free(e);
+        pthread_mutex_unlock(&kc->mu);
+        return rc;
+    }
     memcpy(e->file_id, id, sizeof e->file_id);
     kc->r[kc->nr++] = e;
     *out = &e->r;
+    pthread_mutex_unlock(&kc->mu);
     return 0;
 }
 
-void zp_keycache_release(zp_keycache_t *kc, zp_keyent_t *e)
+int zp_keycache_list(zp_keycache_t *kc, zp_keycache_info_t **out, size_t *n)
 {
-    (void)kc;
-    (void)e;   /* entries are kept until zp_keycache_destroy: nothing to drop yet */
+    *out = NULL;
+    *n = 0;
+    pthread_mutex_lock(&kc->mu);
+    zp_keyent_t *order[KC_MAX];
+    unsigned m = 0;
+    for (unsigned i = 0; i < kc->nk; i++)
+        if (kc->k[i]->bytes && !kc->k[i]->loading) order[m++] = kc->k[i];
+    for (unsigned i = 1; i < m; i++)   /* most recently used first (insertion sort: m <= 64) */
+        for (unsigned j = i; j > 0 && order[j]->last_use > order[j - 1]->last_use; j--) {
+            zp_keyent_t *t = order[j]; order[j] = order[j - 1]; order[j - 1] = t;
+        }
+    zp_keycache_info_t *v = m ? calloc(m, sizeof *v) : NULL;
+    if (m && !v) { pthread_mutex_unlock(&kc->mu); return -ENOMEM; }
+    for (unsigned i = 0; i < m; i++) {
+        const zp_keyent_t *e = order[i];
+        v[i].path = strdup(e->path);
+        v[i].bytes = e->bytes;
+        /* user / backend_tag are the stage's (GPU worker: pinned, uploaded) */
+        v[i].tier = (e->ks ? ZP_KEYTIER_SHM : ZP_KEYTIER_PRIVATE) | (e->user ? ZP_KEYTIER_PINNED : 0) |
+                    (e->backend_tag ? ZP_KEYTIER_DEVICE : 0);
+        v[i].refs = e->refs;
+        if (!v[i].path) { pthread_mutex_unlock(&kc->mu); zp_keycache_list_free(v, i); return -ENOMEM; }
+    }
+    pthread_mutex_unlock(&kc->mu);
+    *out = v;
+    *n = m;
+    return 0;
+}
+
+void zp_keycache_list_free(zp_keycache_info_t *v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++) free(v[i].path);
+    free(v);
+}
+
+void zp_keycache_stats(zp_keycache_t *kc, zp_keycache_stats_t *st)
+{
+    memset(st, 0, sizeof *st);
+    pthread_mutex_lock(&kc->mu);
+    st->loads = kc->loads;
+    st->evictions = kc->evictions;
+    st->budget = kc->budget;
+    st->store_budget = kc->store_budget;
+    for (unsigned i = 0; i < kc->nk; i++)
+        if (kc->k[i]->bytes) { st->bytes += kc->k[i]->bytes; st->n_keys++; }
+    pthread_mutex_unlock(&kc->mu);
+}
+
+int zp_parse_bytes(const char *what, const char *s, uint64_t *out)
+{
+    char *e;
+    errno = 0;
+    double v = s && *s != '-' ? strtod(s, &e) : -1;
+    if (!s || errno || e == s || !(v >= 0)) goto bad;
+    double mul = 1;
+    switch (*e) {
+    case 0: break;
+    case 'k': case 'K': mul = 1024.0; e++; break;
+    case 'm': case 'M': mul = 1024.0 * 1024; e++; break;
+    case 'g': case 'G': mul = 1024.0 * 1024 * 1024; e++; break;
+    case 't': case 'T': mul = 1024.0 * 1024 * 1024 * 1024; e++; break;
+    default: goto bad;
+    }
+    if (*e == 'i' && e[1] == 'B') e += 2;
+    else if (*e == 'B') e++;
+    if (*e || v * mul > 9.0e18) goto bad;
+    *out = (uint64_t)(v * mul + 0.5);
+    return 0;
+bad:
+    return zp_err_set(-EINVAL, "%s '%s': expected bytes (a number with an optional K, M, G or T suffix, powers of 1024)",
+                      what, s ? s : "");
 }

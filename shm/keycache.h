@@ -2,7 +2,18 @@
  * use (synth, gpu-worker, finalizer), beside the shared-memory key store they sit on.
  *
  * Keyed by path; an entry is reloaded when the file's (device, inode, size, mtime) changed.
- * Entries live until zp_keycache_destroy: the proving key is loaded once per process.
+ * References: every successful zp_keycache_key hands out one reference to its entry, which the
+ * caller drops with zp_keycache_release when its task is done with the entry. An entry in use
+ * (refs > 0) is never evicted nor freed: a changed file detaches it (new lookups get a fresh
+ * entry) and it is freed on its last release.
+ * Budget (zp_keycache_set_budget, the stages' --key-budget BYTES): the bytes of key memory this
+ * process holds (its mappings of the shared store's objects, or private copies) are kept under
+ * the budget by evicting the least recently used unreferenced entries after each load and each
+ * release; when every other entry is in use the process goes over the budget (a warning) rather
+ * than refuse the task. 0 = no limit (the old behaviour: loaded once per process).
+ * Tiers (doc/keys.md): hot = mapped here (and, in the GPU worker, pinned and uploaded: the
+ * user/backend_tag fields); an evicted key stays in the shared store until the store's own
+ * budget evicts it, then in the page cache (warm), then only on disk (cold).
  * Every entry owns a copy of its path: nothing in an entry (nor in its opened zkey/r1cs, whose
  * messages name the file) points at the caller's string, which may be freed right after the
  * call (a stage task's paths are freed when the task ends).
@@ -11,7 +22,10 @@
  * mapped read-only by the others and by restarted processes, which skip parsing and checking
  * the zkey. Without a store (or if the store fails, e.g. /dev/shm too small: a warning) the key
  * is loaded into private memory.
- * Not thread-safe: one caller at a time (the stage's work thread, or its init).
+ * Thread-safe: one mutex guards the tables; a key's load runs outside it (other lookups of the
+ * same path wait for it, lookups of other keys and releases do not), so a staging thread may
+ * look up task k+1's key while the work thread computes with task k's entry. The release
+ * callback runs on the thread whose load or release evicted the entry, outside the mutex.
  * Tests: tests/test_keycache.c. */
 #ifndef ZP_KEYCACHE_H
 #define ZP_KEYCACHE_H
@@ -33,15 +47,50 @@ typedef struct zp_keyent {
     bool hot;                       /* found READY in the store (not parsed by this process) */
     uint64_t load_ns;
     void *user;                     /* free for the user (e.g. a host registration) */
+    /* the cache's own (under its mutex) */
+    unsigned refs;                  /* references handed out and not released */
+    uint64_t last_use;              /* LRU clock of the cache */
+    uint64_t bytes;                 /* key memory held (0: header only) */
+    bool loading, detached;         /* a load runs outside the mutex; detached: file changed */
+    struct zp_keyent *next_detached;/* detached entries still in use (freed on release/destroy) */
 } zp_keyent_t;
+
+/* tier bits of a listed entry (HEARTBEAT/HELLO carry them: proto.h ZP_MSG_MAX_KEYS) */
+enum { ZP_KEYTIER_SHM = 1, ZP_KEYTIER_PINNED = 2, ZP_KEYTIER_DEVICE = 4, ZP_KEYTIER_PRIVATE = 8 };
+typedef struct {
+    char *path;                     /* malloc'd */
+    uint64_t bytes;
+    uint32_t tier;                  /* ZP_KEYTIER_* */
+    unsigned refs;
+} zp_keycache_info_t;
+typedef struct {
+    uint64_t loads;                 /* key memory brought in (store map, fill or parse) */
+    uint64_t evictions;             /* entries evicted for the budget */
+    uint64_t bytes, budget, store_budget;
+    unsigned n_keys;                /* entries holding key memory */
+} zp_keycache_stats_t;
 
 zp_keycache_t *zp_keycache_new(void);
 void zp_keycache_destroy(zp_keycache_t **kcp);
 /* load (or find) the key; with_key = false: only the zkey header (no point copies) */
 int zp_keycache_key(zp_keycache_t *kc, const char *path, bool with_key, zp_keyent_t **out);
 /* drop the reference zp_keycache_key handed out (call when the task that used the entry is
- * done with it): an entry in use is never evicted. Today entries live until destroy. */
+ * done with it): an entry in use is never evicted. NULL e: nothing. */
 void zp_keycache_release(zp_keycache_t *kc, zp_keyent_t *e);
+/* a scope's reference, dropped when the variable goes out of scope (every return of a stage's
+ * work()): ZP_KEYREF(ref, kc); ... zp_keycache_key(kc, p, true, &ref.e) */
+typedef struct { zp_keycache_t *kc; zp_keyent_t *e; } zp_keyref_t;
+static inline void zp_keyref_drop(zp_keyref_t *r) { if (r->e) zp_keycache_release(r->kc, r->e); r->e = NULL; }
+#define ZP_KEYREF(name, kcache) zp_keyref_t name __attribute__((cleanup(zp_keyref_drop))) = {(kcache), NULL}
+/* bytes: key memory this process may hold (0: no limit); store_bytes: what the shared store's
+ * objects may take when this process fills one (0: no limit; keystore.h budget) */
+void zp_keycache_set_budget(zp_keycache_t *kc, uint64_t bytes, uint64_t store_bytes);
+/* the entries holding key memory, most recently used first (*out malloc'd: list_free) */
+int zp_keycache_list(zp_keycache_t *kc, zp_keycache_info_t **out, size_t *n);
+void zp_keycache_list_free(zp_keycache_info_t *v, size_t n);
+void zp_keycache_stats(zp_keycache_t *kc, zp_keycache_stats_t *st);
+/* "123", "64M", "2G", "1.5T" (powers of 1024) -> bytes; -1 with a message naming what */
+int zp_parse_bytes(const char *what, const char *s, uint64_t *out);
 int zp_keycache_r1cs(zp_keycache_t *kc, const char *path, const zp_r1cs_t **out);
 /* Use the key store whose objects are named after prefix (the arena's shm name); NULL: no
  * store. pool: for fills (may be NULL). */

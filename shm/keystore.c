@@ -28,6 +28,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -205,6 +206,32 @@ static bool env_full(void)
     return e && !strcmp(e, "full");
 }
 
+static void touch(int fd)
+{
+    struct timespec ts[2] = {{0, UTIME_NOW}, {0, UTIME_OMIT}};
+    futimens(fd, ts);   /* the LRU clock; best effort (a read-only mount keeps the old time) */
+}
+
+/* keep a reference to fd's open file (its LOCK_SH lives as long as ks) and stamp the LRU clock */
+static void hold(zp_keystore_key_t *ks, int fd)
+{
+    int d = dup(fd);
+    if (d < 0) return;   /* no lock kept: an evictor may unlink it; the mapping stays valid */
+    ks->fd = d;
+    ks->fd_ok = true;
+    touch(fd);
+}
+
+/* LOCK_SH on a READY object: blocks only while an evictor checks it. false: it was unlinked
+ * meanwhile (the caller retries by name) */
+static bool lock_shared(int fd)
+{
+    struct stat st;
+    while (flock(fd, LOCK_SH) < 0)
+        if (errno != EINTR) return true;   /* no locks on this file system: nothing to protect */
+    return fstat(fd, &st) == 0 && st.st_nlink > 0;
+}
+
 int zp_keystore_open_name(zp_keystore_key_t *ks, const char *name, bool full_verify)
 {
     memset(ks, 0, sizeof *ks);
@@ -212,10 +239,12 @@ int zp_keystore_open_name(zp_keystore_key_t *ks, const char *name, bool full_ver
     if (fd < 0) return zp_err_set(-errno, "%s: shm_open: %s", name, strerror(errno));
     zp_keystore_hdr_t h;
     struct stat st;
+    if (!lock_shared(fd)) { close(fd); return zp_err_set(-ENOENT, "%s: evicted", name); }
     int rc = read_hdr(fd, &h, &st);
     if (!rc && hdr_state(&h) != ZP_KEYSTORE_READY) rc = zp_err_set(-EAGAIN, "%s: not ready (state %u)", name, hdr_state(&h));
     if (!rc) rc = open_ready(ks, fd, name, &h, &st, full_verify || env_full());
     if (!rc) ks->hot = true;
+    if (!rc) hold(ks, fd);
     close(fd);
     return rc;
 }
@@ -224,12 +253,13 @@ void zp_keystore_release(zp_keystore_key_t *ks)
 {
     if (!ks) return;
     if (ks->map) munmap(ks->map, ks->map_len);
+    if (ks->fd_ok) { touch(ks->fd); close(ks->fd); }   /* drops our LOCK_SH */
     memset(ks, 0, sizeof *ks);
 }
 
 /* ---- create ---- */
-static int fill(zp_keystore_key_t *ks, int fd, const char *name, const zp_zkey_t *z, const struct stat *zst,
-                zp_pool_t *pool)
+static int fill(zp_keystore_key_t *ks, int fd, const char *name, const char *prefix, const zp_zkey_t *z,
+                const char *path, const struct stat *zst, zp_pool_t *pool, uint64_t budget)
 {
     uint64_t t0 = zp_now_ns();
     void *map = MAP_FAILED;
@@ -240,6 +270,13 @@ static int fill(zp_keystore_key_t *ks, int fd, const char *name, const zp_zkey_t
     if (!dlen) { rc = zp_err_set(ZP_EFORMAT, "%s: zkey sizes inconsistent or curve unsupported", z->f.path ? z->f.path : "zkey"); goto out_unlink; }
     uint64_t nch = (dlen + ZP_KEYSTORE_CHUNK - 1) / ZP_KEYSTORE_CHUNK, doff = data_off_for(nch);
     total = (size_t)(doff + dlen);
+    if (budget) {
+        int64_t over = zp_keystore_enforce(prefix, budget, total, name);
+        if (over > 0)
+            zp_log(ZP_LOG_WARN, "key store %s: %zu MiB for %s puts it %lld MiB over its budget of %llu MiB (the "
+                   "other keys are in use): filling anyway", prefix, total >> 20, z->f.path ? z->f.path : name,
+                   (long long)(over >> 20), (unsigned long long)(budget >> 20));
+    }
     if (ftruncate(fd, (off_t)total) < 0) { rc = zp_err_set(-errno, "%s: ftruncate %zu: %s", name, total, strerror(errno)); goto out_unlink; }
     /* reserve the pages now: on a full /dev/shm this is ENOSPC here, not a SIGBUS mid-fill */
     if ((rc = posix_fallocate(fd, 0, (off_t)total)) != 0 && rc != EOPNOTSUPP && rc != EINVAL) {
@@ -285,6 +322,10 @@ static int fill(zp_keystore_key_t *ks, int fd, const char *name, const zp_zkey_t
     memcpy(h->delta2, &k.delta2, sizeof h->delta2);
     h->table_sum = zp_shm_checksum(sums, nch * 8, ZP_KEYSTORE_MAGIC);
     h->fill_ns = zp_now_ns() - t0;
+    char rp[PATH_MAX];
+    const char *zp_ = realpath(path, rp) ? rp : path;
+    size_t pl = strlen(zp_) < sizeof h->path ? strlen(zp_) : sizeof h->path - 1;   /* a listing label only */
+    memcpy(h->path, zp_, pl);
     h->hdr_sum = hdr_checksum(h);
     zp_g16_key_close(&k);   /* not owned: forgets */
     const char *slow = getenv("ZP_TEST_KEYSTORE_FILL_MS");   /* test hook: a long fill */
@@ -294,7 +335,7 @@ static int fill(zp_keystore_key_t *ks, int fd, const char *name, const zp_zkey_t
     }
     atomic_store_explicit(&h->state, ZP_KEYSTORE_READY, memory_order_release);
     munmap(map, total);
-    flock(fd, LOCK_UN);
+    flock(fd, LOCK_SH);   /* from the creator's lock to a user's (not atomic: an evictor may win; harmless) */
 
     /* from here on the object is public: open it as any reader does */
     zp_keystore_hdr_t hc;
@@ -303,6 +344,7 @@ static int fill(zp_keystore_key_t *ks, int fd, const char *name, const zp_zkey_t
     if ((rc = open_ready(ks, fd, name, &hc, &st, false)) < 0) return rc;
     ks->hot = false;
     ks->load_ns = zp_now_ns() - t0;
+    hold(ks, fd);
     return 0;
 out_unlink:
     /* our own half-built object: nobody can use it */
@@ -336,7 +378,7 @@ int zp_keystore_get(zp_keystore_key_t *ks, const char *prefix, const zp_zkey_t *
     for (;;) {
         int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
         if (fd >= 0) {
-            rc = fill(ks, fd, name, z, &zst, opt ? opt->pool : NULL);
+            rc = fill(ks, fd, name, prefix, z, path, &zst, opt ? opt->pool : NULL, opt ? opt->budget : 0);
             close(fd);
             return rc;
         }
@@ -350,6 +392,7 @@ int zp_keystore_get(zp_keystore_key_t *ks, const char *prefix, const zp_zkey_t *
         if ((rc = read_hdr(fd, &h, &st)) < 0) { close(fd); return rc; }
         uint32_t state = hdr_state(&h);
         if (state == ZP_KEYSTORE_READY) {
+            if (!lock_shared(fd)) { close(fd); continue; }   /* evicted meanwhile: create it again */
             rc = open_ready(ks, fd, name, &h, &st, full);
             if (!rc && (ks->key.curve != z->curve || ks->key.n_vars != z->n_vars || ks->key.n_public != z->n_public ||
                         ks->key.domain_size != z->domain_size || ks->key.n_coefs != z->n_coefs ||
@@ -360,9 +403,11 @@ int zp_keystore_get(zp_keystore_key_t *ks, const char *prefix, const zp_zkey_t *
             if (!rc) {
                 ks->hot = true;
                 ks->load_ns = zp_now_ns() - t_start;   /* waits for a creator included */
+                hold(ks, fd);
                 close(fd);
                 return 0;
             }
+            flock(fd, LOCK_UN);
             /* only a bad object is rebuilt; our own failure (mmap, memory) leaves it alone */
             if ((rc != ZP_EFORMAT && rc != ZP_EVERSION) || ++rebuilds > 3) { close(fd); return rc; }
             zp_log(ZP_LOG_WARN, "key %s: shm object %s unusable (%s): rebuilding", path, name, zp_err_msg());
@@ -418,4 +463,148 @@ int zp_keystore_unlink_all(const char *prefix)
     }
     closedir(d);
     return n;
+}
+
+/* ---- budget, listing, eviction ---- */
+/* "<prefix>-key-<16 hex>" entries of /dev/shm (without the leading '/'): false if d_name is not one */
+static bool is_key_object(const char *d_name, const char *want, size_t wl)
+{
+    return strlen(d_name) == wl + 16 && !strncmp(d_name, want, wl) && strspn(d_name + wl, "0123456789abcdef") == 16;
+}
+
+/* the pids holding a lock on (dev, ino), from /proc/locks */
+static unsigned lock_holders(dev_t dev, ino_t ino, int32_t *pids, unsigned max)
+{
+    FILE *f = fopen("/proc/locks", "r");
+    if (!f) return 0;
+    char line[256];
+    unsigned n = 0;
+    while (fgets(line, sizeof line, f)) {
+        char type[16], adv[16], mode[16];
+        int pid;
+        unsigned maj, mnr;
+        unsigned long long i;
+        if (strstr(line, "->")) continue;   /* a waiter, not a holder */
+        if (sscanf(line, "%*d: %15s %15s %15s %d %x:%x:%llu", type, adv, mode, &pid, &maj, &mnr, &i) != 7) continue;
+        if (strcmp(type, "FLOCK") || i != (unsigned long long)ino || maj != major(dev) || mnr != minor(dev)) continue;
+        bool dup = false;
+        for (unsigned k = 0; k < n; k++) dup |= pids[k] == pid;
+        if (!dup && n < max) pids[n++] = pid;
+    }
+    fclose(f);
+    return n;
+}
+
+static int info_fill(zp_keystore_info_t *in, const char *name)
+{
+    memset(in, 0, sizeof *in);
+    if (strlen(name) >= sizeof in->name) return -ENAMETOOLONG;
+    memcpy(in->name, name, strlen(name) + 1);
+    int fd = shm_open(name, O_RDONLY, 0);
+    if (fd < 0) return -errno;
+    zp_keystore_hdr_t h;
+    struct stat st;
+    if (read_hdr(fd, &h, &st) < 0) { close(fd); return -EIO; }
+    in->bytes = (uint64_t)st.st_size;
+    in->last_use_ns = real_ns(&st.st_atim);
+    in->state = hdr_state(&h);
+    in->valid = in->state == ZP_KEYSTORE_READY && h.magic == ZP_KEYSTORE_MAGIC && h.version == ZP_KEYSTORE_VERSION &&
+                h.hdr_sum == hdr_checksum(&h);
+    if (in->valid) {
+        h.path[sizeof h.path - 1] = 0;
+        snprintf(in->path, sizeof in->path, "%s", h.path);
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) flock(fd, LOCK_UN);
+    else in->in_use = true;
+    in->n_holders = lock_holders(st.st_dev, st.st_ino, in->holders, ZP_KEYSTORE_MAX_HOLDERS);
+    close(fd);
+    return 0;
+}
+
+static int by_use(const void *a, const void *b)
+{
+    const zp_keystore_info_t *x = a, *y = b;
+    return x->last_use_ns < y->last_use_ns ? -1 : x->last_use_ns > y->last_use_ns;
+}
+
+int zp_keystore_list(const char *prefix, zp_keystore_info_t **out, size_t *np)
+{
+    *out = NULL;
+    *np = 0;
+    if (!prefix || prefix[0] != '/' || strchr(prefix + 1, '/'))
+        return zp_err_set(-EINVAL, "keystore prefix '%s': must be '/name'", prefix ? prefix : "(null)");
+    char want[ZP_KEYSTORE_NAME_MAX];
+    int wl = snprintf(want, sizeof want, "%s-key-", prefix + 1);
+    if (wl < 0 || (size_t)wl >= sizeof want) return zp_err_set(ZP_ETOOBIG, "keystore prefix too long");
+    DIR *d = opendir("/dev/shm");
+    if (!d) return zp_err_set(-errno, "/dev/shm: %s", strerror(errno));
+    zp_keystore_info_t *v = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!is_key_object(e->d_name, want, (size_t)wl)) continue;
+        if (n == cap) {
+            zp_keystore_info_t *nv = realloc(v, (cap = cap ? cap * 2 : 8) * sizeof *v);
+            if (!nv) { free(v); closedir(d); return zp_err_set(-ENOMEM, "key store listing"); }
+            v = nv;
+        }
+        char nm[ZP_KEYSTORE_NAME_MAX + 2];
+        snprintf(nm, sizeof nm, "/%s", e->d_name);
+        if (info_fill(&v[n], nm) == 0) n++;   /* gone meanwhile: not listed */
+    }
+    closedir(d);
+    if (n) qsort(v, n, sizeof *v, by_use);
+    *out = v;
+    *np = n;
+    return 0;
+}
+
+int zp_keystore_evict(const char *name, bool force)
+{
+    int fd = shm_open(name, O_RDONLY, 0);
+    if (fd < 0) return zp_err_set(-errno, "%s: %s", name, strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+        if (!force) {
+            struct stat st;
+            int32_t pids[ZP_KEYSTORE_MAX_HOLDERS];
+            unsigned k = fstat(fd, &st) == 0 ? lock_holders(st.st_dev, st.st_ino, pids, ZP_KEYSTORE_MAX_HOLDERS) : 0;
+            char who[200] = "";
+            for (unsigned i = 0, o = 0; i < k && o < sizeof who - 12; i++)
+                o += (unsigned)snprintf(who + o, sizeof who - o, "%s%d", i ? ", " : "", (int)pids[i]);
+            close(fd);
+            return zp_err_set(-EBUSY, "%s is in use (held by pid %s): not evicted (--force unlinks it anyway; its "
+                              "users keep their mapping)", name, k ? who : "?");
+        }
+        if (shm_unlink(name) < 0) { int e = errno; close(fd); return zp_err_set(-e, "%s: unlink: %s", name, strerror(e)); }
+        close(fd);
+        return 0;
+    }
+    unlink_locked(fd, name);
+    close(fd);
+    return 0;
+}
+
+int64_t zp_keystore_enforce(const char *prefix, uint64_t budget, uint64_t need, const char *keep)
+{
+    zp_keystore_info_t *v;
+    size_t n;
+    if (!budget || zp_keystore_list(prefix, &v, &n) < 0) return 0;
+    uint64_t total = need;
+    for (size_t i = 0; i < n; i++)
+        if (!keep || strcmp(v[i].name, keep)) total += v[i].bytes;
+    for (size_t i = 0; i < n && total > budget; i++) {   /* least recently used first */
+        if ((keep && !strcmp(v[i].name, keep)) || v[i].in_use) continue;
+        int fd = shm_open(v[i].name, O_RDONLY, 0);
+        if (fd < 0) { total -= v[i].bytes; continue; }   /* gone already */
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+            unlink_locked(fd, v[i].name);
+            total -= v[i].bytes;
+            zp_log(ZP_LOG_INFO, "key store %s: evicted %s (%s, %llu MiB, least recently used) to stay within %llu MiB",
+                   prefix, v[i].name, v[i].path[0] ? v[i].path : "?", (unsigned long long)(v[i].bytes >> 20),
+                   (unsigned long long)(budget >> 20));
+        }
+        close(fd);
+    }
+    free(v);
+    return total > budget ? (int64_t)(total - budget) : 0;
 }

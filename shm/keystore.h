@@ -33,10 +33,11 @@
 #include "lib/groth16/groth16.h"
 
 #define ZP_KEYSTORE_MAGIC 0x3130594b504b5aULL   /* "ZKPKY01" */
-#define ZP_KEYSTORE_VERSION 1u
+#define ZP_KEYSTORE_VERSION 2u   /* 2: the zkey path in the header; users hold LOCK_SH */
 #define ZP_KEYSTORE_HDR_BYTES 4096u
 #define ZP_KEYSTORE_CHUNK ((size_t)1 << 20)      /* data checksum granularity */
 #define ZP_KEYSTORE_NAME_MAX 240
+#define ZP_KEYSTORE_PATH_MAX 1024
 
 enum { ZP_KEYSTORE_FILLING = 1, ZP_KEYSTORE_READY = 2 };
 
@@ -57,6 +58,7 @@ typedef struct zp_keystore_hdr {
     uint8_t beta2[sizeof(zp_g2a_any_t)], gamma2[sizeof(zp_g2a_any_t)], delta2[sizeof(zp_g2a_any_t)];
     uint64_t table_sum;             /* zp_shm_checksum of the chunk checksum table */
     uint64_t fill_ns;               /* how long the creator took */
+    char path[ZP_KEYSTORE_PATH_MAX];/* realpath of the zkey (NUL-terminated; for listings only) */
     uint64_t hdr_sum;               /* zp_shm_checksum of this struct with state/creator_pid/hdr_sum = 0 */
 } zp_keystore_hdr_t;
 static_assert(sizeof(zp_keystore_hdr_t) <= ZP_KEYSTORE_HDR_BYTES, "keystore header fits page 0");
@@ -71,6 +73,8 @@ typedef struct zp_keystore_key {
     bool hot;                       /* true: found READY; false: this process filled it */
     uint64_t load_ns, fill_ns;      /* this call's time; the creator's fill time */
     char name[ZP_KEYSTORE_NAME_MAX];
+    int fd;                         /* the object, holding LOCK_SH while mapped (fd_ok) */
+    bool fd_ok;
 } zp_keystore_key_t;
 
 typedef struct {
@@ -78,6 +82,8 @@ typedef struct {
     zp_pool_t *pool;     /* for the fill (may be NULL) */
     bool full_verify;    /* check every data chunk's checksum on open (default: a sample;
                             also with env ZP_KEYSTORE_VERIFY=full) */
+    uint64_t budget;     /* bytes the store's objects may take (0: no limit): before a fill,
+                            least recently used objects no process holds are unlinked */
 } zp_keystore_opt_t;
 
 /* "<prefix>-key-<16 hex>" for the zkey at path (stat + realpath). */
@@ -93,4 +99,29 @@ void zp_keystore_release(zp_keystore_key_t *ks);
 /* Unlink every "<prefix>-key-*" object (mappings stay valid until released). Returns how many
  * were unlinked, or < 0. For the broker / `zkpipe up` on a clean shutdown, and tests. */
 int zp_keystore_unlink_all(const char *prefix);
+
+/* ---- budget, listing, eviction (keys tiers: doc/keys.md) ----
+ * Every process that maps an object holds flock(LOCK_SH) on it until zp_keystore_release
+ * (which also stamps the object's atime: the store's LRU clock). An object is "in use" while
+ * any process holds it; in-use objects are never unlinked except by evict(force). */
+#define ZP_KEYSTORE_MAX_HOLDERS 16
+typedef struct {
+    char name[ZP_KEYSTORE_NAME_MAX];
+    char path[ZP_KEYSTORE_PATH_MAX];   /* "" if the header is not READY/valid */
+    uint32_t state;                    /* 0 | FILLING | READY (header word, unvalidated) */
+    bool valid;                        /* READY and the header checksum matches */
+    uint64_t bytes;                    /* the object's size (fstat) */
+    uint64_t last_use_ns;              /* atime, CLOCK_REALTIME ns */
+    bool in_use;                       /* some process holds a lock on it */
+    unsigned n_holders;                /* pids from /proc/locks (at most ZP_KEYSTORE_MAX_HOLDERS) */
+    int32_t holders[ZP_KEYSTORE_MAX_HOLDERS];
+} zp_keystore_info_t;
+/* every "<prefix>-key-*" object, least recently used first; *out malloc'd (free it) */
+int zp_keystore_list(const char *prefix, zp_keystore_info_t **out, size_t *n);
+/* unlink one object by name: -EBUSY (naming the holders) if in use and !force. Mappings stay
+ * valid; the memory goes when the last holder releases it. */
+int zp_keystore_evict(const char *name, bool force);
+/* unlink least recently used objects nobody holds until the store's bytes + need <= budget
+ * (keep: a name never unlinked, may be NULL). Returns the bytes still over budget (0: fits). */
+int64_t zp_keystore_enforce(const char *prefix, uint64_t budget, uint64_t need, const char *keep);
 #endif

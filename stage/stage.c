@@ -118,17 +118,21 @@ int zp_stage_arena_wait(zp_stage_t *s)
 }
 
 /* ---------------------------------------------------------------- options */
-enum { OPT_NCOMMON = 10, OPT_MAX_EXTRA = 16 };
+enum { OPT_NCOMMON = 12, OPT_MAX_EXTRA = 16 };
 
 static void usage(const zp_stage_def_t *d, FILE *f)
 {
     int ind = (int)strlen(d->prog) + 7;
     fprintf(f, "usage: %s [--runtime-dir DIR] [--arena NAME] [--instance N] [--credits N]\n"
-               "%*s [--threads N] [--heartbeat-ms MS] [--preload ZKEY]... [--no-key-store]\n",
-            d->prog, ind, "");
+               "%*s [--threads N] [--heartbeat-ms MS] [--preload ZKEY]... [--no-key-store]\n"
+               "%*s [--key-budget BYTES] [--key-store-budget BYTES]\n",
+            d->prog, ind, "", ind, "");
     if (d->usage_args) fprintf(f, "%*s %s\n", ind, "", d->usage_args);
     fprintf(f, "  --preload ZKEY:  load this proving key before taking work (repeatable; READY = key hot)\n"
                "  --no-key-store:  keep proving keys in private memory (no shared-memory hot tier)\n"
+               "  --key-budget BYTES: key memory this process holds (K/M/G/T suffixes); least recently used\n"
+               "                   keys not in use are evicted beyond it (0: no limit; doc/keys.md)\n"
+               "  --key-store-budget BYTES: what the shared key store may take when this process fills a key\n"
                "%s", d->usage_text ? d->usage_text : "");
 }
 
@@ -153,7 +157,7 @@ static int parse_options(zp_stage_t *s, int argc, char **argv)
     struct option opts[OPT_NCOMMON + OPT_MAX_EXTRA + 1] = {
         {"runtime-dir", 1, 0, 'r'}, {"arena", 1, 0, 'a'}, {"instance", 1, 0, 'i'}, {"credits", 1, 0, 'c'},
         {"threads", 1, 0, 't'}, {"heartbeat-ms", 1, 0, 'H'}, {"preload", 1, 0, 'P'}, {"no-key-store", 0, 0, 'K'},
-        {"help", 0, 0, 'h'}};
+        {"help", 0, 0, 'h'}, {"key-budget", 1, 0, 2001}, {"key-store-budget", 1, 0, 2002}};
     unsigned n = OPT_NCOMMON - 1;
     for (const struct option *o = d->opts; o && o->name; o++) {
         if (n == OPT_NCOMMON + OPT_MAX_EXTRA - 1) break;
@@ -175,6 +179,13 @@ static int parse_options(zp_stage_t *s, int argc, char **argv)
         case 't': if (!num_opt(d->prog, "threads", optarg, 0, 4096, &s->threads)) return 2; break;
         case 'H': if (!num_opt(d->prog, "heartbeat-ms", optarg, 10, 600000, &s->hb_ms)) return 2; break;
         case 'K': s->no_key_store = true; break;
+        case 2001: case 2002:   /* keys: doc/keys.md */
+            if (zp_parse_bytes(c == 2001 ? "--key-budget" : "--key-store-budget", optarg,
+                               c == 2001 ? &s->key_budget : &s->key_store_budget) < 0) {
+                fprintf(stderr, "%s: %s\n", d->prog, zp_err_msg());
+                return 2;
+            }
+            break;
         case 'P':
             if (s->n_preload == ZP_PRELOAD_MAX) {
                 fprintf(stderr, "%s: more than %d --preload keys\n", d->prog, ZP_PRELOAD_MAX);
@@ -244,6 +255,7 @@ int zp_stage_run(const zp_stage_def_t *def, int argc, char **argv)
         goto out;
     }
     if (!s->no_key_store) zp_keycache_set_store(s->kc, s->arena_name, s->pool);
+    zp_keycache_set_budget(s->kc, s->key_budget, s->key_store_budget);
     snprintf(s->name, sizeof s->name, "%s %u thread(s)", def->log_role, zp_pool_size(s->pool));
     ex = def->init ? def->init(s) : -1;
     pthread_sigmask(SIG_SETMASK, &old, NULL);

@@ -68,7 +68,7 @@ typedef struct zp_stage_def {
     unsigned credits;               /* default --credits */
     unsigned caps;                  /* ZP_CAP_* announced in HELLO (init may change s->caps) */
     /* the daemon's own options: long options (terminated by a zero entry; codes must not be
-     * 'r' 'a' 'i' 'c' 't' 'H' 'P' 'K' 'h'), their usage text, and the parser. opt returns -1 to
+     * 'r' 'a' 'i' 'c' 't' 'H' 'P' 'K' 'h', nor 2001, 2002: --key-budget, --key-store-budget), their usage text, and the parser. opt returns -1 to
      * go on, else the exit status (message printed). */
     const struct option *opts;
     const char *usage_args, *usage_text;
@@ -103,10 +103,11 @@ struct zp_stage {
     char *preload[ZP_PRELOAD_MAX];
     unsigned n_preload;
     bool no_key_store;
+    uint64_t key_budget, key_store_budget;  /* --key-budget, --key-store-budget (0: none; doc/keys.md) */
     char rundir[512], endpoint[600];
     char arena_name[ZP_SHM_NAME_MAX + 1];
     zp_shm_t *arena;                /* work thread only (zp_stage_arena) */
-    zp_keycache_t *kc;              /* work thread only after init */
+    zp_keycache_t *kc;              /* thread-safe (keycache.h); the loop reports its keys */
     zp_pool_t *pool;
     char name[96];                  /* HELLO / status text; init may set it */
     unsigned caps;

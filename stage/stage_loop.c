@@ -202,12 +202,35 @@ static void hello_build(loop_t *h, zp_msg_hello_t *m)
     pthread_mutex_unlock(&h->mu);
 }
 
+/* the keys this process holds, for HELLO / HEARTBEAT (doc/keys.md): views into *ki (free it
+ * with zp_keycache_list_free after encoding) */
+static void keys_build(const zp_stage_t *s, zp_msg_keys_t *k, zp_keycache_info_t **ki, size_t *kn)
+{
+    zp_keycache_stats_t st;
+    memset(k, 0, sizeof *k);
+    *ki = NULL;
+    *kn = 0;
+    if (!s->kc || zp_keycache_list(s->kc, ki, kn) < 0) return;
+    zp_keycache_stats(s->kc, &st);
+    k->present = true;
+    k->loads = st.loads;
+    k->evictions = st.evictions;
+    k->budget = st.budget;
+    for (size_t i = 0; i < *kn && k->n < ZP_MSG_MAX_KEYS; i++)
+        if ((*ki)[i].path[0] == '/' && strlen((*ki)[i].path) <= ZP_MSG_PATH_MAX)
+            k->k[k->n++] = (zp_msg_key_t){zp_str((*ki)[i].path), (*ki)[i].bytes, (*ki)[i].tier & ZP_MSG_KEY_TIERS};
+}
+
 static int send_hello(loop_t *h)
 {
     zp_msg_hello_t m;
     hello_build(h, &m);
+    zp_keycache_info_t *ki;
+    size_t kn;
+    keys_build(h->s, &m.keys, &ki, &kn);
     uint8_t *b; size_t n;
     int rc = zp_msg_hello_encode(&b, &n, &m);
+    zp_keycache_list_free(ki, kn);
     return rc < 0 ? rc : out_send(h, b, n);
 }
 
@@ -499,8 +522,12 @@ int zp_stage_loop(zp_stage_t *s)
             next_hb = now + (uint64_t)hb * 1000000u;
             if (!h->out) {   /* a broker that is not reading gets no heartbeats queued behind results */
                 zp_msg_heartbeat_t m = {.incarnation = h->inc, .busy = h->held};
+                zp_keycache_info_t *ki;
+                size_t kn;
+                keys_build(h->s, &m.keys, &ki, &kn);   /* keys: which keys this worker holds */
                 uint8_t *b; size_t n;
                 if (zp_msg_heartbeat_encode(&b, &n, &m) == 0) zp_peer_send(&h->p, b, n);
+                zp_keycache_list_free(ki, kn);
                 /* no word from the broker for a long time: it may have restarted; announce again */
                 if (now - last_rx > (uint64_t)hb * 6000000u) {
                     send_hello(h);

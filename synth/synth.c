@@ -86,7 +86,9 @@ static void work(zp_stage_t *s, zp_stage_task_t *t)
     zp_err_clear();
     if ((rc = zp_stage_arena(s, a->epoch)) < 0) return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "arena");
     file_id(t->zkey, kid);   /* before the cache looks: see check_pair */
+    ZP_KEYREF(kref, s->kc);   /* released on every return: the entry is evictable again */
     if ((rc = zp_keycache_key(s->kc, t->zkey, true, &ke)) < 0) return zp_stage_fail(t, rc, "zkey");
+    kref.e = ke;
     if (*t->r1cs) {
         file_id(t->r1cs, rid);
         if ((rc = zp_keycache_r1cs(s->kc, t->r1cs, &r1cs)) < 0) return zp_stage_fail(t, rc, "r1cs");

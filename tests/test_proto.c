@@ -1,6 +1,8 @@
 /* test_proto.c - unit tests of proto/messages.c: every message round-trips through the strict
  * codec; the decoders reject the wrong command, missing keys, wrong types, out-of-range values
- * and every truncation of a valid frame. */
+ * and every truncation of a valid frame. t_keys: the key lists of HELLO (10) and HEARTBEAT (3)
+ * round-trip; absent they are not present; a relative path, a tier out of range, a short
+ * entry, too many keys are refused naming the key. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -273,8 +275,65 @@ static void t_submit_inline(void)
     zp_enc_close(&e);
 }
 
+/* keys (issue 10 item 4): the key list in HELLO 10 and HEARTBEAT 3 */
+static void t_keys(void)
+{
+    zp_msg_heartbeat_t m = {.incarnation = 7, .busy = 1}, d;
+    zp_frame_t f;
+    uint8_t *b; size_t n;
+    CHECK(zp_msg_heartbeat_encode(&b, &n, &m) == 0);             /* absent: not present */
+    CHECK(decode(&f, b, n) == 0 && zp_msg_heartbeat_decode(&d, &f) == 0 && !d.keys.present);
+    free(b);
+    m.keys = (zp_msg_keys_t){.present = true, .loads = 9, .evictions = 3, .budget = 1u << 30, .n = 2};
+    m.keys.k[0] = (zp_msg_key_t){zp_str("/keys/a.zkey"), 123456, 1 | 2 | 4};
+    m.keys.k[1] = (zp_msg_key_t){zp_str("/keys/b.zkey"), 42, 8};
+    CHECK(zp_msg_heartbeat_encode(&b, &n, &m) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_heartbeat_decode(&d, &f) == 0);
+    CHECK(d.keys.present && d.keys.loads == 9 && d.keys.evictions == 3 && d.keys.budget == 1u << 30 && d.keys.n == 2);
+    CHECK(zp_str_eq(d.keys.k[0].path, "/keys/a.zkey") && d.keys.k[0].bytes == 123456 && d.keys.k[0].tier == 7);
+    CHECK(zp_str_eq(d.keys.k[1].path, "/keys/b.zkey") && d.keys.k[1].tier == 8);
+    truncations(b, n);
+    free(b);
+    zp_msg_hello_t h = {.role = ZP_ROLE_GPU, .incarnation = 5, .pid = 9, .credits = 2, .keys = m.keys}, hd;
+    CHECK(zp_msg_hello_encode(&b, &n, &h) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_hello_decode(&hd, &f) == 0 && hd.keys.present && hd.keys.n == 2);
+    CHECK(zp_str_eq(hd.keys.k[1].path, "/keys/b.zkey"));
+    free(b);
+    /* untrusted: relative path, tier bits beyond the known ones, a short entry, too many keys */
+    m.keys.k[1].path = zp_str("keys/b.zkey");
+    CHECK(zp_msg_heartbeat_encode(&b, &n, &m) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_heartbeat_decode(&d, &f) == ZP_EPROTO && strstr(zp_err_msg(), "3.3.1"));
+    free(b);
+    m.keys.k[1].path = zp_str("/keys/b.zkey");
+    m.keys.k[1].tier = 16;
+    CHECK(zp_msg_heartbeat_encode(&b, &n, &m) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_heartbeat_decode(&d, &f) == ZP_EPROTO);
+    free(b);
+    zp_enc_t e;
+    const uint8_t *eb; size_t en;
+    zp_enc_init(&e, ZP_CMD_HEARTBEAT, ZP_PROTO_VERSION, 0);
+    zp_enc_u64(&e, 1, 7);
+    zp_enc_array_begin(&e, 3); zp_enc_u64(&e, 0, 1); zp_enc_u64(&e, 0, 0); zp_enc_u64(&e, 0, 0);
+    zp_enc_array_begin(&e, 0); zp_enc_array_begin(&e, 0); zp_enc_str(&e, 0, "/a"); zp_enc_end(&e); zp_enc_end(&e);
+    zp_enc_end(&e);
+    CHECK(zp_enc_finish(&e, &eb, &en) == 0);
+    CHECK(decode(&f, eb, en) == 0 && zp_msg_heartbeat_decode(&d, &f) == ZP_EPROTO && strstr(zp_err_msg(), "[path, bytes, tier]"));
+    zp_enc_close(&e);
+    zp_enc_init(&e, ZP_CMD_HEARTBEAT, ZP_PROTO_VERSION, 0);
+    zp_enc_array_begin(&e, 3); zp_enc_u64(&e, 0, 1); zp_enc_u64(&e, 0, 0); zp_enc_u64(&e, 0, 0);
+    zp_enc_array_begin(&e, 0);
+    for (int i = 0; i <= ZP_MSG_MAX_KEYS; i++) {
+        zp_enc_array_begin(&e, 0); zp_enc_str(&e, 0, "/a"); zp_enc_u64(&e, 0, 1); zp_enc_u64(&e, 0, 1); zp_enc_end(&e);
+    }
+    zp_enc_end(&e); zp_enc_end(&e);
+    CHECK(zp_enc_finish(&e, &eb, &en) == 0);
+    CHECK(decode(&f, eb, en) == 0 && zp_msg_heartbeat_decode(&d, &f) == ZP_EPROTO);
+    zp_enc_close(&e);
+}
+
 int main(void)
 {
+    t_keys();
     t_hello();
     t_assign_done_fail();
     t_client();
