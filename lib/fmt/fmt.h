@@ -80,6 +80,9 @@ int zp_check_wtns_zkey(const zp_wtns_t *w, const zp_zkey_t *z);
 int zp_check_r1cs_zkey(const zp_r1cs_t *r, const zp_zkey_t *z);
 /* (added) every point coordinate of the key < q: reads the whole file, so not done at open */
 int zp_zkey_check_points(const zp_zkey_t *z);
+/* (added) the curve and counts of a zkey's header (sections 1 and 2) without reading the rest:
+ * only curve, n8q, n8r, n_vars, n_public, domain_size, log_n are set; no pointers, nothing to close */
+int zp_zkey_read_header(zp_zkey_t *z, const char *path);
 
 /* ---- JSON ---- decimal strings are canonical standard-form integers (no sign, no leading
  * zeros). A BLS12-381 base-field coordinate has up to 115 digits, so coordinates use
