@@ -16,6 +16,7 @@
 
 #include <zmq.h>
 
+#include "lib/util/util.h"
 #include "proto/proto.h"
 #include "shm/shm.h"
 
@@ -267,6 +268,9 @@ void brk_circuit_note(brk_t *b, const char *zkey, uint32_t n_vars, uint32_t doma
 void brk_revoke(brk_t *b, brk_part_t *p);
 /* free the process-local slot tables (circuit cache) */
 void brk_slots_close(brk_t *b);
+/* STATUS: slot classes, the bound slots, priority settings and counters (report.c; JSON: a
+ * ", \"slot_classes\": ..." member list; text: one line) */
+void brk_slots_status(brk_t *b, zp_sbuf_t *s, bool json);
 
 /* sched.c */
 int brk_q_push(brk_t *b, brk_part_t *p, unsigned stage);

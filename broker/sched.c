@@ -203,6 +203,7 @@ void brk_part_requeue(brk_t *b, brk_part_t *p, bool retryable, bool redo_synth, 
     if (stage == ZP_ROLE_FINAL && p->slot >= 0 && take_finished(b, p)) return;
     if (count_attempt || !retryable) append_reason(p, why);
     p->worker = NULL;
+    p->revoking = false;
     p->adopt_deadline = 0;
     if (!retryable || (count_attempt && p->attempt >= b->max_attempts)) {
         if (retryable) {
@@ -408,7 +409,8 @@ static bool victim_before(const brk_t *b, const brk_part_t *q, const brk_part_t 
     if (kq != ko) return kq < ko;
     if (prio_of(q) != prio_of(o)) return prio_of(q) > prio_of(o);
     if (q->job->seq != o->job->seq) return q->job->seq > o->job->seq;
-    return q->t_assign[ZP_ROLE_SYNTH] > o->t_assign[ZP_ROLE_SYNTH];
+    if (q->t_assign[ZP_ROLE_SYNTH] != o->t_assign[ZP_ROLE_SYNTH]) return q->t_assign[ZP_ROLE_SYNTH] > o->t_assign[ZP_ROLE_SYNTH];
+    return q->idx > o->idx;   /* assigned in the same turn: in partition order */
 }
 
 /* Take a slot back for the best waiting partition of priority <= --preempt that cannot go

@@ -438,3 +438,48 @@ void brk_revoke(brk_t *b, brk_part_t *p)
             return;
         }
 }
+
+/* STATUS (report.c): the classes, every bound slot, the priority settings and counters */
+void brk_slots_status(brk_t *b, zp_sbuf_t *s, bool json)
+{
+    if (!b->n_classes && b->arena) brk_classes_load(b);
+    uint32_t free_in[ZP_SHM_MAX_CLASSES] = {0};
+    for (uint32_t k = 0; k < b->n_classes; k++)
+        for (uint32_t i = b->classes[k].first; i < b->classes[k].first + b->classes[k].n && i < b->n_slots; i++)
+            free_in[k] += !b->slots[i].part && !b->slots[i].held &&
+                          zp_shm_word_state(zp_shm_slot_word_load(b->arena, i)) == ZP_SLOT_FREE;
+    if (!json) {
+        zp_sbuf_printf(s, "slot classes:");
+        for (uint32_t k = 0; k < b->n_classes; k++)
+            zp_sbuf_printf(s, "%s %u x %llu MiB (%u free)", k ? "," : "", b->classes[k].n,
+                           (unsigned long long)(b->classes[k].bytes >> 20), free_in[k]);
+        zp_sbuf_printf(s, "; reserve %u/%u/%u; preempt %s; taken back %llu READY, %llu revoked; spilled %llu; "
+                       "refused too big %llu\n", b->reserve[0], b->reserve[1], b->reserve[2],
+                       b->preempt < ZP_NPRIO ? zp_prio_name(b->preempt) : "none", (unsigned long long)b->n_taken_ready,
+                       (unsigned long long)b->n_taken_revoke, (unsigned long long)b->n_spilled,
+                       (unsigned long long)b->n_submit_too_big);
+        return;
+    }
+    zp_sbuf_printf(s, ", \"slot_classes\": [");
+    for (uint32_t k = 0; k < b->n_classes; k++)
+        zp_sbuf_printf(s, "%s{\"bytes\": %llu, \"slots\": %u, \"first\": %u, \"free\": %u, \"domain\": %u, \"vars\": %u}",
+                       k ? ", " : "", (unsigned long long)b->classes[k].bytes, b->classes[k].n, b->classes[k].first,
+                       free_in[k], b->classes[k].domain, b->classes[k].vars);
+    zp_sbuf_printf(s, "], \"slot_table\": [");
+    bool first = true;
+    for (uint32_t i = 0; i < b->n_slots; i++) {
+        const brk_part_t *p = b->slots[i].part;
+        if (!p) continue;
+        zp_sbuf_printf(s, "%s{\"slot\": %u, \"class\": %u, \"state\": \"%s\", \"job\": %llu, \"part\": %u, \"priority\": \"%s\", "
+                       "\"stage\": \"%s\", \"running\": %s}", first ? "" : ", ", i, zp_shm_slot_class(b->arena, i),
+                       zp_shm_state_name(zp_shm_word_state(zp_shm_slot_word_load(b->arena, i))),
+                       (unsigned long long)p->job->id, p->idx, zp_prio_name(p->job->priority % ZP_NPRIO),
+                       zp_role_name(p->stage), p->state == PS_RUNNING ? "true" : "false");
+        first = false;
+    }
+    zp_sbuf_printf(s, "], \"priority\": {\"reserve\": [%u, %u, %u], \"preempt\": \"%s\", \"taken_back_ready\": %llu, "
+                   "\"taken_back_revoke\": %llu, \"spilled\": %llu, \"submit_too_big\": %llu}",
+                   b->reserve[0], b->reserve[1], b->reserve[2], b->preempt < ZP_NPRIO ? zp_prio_name(b->preempt) : "none",
+                   (unsigned long long)b->n_taken_ready, (unsigned long long)b->n_taken_revoke,
+                   (unsigned long long)b->n_spilled, (unsigned long long)b->n_submit_too_big);
+}
