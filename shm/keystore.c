@@ -419,3 +419,10 @@ int zp_keystore_unlink_all(const char *prefix)
     closedir(d);
     return n;
 }
+
+/* (added, issue 10 slots) the size of a store object holding a key block of key_bytes: header
+ * page, chunk checksum table, the block (doc/memory.md; tests/test_shm_memory.c) */
+uint64_t zp_keystore_object_bytes(uint64_t key_bytes)
+{
+    return data_off_for((key_bytes + ZP_KEYSTORE_CHUNK - 1) / ZP_KEYSTORE_CHUNK) + key_bytes;
+}

@@ -93,4 +93,7 @@ void zp_keystore_release(zp_keystore_key_t *ks);
 /* Unlink every "<prefix>-key-*" object (mappings stay valid until released). Returns how many
  * were unlinked, or < 0. For the broker / `zkpipe up` on a clean shutdown, and tests. */
 int zp_keystore_unlink_all(const char *prefix);
+/* (added) bytes of a store object for a key block of key_bytes (zp_g16_key_bytes): the header
+ * page, the chunk checksum table and the block (doc/memory.md) */
+uint64_t zp_keystore_object_bytes(uint64_t key_bytes);
 #endif
