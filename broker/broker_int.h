@@ -259,8 +259,9 @@ bool brk_classes_match(const zp_shm_t *a, const zp_shm_class_t *c, uint32_t n);
 /* take the classes from b->arena (the truth once it exists) */
 void brk_classes_load(brk_t *b);
 /* j's slot class from its zkey header (cached by path; an unreadable header: the largest
- * class, the synth reports the real error). ZP_ETOOBIG with a message naming the zkey, what
- * it needs and the largest class if no class holds it. */
+ * class, the synth reports the real error). ZP_EMISMATCH (the circuit and the arena do not
+ * belong together) with a message naming the zkey, what it needs and the largest class if no
+ * class holds it. */
 int brk_job_size(brk_t *b, brk_job_t *j);
 /* record a circuit's size for a zkey path without reading it (a key the caller has parsed) */
 void brk_circuit_note(brk_t *b, const char *zkey, uint32_t n_vars, uint32_t domain);

@@ -400,7 +400,7 @@ void brk_classes_load(brk_t *b)
 int brk_job_size(brk_t *b, brk_job_t *j)
 {
     uint32_t nv = 0, dom = 0;
-    if (j->sized) return j->cls < b->n_classes ? 0 : ZP_ETOOBIG;
+    if (j->sized) return j->cls < b->n_classes ? 0 : ZP_EMISMATCH;
     if (!b->n_classes) brk_classes_load(b);
     j->sized = true;
     j->cls = b->n_classes - 1;
@@ -417,7 +417,7 @@ int brk_job_size(brk_t *b, brk_job_t *j)
         if (j->need_bytes && b->classes[k].bytes >= j->need_bytes) { j->cls = k; return 0; }
     j->cls = b->n_classes;   /* none */
     b->n_submit_too_big++;
-    return zp_err_set(ZP_ETOOBIG, "zkey %s: %u variables and a domain of %u need a slot of %llu MiB; the largest slots of "
+    return zp_err_set(ZP_EMISMATCH, "zkey %s: %u variables and a domain of %u need a slot of %llu MiB; the largest slots of "
                       "this arena have %llu MiB (configure a larger class: --slot-classes, or --max-domain/--max-vars)",
                       j->zkey, nv, dom, (unsigned long long)(j->need_bytes >> 20),
                       (unsigned long long)(b->classes[b->n_classes - 1].bytes >> 20));

@@ -1163,7 +1163,7 @@ static void reg_classes(void)
     size_t nj = B.n_jobs;
     int rc = brk_submit(&B, m, &j, &existed);
     free(m);
-    CHECK(rc == ZP_ETOOBIG && strstr(zp_err_msg(), ZKEY_HUGE) && strstr(zp_err_msg(), "need a slot of 10 MiB") &&
+    CHECK(rc == ZP_EMISMATCH && strstr(zp_err_msg(), ZKEY_HUGE) && strstr(zp_err_msg(), "need a slot of 10 MiB") &&
           strstr(zp_err_msg(), "have 4 MiB") && B.n_jobs == nj && B.n_submit_too_big == 1);
     g_size = 0; submit(3, NULL);                  /* small: the third one spills into the big slot */
     run_until(NULL, 3);
