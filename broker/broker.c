@@ -345,6 +345,13 @@ static void usage(FILE *f)
                "--key-affinity ($ZP_KEY_AFFINITY, on): route GPU/final partitions to workers holding their proving\n"
                "key; N: on, and a busy worker switches keys only past N queued partitions per holder credit\n"
                "(default 2; doc/keys.md).\n"
+               "--slot-classes ($ZP_SLOT_CLASSES) SPEC: the arena in slot size classes instead of --slots N of\n"
+               "--max-domain/--max-vars each: COUNTxDOMAIN[/VARS] or COUNTx@ZKEY items, comma-separated\n"
+               "(e.g. 6x2^16,2x2^20 or 4x@/keys/a.zkey,1x@/keys/b.zkey); each partition gets a slot of the\n"
+               "smallest class that holds its circuit; one too big for every class is refused at SUBMIT.\n"
+               "--slot-reserve ($ZP_SLOT_RESERVE) C[,H[,N]]: free slots of each class held back for CRITICAL\n"
+               "(HIGH, NORMAL) work (default 0). --preempt ($ZP_PREEMPT, critical): partitions of this priority\n"
+               "or better take back slots of worse ones that have not started (none: never).\n"
                "--metrics-listen (or $ZP_METRICS_LISTEN): serve GET /metrics (Prometheus text) over HTTP;\n"
                "off by default. Bind it to 127.0.0.1 unless the network is trusted.\n"
                "--http-listen: the HTTP JSON API (POST /v1/jobs, GET|DELETE /v1/jobs/ID, GET /v1/status,\n"
@@ -389,7 +396,8 @@ int main(int argc, char **argv, char **envp)
     /* environment defaults of the options below (children of `zkpipe up` inherit them) */
     static const char *const envs[][2] = {{"ZP_LEASE_MS", "lease-ms"}, {"ZP_MAX_DEATHS", "max-deaths"},
         {"ZP_BREAKER", "breaker"}, {"ZP_RETAIN_S", "retain-s"}, {"ZP_RETAIN_JOBS", "retain-jobs"},
-        {"ZP_MAX_WAITERS", "max-waiters"}, {"ZP_KEY_AFFINITY", "key-affinity"}};
+        {"ZP_MAX_WAITERS", "max-waiters"}, {"ZP_KEY_AFFINITY", "key-affinity"}, {"ZP_SLOT_CLASSES", "slot-classes"},
+        {"ZP_SLOT_RESERVE", "slot-reserve"}, {"ZP_PREEMPT", "preempt"}};
     for (unsigned i = 0; i < sizeof envs / sizeof envs[0]; i++) {
         const char *v = getenv(envs[i][0]);
         if (v && *v && brk_config_set(b, envs[i][1], v) < 0) {
@@ -405,6 +413,7 @@ int main(int argc, char **argv, char **envp)
         /* slots: 1000.. must stay right after "help" (index 13: brk_config_set by name) */
         {"lease-ms", 1, 0, 1000}, {"max-deaths", 1, 0, 1001}, {"breaker", 1, 0, 1002}, {"retain-s", 1, 0, 1003},
         {"retain-jobs", 1, 0, 1004}, {"max-waiters", 1, 0, 1005}, {"key-affinity", 1, 0, 1006},
+        {"slot-classes", 1, 0, 1007}, {"slot-reserve", 1, 0, 1008}, {"preempt", 1, 0, 1009},
         {"http-listen", 1, 0, 'W'}, {"http-token-file", 1, 0, 'T'}, {"http-max-body", 1, 0, 'X'},
         {"http-key-dir", 1, 0, 'Y'}, {"fleet-env", 1, 0, 1101}, {"box-name", 1, 0, 1102}, {0, 0, 0, 0}};
     int c;
@@ -428,7 +437,7 @@ int main(int argc, char **argv, char **envp)
         case 'X': if (parse_u32(optarg, 1024, 1u << 30, &http_max_body, "http-max-body")) return 2; break;
         case 1101: fleet_env = optarg; break;        /* fleet */
         case 1102: box_name = optarg; break;
-        case 1000: case 1001: case 1002: case 1003: case 1004: case 1005: case 1006:
+        case 1000: case 1001: case 1002: case 1003: case 1004: case 1005: case 1006: case 1007: case 1008: case 1009:
             if (brk_config_set(b, opts[c - 1000 + 13].name, optarg) < 0) {
                 fprintf(stderr, "zkpipe-broker: --%s: %s\n", opts[c - 1000 + 13].name, zp_err_msg());
                 return 2;
@@ -442,6 +451,12 @@ int main(int argc, char **argv, char **envp)
     b->heartbeat_ms = (int)hb;
     b->max_frame = maxframe;
     if (!b->max_vars) b->max_vars = b->max_domain;
+    zp_shm_class_t classes[ZP_SHM_MAX_CLASSES];
+    uint32_t n_classes = 0;
+    if (brk_classes_config(b, classes, &n_classes) < 0) {
+        fprintf(stderr, "zkpipe-broker: slot classes: %s\n", zp_err_msg());
+        return 2;
+    }
 
     if ((rc = zp_runtime_dir(b->rundir, sizeof b->rundir, rundir_opt, true)) < 0) {
         fprintf(stderr, "zkpipe-broker: %s\n", zp_err_msg());
@@ -469,9 +484,8 @@ int main(int argc, char **argv, char **envp)
         fprintf(stderr, "zkpipe-broker: arena name '%s': %s\n", arena, zp_err_msg());
         goto out_pid;
     }
-    uint64_t sb = zp_shm_slot_bytes_for(b->max_vars, b->max_domain, 32);
-    zp_shm_cfg_t cfg = {.name = b->arena_name, .n_slots = b->n_slots, .slot_bytes = sb};
-    if (!sb) { fprintf(stderr, "zkpipe-broker: slot size overflows\n"); rc = 1; goto out_pid; }
+    uint64_t sb = classes[n_classes - 1].slot_bytes;   /* the largest */
+    zp_shm_cfg_t cfg = {.name = b->arena_name, .n_classes = n_classes, .classes = classes};
     /* the journal: every accepted job and finished proof of this deployment */
     char sdir[512];
     if ((rc = brk_jr_state_dir(sdir, sizeof sdir, state_opt, true)) < 0 ||
@@ -494,13 +508,13 @@ int main(int argc, char **argv, char **envp)
         uint64_t jr_epoch = 0;
         if (brk_jr_meta_get(b->jr, "arena_epoch", &jr_epoch) < 0) zp_log(ZP_LOG_WARN, "%s", zp_err_msg());
         if (zp_shm_open(&b->arena, b->arena_name, NULL, 0) == 0 && zp_shm_n_slots(b->arena) == b->n_slots &&
-            zp_shm_slot_bytes(b->arena) == sb && jr_epoch && zp_shm_epoch(b->arena) == jr_epoch) {
+            brk_classes_match(b->arena, classes, n_classes) && jr_epoch && zp_shm_epoch(b->arena) == jr_epoch) {
             zp_log(ZP_LOG_INFO, "arena %s exists (left by a previous broker) and checks out: reusing it", b->arena_name);
             arena_reused = true;
         } else {
             zp_log(ZP_LOG_WARN, "arena %s exists (left by a previous broker) but does not match (%s): replacing it",
                    b->arena_name, !b->arena ? zp_err_msg() : zp_shm_epoch(b->arena) != jr_epoch ?
-                   "its epoch is not the one the journal knows" : "other slot count or size");
+                   "its epoch is not the one the journal knows" : "other slot count or size classes");
             zp_shm_close(&b->arena);
             zp_shm_unlink(b->arena_name, NULL);
             rc = zp_shm_create(&b->arena, &cfg);
@@ -513,6 +527,7 @@ int main(int argc, char **argv, char **envp)
         goto out_jr;
     }
     b->epoch = zp_shm_epoch(b->arena);
+    brk_classes_load(b);
     if (!arena_reused && (rc = brk_jr_meta_set(b->jr, "arena_epoch", b->epoch)) < 0) {
         fprintf(stderr, "zkpipe-broker: %s\n", zp_err_msg());
         goto out_arena;
@@ -556,9 +571,12 @@ int main(int argc, char **argv, char **envp)
     sigaction(SIGINT, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
     b->t_start = zp_now_ns();
-    zp_log(ZP_LOG_INFO, "serving %s; arena %s: %u slots x %llu MiB (max domain %u, max vars %u), epoch %016llx",
+    zp_log(ZP_LOG_INFO, "serving %s; arena %s: %u slots, the largest %llu MiB (max domain %u, max vars %u), epoch %016llx",
            b->endpoint, b->arena_name, b->n_slots, (unsigned long long)(sb >> 20), b->max_domain, b->max_vars,
            (unsigned long long)b->epoch);
+    for (uint32_t k = 0; k < b->n_classes; k++)
+        zp_log(ZP_LOG_INFO, "slot class %u: %u slot(s) of %llu MiB (slots %u..%u)", k, b->classes[k].n,
+               (unsigned long long)(b->classes[k].bytes >> 20), b->classes[k].first, b->classes[k].first + b->classes[k].n - 1);
     setproctitle("serving %s", b->endpoint);
     zp_notifyf("READY=1\nSTATUS=serving %s", b->endpoint);
     zp_watchdog_t wd;
@@ -628,6 +646,7 @@ out_arena:
 out_jr:
     brk_jr_close(&b->jr);
     brk_jobs_close(b);
+    brk_slots_close(b);
 out_pid:
     pidfile_remove(pfh);
     brk_ident_close(b);

@@ -60,6 +60,8 @@ typedef struct brk_part {
     size_t proof_bin_len;
     uint64_t adopt_deadline;    /* RUNNING with no worker after a broker restart: a worker's HELLO
                                    listing (slot, word_gen) adopts it before this (recover.c) */
+    bool revoking;              /* slots: a REVOKE went to its synth to take the slot back for better
+                                   work (sched.c, take_back); cleared when it is assigned again */
 } brk_part_t;
 
 typedef struct brk_job {
@@ -73,6 +75,11 @@ typedef struct brk_job {
     uint64_t finish_wall_us;    /* retention clock (wall time survives restarts) */
     uint32_t domain;            /* learned from a sealed payload (lease scaling); 0: not yet */
     uint64_t zkey_hash;         /* keys: brk_job_key (0: not computed yet) */
+    /* slots (slots.c, brk_job_size): the slot extent its circuit needs, from the zkey header
+     * (0: unknown, the largest class), and the smallest slot class that holds it */
+    uint64_t need_bytes;
+    uint32_t cls;
+    bool sized;
     struct brk_job *h_id, *h_rid;   /* hash chains (jobs.c) */
     struct brk_job *prev, *next;    /* b->live (running) or b->fin (finished, oldest first) */
 } brk_job_t;
@@ -205,7 +212,18 @@ typedef struct brk {
     struct brk_mx *mx;          /* metrics.c: histograms, counters, HTTP endpoint */
     struct brk_http *http;      /* http.c: libmicrohttpd listeners */
     struct brk_ident *ident;    /* ident.c: supervisor channel, identity registry */
+    /* ---- slots: size classes, reservations, taking slots back (slots.c, sched.c) ---- */
+    uint32_t n_classes;         /* 0 until brk_classes_load (then the arena's classes) */
+    struct { uint32_t n, first; uint64_t bytes; uint32_t domain, vars; } classes[ZP_SHM_MAX_CLASSES];
+    bool classes_set;           /* --slot-classes given: classes[] (n, bytes, domain, vars) from it */
+    uint32_t reserve[ZP_NPRIO]; /* --slot-reserve: free slots of each class held back for priority p */
+    uint32_t preempt;           /* --preempt: partitions of priority <= this take back unstarted slots
+                                   of worse ones; ZP_NPRIO: never */
+    struct brk_circ *circ;      /* zkey -> size (brk_job_size), at most BRK_CIRC_MAX */
+    uint32_t n_circ, circ_next;
+    uint64_t n_taken_ready, n_taken_revoke, n_submit_too_big, n_spilled;
 } brk_t;
+#define BRK_CIRC_MAX 256
 
 /* broker.c */
 int brk_send(brk_t *b, const uint8_t *id, size_t id_len, uint8_t *buf, size_t len); /* frees buf */
@@ -247,6 +265,30 @@ bool brk_slot_usable(const brk_t *b, uint32_t s);
 void brk_slots_tick(brk_t *b);
 /* the lease for a stage of job j (ns from now) */
 uint64_t brk_lease_ns(const brk_t *b, const brk_job_t *j, unsigned stage);
+/* slot size classes (doc/slot-protocol.md "Slot classes"): --slot-classes SPEC, e.g.
+ * "6x2^16,2x2^20/1500000,1x@/keys/big.zkey" (COUNT x DOMAIN[/VARS] or COUNT x @ZKEY) */
+int brk_classes_parse(brk_t *b, const char *spec);
+/* after the options: the classes the arena is to have (from --slot-classes, else one class of
+ * n_slots x (max_vars, max_domain)); sets n_slots, max_domain, max_vars; *n of them in out */
+int brk_classes_config(brk_t *b, zp_shm_class_t out[ZP_SHM_MAX_CLASSES], uint32_t *n);
+/* does an existing arena have exactly these classes? */
+bool brk_classes_match(const zp_shm_t *a, const zp_shm_class_t *c, uint32_t n);
+/* take the classes from b->arena (the truth once it exists) */
+void brk_classes_load(brk_t *b);
+/* j's slot class from its zkey header (cached by path; an unreadable header: the largest
+ * class, the synth reports the real error). ZP_EMISMATCH (the circuit and the arena do not
+ * belong together) with a message naming the zkey, what it needs and the largest class if no
+ * class holds it. */
+int brk_job_size(brk_t *b, brk_job_t *j);
+/* record a circuit's size for a zkey path without reading it (a key the caller has parsed) */
+void brk_circuit_note(brk_t *b, const char *zkey, uint32_t n_vars, uint32_t domain);
+/* ask p's synth to hand p's task back unstarted (REVOKE); the slot stays held until it reports */
+void brk_revoke(brk_t *b, brk_part_t *p);
+/* free the process-local slot tables (circuit cache) */
+void brk_slots_close(brk_t *b);
+/* STATUS: slot classes, the bound slots, priority settings and counters (report.c; JSON: a
+ * ", \"slot_classes\": ..." member list; text: one line) */
+void brk_slots_status(brk_t *b, zp_sbuf_t *s, bool json);
 
 /* sched.c */
 /* keys: a HELLO / HEARTBEAT's key list (absent: unchanged) */

@@ -248,6 +248,15 @@ int brk_submit(brk_t *b, const zp_msg_submit_t *m, brk_job_t **jp, bool *existed
         p->job = j; p->idx = i; p->slot = -1; p->attempt = 1; p->t_submit = j->t_submit;
         if (!(p->wtns = zp_str_dup(m->wtns[i]))) goto nomem;
     }
+    /* slots: its circuit must fit a slot class (doc/slot-protocol.md "Slot classes") */
+    int rs = b->arena ? brk_job_size(b, j) : 0;
+    if (rs < 0) {
+        char why[800];
+        snprintf(why, sizeof why, "%s", zp_err_msg());
+        zp_log(ZP_LOG_WARN, "job %s refused: %s", j->request_id, why);
+        brk_job_free(j);
+        return zp_err_set(rs, "%s", why);
+    }
     /* durable before the job id is acknowledged */
     if (b->jr && brk_jr_job_add(b->jr, j) < 0) {
         char why[600];

@@ -189,14 +189,18 @@ char *brk_status_text(brk_t *b, bool json)
             zp_sbuf_printf(&s, "}");
             first = false;
         }
-        zp_sbuf_printf(&s, "]}\n");
+        zp_sbuf_printf(&s, "]");
+        brk_slots_status(b, &s, true);   /* slots: classes, bound slots, priority */
+        zp_sbuf_printf(&s, "}\n");
         return zp_sbuf_take(&s);
     }
     zp_sbuf_printf(&s, "broker pid %d  %s  up %.0f s\n", (int)getpid(), b->endpoint, (now - b->t_start) / 1e9);
     zp_sbuf_printf(&s, "slots: %u total:", st.n_slots);
     for (unsigned k = 0; k < ZP_SLOT_NSTATES; k++) zp_sbuf_printf(&s, " %s %u", zp_shm_state_name(k), st.by_state[k]);
     zp_sbuf_printf(&s, "; quarantined %u", b->n_quarantined);
-    zp_sbuf_printf(&s, "\nqueues (critical/high/normal/low, running):\n");
+    zp_sbuf_printf(&s, "\n");
+    brk_slots_status(b, &s, false);   /* slots: classes, priority */
+    zp_sbuf_printf(&s, "queues (critical/high/normal/low, running):\n");
     for (unsigned r = 0; r < ZP_NROLES; r++)
         zp_sbuf_printf(&s, "  %-6s %3zu queued (%u/%u/%u/%u), %u running\n", zp_role_name(r), b->qn[r], nq[r][0], nq[r][1],
                   nq[r][2], nq[r][3], running[r]);

@@ -315,6 +315,7 @@ void brk_part_requeue(brk_t *b, brk_part_t *p, bool retryable, bool redo_synth, 
     if (stage == ZP_ROLE_FINAL && p->slot >= 0 && take_finished(b, p)) return;
     if (count_attempt || !retryable) append_reason(p, why);
     p->worker = NULL;
+    p->revoking = false;
     p->adopt_deadline = 0;
     if (!retryable || (count_attempt && p->attempt >= b->max_attempts)) {
         if (retryable) {
@@ -388,6 +389,7 @@ static int assign(brk_t *b, brk_worker_t *w, brk_part_t *p, unsigned stage)
     if (rc < 0) return rc;
     if (w->n_inflight >= BRK_MAX_INFLIGHT) { free(buf); return -ENOSPC; }
     w->inflight[w->n_inflight++] = (brk_inflight_t){s, p->word_gen, p};
+    p->revoking = false;
     p->state = PS_RUNNING;
     p->stage = stage;
     p->worker = w;
@@ -404,15 +406,80 @@ static int assign(brk_t *b, brk_worker_t *w, brk_part_t *p, unsigned stage)
     return 0;
 }
 
+/* What synthesis may claim this turn (doc/slot-protocol.md "Slot classes", "Priority"), per
+ * slot class: free slots (FREE, unbound, no holder), slots bound to partitions of each
+ * priority, and queued synth partitions whose smallest fitting class it is, per priority. */
+typedef struct {
+    uint32_t free[ZP_SHM_MAX_CLASSES];
+    uint32_t used[ZP_SHM_MAX_CLASSES][ZP_NPRIO];
+    uint32_t want[ZP_SHM_MAX_CLASSES][ZP_NPRIO];
+} slotview_t;
+
+static unsigned prio_of(const brk_part_t *p) { return p->job->priority % ZP_NPRIO; }
+
+static bool slot_free(const brk_t *b, uint32_t s)
+{
+    return !b->slots[s].part && brk_slot_usable(b, s) &&
+           zp_shm_word_state(zp_shm_slot_word_load(b->arena, s)) == ZP_SLOT_FREE;
+}
+
+static void view_build(brk_t *b, slotview_t *v)
+{
+    memset(v, 0, sizeof *v);
+    for (uint32_t k = 0; k < b->n_classes; k++)
+        for (uint32_t s = b->classes[k].first; s < b->classes[k].first + b->classes[k].n && s < b->n_slots; s++) {
+            const brk_part_t *p = b->slots[s].part;
+            if (p) v->used[k][prio_of(p)]++;
+            else if (slot_free(b, s)) v->free[k]++;
+        }
+    for (size_t i = 0; i < b->qn[ZP_ROLE_SYNTH]; i++) {
+        const brk_part_t *p = b->q[ZP_ROLE_SYNTH][i];
+        if (p->job->cls < b->n_classes) v->want[p->job->cls][prio_of(p)]++;
+    }
+}
+
+/* free slots of class k that priority pr must leave to better priorities (--slot-reserve:
+ * each priority q is owed reserve[q] slots of the class minus those it holds; at most all
+ * but one slot of a class is held back) */
+static uint32_t held_back(const brk_t *b, const slotview_t *v, uint32_t k, unsigned pr)
+{
+    uint32_t r = 0;
+    for (unsigned q = 0; q < pr; q++)
+        if (b->reserve[q] > v->used[k][q]) r += b->reserve[q] - v->used[k][q];
+    uint32_t cap = b->classes[k].n ? b->classes[k].n - 1 : 0;
+    return r < cap ? r : cap;
+}
+
+/* may p use a slot of class k? its own class (the smallest that holds it), or a larger one
+ * that no queued partition of its priority or better needs as its own */
+static bool class_ok(const brk_t *b, const slotview_t *v, const brk_part_t *p, uint32_t k)
+{
+    if (k < p->job->cls || k >= b->n_classes) return false;
+    if (k == p->job->cls) return true;
+    for (unsigned q = 0; q <= prio_of(p); q++)
+        if (v->want[k][q]) return false;
+    return true;
+}
+
+/* the class p may claim a free slot of now, or n_classes */
+static uint32_t view_class_for(const brk_t *b, const slotview_t *v, const brk_part_t *p)
+{
+    for (uint32_t k = p->job->cls; k < b->n_classes; k++)
+        if (class_ok(b, v, p, k) && v->free[k] > held_back(b, v, k, prio_of(p))) return k;
+    return b->n_classes;
+}
+
 /* the best partition of a stage's queue that may go now: not backing off, its slot (gpu,
- * final) not quarantined */
-static brk_part_t *q_best(brk_t *b, unsigned stage, uint64_t now, size_t *at)
+ * final) not quarantined; for synthesis (v != NULL) one a slot class has room for */
+static brk_part_t *q_best(brk_t *b, unsigned stage, uint64_t now, size_t *at, const slotview_t *v)
 {
     brk_part_t *best = NULL;
     for (size_t i = 0; i < b->qn[stage]; i++) {
         brk_part_t *p = b->q[stage][i];
         if (p->not_before > now || (stage != ZP_ROLE_SYNTH && !brk_slot_usable(b, (uint32_t)p->slot))) continue;
-        if (!best || better(p, best)) { best = p; *at = i; }
+        if (best && !better(p, best)) continue;
+        if (v && view_class_for(b, v, p) >= b->n_classes) continue;
+        best = p; *at = i;
     }
     return best;
 }
@@ -517,14 +584,13 @@ static bool key_route(brk_t *b, unsigned stage, uint64_t now, brk_part_t **pp, b
     return true;
 }
 
-/* a FREE slot no partition is bound to and no holder may still write (slots.c) */
-static int claim_slot(brk_t *b, uint32_t *sp, uint64_t *ng)
+/* a FREE slot of class k no partition is bound to and no holder may still write (slots.c) */
+static int claim_slot(brk_t *b, uint32_t k, uint32_t *sp, uint64_t *ng)
 {
-    for (uint32_t k = 0; k < b->n_slots; k++) {
-        uint32_t s = (b->claim_hint + k) % b->n_slots;
-        if (b->slots[s].part || !brk_slot_usable(b, s) ||
-            zp_shm_word_state(zp_shm_slot_word_load(b->arena, s)) != ZP_SLOT_FREE)
-            continue;
+    uint32_t first = b->classes[k].first, n = b->classes[k].n;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t s = first + (b->claim_hint + i) % n;
+        if (s >= b->n_slots || !slot_free(b, s)) continue;
         if (zp_shm_slot_claim_at(b->arena, s, ng) == 0) {
             b->claim_hint = s + 1;
             *sp = s;
@@ -534,16 +600,110 @@ static int claim_slot(brk_t *b, uint32_t *sp, uint64_t *ng)
     return -EAGAIN;
 }
 
+/* synthesis queue: size jobs recovered from the journal (SUBMIT sized the others); a job
+ * whose circuit no slot class holds (the classes changed across a restart) fails */
+static void size_queued(brk_t *b)
+{
+    for (size_t i = 0; i < b->qn[ZP_ROLE_SYNTH];) {
+        brk_part_t *p = b->q[ZP_ROLE_SYNTH][i];
+        if (brk_job_size(b, p->job) == 0) { i++; continue; }
+        char why[700];
+        snprintf(why, sizeof why, "%s", zp_err_msg());
+        brk_part_requeue(b, p, false, false, true, why);   /* removes it from the queue: fails it */
+    }
+}
+
+/* is q a better victim than o: a smaller slot class, a worse priority, a younger job, the
+ * later assignment (with two credits, the one still queued at its synthesizer) */
+static bool victim_before(const brk_t *b, const brk_part_t *q, const brk_part_t *o)
+{
+    uint32_t kq = zp_shm_slot_class(b->arena, (uint32_t)q->slot), ko = zp_shm_slot_class(b->arena, (uint32_t)o->slot);
+    if (kq != ko) return kq < ko;
+    if (prio_of(q) != prio_of(o)) return prio_of(q) > prio_of(o);
+    if (q->job->seq != o->job->seq) return q->job->seq > o->job->seq;
+    if (q->t_assign[ZP_ROLE_SYNTH] != o->t_assign[ZP_ROLE_SYNTH]) return q->t_assign[ZP_ROLE_SYNTH] > o->t_assign[ZP_ROLE_SYNTH];
+    return q->idx > o->idx;   /* assigned in the same turn: in partition order */
+}
+
+/* Take a slot back for the best waiting partition of priority <= --preempt that cannot go
+ * (doc/slot-protocol.md "Priority"): from a partition of a worse priority that has not
+ * started: READY and queued for the GPU (reset to FREE, back to synthesis: its payload is
+ * dropped, nothing is charged), or assigned to a synthesizer (REVOKE: it hands the task back
+ * unstarted, or, already started, finishes it and is READY one stage time later). Victims:
+ * the worst priority, then the youngest job; the smallest class that holds the waiting
+ * partition first. true if a slot is free now (dispatch again). */
+static bool take_back(brk_t *b, const slotview_t *v, uint64_t now)
+{
+    if (b->preempt >= ZP_NPRIO) return false;
+    brk_part_t *p = NULL;
+    unsigned waiting = 0, revoking = 0;
+    for (size_t i = 0; i < b->qn[ZP_ROLE_SYNTH]; i++) {
+        brk_part_t *q = b->q[ZP_ROLE_SYNTH][i];
+        if (q->not_before > now || prio_of(q) > b->preempt || q->job->cls >= b->n_classes) continue;
+        waiting++;
+        if (!p || better(q, p)) p = q;
+    }
+    if (!p) return false;
+    for (uint32_t s = 0; s < b->n_slots; s++) {
+        const brk_part_t *q = b->slots[s].part;
+        revoking += q && q->revoking && q->state == PS_RUNNING && q->stage == ZP_ROLE_SYNTH;
+    }
+    bool credit = pick_worker(b, ZP_ROLE_SYNTH, 0, now) != NULL;
+    bool room = view_class_for(b, v, p) < b->n_classes;
+    if (credit && room) return false;   /* it can go: nothing to take */
+    unsigned pr = prio_of(p);
+    brk_part_t *ready = NULL, *rev = NULL;
+    for (uint32_t s = 0; s < b->n_slots; s++) {
+        brk_part_t *q = b->slots[s].part;
+        if (!q || q->slot != (int32_t)s || prio_of(q) <= pr) continue;
+        uint32_t k = zp_shm_slot_class(b->arena, s);
+        if (!room && !class_ok(b, v, p, k)) continue;  /* not a slot p could take */
+        bool is_ready = q->queued && q->stage == ZP_ROLE_GPU && brk_slot_usable(b, s) &&
+                        zp_shm_slot_check(b->arena, s, ZP_SLOT_READY, q->word_gen) == 0;
+        bool is_synth = q->state == PS_RUNNING && q->stage == ZP_ROLE_SYNTH && q->worker && !q->revoking;
+        brk_part_t **best = is_ready ? &ready : is_synth ? &rev : NULL;
+        if (!best) continue;
+        const brk_part_t *o = *best;
+        if (!o || victim_before(b, q, o)) *best = q;
+    }
+    if (ready && credit) {
+        zp_log(ZP_LOG_INFO, "job %llu part %u (%s): slot %d taken back (READY, not started on a GPU) for job %llu part %u "
+               "(%s): back to synthesis", (unsigned long long)ready->job->id, ready->idx, zp_prio_name(prio_of(ready)),
+               ready->slot, (unsigned long long)p->job->id, p->idx, zp_prio_name(pr));
+        brk_q_remove(b, ready);
+        brk_release_slot(b, ready);
+        ready->payload_gen = ready->result_gen = 0;
+        brk_q_push(b, ready, ZP_ROLE_SYNTH);
+        b->n_taken_ready++;
+        return true;
+    }
+    if (rev && revoking < waiting) {
+        zp_log(ZP_LOG_INFO, "job %llu part %u (%s): asking its synthesizer to hand slot %d back unstarted for job %llu "
+               "part %u (%s)", (unsigned long long)rev->job->id, rev->idx, zp_prio_name(prio_of(rev)), rev->slot,
+               (unsigned long long)p->job->id, p->idx, zp_prio_name(pr));
+        brk_revoke(b, rev);
+    }
+    return false;
+}
+
 void brk_dispatch(brk_t *b)
 {
     /* downstream first: finishing partitions frees slots */
     static const unsigned order[] = {ZP_ROLE_FINAL, ZP_ROLE_GPU, ZP_ROLE_SYNTH};
     uint64_t now = zp_now_ns();
+    if (!b->n_classes) brk_classes_load(b);
     for (unsigned oi = 0; oi < 3; oi++) {
         unsigned stage = order[oi];
+        slotview_t view, *v = NULL;
+        if (stage == ZP_ROLE_SYNTH) {
+            size_queued(b);
+            view_build(b, &view);
+            v = &view;
+        }
+    again:
         while (b->qn[stage] && pick_worker(b, stage, 0, now)) {
             size_t at = 0;
-            brk_part_t *p = q_best(b, stage, now, &at);
+            brk_part_t *p = q_best(b, stage, now, &at, v);
             if (!p) break;
             /* a partition whose result failed the pairing check goes to other workers if any */
             uint64_t avoid = part_avoid(p, stage);
@@ -552,8 +712,12 @@ void brk_dispatch(brk_t *b)
             if (stage != ZP_ROLE_SYNTH && b->key_affinity && !key_route(b, stage, now, &p, &w)) break;
             uint64_t ng;
             if (stage == ZP_ROLE_SYNTH) {
-                uint32_t s = 0;
-                if (claim_slot(b, &s, &ng) < 0) break;   /* backpressure: no free slot */
+                uint32_t s = 0, k = view_class_for(b, v, p);
+                if (k >= b->n_classes || claim_slot(b, k, &s, &ng) < 0) break;   /* backpressure: no free slot */
+                if (k != p->job->cls) b->n_spilled++;
+                v->free[k]--;
+                v->used[k][prio_of(p)]++;
+                if (p->job->cls < b->n_classes) v->want[p->job->cls][prio_of(p)]--;
                 p->slot = (int32_t)s;
                 b->slots[s].part = p;
                 p->payload_gen = p->result_gen = 0;
@@ -573,6 +737,10 @@ void brk_dispatch(brk_t *b)
             brk_q_remove(b, p);
             (void)at;
             assign(b, w, p, stage);
+        }
+        if (stage == ZP_ROLE_SYNTH && take_back(b, v, now)) {
+            view_build(b, &view);
+            goto again;
         }
     }
 }
@@ -768,6 +936,7 @@ void brk_config_defaults(brk_t *b)
     b->backoff_ns = 100000000u;
     b->key_affinity = true;
     b->key_switch_backlog = 2;
+    b->preempt = ZP_PRIO_CRITICAL;   /* CRITICAL takes back slots of worse work that has not started */
 }
 
 /* "a,b,c": up to n unsigned numbers in [lo, hi]; returns how many */
@@ -820,6 +989,16 @@ int brk_config_set(brk_t *b, const char *name, const char *v)
         else if (!strcmp(v, "off")) b->key_affinity = false;
         else if (parse_list(v, x, 1, 0, 1000000) == 1) { b->key_affinity = true; b->key_switch_backlog = x[0]; }
         else goto bad;
+    } else if (!strcmp(name, "slot-classes")) {
+        return brk_classes_parse(b, v);
+    } else if (!strcmp(name, "slot-reserve")) {
+        /* free slots of each class held back for CRITICAL[,HIGH[,NORMAL]] */
+        if ((n = parse_list(v, x, 3, 0, 4096)) < 1) goto bad;
+        for (int k = 0; k < ZP_NPRIO; k++) b->reserve[k] = k < n ? x[k] : 0;
+    } else if (!strcmp(name, "preempt")) {
+        int pr = strcmp(v, "none") ? zp_prio_parse(v) : ZP_NPRIO;
+        if (pr < 0 || pr == ZP_PRIO_LOW) goto bad;
+        b->preempt = (uint32_t)pr;
     } else {
         return zp_err_set(-EINVAL, "no option %s", name);
     }

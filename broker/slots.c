@@ -18,9 +18,12 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "broker/broker_int.h"
+#include "lib/fmt/fmt.h"
 #include "lib/util/util.h"
 
 uint64_t brk_lease_ns(const brk_t *b, const brk_job_t *j, unsigned stage)
@@ -184,4 +187,299 @@ void brk_worker_held(brk_t *b, brk_worker_t *w, const zp_held_t *held, size_t n)
             w->inflight[w->n_inflight++] = (brk_inflight_t){held[k].slot, held[k].gen,
                                                             brk_recover_adopt(b, w, held[k].slot, held[k].gen)};
     }
+}
+
+/* ---------------------------------------------------------------- slot size classes
+ * doc/slot-protocol.md "Slot classes", doc/memory.md. The arena is laid out in classes of
+ * extents (shm.h); every partition goes to a free slot of the smallest class that holds its
+ * circuit (sched.c, claim_slot), known from its zkey's header. */
+struct brk_circ {
+    char *path;
+    uint64_t dev, ino, size, mtime_ns;
+    uint32_t n_vars, domain;
+    bool from_file;             /* false: noted by the caller (brk_circuit_note), no file identity */
+};
+
+static struct brk_circ *circ_find(brk_t *b, const char *path)
+{
+    for (uint32_t i = 0; i < b->n_circ; i++)
+        if (!strcmp(b->circ[i].path, path)) return &b->circ[i];
+    return NULL;
+}
+
+static struct brk_circ *circ_put(brk_t *b, const char *path)
+{
+    struct brk_circ *c = circ_find(b, path);
+    if (c) return c;
+    if (!b->circ && !(b->circ = calloc(BRK_CIRC_MAX, sizeof *b->circ))) return NULL;
+    char *dup = strdup(path);
+    if (!dup) return NULL;
+    if (b->n_circ < BRK_CIRC_MAX) c = &b->circ[b->n_circ++];
+    else { c = &b->circ[b->circ_next++ % BRK_CIRC_MAX]; free(c->path); }   /* bounded: oldest out */
+    memset(c, 0, sizeof *c);
+    c->path = dup;
+    return c;
+}
+
+void brk_circuit_note(brk_t *b, const char *zkey, uint32_t n_vars, uint32_t domain)
+{
+    struct brk_circ *c = circ_put(b, zkey);
+    if (!c) return;
+    c->n_vars = n_vars; c->domain = domain; c->from_file = false;
+}
+
+/* the circuit size of a zkey: from the cache while the file is the same one, else its header */
+static int circ_size(brk_t *b, const char *path, uint32_t *n_vars, uint32_t *domain)
+{
+    struct stat st;
+    struct brk_circ *c = circ_find(b, path);
+    if (stat(path, &st) < 0) {
+        int e = -errno;
+        if (c && !c->from_file) { *n_vars = c->n_vars; *domain = c->domain; return 0; }
+        return zp_err_set(e, "zkey %s: %s", path, strerror(-e));
+    }
+    uint64_t mt = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
+    if (c && (!c->from_file || (c->dev == (uint64_t)st.st_dev && c->ino == (uint64_t)st.st_ino &&
+                                c->size == (uint64_t)st.st_size && c->mtime_ns == mt))) {
+        *n_vars = c->n_vars; *domain = c->domain;
+        return 0;
+    }
+    zp_zkey_t z;
+    int rc = zp_zkey_read_header(&z, path);
+    if (rc < 0) return rc;
+    if (!(c = circ_put(b, path))) return zp_err_set(-ENOMEM, "out of memory");
+    c->dev = (uint64_t)st.st_dev; c->ino = (uint64_t)st.st_ino; c->size = (uint64_t)st.st_size; c->mtime_ns = mt;
+    c->n_vars = z.n_vars; c->domain = z.domain_size; c->from_file = true;
+    *n_vars = z.n_vars; *domain = z.domain_size;
+    return 0;
+}
+
+void brk_slots_close(brk_t *b)
+{
+    for (uint32_t i = 0; i < b->n_circ; i++) free(b->circ[i].path);
+    free(b->circ);
+    b->circ = NULL;
+    b->n_circ = b->circ_next = 0;
+}
+
+/* "2^K" or a decimal number in [lo, hi] */
+static int parse_size(const char *s, const char *end, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+    char buf[32], *e;
+    size_t n = (size_t)(end - s);
+    if (n == 0 || n >= sizeof buf) return -1;
+    memcpy(buf, s, n);
+    buf[n] = 0;
+    unsigned long long v;
+    errno = 0;
+    if (!strncmp(buf, "2^", 2)) {
+        unsigned long long k = strtoull(buf + 2, &e, 10);
+        if (errno || e == buf + 2 || *e || k > 31) return -1;
+        v = 1ull << k;
+    } else {
+        v = strtoull(buf, &e, 10);
+        if (errno || e == buf || *e) return -1;
+    }
+    if (v < lo || v > hi) return -1;
+    *out = (uint32_t)v;
+    return 0;
+}
+
+typedef struct { uint32_t n, domain, vars; uint64_t bytes; } cls_spec_t;
+
+int brk_classes_parse(brk_t *b, const char *spec)
+{
+    cls_spec_t c[ZP_SHM_MAX_CLASSES];
+    uint32_t nc = 0, total = 0;
+    const char *p = spec;
+    if (!spec || !*spec) return zp_err_set(-EINVAL, "empty slot class list");
+    while (*p) {
+        const char *item = p, *end = strchr(p, ',');
+        if (!end) end = p + strlen(p);
+        const char *x = memchr(p, 'x', (size_t)(end - p));
+        uint32_t n, dom, vars;
+        if (!x || parse_size(p, x, 1, 4096, &n) < 0)
+            return zp_err_set(-EINVAL, "slot class '%.*s': want COUNTxDOMAIN[/VARS] or COUNTx@ZKEY (e.g. 4x2^16)",
+                              (int)(end - item), item);
+        const char *sz = x + 1;
+        if (*sz == '@') {
+            char path[1024];
+            size_t pl = (size_t)(end - sz - 1);
+            if (pl == 0 || pl >= sizeof path) return zp_err_set(-EINVAL, "slot class '%.*s': no zkey path", (int)(end - item), item);
+            memcpy(path, sz + 1, pl);
+            path[pl] = 0;
+            if (circ_size(b, path, &vars, &dom) < 0) {
+                char why[600];
+                snprintf(why, sizeof why, "%s", zp_err_msg());
+                return zp_err_set(-EINVAL, "slot class '%.*s': %s", (int)(end - item), item, why);
+            }
+        } else {
+            const char *sl = memchr(sz, '/', (size_t)(end - sz));
+            if (parse_size(sz, sl ? sl : end, 2, 1u << 28, &dom) < 0 || (dom & (dom - 1)) ||
+                (sl && parse_size(sl + 1, end, 1, 1u << 31, &vars) < 0))
+                return zp_err_set(-EINVAL, "slot class '%.*s': the domain must be a power of two in 2..2^28 "
+                                  "(VARS a number), e.g. 4x2^16 or 2x2^20/1500000", (int)(end - item), item);
+            if (!sl) vars = dom;
+        }
+        uint64_t bytes = zp_shm_slot_bytes_for(vars, dom, 32);
+        if (!bytes) return zp_err_set(-EINVAL, "slot class '%.*s': size overflows", (int)(end - item), item);
+        total += n;
+        if (total > 4096) return zp_err_set(-EINVAL, "slot classes: more than 4096 slots in all");
+        /* same extent as one given before: one class */
+        uint32_t k;
+        for (k = 0; k < nc && c[k].bytes != bytes; k++) {}
+        if (k < nc) {
+            c[k].n += n;
+            if (dom > c[k].domain) c[k].domain = dom;
+            if (vars > c[k].vars) c[k].vars = vars;
+        } else {
+            if (nc == ZP_SHM_MAX_CLASSES) return zp_err_set(-EINVAL, "slot classes: more than %u sizes", ZP_SHM_MAX_CLASSES);
+            c[nc++] = (cls_spec_t){n, dom, vars, bytes};
+        }
+        p = *end ? end + 1 : end;
+    }
+    /* smallest first */
+    for (uint32_t i = 1; i < nc; i++)
+        for (uint32_t k = i; k > 0 && c[k].bytes < c[k - 1].bytes; k--) {
+            cls_spec_t t = c[k]; c[k] = c[k - 1]; c[k - 1] = t;
+        }
+    b->n_classes = nc;
+    for (uint32_t k = 0; k < nc; k++) {
+        b->classes[k].n = c[k].n; b->classes[k].bytes = c[k].bytes;
+        b->classes[k].domain = c[k].domain; b->classes[k].vars = c[k].vars;
+        b->classes[k].first = k ? b->classes[k - 1].first + b->classes[k - 1].n : 0;
+    }
+    b->classes_set = true;
+    return 0;
+}
+
+int brk_classes_config(brk_t *b, zp_shm_class_t out[ZP_SHM_MAX_CLASSES], uint32_t *n)
+{
+    if (!b->classes_set) {
+        uint64_t sb = zp_shm_slot_bytes_for(b->max_vars, b->max_domain, 32);
+        if (!sb) return zp_err_set(-EINVAL, "slot size overflows");
+        b->n_classes = 1;
+        b->classes[0].n = b->n_slots; b->classes[0].first = 0; b->classes[0].bytes = sb;
+        b->classes[0].domain = b->max_domain; b->classes[0].vars = b->max_vars;
+    }
+    b->n_slots = 0;
+    b->max_domain = b->max_vars = 0;
+    for (uint32_t k = 0; k < b->n_classes; k++) {
+        out[k] = (zp_shm_class_t){.n_slots = b->classes[k].n, .slot_bytes = b->classes[k].bytes};
+        b->n_slots += b->classes[k].n;
+        if (b->classes[k].domain > b->max_domain) b->max_domain = b->classes[k].domain;
+        if (b->classes[k].vars > b->max_vars) b->max_vars = b->classes[k].vars;
+    }
+    *n = b->n_classes;
+    return 0;
+}
+
+bool brk_classes_match(const zp_shm_t *a, const zp_shm_class_t *c, uint32_t n)
+{
+    if (zp_shm_n_classes(a) != n) return false;
+    for (uint32_t k = 0; k < n; k++) {
+        zp_shm_class_t h;
+        if (!zp_shm_class_get(a, k, &h, NULL) || h.n_slots != c[k].n_slots || h.slot_bytes != c[k].slot_bytes) return false;
+    }
+    return true;
+}
+
+void brk_classes_load(brk_t *b)
+{
+    uint32_t n = zp_shm_n_classes(b->arena);
+    for (uint32_t k = 0; k < n; k++) {
+        zp_shm_class_t c;
+        uint32_t first;
+        zp_shm_class_get(b->arena, k, &c, &first);
+        if (!b->classes_set || b->classes[k].bytes != c.slot_bytes) b->classes[k].domain = b->classes[k].vars = 0;
+        b->classes[k].n = c.n_slots; b->classes[k].first = first; b->classes[k].bytes = c.slot_bytes;
+    }
+    b->n_classes = n;
+}
+
+int brk_job_size(brk_t *b, brk_job_t *j)
+{
+    uint32_t nv = 0, dom = 0;
+    if (j->sized) return j->cls < b->n_classes ? 0 : ZP_EMISMATCH;
+    if (!b->n_classes) brk_classes_load(b);
+    j->sized = true;
+    j->cls = b->n_classes - 1;
+    j->need_bytes = 0;
+    if (circ_size(b, j->zkey, &nv, &dom) < 0) {
+        /* not readable here (the synth will say why, as an input failure): the largest slots */
+        zp_log(ZP_LOG_INFO, "job %llu: size of %s unknown (%s): it gets the largest slots", (unsigned long long)j->id,
+               j->zkey, zp_err_msg());
+        zp_err_clear();
+        return 0;
+    }
+    j->need_bytes = zp_shm_slot_bytes_for(nv, dom, 32);
+    for (uint32_t k = 0; k < b->n_classes; k++)
+        if (j->need_bytes && b->classes[k].bytes >= j->need_bytes) { j->cls = k; return 0; }
+    j->cls = b->n_classes;   /* none */
+    b->n_submit_too_big++;
+    return zp_err_set(ZP_EMISMATCH, "zkey %s: %u variables and a domain of %u need a slot of %llu MiB; the largest slots of "
+                      "this arena have %llu MiB (configure a larger class: --slot-classes, or --max-domain/--max-vars)",
+                      j->zkey, nv, dom, (unsigned long long)(j->need_bytes >> 20),
+                      (unsigned long long)(b->classes[b->n_classes - 1].bytes >> 20));
+}
+
+void brk_revoke(brk_t *b, brk_part_t *p)
+{
+    brk_worker_t *w = p->worker;
+    if (!w || p->revoking) return;
+    for (unsigned k = 0; k < w->n_inflight; k++)
+        if (w->inflight[k].part == p) {
+            zp_msg_revoke_t rv = {.slot = w->inflight[k].slot, .gen = w->inflight[k].gen};
+            uint8_t *buf; size_t len;
+            if (zp_msg_revoke_encode(&buf, &len, &rv) == 0 && brk_send(b, w->id, w->id_len, buf, len) == 0) {
+                p->revoking = true;
+                b->n_taken_revoke++;
+            }
+            return;
+        }
+}
+
+/* STATUS (report.c): the classes, every bound slot, the priority settings and counters */
+void brk_slots_status(brk_t *b, zp_sbuf_t *s, bool json)
+{
+    if (!b->n_classes && b->arena) brk_classes_load(b);
+    uint32_t free_in[ZP_SHM_MAX_CLASSES] = {0};
+    for (uint32_t k = 0; k < b->n_classes; k++)
+        for (uint32_t i = b->classes[k].first; i < b->classes[k].first + b->classes[k].n && i < b->n_slots; i++)
+            free_in[k] += !b->slots[i].part && !b->slots[i].held &&
+                          zp_shm_word_state(zp_shm_slot_word_load(b->arena, i)) == ZP_SLOT_FREE;
+    if (!json) {
+        zp_sbuf_printf(s, "slot classes:");
+        for (uint32_t k = 0; k < b->n_classes; k++)
+            zp_sbuf_printf(s, "%s %u x %llu MiB (%u free)", k ? "," : "", b->classes[k].n,
+                           (unsigned long long)(b->classes[k].bytes >> 20), free_in[k]);
+        zp_sbuf_printf(s, "; reserve %u/%u/%u; preempt %s; taken back %llu READY, %llu revoked; spilled %llu; "
+                       "refused too big %llu\n", b->reserve[0], b->reserve[1], b->reserve[2],
+                       b->preempt < ZP_NPRIO ? zp_prio_name(b->preempt) : "none", (unsigned long long)b->n_taken_ready,
+                       (unsigned long long)b->n_taken_revoke, (unsigned long long)b->n_spilled,
+                       (unsigned long long)b->n_submit_too_big);
+        return;
+    }
+    zp_sbuf_printf(s, ", \"slot_classes\": [");
+    for (uint32_t k = 0; k < b->n_classes; k++)
+        zp_sbuf_printf(s, "%s{\"bytes\": %llu, \"slots\": %u, \"first\": %u, \"free\": %u, \"domain\": %u, \"vars\": %u}",
+                       k ? ", " : "", (unsigned long long)b->classes[k].bytes, b->classes[k].n, b->classes[k].first,
+                       free_in[k], b->classes[k].domain, b->classes[k].vars);
+    zp_sbuf_printf(s, "], \"slot_table\": [");
+    bool first = true;
+    for (uint32_t i = 0; i < b->n_slots; i++) {
+        const brk_part_t *p = b->slots[i].part;
+        if (!p) continue;
+        zp_sbuf_printf(s, "%s{\"slot\": %u, \"class\": %u, \"state\": \"%s\", \"job\": %llu, \"part\": %u, \"priority\": \"%s\", "
+                       "\"stage\": \"%s\", \"running\": %s}", first ? "" : ", ", i, zp_shm_slot_class(b->arena, i),
+                       zp_shm_state_name(zp_shm_word_state(zp_shm_slot_word_load(b->arena, i))),
+                       (unsigned long long)p->job->id, p->idx, zp_prio_name(p->job->priority % ZP_NPRIO),
+                       zp_role_name(p->stage), p->state == PS_RUNNING ? "true" : "false");
+        first = false;
+    }
+    zp_sbuf_printf(s, "], \"priority\": {\"reserve\": [%u, %u, %u], \"preempt\": \"%s\", \"taken_back_ready\": %llu, "
+                   "\"taken_back_revoke\": %llu, \"spilled\": %llu, \"submit_too_big\": %llu}",
+                   b->reserve[0], b->reserve[1], b->reserve[2], b->preempt < ZP_NPRIO ? zp_prio_name(b->preempt) : "none",
+                   (unsigned long long)b->n_taken_ready, (unsigned long long)b->n_taken_revoke,
+                   (unsigned long long)b->n_spilled, (unsigned long long)b->n_submit_too_big);
 }

@@ -608,3 +608,10 @@ int64_t zp_keystore_enforce(const char *prefix, uint64_t budget, uint64_t need, 
     free(v);
     return total > budget ? (int64_t)(total - budget) : 0;
 }
+
+/* (added, issue 10 slots) the size of a store object holding a key block of key_bytes: header
+ * page, chunk checksum table, the block (doc/memory.md; tests/test_shm_memory.c) */
+uint64_t zp_keystore_object_bytes(uint64_t key_bytes)
+{
+    return data_off_for((key_bytes + ZP_KEYSTORE_CHUNK - 1) / ZP_KEYSTORE_CHUNK) + key_bytes;
+}

@@ -124,4 +124,7 @@ int zp_keystore_evict(const char *name, bool force);
 /* unlink least recently used objects nobody holds until the store's bytes + need <= budget
  * (keep: a name never unlinked, may be NULL). Returns the bytes still over budget (0: fits). */
 int64_t zp_keystore_enforce(const char *prefix, uint64_t budget, uint64_t need, const char *keep);
+/* (added) bytes of a store object for a key block of key_bytes (zp_g16_key_bytes): the header
+ * page, the chunk checksum table and the block (doc/memory.md) */
+uint64_t zp_keystore_object_bytes(uint64_t key_bytes);
 #endif

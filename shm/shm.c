@@ -21,11 +21,19 @@
 
 #include "lib/util/util.h"
 
+/* slot size classes as validated at create/open (never re-read from the shared header) */
+typedef struct {
+    uint32_t n_classes;
+    uint32_t n[ZP_SHM_MAX_CLASSES], first[ZP_SHM_MAX_CLASSES];
+    uint64_t bytes[ZP_SHM_MAX_CLASSES], off[ZP_SHM_MAX_CLASSES];   /* off: from data_off */
+} classes_t;
+
 struct zp_shm {
     uint8_t *base;
     size_t total;
     uint32_t n_slots;
-    uint64_t slot_bytes, data_off, aux_off, aux_bytes, epoch;
+    uint64_t slot_bytes, data_off, data_bytes, aux_off, aux_bytes, epoch;   /* slot_bytes: the largest */
+    classes_t cl;
     _Atomic uint32_t hint;       /* next slot to try in zp_shm_slot_claim */
     bool huge;
 };
@@ -121,19 +129,45 @@ static bool round_up(uint64_t *r, uint64_t v, uint64_t align)
 
 typedef struct {
     uint32_t n_slots;
-    uint64_t slot_bytes, data_off, aux_off, aux_bytes, total;
+    uint64_t slot_bytes, data_off, data_bytes, aux_off, aux_bytes, total;
+    classes_t cl;
 } geom_t;
 
-/* from a creation config: rounds sizes; false on overflow */
-static bool geom_make(geom_t *g, uint32_t n_slots, uint64_t slot_bytes, uint64_t aux_bytes)
+/* from a creation config or a header's class table: rounds sizes (round = true) or requires
+ * them rounded; classes strictly ascending, at least one slot each, at most ZP_SHM_MAX_SLOTS
+ * in all. false (why says why) if not */
+static bool geom_make(geom_t *g, uint32_t n_classes, const uint32_t *n, const uint64_t *bytes, uint64_t aux_bytes,
+                      bool round, const char **why)
 {
-    uint64_t table, data;
-    g->n_slots = n_slots;
-    if (!round_up(&g->slot_bytes, slot_bytes, ZP_SHM_ALIGN) || !round_up(&g->aux_bytes, aux_bytes, ZP_SHM_ALIGN))
+    uint64_t table, pos = 0, total_slots = 0;
+    memset(g, 0, sizeof *g);
+    *why = "sizes overflow";
+    if (n_classes == 0 || n_classes > ZP_SHM_MAX_CLASSES) { *why = "class count not in 1..16"; return false; }
+    g->cl.n_classes = n_classes;
+    for (uint32_t k = 0; k < n_classes; k++) {
+        uint64_t b = bytes[k], sz;
+        if (n[k] == 0 || b == 0) { *why = "a class with no slots or 0-byte extents"; return false; }
+        if (round ? !round_up(&b, b, ZP_SHM_ALIGN) : b % ZP_SHM_ALIGN != 0) {
+            *why = round ? "sizes overflow" : "an extent that is not a multiple of 2 MiB";
+            return false;
+        }
+        if (k && b <= g->cl.bytes[k - 1]) { *why = "class extents not strictly ascending"; return false; }
+        total_slots += n[k];
+        if (total_slots > ZP_SHM_MAX_SLOTS) { *why = "more than 65536 slots"; return false; }
+        g->cl.n[k] = n[k];
+        g->cl.first[k] = (uint32_t)(total_slots - n[k]);
+        g->cl.bytes[k] = b;
+        g->cl.off[k] = pos;
+        if (!mul_ok(&sz, n[k], b) || !add_ok(&pos, pos, sz)) return false;
+    }
+    g->n_slots = (uint32_t)total_slots;
+    g->slot_bytes = g->cl.bytes[n_classes - 1];
+    g->data_bytes = pos;
+    if (!round_up(&g->aux_bytes, aux_bytes, ZP_SHM_ALIGN))
         return false;
-    table = (uint64_t)n_slots * ZP_SHM_DESC_BYTES;
-    if (!round_up(&g->data_off, ZP_SHM_HDR_BYTES + table, ZP_SHM_ALIGN) || !mul_ok(&data, n_slots, g->slot_bytes) ||
-        !add_ok(&g->aux_off, g->data_off, data) || !add_ok(&g->total, g->aux_off, g->aux_bytes))
+    table = (uint64_t)g->n_slots * ZP_SHM_DESC_BYTES;
+    if (!round_up(&g->data_off, ZP_SHM_HDR_BYTES + table, ZP_SHM_ALIGN) ||
+        !add_ok(&g->aux_off, g->data_off, pos) || !add_ok(&g->total, g->aux_off, g->aux_bytes))
         return false;
     if (g->aux_bytes == 0)
         g->aux_off = 0;
@@ -164,8 +198,17 @@ static int geom_check(geom_t *g, const zp_shm_hdr_t *h, uint64_t obj_size, const
         return zp_err_set(ZP_EFORMAT, "shm %s: slot %" PRIu64 " / aux %" PRIu64 " bytes not multiples of 2 MiB",
                           path, h->slot_bytes, h->aux_bytes);
     geom_t e;
-    if (!geom_make(&e, h->n_slots, h->slot_bytes, h->aux_bytes))
-        return zp_err_set(ZP_EFORMAT, "shm %s: sizes overflow", path);
+    uint32_t nc = h->n_classes, n[ZP_SHM_MAX_CLASSES];
+    uint64_t bytes[ZP_SHM_MAX_CLASSES];
+    const char *why;
+    if (nc == 0 || nc > ZP_SHM_MAX_CLASSES)
+        return zp_err_set(ZP_EFORMAT, "shm %s: %u slot classes (1..%u)", path, nc, ZP_SHM_MAX_CLASSES);
+    for (uint32_t k = 0; k < nc; k++) { n[k] = h->classes[k].n_slots; bytes[k] = h->classes[k].slot_bytes; }
+    if (!geom_make(&e, nc, n, bytes, h->aux_bytes, false, &why))
+        return zp_err_set(ZP_EFORMAT, "shm %s: bad slot class table: %s", path, why);
+    if (e.n_slots != h->n_slots || e.slot_bytes != h->slot_bytes)
+        return zp_err_set(ZP_EFORMAT, "shm %s: slot classes hold %u slots up to %" PRIu64 " bytes, header says %u slots of %"
+                          PRIu64, path, e.n_slots, e.slot_bytes, h->n_slots, h->slot_bytes);
     if (e.data_off != h->data_off || e.aux_off != h->aux_off || e.total != h->total_bytes)
         return zp_err_set(ZP_EFORMAT, "shm %s: inconsistent layout: data at %" PRIu64 " (expected %" PRIu64
                           "), aux at %" PRIu64 " (expected %" PRIu64 "), total %" PRIu64 " (expected %" PRIu64 ")",
@@ -184,6 +227,8 @@ static zp_shm_t *handle_new(uint8_t *base, const geom_t *g, uint64_t epoch, bool
     a->n_slots = g->n_slots;
     a->slot_bytes = g->slot_bytes;
     a->data_off = g->data_off;
+    a->data_bytes = g->data_bytes;
+    a->cl = g->cl;
     a->aux_off = g->aux_off;
     a->aux_bytes = g->aux_bytes;
     a->epoch = epoch;
@@ -212,12 +257,23 @@ int zp_shm_create(zp_shm_t **ap, const zp_shm_cfg_t *cfg)
         return zp_err_set(-EINVAL, "shm: no configuration");
     if ((r = make_path(path, sizeof path, cfg->name, cfg->hugetlb_dir)) < 0)
         return r;
-    if (cfg->n_slots == 0 || cfg->n_slots > ZP_SHM_MAX_SLOTS || cfg->slot_bytes == 0)
+    uint32_t nc = cfg->n_classes ? cfg->n_classes : 1, n[ZP_SHM_MAX_CLASSES];
+    uint64_t bytes[ZP_SHM_MAX_CLASSES];
+    const char *why;
+    if (cfg->n_classes > ZP_SHM_MAX_CLASSES || (cfg->n_classes && !cfg->classes))
+        return zp_err_set(-EINVAL, "shm %s: %u slot classes (1..%u)", path, cfg->n_classes, ZP_SHM_MAX_CLASSES);
+    if (!cfg->n_classes && (cfg->n_slots == 0 || cfg->n_slots > ZP_SHM_MAX_SLOTS || cfg->slot_bytes == 0))
         return zp_err_set(-EINVAL, "shm %s: %u slots of %" PRIu64 " bytes (want 1..%u slots, > 0 bytes)", path,
                           cfg->n_slots, cfg->slot_bytes, ZP_SHM_MAX_SLOTS);
-    if (!geom_make(&g, cfg->n_slots, cfg->slot_bytes, cfg->aux_bytes))
-        return zp_err_set(ZP_ETOOBIG, "shm %s: %u slots of %" PRIu64 " bytes overflow", path, cfg->n_slots,
-                          cfg->slot_bytes);
+    for (uint32_t k = 0; k < nc; k++) {
+        n[k] = cfg->n_classes ? cfg->classes[k].n_slots : cfg->n_slots;
+        bytes[k] = cfg->n_classes ? cfg->classes[k].slot_bytes : cfg->slot_bytes;
+    }
+    if (!geom_make(&g, nc, n, bytes, cfg->aux_bytes, true, &why)) {
+        bool big = !strcmp(why, "sizes overflow");
+        return zp_err_set(big ? ZP_ETOOBIG : -EINVAL, "shm %s: %u slot class(es) (first: %u slots of %" PRIu64
+                          " bytes): %s", path, nc, n[0], bytes[0], why);
+    }
     while (epoch == 0)
         if ((r = zp_random_bytes(&epoch, sizeof epoch)) < 0)
             return zp_err_set(r, "shm %s: getrandom: %s", path, zp_strerror(r));
@@ -259,6 +315,11 @@ int zp_shm_create(zp_shm_t **ap, const zp_shm_cfg_t *cfg)
     h->table_off = ZP_SHM_HDR_BYTES;
     h->data_off = g.data_off;
     h->slot_bytes = g.slot_bytes;
+    h->n_classes = g.cl.n_classes;
+    for (uint32_t k = 0; k < g.cl.n_classes; k++) {
+        h->classes[k].slot_bytes = g.cl.bytes[k];
+        h->classes[k].n_slots = g.cl.n[k];
+    }
     h->aux_off = g.aux_off;
     h->aux_bytes = g.aux_bytes;
     h->created_wall_us = zp_wall_us();
@@ -361,8 +422,38 @@ void *zp_shm_base(const zp_shm_t *a, size_t *len)
 void *zp_shm_data(const zp_shm_t *a, size_t *len)
 {
     if (len)
-        *len = (size_t)(a->slot_bytes * a->n_slots);
+        *len = (size_t)a->data_bytes;
     return a->base + a->data_off;
+}
+
+uint32_t zp_shm_n_classes(const zp_shm_t *a) { return a->cl.n_classes; }
+
+bool zp_shm_class_get(const zp_shm_t *a, uint32_t k, zp_shm_class_t *c, uint32_t *first)
+{
+    if (!a || k >= a->cl.n_classes)
+        return false;
+    if (c)
+        *c = (zp_shm_class_t){.n_slots = a->cl.n[k], .slot_bytes = a->cl.bytes[k]};
+    if (first)
+        *first = a->cl.first[k];
+    return true;
+}
+
+uint32_t zp_shm_slot_class(const zp_shm_t *a, uint32_t idx)
+{
+    if (!a || idx >= a->n_slots)
+        return a ? a->cl.n_classes : 0;
+    uint32_t k = 0;
+    while (k + 1 < a->cl.n_classes && idx >= a->cl.first[k + 1])
+        k++;
+    return k;
+}
+
+uint64_t zp_shm_slot_extent_bytes(const zp_shm_t *a, uint32_t idx)
+{
+    if (!a || idx >= a->n_slots)
+        return 0;
+    return a->cl.bytes[zp_shm_slot_class(a, idx)];
 }
 
 void *zp_shm_aux(const zp_shm_t *a, size_t *len)
@@ -383,7 +474,8 @@ void *zp_shm_slot_extent(const zp_shm_t *a, uint32_t idx)
 {
     if (!a || idx >= a->n_slots)
         return NULL;
-    return a->base + a->data_off + (size_t)idx * a->slot_bytes;
+    uint32_t k = zp_shm_slot_class(a, idx);
+    return a->base + a->data_off + a->cl.off[k] + (size_t)(idx - a->cl.first[k]) * a->cl.bytes[k];
 }
 
 /* ---------------------------------------------------------------- slot word */
@@ -595,10 +687,11 @@ int zp_shm_slot_layout(zp_shm_t *a, uint32_t idx, unsigned state, uint64_t gen, 
         return r;
     if (scalar_bytes == 0 || scalar_bytes % 8)
         return zp_err_set(-EINVAL, "slot %u: scalar size %u", idx, scalar_bytes);
-    if (!layout_calc(off, len, &end, n_vars, domain_size, scalar_bytes) || end > a->slot_bytes)
-        return zp_err_set(ZP_ETOOBIG, "slot %u: %u vars and domain %u need %" PRIu64 " bytes, slots have %" PRIu64,
-                          idx, n_vars, domain_size, zp_shm_slot_bytes_for(n_vars, domain_size, scalar_bytes),
-                          a->slot_bytes);
+    uint64_t ext = zp_shm_slot_extent_bytes(a, idx);
+    if (!layout_calc(off, len, &end, n_vars, domain_size, scalar_bytes) || end > ext)
+        return zp_err_set(ZP_ETOOBIG, "slot %u: %u vars and domain %u need %" PRIu64 " bytes, the slot has %" PRIu64
+                          " (the arena's largest slots: %" PRIu64 ")", idx, n_vars, domain_size,
+                          zp_shm_slot_bytes_for(n_vars, domain_size, scalar_bytes), ext, a->slot_bytes);
     zp_shm_slot_t *s = zp_shm_slot(a, idx);
     s->n_vars = n_vars;
     s->domain_size = domain_size;
@@ -624,9 +717,10 @@ void *zp_shm_slot_vec(const zp_shm_t *a, uint32_t idx, unsigned which, size_t *l
         return NULL;
     }
     uint64_t off = once64(&s->vec_off[which]), l = once64(&s->vec_len[which]);
-    if (off % 64 || l > a->slot_bytes || off > a->slot_bytes - l) {
+    uint64_t ext = zp_shm_slot_extent_bytes(a, idx);
+    if (off % 64 || l > ext || off > ext - l) {
         zp_err_set(ZP_EFORMAT, "slot %u: vector %u at offset %" PRIu64 " length %" PRIu64
-                   " outside the %" PRIu64 "-byte extent (or misaligned)", idx, which, off, l, a->slot_bytes);
+                   " outside the %" PRIu64 "-byte extent (or misaligned)", idx, which, off, l, ext);
         return NULL;
     }
     if (len)
@@ -895,7 +989,7 @@ static int final_region(uint8_t **p, size_t *cap, const zp_shm_t *a, uint32_t id
         return zp_err_set(ZP_EFORMAT, "slot %u: h vector of %zu bytes at offset %zu: no room for the finished proof",
                           idx, hl, (size_t)(h - ext));
     *p = h;
-    *cap = (size_t)(zp_shm_slot_bytes(a) - (uint64_t)(h - ext));
+    *cap = (size_t)(zp_shm_slot_extent_bytes(a, idx) - (uint64_t)(h - ext));
     return 0;
 }
 

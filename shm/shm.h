@@ -9,7 +9,9 @@
  * Layout (all offsets from the start of the object; no pointers are ever stored):
  *   [0, 4096)                 zp_shm_hdr_t
  *   [table_off, +n*2048)      n_slots zp_shm_slot_t descriptors (table_off = 4096)
- *   [data_off, +n*slot_bytes) one extent per slot; data_off and slot_bytes multiples of 2 MiB
+ *   [data_off, ...)           one extent per slot, class by class (slot size classes, smallest
+ *                             first): class k has n_k slots of bytes_k each; data_off and every
+ *                             extent multiples of 2 MiB (doc/memory.md: what a slot needs)
  *   [aux_off, +aux_bytes)     optional auxiliary region (e.g. a proving key), 2 MiB aligned
  *
  * The protocol built on these functions (who writes what at which generation, holders and
@@ -47,13 +49,14 @@
 #include <stdint.h>
 
 #define ZP_SHM_MAGIC 0x3130484d53504b5aULL  /* "ZKPSMH01" little-endian */
-#define ZP_SHM_VERSION 1u
+#define ZP_SHM_VERSION 2u   /* 2: slot size classes (version 1: one extent for all) */
 #define ZP_SHM_HDR_BYTES 4096u
 #define ZP_SHM_DESC_BYTES 2048u
 #define ZP_SHM_ALIGN (2u << 20)            /* 2 MiB: data region, slot extents, aux region */
 #define ZP_SHM_VEC_ALIGN 4096u             /* vectors inside an extent (zp_shm_slot_layout) */
 #define ZP_SHM_MAX_SLOTS 65536u
 #define ZP_SHM_NAME_MAX 200
+#define ZP_SHM_MAX_CLASSES 16u
 
 typedef enum {
     ZP_SLOT_FREE = 0, ZP_SLOT_SYNTH = 1, ZP_SLOT_READY = 2, ZP_SLOT_PROVING = 3,
@@ -113,7 +116,13 @@ typedef struct zp_shm_hdr {
     uint32_t creator_pid;
     uint32_t flags;             /* ZP_SHM_F_* */
     char name[ZP_SHM_NAME_MAX + 8]; /* NUL-terminated, informational */
-    uint8_t reserved[ZP_SHM_HDR_BYTES - 96 - (ZP_SHM_NAME_MAX + 8)];
+    /* slot size classes: slots [first_k, first_k + n_slots) of class k (first_k = the slots
+     * of the classes before it) have extents of slot_bytes each, laid out one class after the
+     * other from data_off; slot_bytes strictly ascending; hdr.slot_bytes = the largest */
+    uint32_t n_classes;         /* 1..ZP_SHM_MAX_CLASSES */
+    uint32_t pad0;
+    struct { uint64_t slot_bytes; uint32_t n_slots; uint32_t pad; } classes[ZP_SHM_MAX_CLASSES];
+    uint8_t reserved[ZP_SHM_HDR_BYTES - 96 - (ZP_SHM_NAME_MAX + 8) - 8 - 16 * ZP_SHM_MAX_CLASSES];
 } zp_shm_hdr_t;
 #define ZP_SHM_F_HUGETLB 1u
 
@@ -155,6 +164,7 @@ static_assert(offsetof(zp_shm_hdr_t, n_slots) == 32, "hdr.n_slots");
 static_assert(offsetof(zp_shm_hdr_t, slot_bytes) == 56, "hdr.slot_bytes");
 static_assert(offsetof(zp_shm_hdr_t, flags) == 92, "hdr.flags");
 static_assert(offsetof(zp_shm_hdr_t, name) == 96, "hdr.name");
+static_assert(offsetof(zp_shm_hdr_t, n_classes) == 304 && offsetof(zp_shm_hdr_t, classes) == 312, "hdr.classes");
 static_assert(sizeof(zp_shm_slot_t) == ZP_SHM_DESC_BYTES, "slot descriptor size");
 static_assert(sizeof(_Atomic uint64_t) == 8 && _Alignof(_Atomic uint64_t) == 8, "atomic u64");
 static_assert(offsetof(zp_shm_slot_t, word) == 0, "slot.word");
@@ -175,13 +185,23 @@ static_assert(offsetof(zp_shm_slot_t, reserved) == 1712, "slot.reserved");
 /* ---- arena handle (process-local) ---- */
 typedef struct zp_shm zp_shm_t;
 
+/* one slot size class: n_slots extents of slot_bytes (rounded up to 2 MiB at creation) */
+typedef struct zp_shm_class {
+    uint32_t n_slots;
+    uint64_t slot_bytes;
+} zp_shm_class_t;
+
 typedef struct zp_shm_cfg {
     const char *name;          /* POSIX shm name "/x" (one leading '/', no other '/'); with
                                   hugetlb_dir: the file name inside it (leading '/' optional) */
     const char *hugetlb_dir;   /* NULL = POSIX shm; else a hugetlbfs mount (or any dir, tests) */
-    uint32_t n_slots;          /* 1..ZP_SHM_MAX_SLOTS */
-    uint64_t slot_bytes;       /* >= 1; rounded up to a multiple of 2 MiB */
+    uint32_t n_slots;          /* 1..ZP_SHM_MAX_SLOTS (ignored when n_classes > 0) */
+    uint64_t slot_bytes;       /* >= 1; rounded up to a multiple of 2 MiB (ignored when n_classes > 0) */
     uint64_t aux_bytes;        /* 0 = none; rounded up to 2 MiB */
+    /* slot size classes (0 = one class of n_slots x slot_bytes): strictly ascending sizes
+     * after rounding, 1..ZP_SHM_MAX_CLASSES, at most ZP_SHM_MAX_SLOTS slots in all */
+    uint32_t n_classes;
+    const zp_shm_class_t *classes;
 } zp_shm_cfg_t;
 
 /* Default name for a deployment: "/zkpipe-<user>-<deploy>" (user from getuid). */
@@ -198,7 +218,14 @@ int zp_shm_unlink(const char *name, const char *hugetlb_dir);
 
 /* accessors */
 uint32_t zp_shm_n_slots(const zp_shm_t *a);
-uint64_t zp_shm_slot_bytes(const zp_shm_t *a);
+uint64_t zp_shm_slot_bytes(const zp_shm_t *a);          /* the largest extent (of the last class) */
+/* size classes (validated copies, smallest first): count, class k (false if k out of range),
+ * the class of slot idx (n_classes if idx is out of range), and slot idx's extent in bytes (0
+ * if idx is out of range). Slots of class k are [first, first + n_slots). */
+uint32_t zp_shm_n_classes(const zp_shm_t *a);
+bool zp_shm_class_get(const zp_shm_t *a, uint32_t k, zp_shm_class_t *c, uint32_t *first);
+uint32_t zp_shm_slot_class(const zp_shm_t *a, uint32_t idx);
+uint64_t zp_shm_slot_extent_bytes(const zp_shm_t *a, uint32_t idx);
 uint64_t zp_shm_epoch(const zp_shm_t *a);
 const zp_shm_hdr_t *zp_shm_header(const zp_shm_t *a);
 /* whole mapping / data region / aux region (e.g. for cudaHostRegister); NULL if none */
@@ -207,7 +234,7 @@ void *zp_shm_data(const zp_shm_t *a, size_t *len);
 void *zp_shm_aux(const zp_shm_t *a, size_t *len);
 /* descriptor of slot idx; NULL if idx >= n_slots */
 zp_shm_slot_t *zp_shm_slot(const zp_shm_t *a, uint32_t idx);
-/* start of slot idx's extent (slot_bytes long); NULL if idx out of range */
+/* start of slot idx's extent (zp_shm_slot_extent_bytes long); NULL if idx out of range */
 void *zp_shm_slot_extent(const zp_shm_t *a, uint32_t idx);
 
 /* Bytes a slot needs for a circuit: w (n_vars) + a, b, c, h (domain_size each) of
@@ -244,11 +271,11 @@ void zp_shm_slot_clear_owner(zp_shm_t *a, uint32_t idx);
 /* ---- vectors ---- */
 /* Standard layout of the extent: w, a, b, c, h one after another, each ZP_SHM_VEC_ALIGN
  * aligned; writes n_vars, domain_size, scalar_bytes, vec_off/len. ZP_ETOOBIG if it does not
- * fit slot_bytes. Fenced on (state, gen). */
+ * fit the slot's extent. Fenced on (state, gen). */
 int zp_shm_slot_layout(zp_shm_t *a, uint32_t idx, unsigned state, uint64_t gen, uint32_t n_vars,
                        uint32_t domain_size, uint32_t scalar_bytes);
 /* Pointer to vector `which` of slot idx after validating the descriptor's offset and length
- * (read once) against the extent: off + len <= slot_bytes, off aligned to 64. NULL and
+ * (read once) against the slot's extent: off + len <= its bytes, off aligned to 64. NULL and
  * zp_err_set(ZP_EFORMAT) if invalid; *len (may be NULL) gets the length in bytes. */
 void *zp_shm_slot_vec(const zp_shm_t *a, uint32_t idx, unsigned which, size_t *len);
 

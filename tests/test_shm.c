@@ -1,7 +1,8 @@
 /* test_shm.c - the shared-memory arena: create/open checks (bad magic, version, short and
  * inconsistent objects: errors, no SIGBUS), the slot state machine, stale generations,
  * validated vector access, payload seal, fenced result writes, a SIGKILLed owner and its late
- * write, concurrent CAS between processes, checksum known answers. */
+ * write, concurrent CAS between processes, checksum known answers; slot size classes (layout,
+ * per-slot extents, a tampered class table). */
 #include <errno.h>
 #include <sched.h>
 #include <fcntl.h>
@@ -20,7 +21,7 @@
 #define CHECK(c) do { if (!(c)) { fprintf(stderr, "%s:%d: CHECK(%s) failed (%s)\n", __FILE__, __LINE__, #c, \
                                           zp_err_msg()); exit(1); } } while (0)
 
-static char g_names[8][64];
+static char g_names[16][64];
 static int g_nnames;
 static char g_tmpdir[64];
 
@@ -38,7 +39,7 @@ static void cleanup(void)
 
 static const char *new_name(const char *tag)
 {
-    CHECK(g_nnames < 8);
+    CHECK(g_nnames < 16);
     char *n = g_names[g_nnames++];
     snprintf(n, 64, "/zkpipe-test-%d-%s", (int)getpid(), tag);
     shm_unlink(n);
@@ -170,7 +171,10 @@ static void test_bad_objects(void)
     CHECK(zp_shm_open(&a, name, NULL, 0) == ZP_EFORMAT && strstr(zp_err_msg(), "magic"));
 
     zp_shm_hdr_t h = hdr;
-    h.version = 2;
+    h.version = ZP_SHM_VERSION + 1;
+    make_raw(name, total, &h, sizeof h);
+    CHECK(zp_shm_open(&a, name, NULL, 0) == ZP_EVERSION);
+    h.version = 1;                                     /* the layout before slot classes */
     make_raw(name, total, &h, sizeof h);
     CHECK(zp_shm_open(&a, name, NULL, 0) == ZP_EVERSION);
 
@@ -212,6 +216,101 @@ static void test_bad_objects(void)
     shm_unlink(name);
     zp_shm_close(&g);
     shm_unlink(good);
+}
+
+/* slot size classes: extents class by class, each slot checked against its own extent, the
+ * class table of the (untrusted) header validated at open */
+static void test_classes(void)
+{
+    const char *name = new_name("classes");
+    const zp_shm_class_t cl[3] = {{2, 1u << 20}, {1, 5u << 20}, {3, 9u << 20}};   /* -> 2, 6, 10 MiB */
+    zp_shm_cfg_t cfg = {.name = name, .n_classes = 3, .classes = cl, .aux_bytes = 1};
+    zp_shm_t *a = NULL, *b = NULL;
+    CHECK(zp_shm_create(&a, &cfg) == 0);
+    CHECK(zp_shm_n_slots(a) == 6 && zp_shm_n_classes(a) == 3 && zp_shm_slot_bytes(a) == (10u << 20));
+    static const uint64_t want[6] = {2u << 20, 2u << 20, 6u << 20, 10u << 20, 10u << 20, 10u << 20};
+    static const uint32_t wcls[6] = {0, 0, 1, 2, 2, 2};
+    size_t dlen, total;
+    uint8_t *data = zp_shm_data(a, &dlen), *base = zp_shm_base(a, &total);
+    CHECK(dlen == (2 * 2 + 6 + 3 * 10) * (size_t)(1u << 20));
+    uint8_t *end = data;
+    for (uint32_t i = 0; i < 6; i++) {
+        CHECK(zp_shm_slot_class(a, i) == wcls[i] && zp_shm_slot_extent_bytes(a, i) == want[i]);
+        uint8_t *e = zp_shm_slot_extent(a, i);
+        CHECK(e == end);                                   /* contiguous, no overlap */
+        end = e + want[i];
+        memset(e, (int)i + 1, 64);
+        e[want[i] - 1] = (uint8_t)(i + 1);
+    }
+    CHECK(end == data + dlen && (uint8_t *)zp_shm_aux(a, NULL) == end && end + (2u << 20) == base + total);
+    CHECK(zp_shm_slot_class(a, 6) == 3 && zp_shm_slot_extent_bytes(a, 6) == 0 && !zp_shm_slot_extent(a, 6));
+    zp_shm_class_t c;
+    uint32_t first;
+    CHECK(zp_shm_class_get(a, 1, &c, &first) && c.n_slots == 1 && c.slot_bytes == (6u << 20) && first == 2);
+    CHECK(!zp_shm_class_get(a, 3, &c, &first));
+    /* a circuit of domain 2^16 needs 10 MiB: not in a 2 or 6 MiB slot, fine in a 10 MiB one */
+    uint32_t big = 1u << 16;
+    CHECK(zp_shm_slot_bytes_for(big, big, 32) == (10u << 20));
+    uint64_t g;
+    CHECK(zp_shm_slot_claim_at(a, 0, &g) == 0);
+    CHECK(zp_shm_slot_layout(a, 0, ZP_SLOT_SYNTH, g, big, big, 32) == ZP_ETOOBIG && strstr(zp_err_msg(), "the slot has"));
+    CHECK(zp_shm_slot_layout(a, 0, ZP_SLOT_SYNTH, g, 1024, 1024, 32) == 0);
+    /* a hostile offset inside the largest extent but outside this slot's own */
+    zp_shm_slot_t *s = zp_shm_slot(a, 0);
+    s->vec_off[ZP_SHM_VEC_H] = (4u << 20);
+    CHECK(zp_shm_slot_vec(a, 0, ZP_SHM_VEC_H, NULL) == NULL && strstr(zp_err_msg(), "2097152-byte extent"));
+    CHECK(zp_shm_slot_claim_at(a, 4, &g) == 0);
+    CHECK(zp_shm_slot_layout(a, 4, ZP_SLOT_SYNTH, g, big, big, 32) == 0);
+    size_t hl;
+    uint8_t *h = zp_shm_slot_vec(a, 4, ZP_SHM_VEC_H, &hl);
+    CHECK(h && h + hl <= (uint8_t *)zp_shm_slot_extent(a, 4) + want[4] && hl == (size_t)big * 32);
+    /* another process's view: the same classes, from the header */
+    CHECK(zp_shm_open(&b, name, NULL, zp_shm_epoch(a)) == 0);
+    CHECK(zp_shm_n_classes(b) == 3 && zp_shm_slot_extent_bytes(b, 2) == (6u << 20));
+    for (uint32_t i = 0; i < 6; i++) {
+        uint8_t *e = zp_shm_slot_extent(b, i);
+        CHECK(e[0] == i + 1 && e[want[i] - 1] == i + 1);
+    }
+    zp_shm_close(&b);
+    /* a tampered class table is refused (no SIGBUS) */
+    const char *raw = new_name("classraw");
+    zp_shm_hdr_t hdr, t;
+    memcpy(&hdr, zp_shm_header(a), sizeof hdr);
+    struct { const char *what; int k; } bad[] = {{"n_classes 0", 0}, {"n_classes 17", 1}, {"class slots", 2},
+                                                  {"not ascending", 3}, {"not 2 MiB", 4}, {"bigger extents", 5}};
+    for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        t = hdr;
+        switch (bad[i].k) {
+        case 0: t.n_classes = 0; break;
+        case 1: t.n_classes = 17; break;
+        case 2: t.classes[0].n_slots = 3; break;                 /* 7 slots, header says 6 */
+        case 3: t.classes[1].slot_bytes = 2u << 20; break;       /* equal to class 0 */
+        case 4: t.classes[1].slot_bytes = 7u << 20; break;
+        case 5: t.classes[0].slot_bytes = 4u << 20; t.classes[1].slot_bytes = 8u << 20; break;  /* past the object */
+        }
+        make_raw(raw, total, &t, sizeof t);
+        if (zp_shm_open(&b, raw, NULL, 0) != ZP_EFORMAT) { fprintf(stderr, "tampered class table (%s) opened\n", bad[i].what); exit(1); }
+        CHECK(b == NULL);
+    }
+    make_raw(raw, total, &hdr, sizeof hdr);                  /* the intact header copy opens */
+    CHECK(zp_shm_open(&b, raw, NULL, 0) == 0);
+    zp_shm_close(&b);
+    shm_unlink(raw);
+    zp_shm_close(&a);
+    CHECK(zp_shm_unlink(name, NULL) == 0);
+    /* bad configurations */
+    const zp_shm_class_t desc[2] = {{1, 6u << 20}, {1, 2u << 20}}, same[2] = {{1, 3u << 20}, {1, 4u << 20}},
+                         empty[2] = {{0, 2u << 20}, {1, 4u << 20}};
+    cfg.n_classes = 2;
+    cfg.classes = desc;
+    CHECK(zp_shm_create(&a, &cfg) == -EINVAL && strstr(zp_err_msg(), "ascending"));
+    cfg.classes = same;                                       /* both round to 4 MiB */
+    CHECK(zp_shm_create(&a, &cfg) == -EINVAL);
+    cfg.classes = empty;
+    CHECK(zp_shm_create(&a, &cfg) == -EINVAL && strstr(zp_err_msg(), "no slots"));
+    cfg.n_classes = ZP_SHM_MAX_CLASSES + 1;
+    CHECK(zp_shm_create(&a, &cfg) == -EINVAL);
+    CHECK(a == NULL);
 }
 
 static void test_hugetlb_dir(void)
@@ -651,6 +750,7 @@ int main(void)
     test_checksum();
     test_create_open();
     test_bad_objects();
+    test_classes();
     test_hugetlb_dir();
     const char *name = new_name("main");
     zp_shm_cfg_t cfg = { .name = name, .n_slots = 4, .slot_bytes = 1, .aux_bytes = 4096 };

@@ -91,6 +91,9 @@ int zp_zkey_check_points(const zp_zkey_t *z);
 int zp_zkey_align_points(zp_zkey_t *z);
 /* (added, issue 12) the same for a mapped witness's values */
 int zp_wtns_align_values(zp_wtns_t *w);
+/* (added) the curve and counts of a zkey's header (sections 1 and 2) without reading the rest:
+ * only curve, n8q, n8r, n_vars, n_public, domain_size, log_n are set; no pointers, nothing to close */
+int zp_zkey_read_header(zp_zkey_t *z, const char *path);
 
 /* ---- JSON ---- decimal strings are canonical standard-form integers (no sign, no leading
  * zeros). A BLS12-381 base-field coordinate has up to 115 digits, so coordinates use

@@ -231,3 +231,21 @@ int zp_zkey_align_points(zp_zkey_t *z)
     }
     return 0;
 }
+
+/* (added, issue 10 slots) the header only: for the broker's slot sizing at SUBMIT, which must
+ * not read the coefficient section of a 2^27 key on its event loop */
+int zp_zkey_read_header(zp_zkey_t *z, const char *path)
+{
+    zp_fmt_container_t c;
+    memset(z, 0, sizeof *z);
+    int rc = zp_fmt_map(&z->f, path);
+    if (rc) return rc;
+    if (!(rc = zp_fmt_container(&c, &z->f, "zkey", 1, 2))) rc = zkey_header(z, &c);
+    zp_fmt_unmap(&z->f);
+    zp_zkey_t keep = *z;
+    memset(z, 0, sizeof *z);
+    if (rc) return rc;
+    z->curve = keep.curve; z->n8q = keep.n8q; z->n8r = keep.n8r;
+    z->n_vars = keep.n_vars; z->n_public = keep.n_public; z->domain_size = keep.domain_size; z->log_n = keep.log_n;
+    return 0;
+}

@@ -10,7 +10,8 @@ ipc_hold synth
 JN=$(ipc_submit --zkey $F/circuit.zkey --priority normal --request-id normal-20 "${W[@]}")
 ipc_wait_for '.queues.synth.normal >= 18'
 JC=$(ipc_submit --zkey $F/circuit.zkey --priority critical --request-id critical-2 $F/witness-{6..7}.wtns)
-ipc_wait_for '.queues.synth.critical == 2'
+# queued, or already in slots taken back from NORMAL work at the (held) synthesizer
+ipc_wait_for '(.queues.synth.critical + ([.slot_table[] | select(.priority == "critical")] | length)) == 2'
 ipc_release synth
 "$ZKPIPE" await "$JC" --timeout 300 --out "$IPC_DIR/out/c" >/dev/null || ipc_fail "await critical"
 "$ZKPIPE" await "$JN" --timeout 300 >/dev/null || ipc_fail "await normal"
