@@ -379,9 +379,9 @@ static void report(loop_t *h, zp_stage_task_t *t)
     if (rc == 0) rc = out_send(h, b, n);
     if (rc < 0) zp_log(ZP_LOG_ERROR, "job %llu part %u: cannot report to the broker: %s %s",
                        (unsigned long long)t->a.job, t->a.part, zp_strerror(rc), zp_err_msg());
-    else zp_log(ZP_LOG_DEBUG, "job %llu part %u slot %u: %s%s%s", (unsigned long long)t->a.job, t->a.part,
+    else zp_log(ZP_LOG_DEBUG, "job %llu part %u slot %u: %s%s%s%s", (unsigned long long)t->a.job, t->a.part,
                 t->a.slot, t->ok ? "DONE" : "FAIL ", t->ok ? "" : zp_fail_class_name(t->fail_class),
-                t->ok ? "" : t->msg);
+                t->ok ? "" : ": ", t->ok ? "" : t->msg);
     if (h->held) h->held--;
 }
 
