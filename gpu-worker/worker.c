@@ -8,21 +8,28 @@
  * --preload keys' regions (cudaHostRegister: every H2D copy is a DMA from pinned memory); each proving
  * key is loaded once per process and uploaded once per backend. HELLO announces 2 credits:
  * the next partition is already assigned (and its data in the slot) while one computes.
- * Per task (work thread): check the slot is (PROVING, gen), verify the synth's sealed payload
- * (checksum at the seal generation: a partition whose vectors were damaged goes back to
- * synthesis), run prove_g1 (h = (a*b - c) over the coset, MSMs A, B1, C, H), commit the four
- * Jacobian points into the slot's result area (fenced: PROVING(gen) -> PROVED(gen+1)).
+ * Double buffering (issue 10 items 1-2): the stage runtime's staging thread runs stage() for
+ * task k+1 while the work thread computes task k: arena, key lookup, check the slot is
+ * (PROVING, gen), verify the synth's sealed payload (the chunked checksum on the staging pool;
+ * a partition whose vectors were damaged goes back to synthesis), the layout checks, and the
+ * copies into the task's buffer set (one set per credit). The work thread then only runs
+ * prove_g1 (h = (a*b - c) over the coset, MSMs A, B1, C, H) and commits the four Jacobian
+ * points into the slot's result area (fenced: PROVING(gen) -> PROVED(gen+1)): nothing O(n)
+ * besides the compute. Why the early verify still protects: see stage() below.
+ * --batch B: up to B staged tasks of one zkey in one zp_bk_prove_g1_batch (B + 1 credits).
  * The slot's vectors stay intact: the CPU backend clobbers a and b and writes h, so it works
  * on private copies (a retry of this stage reads the same payload); the CUDA backend reads the
- * host vectors only.
+ * host vectors only (its H2D still runs inside prove_g1: a stage-in op is not there yet).
  * --device accepts N or N-K (a systemd instance name: zkpipe-gpu@N-K is worker K on device N,
  * `--device %i`); without --instance, N-K gives instance N*64+K, unique per (device, k).
  * Every backend call goes through the wrapper stage/backend.h (spans, fault injection, and the
  * one rule for fatal errors): a device error fails the task as a DEVICE failure and the stage
  * runtime then exits (ZP_STAGE_EXIT_DEVICE) so the supervisor restarts this worker clean.
- * ZP_TEST_FAULT=OP=CODE[@N] arms the wrapper's fault injection (tests only).
+ * ZP_TEST_FAULT=OP=CODE[@N] arms the wrapper's fault injection (tests only);
+ * ZP_TEST_HOLD_DIR/hold-gpu-compute holds a task inside its compute (tests only).
  * Options, signals, key cache, loop: the stage runtime (stage/stage.h).
- * Tests: tests/ipc/ (up_gpus.sh for the device arguments, stage_device.sh for device errors). */
+ * Tests: tests/ipc/ (up_gpus.sh for the device arguments, stage_device.sh for device errors,
+ * stage_overlap.sh / stage_corrupt.sh / stage_batch.sh for staging and batching). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,8 +2,13 @@
  * REVOKE/RESET, the results outbox and the lease watch (see stage.h).
  *
  * Invariants: the loop (main) thread owns the socket and the outbox; the work thread owns the
- * task it is running; the two queues (todo, done) and `running` are guarded by one mutex; the
- * work thread wakes the loop through an eventfd. A task is reported exactly once (DONE or
+ * task (or batch) it is running; the staging thread (def->stage) the task it stages; the queues
+ * (todo, ready, done), `running`, `staging` and the buffer sets are guarded by one mutex; both
+ * threads wake the loop through an eventfd. Staging: ASSIGN -> todo -> staging thread (stage()
+ * into a free buffer set) -> ready -> work thread (work()/work_batch()) -> done; without
+ * def->stage an ASSIGN goes to ready directly. A staged task holds its set until it is reported
+ * or dropped; the HELLO lists the running tasks only (staged ones have written nothing and are
+ * dropped on a RESET like queued ones; one being staged then is discarded when staging ends). A task is reported exactly once (DONE or
  * FAIL); queued tasks are dropped silently on a RESET (the broker forgot them); the running one
  * carries on, is listed in the HELLO that follows, and is reported (adopted by a restarted
  * broker, else counted stale). Work handed back without running work() is a FAIL with

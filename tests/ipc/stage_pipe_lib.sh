@@ -4,17 +4,23 @@
 . "$(dirname "$0")/lib.sh"
 export ZP_LOG=debug
 
-# the number of staged lines in up.log
-pipe_staged() { grep -c "gpu-worker.*slot [0-9]* staged in buffer set" "$IPC_DIR/up.log" || true; }
+# the number of distinct partitions the GPU worker with pid $1 staged (up.log)
+pipe_staged() {
+  grep -o "gpu-worker\[$1\].*slot [0-9]* staged in buffer set.*\[job=[0-9]* part=[0-9]*\]" "$IPC_DIR/up.log" |
+    sed 's/.*\[job=/job=/' | sort -u | wc -l
+}
 
-# wait until at least $1 tasks were staged (safety timeout 120 s)
+# wait until the (first) GPU worker staged at least $1 partitions; safety timeout 60 s, below the
+# 120 s lease: a worker held that long would be restarted and the count would start over
 pipe_wait_staged() {
-  local i
-  for i in $(seq 1 2400); do
-    [ "$(pipe_staged)" -ge "$1" ] && return 0
+  local i g
+  g=$(ipc_worker_pid gpu)
+  for i in $(seq 1 1200); do
+    [ "$(pipe_staged "$g")" -ge "$1" ] && break
     sleep 0.05
   done
-  ipc_fail "timed out waiting for $1 staged task(s) (have $(pipe_staged))"
+  [ "$(pipe_staged "$g")" -ge "$1" ] || ipc_fail "timed out waiting for $1 partition(s) staged by gpu worker $g (have $(pipe_staged "$g"))"
+  [ "$(ipc_worker_pid gpu)" = "$g" ] || ipc_fail "the gpu worker was restarted while held"
 }
 
 # the gpu stage's trace slices of job $1 as JSON lines (part, t_start, t_stage_end,
