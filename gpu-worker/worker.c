@@ -205,6 +205,53 @@ static void copy_run(void *arg, unsigned tid, unsigned nt)
     for (int v = 0; v < 2; v++) memcpy(j->dst[v] + lo, j->src[v] + lo, (hi - lo) * sizeof(zp_scalar_t));
 }
 
+/* stage(): the slot, the payload and the copies for key entry ke; 0, or t failed */
+static int stage_checks(zp_stage_t *s, zp_stage_task_t *t, zp_keyent_t *ke, bset_t *bs)
+{
+    gpu_t *g = s->ctx;
+    const zp_msg_assign_t *a = &t->a;
+    const zp_g16_key_t *k = &ke->key;
+    int rc;
+    if ((rc = zp_shm_slot_check(s->arena, a->slot, ZP_SLOT_PROVING, a->gen)) < 0) {
+        zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "slot");
+        return rc;
+    }
+    uint64_t t0 = zp_now_ns();
+    if ((rc = zp_shm_payload_verify_pool(s->arena, a->slot, a->payload_gen, s->stage_pool)) < 0) {
+        zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "synthesized payload");
+        t->payload_bad = true;
+        return rc;
+    }
+    t->dt[ZP_DT_VERIFY_IN] = zp_now_ns() - t0;
+    const zp_shm_slot_t *d = zp_shm_slot(s->arena, a->slot);
+    size_t lw, la, lb, lc, lh;
+    zp_scalar_t *w = zp_shm_slot_vec(s->arena, a->slot, ZP_SHM_VEC_W, &lw);
+    zp_scalar_t *va = zp_shm_slot_vec(s->arena, a->slot, ZP_SHM_VEC_A, &la);
+    zp_scalar_t *vb = zp_shm_slot_vec(s->arena, a->slot, ZP_SHM_VEC_B, &lb);
+    zp_scalar_t *vc = zp_shm_slot_vec(s->arena, a->slot, ZP_SHM_VEC_C, &lc);
+    zp_scalar_t *vh = zp_shm_slot_vec(s->arena, a->slot, ZP_SHM_VEC_H, &lh);
+    size_t n = k->domain_size, nb = n * sizeof(zp_scalar_t);
+    if (!w || !va || !vb || !vc || !vh || d->n_vars != k->n_vars || d->domain_size != k->domain_size ||
+        lw < (size_t)k->n_vars * 32 || la < nb || lb < nb || lc < nb || lh < nb) {
+        zp_err_set(ZP_EFORMAT, "slot %u vectors do not fit the key (%u vars, domain %u)", a->slot, k->n_vars, k->domain_size);
+        zp_stage_fail_as(t, ZP_EFORMAT, ZP_FAIL_TRANSIENT, "slot");
+        t->payload_bad = true;
+        return ZP_EFORMAT;
+    }
+    if (g->private_vectors) {
+        if ((rc = ensure_private(bs, n)) < 0) {
+            zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "memory");
+            return rc;
+        }
+        copy_job_t cj = {.dst = {bs->pa, bs->pb}, .src = {va, vb}, .n = n};
+        zp_pool_run(s->stage_pool, copy_run, &cj);
+        va = bs->pa; vb = bs->pb; vh = bs->ph;
+    }
+    *bs = (bset_t){.ke = ke, .w = w, .a = va, .b = vb, .c = vc, .h = vh, .pa = bs->pa, .pb = bs->pb, .ph = bs->ph,
+                   .pcap = bs->pcap};
+    return 0;
+}
+
 /* Staging thread (stage.h def->stage), for task k+1 while task k computes: arena, key lookup,
  * slot check (PROVING, gen), the payload's checksum (chunks on the staging pool), the layout
  * checks and the copies into the task's buffer set. Everything O(n) the task needs before its
@@ -230,46 +277,10 @@ static void stage(zp_stage_t *s, zp_stage_task_t *t)
     g->in_stage = false;
     if (rc < 0) return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "arena");
     if ((rc = zp_keycache_key(s->kc, t->zkey, true, &ke)) < 0) return zp_stage_fail(t, rc, "zkey");
-    const zp_g16_key_t *k = &ke->key;
-    if ((rc = zp_shm_slot_check(s->arena, a->slot, ZP_SLOT_PROVING, a->gen)) < 0) {
+    if ((rc = stage_checks(s, t, ke, bs)) < 0) {
         zp_keycache_release(s->kc, ke);
-        return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "slot");
-    }
-    uint64_t t0 = zp_now_ns();
-    if ((rc = zp_shm_payload_verify_pool(s->arena, a->slot, a->payload_gen, s->stage_pool)) < 0) {
-        zp_keycache_release(s->kc, ke);
-        zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "synthesized payload");
-        t->payload_bad = true;
         return;
     }
-    t->dt[ZP_DT_VERIFY_IN] = zp_now_ns() - t0;
-    const zp_shm_slot_t *d = zp_shm_slot(s->arena, a->slot);
-    size_t lw, la, lb, lc, lh;
-    zp_scalar_t *w = zp_shm_slot_vec(s->arena, a->slot, ZP_SHM_VEC_W, &lw);
-    zp_scalar_t *va = zp_shm_slot_vec(s->arena, a->slot, ZP_SHM_VEC_A, &la);
-    zp_scalar_t *vb = zp_shm_slot_vec(s->arena, a->slot, ZP_SHM_VEC_B, &lb);
-    zp_scalar_t *vc = zp_shm_slot_vec(s->arena, a->slot, ZP_SHM_VEC_C, &lc);
-    zp_scalar_t *vh = zp_shm_slot_vec(s->arena, a->slot, ZP_SHM_VEC_H, &lh);
-    size_t n = k->domain_size, nb = n * sizeof(zp_scalar_t);
-    if (!w || !va || !vb || !vc || !vh || d->n_vars != k->n_vars || d->domain_size != k->domain_size ||
-        lw < (size_t)k->n_vars * 32 || la < nb || lb < nb || lc < nb || lh < nb) {
-        zp_keycache_release(s->kc, ke);
-        zp_err_set(ZP_EFORMAT, "slot %u vectors do not fit the key (%u vars, domain %u)", a->slot, k->n_vars, k->domain_size);
-        zp_stage_fail_as(t, ZP_EFORMAT, ZP_FAIL_TRANSIENT, "slot");
-        t->payload_bad = true;
-        return;
-    }
-    if (g->private_vectors) {
-        if ((rc = ensure_private(bs, n)) < 0) {
-            zp_keycache_release(s->kc, ke);
-            return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "memory");
-        }
-        copy_job_t cj = {.dst = {bs->pa, bs->pb}, .src = {va, vb}, .n = n};
-        zp_pool_run(s->stage_pool, copy_run, &cj);
-        va = bs->pa; vb = bs->pb; vh = bs->ph;
-    }
-    *bs = (bset_t){.ke = ke, .w = w, .a = va, .b = vb, .c = vc, .h = vh, .pa = bs->pa, .pb = bs->pb, .ph = bs->ph,
-                   .pcap = bs->pcap};
     t->staged = true;
     zp_log(ZP_LOG_DEBUG, "slot %u staged in buffer set %u (payload verified in %.1f ms)", a->slot, t->set,
            t->dt[ZP_DT_VERIFY_IN] / 1e6);
