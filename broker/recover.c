@@ -7,7 +7,11 @@
  * check out. The stamps need not equal the word's generation (a requeue after a death resets
  * the word to a new generation and keeps the stamps): a stamp is good if it is not newer than
  * the word and its checksum holds:
- *   READY       the payload's seal stamp verifies -> gpu queue
+ *   READY       the payload's seal stamp, mask and vector offsets check out -> gpu queue. The
+ *               payload's checksum (O(n): 16 GiB at 2^27) is not computed here, on the broker's
+ *               one thread: the GPU worker verifies it (staging thread) before it computes and
+ *               the finalizer again before it releases the proof; a bad payload FAILs there with
+ *               payload_bad and goes back to synthesis, as a bad one found here would
  *   PROVED      the same, plus the G1 result area's stamp (newer than the seal) -> final queue
  *   FINISHED    the finalizer's proof (zp_shm_final_read: record stamped with the current
  *               generation, lengths and text checksum check out) -> journaled as done, slot
@@ -107,8 +111,8 @@ static void recover_slot(brk_t *b, uint32_t s, uint64_t now, unsigned *kept, uns
     const char *why = NULL;
     switch (st) {
     case ZP_SLOT_READY:
-        if (pg && pg <= g && zp_shm_payload_verify(b->arena, s, pg) == 0) {
-            zp_log(ZP_LOG_INFO, "recovery: job %llu part %u: slot %u READY, payload verifies: on to the gpu",
+        if (pg && pg <= g && zp_shm_payload_stamp(b->arena, s, pg) == 0) {
+            zp_log(ZP_LOG_INFO, "recovery: job %llu part %u: slot %u READY, payload verifies (seal stamp; the gpu worker checks the sum): on to the gpu",
                    (unsigned long long)p->job->id, p->idx, s);
             brk_q_push(b, p, ZP_ROLE_GPU);
             (*kept)++;
@@ -120,8 +124,8 @@ static void recover_slot(brk_t *b, uint32_t s, uint64_t now, unsigned *kept, uns
     case ZP_SLOT_PROVED:
         if (rg && rg <= g && pg && pg < rg &&
             zp_shm_area_read(b->arena, s, ZP_SHM_AREA_RESULT, rg, res, sizeof res, &rl) == 0 &&
-            zp_shm_payload_verify(b->arena, s, pg) == 0) {
-            zp_log(ZP_LOG_INFO, "recovery: job %llu part %u: slot %u PROVED, result verifies: on to the finalizer",
+            zp_shm_payload_stamp(b->arena, s, pg) == 0) {
+            zp_log(ZP_LOG_INFO, "recovery: job %llu part %u: slot %u PROVED, result verifies (the finalizer checks the payload sum): on to the finalizer",
                    (unsigned long long)p->job->id, p->idx, s);
             p->result_gen = rg;
             brk_q_push(b, p, ZP_ROLE_FINAL);

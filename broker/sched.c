@@ -787,6 +787,7 @@ void brk_on_done(brk_t *b, brk_worker_t *w, const zp_msg_done_t *m)
     uint64_t now = zp_now_ns();
     p->t_start[stage] = m->t_start; p->t_end[stage] = m->t_end; p->t_done[stage] = now;
     memcpy(p->dt[stage], m->dt, sizeof m->dt);
+    memcpy(p->tm[stage], m->tm, sizeof m->tm);
     p->worker = NULL;
     /* the finalizer commits to FINISHED (the proof kept in the slot until we journaled it), or
      * to FREE when the proof did not fit into the slot */

@@ -65,7 +65,7 @@ static void work(zp_stage_t *s, zp_stage_task_t *t)
         return;
     }
     uint64_t t0 = zp_now_ns();
-    if ((rc = zp_shm_payload_verify(s->arena, a->slot, a->payload_gen)) < 0) {
+    if ((rc = zp_shm_payload_verify_pool(s->arena, a->slot, a->payload_gen, s->pool)) < 0) {
         zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "synthesized payload");
         t->payload_bad = true;
         return;

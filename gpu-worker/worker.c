@@ -8,21 +8,28 @@
  * --preload keys' regions (cudaHostRegister: every H2D copy is a DMA from pinned memory); each proving
  * key is loaded once per process and uploaded once per backend. HELLO announces 2 credits:
  * the next partition is already assigned (and its data in the slot) while one computes.
- * Per task (work thread): check the slot is (PROVING, gen), verify the synth's sealed payload
- * (checksum at the seal generation: a partition whose vectors were damaged goes back to
- * synthesis), run prove_g1 (h = (a*b - c) over the coset, MSMs A, B1, C, H), commit the four
- * Jacobian points into the slot's result area (fenced: PROVING(gen) -> PROVED(gen+1)).
+ * Double buffering (issue 10 items 1-2): the stage runtime's staging thread runs stage() for
+ * task k+1 while the work thread computes task k: arena, key lookup, check the slot is
+ * (PROVING, gen), verify the synth's sealed payload (the chunked checksum on the staging pool;
+ * a partition whose vectors were damaged goes back to synthesis), the layout checks, and the
+ * copies into the task's buffer set (one set per credit). The work thread then only runs
+ * prove_g1 (h = (a*b - c) over the coset, MSMs A, B1, C, H) and commits the four Jacobian
+ * points into the slot's result area (fenced: PROVING(gen) -> PROVED(gen+1)): nothing O(n)
+ * besides the compute. Why the early verify still protects: see stage() below.
+ * --batch B: up to B staged tasks of one zkey in one zp_bk_prove_g1_batch (B + 1 credits).
  * The slot's vectors stay intact: the CPU backend clobbers a and b and writes h, so it works
  * on private copies (a retry of this stage reads the same payload); the CUDA backend reads the
- * host vectors only.
+ * host vectors only (its H2D still runs inside prove_g1: a stage-in op is not there yet).
  * --device accepts N or N-K (a systemd instance name: zkpipe-gpu@N-K is worker K on device N,
  * `--device %i`); without --instance, N-K gives instance N*64+K, unique per (device, k).
  * Every backend call goes through the wrapper stage/backend.h (spans, fault injection, and the
  * one rule for fatal errors): a device error fails the task as a DEVICE failure and the stage
  * runtime then exits (ZP_STAGE_EXIT_DEVICE) so the supervisor restarts this worker clean.
- * ZP_TEST_FAULT=OP=CODE[@N] arms the wrapper's fault injection (tests only).
+ * ZP_TEST_FAULT=OP=CODE[@N] arms the wrapper's fault injection (tests only);
+ * ZP_TEST_HOLD_DIR/hold-gpu-compute holds a task inside its compute (tests only).
  * Options, signals, key cache, loop: the stage runtime (stage/stage.h).
- * Tests: tests/ipc/ (up_gpus.sh for the device arguments, stage_device.sh for device errors). */
+ * Tests: tests/ipc/ (up_gpus.sh for the device arguments, stage_device.sh for device errors,
+ * stage_overlap.sh / stage_corrupt.sh / stage_batch.sh for staging and batching). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,17 +45,28 @@
 
 static_assert(ZP_G16_NMSM * sizeof(zp_g1_any_t) <= ZP_SHM_RESULT_BYTES, "result area holds the 4 points");
 
+/* one buffer set: what stage() prepared for work() (the set is the task's until it is reported) */
+typedef struct {
+    zp_keyent_t *ke;                    /* referenced until unstage */
+    zp_scalar_t *w, *a, *b, *c, *h;     /* what the compute reads/writes: slot vectors or the copies */
+    zp_scalar_t *pa, *pb, *ph;          /* private copies (CPU backend: it clobbers a and b, writes h) */
+    size_t pcap;                        /* elements */
+} bset_t;
+
 typedef struct {
     const char *backend;         /* --backend auto|cuda|cpu */
     int device, dev_k;           /* --device N[-K] */
     uint8_t *registered;         /* the arena's base, registered with the backend (REG_CHUNK pieces) */
     size_t registered_len;
-    bool in_task;                /* work() is running: a registration now is counted as in-task */
+    /* a task is running: a registration now is counted as in-task (in_stage: the staging
+     * thread, around zp_stage_arena; in_work: the work thread, around key_register) */
+    bool in_stage, in_work;
     unsigned long long arena_registrations, task_registrations;
     zp_bk_t bk;
     bool private_vectors;        /* backend clobbers a, b: work on copies */
-    zp_scalar_t *pa, *pb, *ph;   /* private copies (CPU backend) */
-    size_t pcap;                 /* elements */
+    bset_t set[64];              /* buffer sets (s->stage_sets used): one per task staged or running */
+    unsigned long long batches, batched_tasks;
+    bool batch_given;            /* --batch was given (else $ZP_GPU_BATCH) */
 } gpu_t;
 
 #define REG_CHUNK ((size_t)256 << 20)   /* arena registration step: one backend call per 256 MiB */
@@ -65,7 +83,7 @@ static void arena_opened(zp_stage_t *s)
     uint8_t *base = zp_shm_base(s->arena, &len);
     uint64_t t0 = zp_now_ns();
     int rc = 0;
-    if (g->in_task) {
+    if (g->in_stage) {
         g->task_registrations++;
         zp_log(ZP_LOG_ERROR, "arena %s registered inside a task (registration #%llu in a task): the loop should "
                "have registered it before; this task pays the pinning time", s->arena_name,
@@ -87,10 +105,10 @@ static void arena_opened(zp_stage_t *s)
     }
     g->registered = base;
     g->registered_len = len;
-    if (!g->in_task) g->arena_registrations++;
+    if (!g->in_stage) g->arena_registrations++;
     zp_log(ZP_LOG_INFO, "arena %s: %zu bytes (%zu MiB) registered with the %s backend in %zu chunk(s), %.1f ms%s",
            s->arena_name, len, len >> 20, zp_bk_name(&g->bk), (len + REG_CHUNK - 1) / REG_CHUNK,
-           (zp_now_ns() - t0) / 1e6, g->in_task ? " (inside a task)" : " (before tasks)");
+           (zp_now_ns() - t0) / 1e6, g->in_stage ? " (inside a task)" : " (before tasks)");
 }
 
 static void arena_closing(zp_stage_t *s)
@@ -107,7 +125,7 @@ static void arena_closing(zp_stage_t *s)
 static int key_register(gpu_t *g, zp_keyent_t *ke, const char *path)
 {
     if (!ke->ks || ke->user) return 0;
-    if (g->in_task) {
+    if (g->in_work) {
         g->task_registrations++;
         zp_log(ZP_LOG_WARN, "proving key %s registered inside a task (registration #%llu in a task; "
                "--preload it to pin it before HELLO)", path, (unsigned long long)g->task_registrations);
@@ -168,54 +186,43 @@ static void backend_failed(zp_stage_task_t *t, int rc, const char *what)
     zp_stage_fail_as(t, rc, zp_bk_fatal(rc) ? ZP_FAIL_DEVICE : ZP_FAIL_TRANSIENT, what);
 }
 
-static int ensure_private(gpu_t *g, size_t n)
+static int ensure_private(bset_t *bs, size_t n)
 {
-    if (n <= g->pcap) return 0;
-    free(g->pa); free(g->pb); free(g->ph);
-    g->pa = aligned_alloc(64, n * sizeof(zp_scalar_t));
-    g->pb = aligned_alloc(64, n * sizeof(zp_scalar_t));
-    g->ph = aligned_alloc(64, n * sizeof(zp_scalar_t));
-    g->pcap = g->pa && g->pb && g->ph ? n : 0;
-    return g->pcap ? 0 : zp_err_set(-ENOMEM, "private vectors of %zu elements", n);
+    if (n <= bs->pcap) return 0;
+    free(bs->pa); free(bs->pb); free(bs->ph);
+    bs->pa = aligned_alloc(64, n * sizeof(zp_scalar_t));
+    bs->pb = aligned_alloc(64, n * sizeof(zp_scalar_t));
+    bs->ph = aligned_alloc(64, n * sizeof(zp_scalar_t));
+    bs->pcap = bs->pa && bs->pb && bs->ph ? n : 0;
+    return bs->pcap ? 0 : zp_err_set(-ENOMEM, "private vectors of %zu elements", n);
 }
 
-static void work(zp_stage_t *s, zp_stage_task_t *t)
+/* parallel copy of a and b into the set's private vectors (staging pool) */
+typedef struct { zp_scalar_t *dst[2]; const zp_scalar_t *src[2]; size_t n; } copy_job_t;
+static void copy_run(void *arg, unsigned tid, unsigned nt)
+{
+    copy_job_t *j = arg;
+    size_t lo, hi;
+    zp_split(j->n, tid, nt, &lo, &hi);
+    for (int v = 0; v < 2; v++) memcpy(j->dst[v] + lo, j->src[v] + lo, (hi - lo) * sizeof(zp_scalar_t));
+}
+
+/* stage(): the slot, the payload and the copies for key entry ke; 0, or t failed */
+static int stage_checks(zp_stage_t *s, zp_stage_task_t *t, zp_keyent_t *ke, bset_t *bs)
 {
     gpu_t *g = s->ctx;
     const zp_msg_assign_t *a = &t->a;
-    zp_keyent_t *ke;
-    int rc;
-
-    zp_err_clear();
-    /* the arena of this epoch was opened and registered by the loop (arena_first): a no-op here */
-    g->in_task = true;
-    rc = zp_stage_arena(s, a->epoch);
-    g->in_task = false;
-    if (rc < 0) return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "arena");
-    ZP_KEYREF(kref, s->kc);   /* released on every return: the entry is evictable again */
-    if ((rc = zp_keycache_key(s->kc, t->zkey, true, &ke)) < 0) return zp_stage_fail(t, rc, "zkey");
-    kref.e = ke;
     const zp_g16_key_t *k = &ke->key;
-    if (ke->backend_tag != g->bk.be) {
-        uint64_t t0 = zp_now_ns();
-        /* the shared key region: pinned once, so the upload below is a DMA (a preloaded key was
-         * pinned before HELLO) */
-        g->in_task = true;
-        rc = key_register(g, ke, t->zkey);
-        g->in_task = false;
-        if (rc < 0) return backend_failed(t, rc, "host_register");
-        if ((rc = zp_bk_load_key(&g->bk, k)) < 0) return backend_failed(t, rc, "load_key");
-        ke->backend_tag = g->bk.be;
-        zp_log(ZP_LOG_INFO, "proving key %s loaded into the %s backend in %.1f ms", t->zkey, zp_bk_name(&g->bk),
-               (zp_now_ns() - t0) / 1e6);
+    int rc;
+    if ((rc = zp_shm_slot_check(s->arena, a->slot, ZP_SLOT_PROVING, a->gen)) < 0) {
+        zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "slot");
+        return rc;
     }
-    if ((rc = zp_shm_slot_check(s->arena, a->slot, ZP_SLOT_PROVING, a->gen)) < 0)
-        return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "slot");
     uint64_t t0 = zp_now_ns();
-    if ((rc = zp_shm_payload_verify(s->arena, a->slot, a->payload_gen)) < 0) {
+    if ((rc = zp_shm_payload_verify_pool(s->arena, a->slot, a->payload_gen, s->stage_pool)) < 0) {
         zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "synthesized payload");
         t->payload_bad = true;
-        return;
+        return rc;
     }
     t->dt[ZP_DT_VERIFY_IN] = zp_now_ns() - t0;
     const zp_shm_slot_t *d = zp_shm_slot(s->arena, a->slot);
@@ -231,27 +238,163 @@ static void work(zp_stage_t *s, zp_stage_task_t *t)
         zp_err_set(ZP_EFORMAT, "slot %u vectors do not fit the key (%u vars, domain %u)", a->slot, k->n_vars, k->domain_size);
         zp_stage_fail_as(t, ZP_EFORMAT, ZP_FAIL_TRANSIENT, "slot");
         t->payload_bad = true;
-        return;
+        return ZP_EFORMAT;
     }
     if (g->private_vectors) {
-        if ((rc = ensure_private(g, n)) < 0) return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "memory");
-        memcpy(g->pa, va, nb);
-        memcpy(g->pb, vb, nb);
-        va = g->pa; vb = g->pb; vh = g->ph;
+        if ((rc = ensure_private(bs, n)) < 0) {
+            zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "memory");
+            return rc;
+        }
+        copy_job_t cj = {.dst = {bs->pa, bs->pb}, .src = {va, vb}, .n = n};
+        zp_pool_run(s->stage_pool, copy_run, &cj);
+        va = bs->pa; vb = bs->pb; vh = bs->ph;
     }
+    *bs = (bset_t){.ke = ke, .w = w, .a = va, .b = vb, .c = vc, .h = vh, .pa = bs->pa, .pb = bs->pb, .ph = bs->ph,
+                   .pcap = bs->pcap};
+    return 0;
+}
+
+/* Staging thread (stage.h def->stage), for task k+1 while task k computes: arena, key lookup,
+ * slot check (PROVING, gen), the payload's checksum (chunks on the staging pool), the layout
+ * checks and the copies into the task's buffer set. Everything O(n) the task needs before its
+ * compute happens here. Protection: the checksum is verified here, before the compute; the
+ * slot stays PROVING(gen) held by this worker until the commit (fenced on that word), and the
+ * quarantine rules keep every other writer out of it (doc/slot-protocol.md "Holders and
+ * quarantine"), so nothing legitimate changes the payload between this verify and the compute.
+ * A corruption in that window (a stray write) is still caught before the proof is released:
+ * the finalizer verifies the same sealed payload again (payload_bad: back to synthesis), and
+ * the CPU backend computes on the copies taken here. */
+static void stage(zp_stage_t *s, zp_stage_task_t *t)
+{
+    gpu_t *g = s->ctx;
+    bset_t *bs = &g->set[t->set];
+    const zp_msg_assign_t *a = &t->a;
+    zp_keyent_t *ke;
+    int rc;
+
+    zp_err_clear();
+    /* the arena of this epoch was opened and registered by the loop (arena_first): a no-op here */
+    g->in_stage = true;
+    rc = zp_stage_arena(s, a->epoch);
+    g->in_stage = false;
+    if (rc < 0) return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "arena");
+    if ((rc = zp_keycache_key(s->kc, t->zkey, true, &ke)) < 0) return zp_stage_fail(t, rc, "zkey");
+    if ((rc = stage_checks(s, t, ke, bs)) < 0) {
+        zp_keycache_release(s->kc, ke);
+        return;
+    }
+    t->staged = true;
+    zp_log(ZP_LOG_DEBUG, "slot %u staged in buffer set %u (payload verified in %.1f ms)", a->slot, t->set,
+           t->dt[ZP_DT_VERIFY_IN] / 1e6);
+}
+
+static void unstage(zp_stage_t *s, zp_stage_task_t *t)
+{
+    gpu_t *g = s->ctx;
+    bset_t *bs = &g->set[t->set];
+    if (bs->ke) zp_keycache_release(s->kc, bs->ke);
+    bs->ke = NULL;
+}
+
+/* work thread: the key resident in the backend (once per key and process: pinned and
+ * uploaded; a preloaded key already is); 0 or the task failed */
+static int key_ready(zp_stage_t *s, zp_stage_task_t *t, zp_keyent_t *ke)
+{
+    gpu_t *g = s->ctx;
+    if (ke->backend_tag == g->bk.be) return 0;
+    uint64_t t0 = zp_now_ns();
+    /* the shared key region: pinned once, so the upload below is a DMA (a preloaded key was
+     * pinned before HELLO) */
+    g->in_work = true;
+    int rc = key_register(g, ke, t->zkey);
+    g->in_work = false;
+    if (rc < 0) { backend_failed(t, rc, "host_register"); return rc; }
+    if ((rc = zp_bk_load_key(&g->bk, &ke->key)) < 0) { backend_failed(t, rc, "load_key"); return rc; }
+    ke->backend_tag = g->bk.be;
+    zp_log(ZP_LOG_INFO, "proving key %s loaded into the %s backend in %.1f ms", t->zkey, zp_bk_name(&g->bk),
+           (zp_now_ns() - t0) / 1e6);
+    return 0;
+}
+
+static void times_to_task(zp_stage_task_t *t, const zp_g16_times_t *tm)
+{
+    t->dt[ZP_DT_H2D] = tm->h2d_ns;
+    t->dt[ZP_DT_NTT] = tm->ntt_ns;
+    t->dt[ZP_DT_MSM] = tm->msm_ns[0] + tm->msm_ns[1] + tm->msm_ns[2] + tm->msm_ns[3];
+    t->dt[ZP_DT_D2H] = tm->d2h_ns;
+}
+
+/* the O(1) end of a task: the 4 points into the result area (fenced PROVING(gen) -> PROVED) */
+static void commit(zp_stage_t *s, zp_stage_task_t *t, const zp_g1_any_t out[ZP_G16_NMSM])
+{
+    int rc = zp_shm_commit(s->arena, t->a.slot, ZP_SLOT_PROVING, t->a.gen, ZP_SLOT_PROVED, ZP_SHM_AREA_RESULT, out,
+                           ZP_G16_NMSM * sizeof(zp_g1_any_t), &t->new_gen);
+    if (rc < 0) return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "commit");
+    t->ok = true;
+}
+
+/* work thread, on a staged task: the compute and the commit, nothing O(n) besides the compute */
+static void work(zp_stage_t *s, zp_stage_task_t *t)
+{
+    gpu_t *g = s->ctx;
+    bset_t *bs = &g->set[t->set];
+    zp_err_clear();
+    if (key_ready(s, t, bs->ke) < 0) return;
     zp_g1_any_t out[ZP_G16_NMSM];
     zp_g16_times_t tm;
     memset(out, 0, sizeof out);
     memset(&tm, 0, sizeof tm);
-    if ((rc = zp_bk_prove_g1(&g->bk, k, w, va, vb, vc, vh, out, &tm)) < 0) return backend_failed(t, rc, "prove_g1");
-    t->dt[ZP_DT_H2D] = tm.h2d_ns;
-    t->dt[ZP_DT_NTT] = tm.ntt_ns;
-    t->dt[ZP_DT_MSM] = tm.msm_ns[0] + tm.msm_ns[1] + tm.msm_ns[2] + tm.msm_ns[3];
-    t->dt[ZP_DT_D2H] = tm.d2h_ns;
-    rc = zp_shm_commit(s->arena, a->slot, ZP_SLOT_PROVING, a->gen, ZP_SLOT_PROVED, ZP_SHM_AREA_RESULT, out, sizeof out,
-                       &t->new_gen);
-    if (rc < 0) return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "commit");
-    t->ok = true;
+    t->tm[ZP_TM_COMPUTE_START] = zp_now_ns();
+    zp_stage_test_hold_at("gpu-compute", &t->revoked);   /* tests: task k held in its compute */
+    int rc = zp_bk_prove_g1(&g->bk, &bs->ke->key, bs->w, bs->a, bs->b, bs->c, bs->h, out, &tm);
+    t->tm[ZP_TM_COMPUTE_END] = zp_now_ns();
+    if (rc < 0) return backend_failed(t, rc, "prove_g1");
+    times_to_task(t, &tm);
+    commit(s, t, out);
+}
+
+/* work thread, --batch: n staged tasks of one zkey path in one zp_bk_prove_g1_batch (the MSMs
+ * share the bases' reads); tasks whose cached key entry differs (the file changed in between)
+ * run one by one */
+static void work_batch(zp_stage_t *s, zp_stage_task_t **ts, unsigned n)
+{
+    gpu_t *g = s->ctx;
+    zp_keyent_t *ke = g->set[ts[0]->set].ke;
+    for (unsigned i = 1; i < n; i++)
+        if (g->set[ts[i]->set].ke != ke) {
+            for (unsigned j = 0; j < n; j++) work(s, ts[j]);
+            return;
+        }
+    zp_err_clear();
+    if (key_ready(s, ts[0], ke) < 0) {
+        for (unsigned i = 1; i < n; i++) {
+            ts[i]->ok = false; ts[i]->code = ts[0]->code; ts[i]->fail_class = ts[0]->fail_class;
+            memcpy(ts[i]->msg, ts[0]->msg, sizeof ts[i]->msg);
+        }
+        return;
+    }
+    zp_g16_g1_job_t jobs[ZP_MSG_MAX_CREDITS];
+    for (unsigned i = 0; i < n; i++) {
+        const bset_t *bs = &g->set[ts[i]->set];
+        jobs[i] = (zp_g16_g1_job_t){.w = bs->w, .a = bs->a, .b = bs->b, .c = bs->c, .h = bs->h};
+    }
+    zp_g16_times_t tm;
+    uint64_t c0 = zp_now_ns();
+    zp_stage_test_hold_at("gpu-compute", &ts[0]->revoked);
+    int rc = zp_bk_prove_g1_batch(&g->bk, &ke->key, n, jobs, &tm);
+    uint64_t c1 = zp_now_ns();
+    g->batches++;
+    g->batched_tasks += n;
+    zp_log(ZP_LOG_INFO, "batch of %u partitions of %s computed in %.1f ms%s", n, ts[0]->zkey, (c1 - c0) / 1e6,
+           rc < 0 ? " (failed)" : "");
+    for (unsigned i = 0; i < n; i++) {
+        zp_stage_task_t *t = ts[i];
+        t->tm[ZP_TM_COMPUTE_START] = c0;
+        t->tm[ZP_TM_COMPUTE_END] = c1;
+        if (rc < 0) { backend_failed(t, rc, "prove_g1_batch"); continue; }
+        times_to_task(t, &tm);
+        commit(s, t, jobs[i].out);
+    }
 }
 
 /* "N" or "N-K": device ordinal N (after CUDA_VISIBLE_DEVICES), per-device index K */
@@ -272,6 +415,20 @@ static int parse_device(const char *s, int *dev, int *k)
     return 0;
 }
 
+/* --batch / $ZP_GPU_BATCH: 1..32 */
+static int parse_batch(zp_stage_t *s, const char *what, const char *arg)
+{
+    char *e;
+    errno = 0;
+    unsigned long v = strtoul(arg, &e, 10);
+    if (errno || e == arg || *e || *arg == '-' || v < 1 || v > 32) {
+        fprintf(stderr, "zkpipe-gpu-worker: %s '%s': expected a number from 1 to 32\n", what, arg);
+        return -1;
+    }
+    s->batch = (unsigned)v;
+    return 0;
+}
+
 static int opt(zp_stage_t *s, int c, const char *arg)
 {
     gpu_t *g = s->ctx;
@@ -288,6 +445,10 @@ static int opt(zp_stage_t *s, int c, const char *arg)
             return 2;
         }
         g->backend = arg;
+        return -1;
+    case 'n':
+        if (parse_batch(s, "--batch", arg) < 0) return 2;
+        g->batch_given = true;
         return -1;
     case 'B':   /* for `zkpipe up`: the backends this build has */
 #ifdef ZP_HAVE_CUDA
@@ -344,6 +505,15 @@ static int init(zp_stage_t *s)
     }
     zp_log(ZP_LOG_INFO, "backend %s", bname);
     zp_keycache_set_release(s->kc, key_release, g);
+    const char *eb = getenv("ZP_GPU_BATCH");
+    if (!g->batch_given && eb && *eb && parse_batch(s, "ZP_GPU_BATCH", eb) < 0) {
+        zp_bk_close(&g->bk);
+        return 2;
+    }
+    /* --batch B: B tasks compute while the next one stages: B + 1 credits (buffer sets) */
+    if (s->batch > 1 && s->credits < s->batch + 1) s->credits = s->batch + 1;
+    if (s->batch > 1) zp_log(ZP_LOG_INFO, "batching up to %u partitions of one key per compute, %u credits", s->batch,
+                             s->credits);
     snprintf(s->name, sizeof s->name, "gpu-worker %s", bname);
     if (strcmp(bname, "cpu")) s->caps |= ZP_CAP_CUDA;
     return -1;
@@ -357,23 +527,30 @@ static void fini(zp_stage_t *s)
     zp_log(g->task_registrations ? ZP_LOG_WARN : ZP_LOG_INFO,
            "host registrations: %llu arena(s) outside tasks, %llu inside tasks", g->arena_registrations,
            g->task_registrations);
+    if (g->batches)
+        zp_log(ZP_LOG_INFO, "batches: %llu computed, %llu partitions in them", g->batches, g->batched_tasks);
     zp_bk_close(&g->bk);
-    free(g->pa); free(g->pb); free(g->ph);
+    for (unsigned i = 0; i < sizeof g->set / sizeof g->set[0]; i++) {
+        free(g->set[i].pa); free(g->set[i].pb); free(g->set[i].ph);
+    }
 }
 
 int main(int argc, char **argv)
 {
     static gpu_t G = {.backend = "auto", .dev_k = -1};
     static const struct option opts[] = {
-        {"device", 1, 0, 'd'}, {"backend", 1, 0, 'b'}, {"backends", 0, 0, 'B'}, {0, 0, 0, 0}};
+        {"device", 1, 0, 'd'}, {"backend", 1, 0, 'b'}, {"backends", 0, 0, 'B'}, {"batch", 1, 0, 'n'}, {0, 0, 0, 0}};
     static const zp_stage_def_t def = {
         .role = ZP_ROLE_GPU, .prog = "zkpipe-gpu-worker", .log_role = "gpu-worker", .credits = 2,
         .opts = opts, .opt = opt,
-        .usage_args = "[--device N|N-K] [--backend auto|cuda|cpu] [--backends]",
+        .usage_args = "[--device N|N-K] [--backend auto|cuda|cpu] [--backends] [--batch B]",
         .usage_text = "  --device N-K: worker K on CUDA device N (as systemd's zkpipe-gpu@N-K passes it);\n"
                       "                the default instance is then N*64+K (K < 64)\n"
-                      "  --backends:    print the backends this build has (\"cuda cpu\" or \"cpu\") and exit\n",
-        .init = init, .work = work, .arena_opened = arena_opened, .arena_closing = arena_closing, .fini = fini,
+                      "  --backends:    print the backends this build has (\"cuda cpu\" or \"cpu\") and exit\n"
+                      "  --batch B:     compute up to B staged partitions of one key together (default 1,\n"
+                      "                or $ZP_GPU_BATCH); the credits become at least B + 1\n",
+        .init = init, .work = work, .stage = stage, .unstage = unstage, .work_batch = work_batch,
+        .arena_opened = arena_opened, .arena_closing = arena_closing, .fini = fini,
         .arena_first = true, .prepare = prepare,
         .ctx = &G};
     return zp_stage_run(&def, argc, argv);

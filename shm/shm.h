@@ -48,6 +48,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+typedef struct zp_pool zp_pool_t;   /* lib/util/util.h */
+
 #define ZP_SHM_MAGIC 0x3130484d53504b5aULL  /* "ZKPSMH01" little-endian */
 #define ZP_SHM_VERSION 2u   /* 2: slot size classes (version 1: one extent for all) */
 #define ZP_SHM_HDR_BYTES 4096u
@@ -294,6 +296,18 @@ int zp_shm_payload_seal(zp_shm_t *a, uint32_t idx, unsigned state, uint64_t gen,
  * in the synth's DONE): payload_gen == sealed_gen and the checksum matches the vectors
  * now. ZP_ESTALE (wrong generation) or ZP_EFORMAT (checksum/offsets) on failure. */
 int zp_shm_payload_verify(const zp_shm_t *a, uint32_t idx, uint64_t sealed_gen);
+/* The payload checksum is chunked (ZP_SHM_SUM_CHUNK bytes per chunk; the value does not depend
+ * on the pool): these compute the chunks on `pool` (NULL: the caller's thread). One
+ * zp_pool_run in flight per pool: a thread that runs beside another user of a pool brings its
+ * own. */
+#define ZP_SHM_SUM_CHUNK ((size_t)1 << 20)
+int zp_shm_payload_seal_pool(zp_shm_t *a, uint32_t idx, unsigned state, uint64_t gen, uint32_t mask,
+                             unsigned new_state, uint64_t *new_gen, zp_pool_t *pool);
+int zp_shm_payload_verify_pool(const zp_shm_t *a, uint32_t idx, uint64_t sealed_gen, zp_pool_t *pool);
+/* O(1): the seal stamp is sealed_gen and the mask and the vectors' offsets are valid; the
+ * checksum itself is not computed (broker recovery: the stage that reads the payload verifies
+ * it, off the broker's thread). ZP_ESTALE / ZP_EFORMAT. */
+int zp_shm_payload_stamp(const zp_shm_t *a, uint32_t idx, uint64_t sealed_gen);
 
 /* ---- fenced result areas ---- */
 /* Fenced write: requires the word == (state, gen); writes len bytes into `area` (len <= the

@@ -10,7 +10,8 @@
 #include "lib/util/util.h"
 #include "stage/backend.h"
 
-static const char *const op_name[ZP_BK_NOPS] = {"host_register", "host_unregister", "load_key", "prove_g1"};
+static const char *const op_name[ZP_BK_NOPS] = {"host_register", "host_unregister", "load_key", "prove_g1",
+                                                         "prove_g1_batch"};
 
 bool zp_bk_fatal(int rc) { return rc == ZP_EDEVICE; }
 
@@ -112,6 +113,32 @@ int zp_bk_prove_g1(zp_bk_t *bk, const zp_g16_key_t *k, const zp_scalar_t *w, zp_
 {
     BK_CALL(bk, ZP_BK_PROVE_G1, bk->ops->prove_g1(bk->be, k, w, a, b, c, h, out, t));
     return rc_;
+}
+
+static void times_add(zp_g16_times_t *acc, const zp_g16_times_t *t)
+{
+    acc->h2d_ns += t->h2d_ns;
+    acc->ntt_ns += t->ntt_ns;
+    acc->d2h_ns += t->d2h_ns;
+    acc->total_ns += t->total_ns;
+    for (int i = 0; i < ZP_G16_NMSM; i++) acc->msm_ns[i] += t->msm_ns[i];
+}
+
+int zp_bk_prove_g1_batch(zp_bk_t *bk, const zp_g16_key_t *k, unsigned n, zp_g16_g1_job_t *jobs, zp_g16_times_t *t)
+{
+    if (t) memset(t, 0, sizeof *t);
+    if (bk->ops->prove_g1_batch) {
+        BK_CALL(bk, ZP_BK_PROVE_G1_BATCH, bk->ops->prove_g1_batch(bk->be, k, n, jobs, t));
+        return rc_;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        zp_g16_times_t ti;
+        memset(&ti, 0, sizeof ti);
+        int rc = zp_bk_prove_g1(bk, k, jobs[i].w, jobs[i].a, jobs[i].b, jobs[i].c, jobs[i].h, jobs[i].out, &ti);
+        if (rc < 0) return rc;
+        if (t) times_add(t, &ti);
+    }
+    return 0;
 }
 
 void zp_bk_log_spans(const zp_bk_t *bk)

@@ -10,7 +10,8 @@
  * The ops table holds only the production verbs (open/close, host (un)register, load_key,
  * prove_g1); the test and bench verbs (compute_h, msm_g1) are a separate table
  * (lib/groth16/backend_test.h) that neither this wrapper nor the worker includes.
- * Not thread-safe: one call at a time (the stage's work thread; init and fini on main).
+ * Not thread-safe: one call at a time (the stage's work thread; init and fini on main; the
+ * staging thread only while the work thread is idle: an arena of a new epoch).
  * Tests: tests/ipc/stage_device.sh (fault injection on the CPU backend). */
 #ifndef ZP_STAGE_BACKEND_H
 #define ZP_STAGE_BACKEND_H
@@ -19,7 +20,8 @@
 
 #include "lib/groth16/groth16.h"
 
-enum { ZP_BK_HOST_REGISTER = 0, ZP_BK_HOST_UNREGISTER = 1, ZP_BK_LOAD_KEY = 2, ZP_BK_PROVE_G1 = 3, ZP_BK_NOPS = 4 };
+enum { ZP_BK_HOST_REGISTER = 0, ZP_BK_HOST_UNREGISTER = 1, ZP_BK_LOAD_KEY = 2, ZP_BK_PROVE_G1 = 3,
+       ZP_BK_PROVE_G1_BATCH = 4, ZP_BK_NOPS = 5 };
 typedef struct { uint64_t calls, fails, ns; } zp_bk_span_t;
 typedef struct zp_bk {
     const zp_backend_ops_t *ops;
@@ -46,4 +48,7 @@ int zp_bk_host_unregister(zp_bk_t *bk, void *p);
 int zp_bk_load_key(zp_bk_t *bk, const zp_g16_key_t *k);
 int zp_bk_prove_g1(zp_bk_t *bk, const zp_g16_key_t *k, const zp_scalar_t *w, zp_scalar_t *a, zp_scalar_t *b,
                    const zp_scalar_t *c, zp_scalar_t *h, zp_g1_any_t out[ZP_G16_NMSM], zp_g16_times_t *t);
+/* n partitions of key k at once (same-circuit batching): the backend's prove_g1_batch, or, when
+ * the backend has none, zp_bk_prove_g1 per job (each counted, faults apply). t: the totals. */
+int zp_bk_prove_g1_batch(zp_bk_t *bk, const zp_g16_key_t *k, unsigned n, zp_g16_g1_job_t *jobs, zp_g16_times_t *t);
 #endif

@@ -248,7 +248,9 @@ int zp_stage_run(const zp_stage_def_t *def, int argc, char **argv)
     block_signals(&old);   /* threads started from here to the loop inherit the blocked mask */
     s->pool = zp_pool_new(s->threads);
     s->kc = zp_keycache_new();
-    if (!s->pool || !s->kc) {
+    if (def->stage) s->stage_pool = zp_pool_new(s->threads);
+    if (!s->batch) s->batch = 1;
+    if (!s->pool || !s->kc || (def->stage && !s->stage_pool)) {
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         fprintf(stderr, "%s: out of memory\n", def->prog);
         ex = 1;
@@ -284,14 +286,17 @@ out_fini:
 out:
     zp_keycache_destroy(&s->kc);
     zp_pool_destroy(&s->pool);
+    zp_pool_destroy(&s->stage_pool);
     return ex;
 }
 
-void zp_stage_test_hold(unsigned role, volatile int *revoked)
+void zp_stage_test_hold_at(const char *what, volatile int *revoked)
 {
     const char *d = getenv("ZP_TEST_HOLD_DIR");
     char path[512];
     if (!d || !*d) return;
-    snprintf(path, sizeof path, "%s/hold-%s", d, zp_role_name(role));
+    snprintf(path, sizeof path, "%s/hold-%s", d, what);
     while (access(path, F_OK) == 0 && !(revoked && *revoked)) usleep(10000);
 }
+
+void zp_stage_test_hold(unsigned role, volatile int *revoked) { zp_stage_test_hold_at(zp_role_name(role), revoked); }

@@ -45,13 +45,20 @@ typedef struct zp_stage_task {
     zp_msg_assign_t a;      /* strings point at the owned copies below */
     char *zkey, *r1cs, *wtns;
     volatile int revoked;   /* set by the loop on REVOKE / stop (not RESET): may stop before work() */
+    volatile int dropped;   /* set by the loop on RESET while the task is being staged: discarded unreported */
     struct zp_stage_task *next;
+    /* staging (def->stage): the buffer set this task holds (0 .. s->stage_sets-1) from staging
+     * until it is reported or dropped, and what stage() left for work() (priv) */
+    unsigned set;
+    bool staged;                /* def->stage succeeded: def->unstage must run */
+    void *priv;
     /* result, filled by work() (zp_stage_fail* for a failure) */
     bool ok, payload_bad;
     bool unstarted, stopping;   /* set by the runtime only: handed back without running work() */
     uint8_t fail_class;         /* zp_fail_class_t */
     int code;
     uint64_t new_gen, t_start, t_end, dt[ZP_DT_N];
+    uint64_t tm[ZP_TM_N];       /* absolute ns: staging end, compute start/end (DONE key 12) */
     char *proof_json, *public_json;   /* malloc'd by work() (finalizer), freed by the runtime */
     uint8_t proof_bin[ZP_MSG_BIN_MAX];
     size_t proof_bin_len;
@@ -90,6 +97,21 @@ typedef struct zp_stage_def {
     int (*prepare)(zp_stage_t *s);
     /* main thread, after the loop, after the key cache is gone; may be NULL */
     void (*fini)(zp_stage_t *s);
+    /* Staging (opt-in; the GPU worker): a staging thread runs stage() for the next assigned task
+     * while the work thread runs work() (or work_batch()) on the tasks already staged, so the
+     * O(n) preparation of task k+1 (arena, key, slot check, payload verify, copies into the
+     * task's buffer set t->set) overlaps the compute of task k. There are s->stage_sets buffer
+     * sets (= the credits); a task holds one from staging until it is reported or dropped.
+     * stage() fails a task with zp_stage_fail* (reported without work()); unstage() (may be
+     * NULL) releases what a successful stage() took: after work(), or when the staged task is
+     * dropped (REVOKE, RESET, stop; then on the loop thread). The staging thread uses
+     * s->stage_pool, never s->pool (one zp_pool_run at a time per pool). stage() may call
+     * zp_stage_arena: the runtime first waits until no task is staged or running when the
+     * task's epoch is not the open arena's. work_batch (may be NULL): with s->batch > 1 the work
+     * thread hands it up to s->batch consecutive staged tasks with the same zkey path. */
+    void (*stage)(zp_stage_t *s, zp_stage_task_t *t);
+    void (*unstage)(zp_stage_t *s, zp_stage_task_t *t);
+    void (*work_batch)(zp_stage_t *s, zp_stage_task_t **t, unsigned n);
     void *ctx;                      /* the daemon's state */
 } zp_stage_def_t;
 
@@ -111,6 +133,9 @@ struct zp_stage {
     zp_pool_t *pool;
     char name[96];                  /* HELLO / status text; init may set it */
     unsigned caps;
+    unsigned batch;                 /* def->work_batch: at most this many tasks per call (>= 1) */
+    unsigned stage_sets;            /* def->stage: buffer sets (= credits), set before the loop */
+    zp_pool_t *stage_pool;          /* def->stage: the staging thread's pool (same size as pool) */
 };
 
 /* Runs the stage; returns main's exit status. */
@@ -131,4 +156,7 @@ zp_fail_class_t zp_stage_fail_class(int code);
 
 /* test hook: ZP_TEST_HOLD_DIR=<dir>: before each task, wait while <dir>/hold-<role> exists */
 void zp_stage_test_hold(unsigned role, volatile int *revoked);
+/* the same for a named point inside a task: wait while <dir>/hold-<what> exists (the GPU
+ * worker: "gpu-compute", between the compute's start stamp and the backend call) */
+void zp_stage_test_hold_at(const char *what, volatile int *revoked);
 #endif

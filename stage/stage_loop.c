@@ -2,8 +2,13 @@
  * REVOKE/RESET, the results outbox and the lease watch (see stage.h).
  *
  * Invariants: the loop (main) thread owns the socket and the outbox; the work thread owns the
- * task it is running; the two queues (todo, done) and `running` are guarded by one mutex; the
- * work thread wakes the loop through an eventfd. A task is reported exactly once (DONE or
+ * task (or batch) it is running; the staging thread (def->stage) the task it stages; the queues
+ * (todo, ready, done), `running`, `staging` and the buffer sets are guarded by one mutex; both
+ * threads wake the loop through an eventfd. Staging: ASSIGN -> todo -> staging thread (stage()
+ * into a free buffer set) -> ready -> work thread (work()/work_batch()) -> done; without
+ * def->stage an ASSIGN goes to ready directly. A staged task holds its set until it is reported
+ * or dropped; the HELLO lists the running tasks only (staged ones have written nothing and are
+ * dropped on a RESET like queued ones; one being staged then is discarded when staging ends). A task is reported exactly once (DONE or
  * FAIL); queued tasks are dropped silently on a RESET (the broker forgot them); the running one
  * carries on, is listed in the HELLO that follows, and is reported (adopted by a restarted
  * broker, else counted stale). Work handed back without running work() is a FAIL with
@@ -44,7 +49,14 @@ typedef struct {
     uint64_t inc;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    zp_stage_task_t *todo, *todo_tail, *done, *running;
+    /* todo: assigned, not yet taken; with def->stage the staging thread takes from todo and
+     * appends what it staged to ready, else on_assign appends to ready directly; the work thread
+     * takes from ready (running: the task, or the batch chained by next, it works on);
+     * staging: the task on the staging thread; sets_busy: the buffer sets held */
+    zp_stage_task_t *todo, *todo_tail, *done, *running, *ready, *ready_tail, *staging;
+    uint64_t sets_busy;
+    bool staged_mode;       /* def->stage */
+    bool device_gone;       /* a thread saw a DEVICE-class failure (the loop learns it later) */
     bool quit;
     int efd;
     unsigned held;          /* tasks received and not yet reported */
@@ -76,46 +88,178 @@ static void unstarted(zp_stage_task_t *t, bool stopping, const char *why)
 }
 
 /* ---------------------------------------------------------------- work thread */
-static void *work_thread(void *arg)
+static void push_ready(loop_t *h, zp_stage_task_t *t)
+{
+    t->next = NULL;
+    if (h->ready_tail) h->ready_tail->next = t; else h->ready = t;
+    h->ready_tail = t;
+}
+
+/* mu held: a finished (or never staged) task goes to the loop; its buffer set is free again */
+static void finish_locked(loop_t *h, zp_stage_task_t *t)
+{
+    if (h->staged_mode) h->sets_busy &= ~(UINT64_C(1) << t->set);
+    t->next = h->done;
+    h->done = t;
+}
+
+static void wake_loop(loop_t *h)
+{
+    uint64_t one = 1;
+    if (write(h->efd, &one, sizeof one) < 0) { /* eventfd cannot fail here */ }
+}
+
+/* the lowest free buffer set, or -1 (mu held) */
+static int free_set(const loop_t *h)
+{
+    for (unsigned i = 0; i < h->s->stage_sets; i++)
+        if (!(h->sets_busy & (UINT64_C(1) << i))) return (int)i;
+    return -1;
+}
+
+/* def->stage: take assigned tasks in order and stage them into a free buffer set while the work
+ * thread computes; a task of an epoch whose arena is not the open one waits until nothing is
+ * staged or running (stage() may then reopen the arena: nobody else uses it) */
+static void *staging_thread(void *arg)
 {
     loop_t *h = arg;
-    bool device_gone = false;   /* this thread saw a DEVICE-class failure (the loop learns it later) */
+    zp_stage_t *s = h->s;
     for (;;) {
         pthread_mutex_lock(&h->mu);
-        while ((!h->todo || h->hold) && !h->quit) pthread_cond_wait(&h->cv, &h->mu);
-        if (!h->todo || h->hold) { pthread_mutex_unlock(&h->mu); break; }
-        zp_stage_task_t *t = h->todo;
+        zp_stage_task_t *t = NULL;
+        int set = -1;
+        while (!h->quit) {
+            if (h->todo && !h->hold && (set = free_set(h)) >= 0) {
+                bool other_epoch = !s->arena || zp_shm_epoch(s->arena) != h->todo->a.epoch;
+                if (!other_epoch || (!h->ready && !h->running)) { t = h->todo; break; }
+            }
+            pthread_cond_wait(&h->cv, &h->mu);
+        }
+        if (!t) { pthread_mutex_unlock(&h->mu); break; }
         h->todo = t->next;
         if (!h->todo) h->todo_tail = NULL;
         t->next = NULL;
-        h->running = t;
+        t->set = (unsigned)set;
+        h->sets_busy |= UINT64_C(1) << set;
+        h->staging = t;
+        bool gone = h->device_gone;
         pthread_mutex_unlock(&h->mu);
 
         t->t_start = zp_now_ns();
         if (t->a.lease_deadline && t->t_start >= t->a.lease_deadline) {
             unstarted(t, false, "its lease expired while it was queued");
+        } else if (t->revoked || gone) {
+            unstarted(t, gone || zp_stage_sig_stop, gone || zp_stage_sig_stop ? "worker shutting down" : "revoked");
         } else {
-            zp_stage_test_hold(h->s->def->role, &t->revoked);
-            t->t_start = zp_now_ns();
-            if (t->revoked || device_gone) {   /* after a DEVICE failure nothing more runs here */
-                bool stopping = zp_stage_sig_stop || h->device_failed || device_gone;
-                unstarted(t, stopping, stopping ? "worker shutting down" : "revoked");
-            } else {
-                zp_log_ctx(t->a.job, t->a.part);   /* log lines from work() name the job and partition */
-                h->s->def->work(h->s, t);
-                zp_log_ctx(0, -1);
-                if (!t->ok && t->fail_class == ZP_FAIL_DEVICE) device_gone = true;
+            zp_log_ctx(t->a.job, t->a.part);
+            s->def->stage(s, t);
+            zp_log_ctx(0, -1);
+            if (!t->staged && t->fail_class == ZP_FAIL_DEVICE) {
+                pthread_mutex_lock(&h->mu);
+                h->device_gone = true;
+                pthread_mutex_unlock(&h->mu);
             }
         }
-        t->t_end = zp_now_ns();
-
+        t->tm[ZP_TM_STAGE_END] = zp_now_ns();
+        if (t->staged && (t->dropped || t->revoked)) {   /* RESET / REVOKE / stop while staging */
+            if (s->def->unstage) s->def->unstage(s, t);
+            t->staged = false;
+            if (!t->dropped) unstarted(t, zp_stage_sig_stop, zp_stage_sig_stop ? "worker shutting down" : "revoked");
+        }
         pthread_mutex_lock(&h->mu);
-        h->running = NULL;
-        t->next = h->done;
-        h->done = t;
+        h->staging = NULL;
+        bool to_loop = !t->staged;
+        if (to_loop) { t->t_end = zp_now_ns(); finish_locked(h, t); }
+        else push_ready(h, t);
+        pthread_cond_broadcast(&h->cv);
         pthread_mutex_unlock(&h->mu);
-        uint64_t one = 1;
-        if (write(h->efd, &one, sizeof one) < 0) { /* eventfd cannot fail here */ }
+        if (to_loop) wake_loop(h);
+    }
+    return NULL;
+}
+
+/* run one task or a batch (chained by next) that the work thread took */
+static void run_tasks(loop_t *h, zp_stage_task_t *first)
+{
+    zp_stage_t *s = h->s;
+    zp_stage_task_t *run[ZP_MSG_MAX_CREDITS];
+    unsigned n = 0;
+    uint64_t now = zp_now_ns();
+    for (zp_stage_task_t *t = first; t; t = t->next) {
+        if (!h->staged_mode) t->t_start = now;
+        if (t->a.lease_deadline && now >= t->a.lease_deadline) unstarted(t, false, "its lease expired while it was queued");
+        else run[n++] = t;
+    }
+    if (n) zp_stage_test_hold(s->def->role, &first->revoked);
+    pthread_mutex_lock(&h->mu);
+    bool gone = h->device_gone;
+    pthread_mutex_unlock(&h->mu);
+    unsigned m = 0;
+    for (unsigned i = 0; i < n; i++) {
+        zp_stage_task_t *t = run[i];
+        if (!h->staged_mode) t->t_start = zp_now_ns();
+        if (t->revoked || gone) {   /* after a DEVICE failure nothing more runs here */
+            bool stopping = zp_stage_sig_stop || h->device_failed || gone;
+            unstarted(t, stopping, stopping ? "worker shutting down" : "revoked");
+        } else {
+            run[m++] = t;
+        }
+    }
+    if (m > 1 && s->def->work_batch) {
+        zp_log_ctx(run[0]->a.job, run[0]->a.part);
+        s->def->work_batch(s, run, m);
+        zp_log_ctx(0, -1);
+    } else {
+        for (unsigned i = 0; i < m; i++) {
+            zp_log_ctx(run[i]->a.job, run[i]->a.part);   /* log lines from work() name the job and partition */
+            s->def->work(s, run[i]);
+            zp_log_ctx(0, -1);
+        }
+    }
+    for (zp_stage_task_t *t = first; t; t = t->next) {
+        if (!t->ok && t->fail_class == ZP_FAIL_DEVICE) gone = true;
+        if (t->staged && s->def->unstage) s->def->unstage(s, t);
+        t->staged = false;
+        t->t_end = zp_now_ns();
+    }
+    pthread_mutex_lock(&h->mu);
+    if (gone) h->device_gone = true;
+    h->running = NULL;
+    for (zp_stage_task_t *t = first, *nx; t; t = nx) {
+        nx = t->next;
+        finish_locked(h, t);
+    }
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+    wake_loop(h);
+}
+
+static void *work_thread(void *arg)
+{
+    loop_t *h = arg;
+    zp_stage_t *s = h->s;
+    for (;;) {
+        pthread_mutex_lock(&h->mu);
+        /* without staging an epoch switch holds the work thread; with staging it holds the
+         * staging thread, and the work thread drains what was staged from the old arena */
+        while ((!h->ready || (h->hold && !h->staged_mode)) && !h->quit) pthread_cond_wait(&h->cv, &h->mu);
+        if (!h->ready || (h->hold && !h->staged_mode)) { pthread_mutex_unlock(&h->mu); break; }
+        zp_stage_task_t *first = h->ready, *last = first;
+        h->ready = first->next;
+        first->next = NULL;
+        /* same-zkey batching: consecutive staged tasks of one key, at most s->batch */
+        unsigned n = 1;
+        while (s->def->work_batch && n < s->batch && h->ready && !strcmp(h->ready->zkey, first->zkey)) {
+            last->next = h->ready;
+            last = h->ready;
+            h->ready = h->ready->next;
+            last->next = NULL;
+            n++;
+        }
+        if (!h->ready) h->ready_tail = NULL;
+        h->running = first;
+        pthread_mutex_unlock(&h->mu);
+        run_tasks(h, first);
     }
     return NULL;
 }
@@ -197,8 +341,8 @@ static void hello_build(loop_t *h, zp_msg_hello_t *m)
                           .name = zp_str(s->name)};
     zp_identity_hello(m);   /* the supervisor's token (proto/identity.h) */
     pthread_mutex_lock(&h->mu);
-    if (h->running && m->n_held < ZP_MSG_MAX_HELD)
-        m->held[m->n_held++] = (zp_held_t){h->running->a.slot, h->running->a.gen};
+    for (zp_stage_task_t *t = h->running; t && m->n_held < ZP_MSG_MAX_HELD; t = t->next)
+        m->held[m->n_held++] = (zp_held_t){t->a.slot, t->a.gen};
     pthread_mutex_unlock(&h->mu);
 }
 
@@ -244,6 +388,7 @@ static void report(loop_t *h, zp_stage_task_t *t)
                            .proof_json = zp_str(t->proof_json), .public_json = zp_str(t->public_json),
                            .proof_bin = t->proof_bin, .proof_bin_len = t->proof_bin_len};
         memcpy(m.dt, t->dt, sizeof m.dt);
+        memcpy(m.tm, t->tm, sizeof m.tm);
         rc = zp_msg_done_encode(&b, &n, &m);
     } else {
         zp_msg_fail_t m = {.slot = t->a.slot, .gen = t->a.gen, .job = t->a.job, .part = t->a.part,
@@ -262,9 +407,9 @@ static void report(loop_t *h, zp_stage_task_t *t)
     if (rc == 0) rc = out_send(h, b, n);
     if (rc < 0) zp_log(ZP_LOG_ERROR, "job %llu part %u: cannot report to the broker: %s %s",
                        (unsigned long long)t->a.job, t->a.part, zp_strerror(rc), zp_err_msg());
-    else zp_log(ZP_LOG_DEBUG, "job %llu part %u slot %u: %s%s%s", (unsigned long long)t->a.job, t->a.part,
+    else zp_log(ZP_LOG_DEBUG, "job %llu part %u slot %u: %s%s%s%s", (unsigned long long)t->a.job, t->a.part,
                 t->a.slot, t->ok ? "DONE" : "FAIL ", t->ok ? "" : zp_fail_class_name(t->fail_class),
-                t->ok ? "" : t->msg);
+                t->ok ? "" : ": ", t->ok ? "" : t->msg);
     if (h->held) h->held--;
 }
 
@@ -310,9 +455,13 @@ static void on_assign(loop_t *h, const zp_frame_t *f, bool stopping)
         h->hold = true;   /* a new epoch: its arena is opened (registered) by the loop first */
         h->want_epoch = a.epoch;
     }
-    if (h->todo_tail) h->todo_tail->next = t; else h->todo = t;
-    h->todo_tail = t;
-    pthread_cond_signal(&h->cv);
+    if (!h->staged_mode) {
+        push_ready(h, t);
+    } else {
+        if (h->todo_tail) h->todo_tail->next = t; else h->todo = t;
+        h->todo_tail = t;
+    }
+    pthread_cond_broadcast(&h->cv);
     pthread_mutex_unlock(&h->mu);
     char s[120];
     snprintf(s, sizeof s, "job %llu part %u slot %u", (unsigned long long)a.job, a.part, a.slot);
@@ -329,20 +478,35 @@ static void drop_queued(loop_t *h, bool all, uint32_t slot, uint64_t gen, bool r
                         const char *why)
 {
     bool stopping = report_them && all;
-    zp_stage_task_t *keep = NULL, *keep_tail = NULL, *drop = NULL;
+    zp_stage_task_t *drop = NULL;
     pthread_mutex_lock(&h->mu);
-    for (zp_stage_task_t *t = h->todo, *nx; t; t = nx) {
-        nx = t->next;
-        t->next = NULL;
-        if (all || (t->a.slot == slot && t->a.gen == gen)) { t->next = drop; drop = t; }
-        else { if (keep_tail) keep_tail->next = t; else keep = t; keep_tail = t; }
+    /* the assigned and the staged (ready) queues; a staged task's buffer set is freed here */
+    for (int q = 0; q < 2; q++) {
+        zp_stage_task_t **head = q ? &h->ready : &h->todo, **tail = q ? &h->ready_tail : &h->todo_tail;
+        zp_stage_task_t *keep = NULL, *keep_tail = NULL;
+        for (zp_stage_task_t *t = *head, *nx; t; t = nx) {
+            nx = t->next;
+            t->next = NULL;
+            if (all || (t->a.slot == slot && t->a.gen == gen)) {
+                if (q && h->staged_mode) h->sets_busy &= ~(UINT64_C(1) << t->set);
+                t->next = drop; drop = t;
+            } else { if (keep_tail) keep_tail->next = t; else keep = t; keep_tail = t; }
+        }
+        *head = keep; *tail = keep_tail;
     }
-    h->todo = keep; h->todo_tail = keep_tail;
-    if (revoke_running && h->running && (all || (h->running->a.slot == slot && h->running->a.gen == gen)))
-        h->running->revoked = 1;
+    zp_stage_task_t *st = h->staging;   /* being staged: discarded (RESET) or handed back (REVOKE, stop) after */
+    if (st && (all || (st->a.slot == slot && st->a.gen == gen))) {
+        if (report_them) st->revoked = 1;
+        else st->dropped = 1;
+    }
+    for (zp_stage_task_t *t = h->running; revoke_running && t; t = t->next)
+        if (all || (t->a.slot == slot && t->a.gen == gen)) t->revoked = 1;
+    pthread_cond_broadcast(&h->cv);
     pthread_mutex_unlock(&h->mu);
     for (zp_stage_task_t *t = drop, *nx; t; t = nx) {
         nx = t->next;
+        if (t->staged && h->s->def->unstage) h->s->def->unstage(h->s, t);
+        t->staged = false;
         if (report_them) {
             unstarted(t, stopping, why);
             t->t_start = t->t_end = zp_now_ns();
@@ -357,7 +521,7 @@ static void drop_queued(loop_t *h, bool all, uint32_t slot, uint64_t gen, bool r
 static void epoch_switch(loop_t *h)
 {
     pthread_mutex_lock(&h->mu);
-    bool go = h->hold && !h->running;
+    bool go = h->hold && !h->running && !h->staging && !h->ready;
     pthread_mutex_unlock(&h->mu);
     if (!go) return;
     uint64_t t0 = zp_now_ns();
@@ -387,7 +551,8 @@ static void take_done(loop_t *h)
     while (d) { zp_stage_task_t *nx = d->next; d->next = rev; rev = d; d = nx; }
     for (zp_stage_task_t *t = rev, *nx; t; t = nx) {
         nx = t->next;
-        report(h, t);
+        if (t->dropped) { if (h->held) h->held--; }   /* RESET while staging: the broker forgot it */
+        else report(h, t);
         task_free(t);
     }
     title(h, h->held ? "busy" : "idle");
@@ -398,7 +563,10 @@ static uint64_t running_deadline(loop_t *h, zp_msg_assign_t *a)
 {
     uint64_t dl = 0;
     pthread_mutex_lock(&h->mu);
-    if (h->running && h->running->a.lease_deadline) { dl = h->running->a.lease_deadline; *a = h->running->a; }
+    for (zp_stage_task_t *t = h->running; t; t = t->next)
+        if (t->a.lease_deadline && (!dl || t->a.lease_deadline < dl)) { dl = t->a.lease_deadline; *a = t->a; }
+    zp_stage_task_t *st = h->staging;   /* a staging thread stuck (a zkey on a stuck mount) is hung too */
+    if (st && st->a.lease_deadline && (!dl || st->a.lease_deadline < dl)) { dl = st->a.lease_deadline; *a = st->a; }
     pthread_mutex_unlock(&h->mu);
     return dl;
 }
@@ -455,9 +623,11 @@ int zp_stage_loop(zp_stage_t *s)
 {
     static loop_t H;   /* static: a hung work thread may still reach it while the process exits */
     loop_t *h = &H;
-    *h = (loop_t){.s = s, .inc = zp_incarnation_new(), .epoch = s->arena ? zp_shm_epoch(s->arena) : 0};
+    *h = (loop_t){.s = s, .inc = zp_incarnation_new(), .epoch = s->arena ? zp_shm_epoch(s->arena) : 0,
+                  .staged_mode = s->def->stage != NULL};
+    s->stage_sets = s->credits < 64 ? s->credits : 64;
     int hb = (int)s->hb_ms;
-    pthread_t th;
+    pthread_t th, sth;
     int rc;
 
     if ((rc = zp_peer_open(&h->p, s->endpoint, ZP_FRAME_MAX_DEFAULT)) < 0) return rc;
@@ -470,10 +640,17 @@ int zp_stage_loop(zp_stage_t *s)
     sigaddset(&set, SIGTERM); sigaddset(&set, SIGINT); sigaddset(&set, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &set, &old);   /* the work thread never takes the stop signals */
     rc = pthread_create(&th, NULL, work_thread, h);
+    if (rc == 0 && h->staged_mode && (rc = pthread_create(&sth, NULL, staging_thread, h)) != 0) {
+        pthread_mutex_lock(&h->mu);
+        h->quit = true;
+        pthread_cond_broadcast(&h->cv);
+        pthread_mutex_unlock(&h->mu);
+        pthread_join(th, NULL);
+    }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) { rc = zp_err_set(-rc, "pthread_create failed"); goto out_efd; }
-    zp_log(ZP_LOG_INFO, "%s #%u (%s) connecting to %s, %u credit(s)", zp_role_name(s->def->role), s->instance,
-           s->name, s->endpoint, s->credits);
+    zp_log(ZP_LOG_INFO, "%s #%u (%s) connecting to %s, %u credit(s)%s", zp_role_name(s->def->role), s->instance,
+           s->name, s->endpoint, s->credits, h->staged_mode ? ", a staging thread (double buffering)" : "");
     send_hello(h);
     title(h, "idle");
 
@@ -496,12 +673,12 @@ int zp_stage_loop(zp_stage_t *s)
         }
         if (stopping) {
             pthread_mutex_lock(&h->mu);
-            bool idle = !h->running && !h->todo && !h->done;
+            bool idle = !h->running && !h->todo && !h->done && !h->staging && !h->ready;
             pthread_mutex_unlock(&h->mu);
             if (idle) break;
         }
         uint64_t now = zp_now_ns();
-        zp_msg_assign_t la;
+        zp_msg_assign_t la = {0};
         uint64_t dl = running_deadline(h, &la);
         if (dl && now >= dl) lease_expired(h, &la, now);
         zmq_pollitem_t it[2] = {{h->p.sock, 0, (short)(ZMQ_POLLIN | (h->out ? ZMQ_POLLOUT : 0)), 0},
@@ -543,6 +720,7 @@ int zp_stage_loop(zp_stage_t *s)
     pthread_cond_broadcast(&h->cv);
     pthread_mutex_unlock(&h->mu);
     pthread_join(th, NULL);
+    if (h->staged_mode) pthread_join(sth, NULL);
     rc = fatal < 0 ? fatal : h->device_failed ? ZP_STAGE_EXIT_DEVICE : 0;
     zp_log(ZP_LOG_INFO, "stopped%s", h->device_failed ? " after a device failure" : "");
 out_efd:

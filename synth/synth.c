@@ -130,10 +130,10 @@ static void work(zp_stage_t *s, zp_stage_task_t *t)
     rc = zp_g16_synth_ctx(&y->sc, k, w, r1cs, va, vb, vc, s->pool);
     t->dt[ZP_DT_CHECK] = zp_now_ns() - t0;
     if (rc < 0) return zp_stage_fail(t, rc, "synth");
-    rc = zp_shm_payload_seal(s->arena, a->slot, ZP_SLOT_SYNTH, a->gen,
-                             ZP_SHM_VEC_MASK(ZP_SHM_VEC_W) | ZP_SHM_VEC_MASK(ZP_SHM_VEC_A) |
-                                 ZP_SHM_VEC_MASK(ZP_SHM_VEC_B) | ZP_SHM_VEC_MASK(ZP_SHM_VEC_C),
-                             ZP_SLOT_READY, &t->new_gen);
+    rc = zp_shm_payload_seal_pool(s->arena, a->slot, ZP_SLOT_SYNTH, a->gen,
+                                  ZP_SHM_VEC_MASK(ZP_SHM_VEC_W) | ZP_SHM_VEC_MASK(ZP_SHM_VEC_A) |
+                                      ZP_SHM_VEC_MASK(ZP_SHM_VEC_B) | ZP_SHM_VEC_MASK(ZP_SHM_VEC_C),
+                                  ZP_SLOT_READY, &t->new_gen, s->pool);   /* chunked, on the pool */
     if (rc < 0) return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "seal");
     t->ok = true;
 }

@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "lib/fmt/fmt.h"
 #include "lib/util/util.h"
 #include "proto/proto.h"
 #include "shm/shm.h"
@@ -161,11 +162,49 @@ static int device_arena(const char *deploy, char name[ZP_SHM_NAME_MAX + 1], zp_s
     return device_arena_named(name, a);
 }
 
+/* slot idx PROVING as the broker hands it to a GPU worker: laid out for the zkey, a sealed
+ * payload (zeros: the compute never starts in these scenarios), READY -> PROVING; the ASSIGN
+ * then carries the PROVING generation and the seal's */
+static int proving_slot(zp_shm_t *a, uint32_t idx, const char *zkey, uint64_t *gen, uint64_t *pg)
+{
+    zp_zkey_t z;
+    uint64_t g;
+    if (zp_zkey_open(&z, zkey) < 0) { fprintf(stderr, "stage_peer: %s\n", zp_err_msg()); return -1; }
+    uint32_t nv = z.n_vars, dom = z.domain_size;
+    zp_zkey_close(&z);
+    uint32_t mask = ZP_SHM_VEC_MASK(ZP_SHM_VEC_W) | ZP_SHM_VEC_MASK(ZP_SHM_VEC_A) | ZP_SHM_VEC_MASK(ZP_SHM_VEC_B) |
+                    ZP_SHM_VEC_MASK(ZP_SHM_VEC_C);
+    if (zp_shm_slot_claim_at(a, idx, &g) < 0 || zp_shm_slot_layout(a, idx, ZP_SLOT_SYNTH, g, nv, dom, 32) < 0 ||
+        zp_shm_payload_seal(a, idx, ZP_SLOT_SYNTH, g, mask, ZP_SLOT_READY, pg) < 0 ||
+        zp_shm_slot_transition(a, idx, ZP_SLOT_READY, *pg, ZP_SLOT_PROVING, gen) < 0) {
+        fprintf(stderr, "stage_peer: slot %u: %s\n", idx, zp_err_msg());
+        return -1;
+    }
+    return 0;
+}
+
+static int send_assign_at(uint32_t slot, const char *zkey, uint64_t epoch, uint64_t gen, uint64_t pg)
+{
+    zp_msg_assign_t a = {.slot = slot, .gen = gen, .in_gen = pg, .payload_gen = pg, .stage = ZP_ROLE_GPU, .job = 1,
+                         .part = slot, .attempt = 1, .priority = ZP_PRIO_NORMAL, .zkey = zp_str(zkey),
+                         .r1cs = zp_str(""), .wtns = zp_str(""), .epoch = epoch};
+    uint8_t *b; size_t n;
+    if (zp_msg_assign_encode(&b, &n, &a) < 0) return -1;
+    int rc = send_to(b, n);
+    free(b);
+    return rc;
+}
+
 static int device(zp_shm_t *a, const char *zkey)
 {
     int ok = 1;
-    if (send_assign(0, ZP_ROLE_GPU, zkey, "", zp_shm_epoch(a), 0) < 0 ||
-        send_assign(1, ZP_ROLE_GPU, zkey, "", zp_shm_epoch(a), 0) < 0) goto out;
+    uint64_t g[2], pg[2];
+    /* real PROVING slots with sealed payloads: the staging thread's checks pass and the task
+     * reaches the backend (load_key), where the injected device error fires */
+    for (uint32_t i = 0; i < 2; i++)
+        if (proving_slot(a, i, zkey, &g[i], &pg[i]) < 0) goto out;
+    if (send_assign_at(0, zkey, zp_shm_epoch(a), g[0], pg[0]) < 0 ||
+        send_assign_at(1, zkey, zp_shm_epoch(a), g[1], pg[1]) < 0) goto out;
     zp_frame_t f;
     bool first = false, second = false;
     /* until the first FAIL (safety: 60 s), then until the worker is silent for 3 s (it exits) */

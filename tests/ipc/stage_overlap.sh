@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# stage_overlap.sh ZKPIPE SOURCE_ROOT - issue 10 items 1-2 (double buffering): the GPU worker
+# stages partition k+1 (payload verify, copies) while partition k computes. Shown by ordering,
+# not timing: the hook ZP_TEST_HOLD_DIR/hold-gpu-compute holds the work thread inside task k's
+# compute; partition k+1 must get staged meanwhile (with one work thread doing everything, as
+# before, it never was: this waited forever). Then the trace must say the same: for the pair,
+# k+1's staging ended before k's compute ended, and the computes did not overlap. Both proofs
+# verify.
+. "$(dirname "$0")/stage_pipe_lib.sh"
+ipc_init overlap "$1" "$2" --slots 4 --max-domain 1024
+F=$FIX/bn128_chain
+ipc_hold gpu-compute
+J=$(ipc_submit --zkey $F/circuit.zkey --request-id overlap-$$ $F/witness-0.wtns $F/witness-1.wtns)
+pipe_wait_staged 2
+ipc_log "both partitions staged while the first one is held in its compute"
+ipc_release gpu-compute
+"$ZKPIPE" await "$J" --timeout 300 --out "$IPC_DIR/out" >/dev/null || ipc_fail "await"
+ipc_verify_all "$IPC_DIR/out" $F/verification_key.json 2
+ipc_oracle $F/verification_key.json "$IPC_DIR/out/public-1.json" "$IPC_DIR/out/proof-1.json"
+pipe_trace_gpu "$J" >"$IPC_DIR/gpu.jsonl"
+[ "$(wc -l <"$IPC_DIR/gpu.jsonl")" = 2 ] || ipc_fail "expected 2 gpu slices: $(cat "$IPC_DIR/gpu.jsonl")"
+jq -s -e 'sort_by(.t_compute_start) as [$k, $n] |
+  ($k.t_compute_start > 0 and $n.t_compute_start > 0 and $k.t_stage_end > 0 and $n.t_stage_end > 0) and
+  ($k.t_stage_end <= $k.t_compute_start) and ($n.t_stage_end <= $n.t_compute_start) and
+  ($n.t_stage_end < $k.t_compute_end) and ($k.t_compute_end <= $n.t_compute_start) and
+  ($k.t_compute_start <= $k.t_compute_end) and ($n.t_compute_end <= $n.t_end)' "$IPC_DIR/gpu.jsonl" >/dev/null ||
+  ipc_fail "trace does not show k+1 staged during k's compute: $(cat "$IPC_DIR/gpu.jsonl")"
+ipc_log "trace: partition k+1 staged before partition k's compute ended; computes one after another"
+echo "ipc stage_overlap: OK"
