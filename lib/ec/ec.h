@@ -62,6 +62,24 @@ ZP_GROUP_API(g2, bls12_381, fq2)
 ZP_GLV_API(bn254, fq)
 ZP_GLV_API(bls12_381, fq)
 
+/* GLS on G2 (ec_glv.c; constants derived by lib/ec/gen_gls.py). psi = untwist o Frobenius o
+ * twist, psi(x, y) = (conj(x) cx, conj(y) cy), is multiplication by zp_gls_<C>_mu = p mod r
+ * on G2 (BLS12-381: the seed x mod r; BN254: 6 u^2); psi^2(x, y) = (a x, -y) with a =
+ * *zp_g2_<C>_psi2_a() (a cube root of unity in Fq, Montgomery form).
+ * zp_gls_<C>_split: k (any 256-bit value) = sum_i (-1)^(neg bit i) kp[i] mu^i mod r, i < 4,
+ * kp[i] < 2^zp_gls_<C>_bits (65 on BN254, 64 on BLS12-381); kp[1..3] = 0 when k mod r or
+ * -k mod r is below that bound (kp[0] is that value). (added) */
+#define ZP_GLS_BITS_MAX 65
+#define ZP_GLS_API(C)                                                                         \
+    extern const zp_scalar_t zp_gls_##C##_mu;                                                 \
+    extern const unsigned zp_gls_##C##_bits;                                                  \
+    void zp_gls_##C##_split(zp_scalar_t kp[4], unsigned *neg, const zp_scalar_t *k);          \
+    void zp_g2a_##C##_psi(zp_g2a_##C##_t *r, const zp_g2a_##C##_t *p);                       \
+    void zp_g2_##C##_psi(zp_g2_##C##_t *r, const zp_g2_##C##_t *p);                          \
+    const zp_fq_##C##_t *zp_g2_##C##_psi2_a(void);
+ZP_GLS_API(bn254)
+ZP_GLS_API(bls12_381)
+
 /* Compressed encodings.
  * BLS12-381: zcash/bellperson (Filecoin): big-endian x, 48 bytes G1, 96 bytes G2 (x.c1 then
  *   x.c0); byte 0 bits: 0x80 compressed, 0x40 infinity, 0x20 y is the lexicographically larger.

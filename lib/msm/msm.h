@@ -43,6 +43,8 @@
 typedef struct {
     bool no_endo;
     unsigned c;
+    unsigned dim;  /* 0: the group's default (4 on G2, 2 on G1); 2: the 2-dimensional GLV split
+                    * on G2 too (comparison); 4 on G1 is 2 (added) */
 } zp_msm_opts_t;
 #define ZP_MSM_EX_API(G, C)                                                                    \
     size_t zp_msm_##G##_##C##_ex_scratch_size(size_t n, unsigned m, unsigned nthreads,         \

@@ -5,8 +5,9 @@
  * cost model counted in field multiplications), the scalar classification, the scratch
  * layout and the Booth digit extraction; msm_impl.h holds the algorithm and is instantiated
  * once per group and curve at the bottom.
- * Scratch (caller-owned, 64-byte aligned): [endomorphism area: 2n scalar halves | 2n signs |
- * m*n beta x (msm_impl.h: endo_bytes), reserved in both modes] [partial sums: m * (Wmax*P + P1) Jacobian points]
+ * Scratch (caller-owned, 64-byte aligned): [endomorphism area: d n scalar parts | d n signs |
+ * m*n beta x (d = 2) or m*n psi(P) (d = 4, G2) (msm_impl.h: endo_bytes), the larger, reserved
+ * in every mode] [partial sums: m * (Wmax*P + P1) Jacobian points]
  * [scalar index: n uint32 (msm_sort)] then per thread [nba = max(nb, K1) affine buckets |
  * nba XYZZ buckets | nba bucket states | kmax = max(K, K1) pending points | kmax bucket
  * indices | kmax denominators | kmax prefix products | kmax/4 deferred points and their
@@ -41,7 +42,7 @@ enum {
     MSM_ONE_MIN = 2048,   /* scalar-1 points per scalar-1 task, at least */
     MSM_PREFETCH = 8,     /* batched additions: bucket prefetch distance */
 };
-#define MSM_CHUNK ((size_t)1 << 30)  /* larger inputs run in chunks (32-bit index of 2n halves) */
+#define MSM_CHUNK ((size_t)1 << 29)  /* larger inputs run in chunks (32-bit index of 4n parts) */
 
 typedef struct {
     unsigned c;   /* window bits */
