@@ -5,15 +5,15 @@
  * beta in Fq acting on both Fq2 coordinates of x), acts on the group of order r as
  * multiplication by lambda, a cube root of unity mod r; lambda is the same for G1 and G2
  * (each group has its own beta). A scalar k is split as k = k1 + k2 lambda (mod r) with
- * |k1|, |k2| < 2^128: Babai rounding in a short basis of {(a, b): a + b lambda = 0 mod r},
+ * |k1|, |k2| < 2^127: Babai rounding in a short basis of {(a, b): a + b lambda = 0 mod r},
  * in fixed point, in 64-bit limbs, products mod 2^256 (the halves are small, so their
  * two's complement is exact). All constants come from lib/ec/gen_glv.py, which derives them
- * and writes ec_glv_consts.h. Halves are below 2^127 on BN254 and 2^128 on BLS12-381 (the
+ * and writes ec_glv_consts.h. Halves are below 2^126 on BN254 and 2^127 on BLS12-381 (the
  * bound gen_glv.py proves). Scalars below that bound and scalars whose negation mod r is
  * below it (witness values such as -1) are not split: k2 = 0.
  * Scalars are standard form (any 256-bit value; reduced mod r first); beta is Montgomery.
  * The same lattice split in 4 dimensions serves the GLS endomorphism psi of G2 (eigenvalue mu,
- * k = k0 + k1 mu + k2 mu^2 + k3 mu^3 with |k_i| < 2^65 / 2^64; constants from
+ * k = k0 + k1 mu + k2 mu^2 + k3 mu^3 with |k_i| < 2^64 / 2^63; constants from
  * lib/ec/gen_gls.py, ec_gls_consts.h).
  * Tests: tests/test_ec.c (phi == lambda and psi == mu on random points, the parts recombine to
  * k, bounds). */
@@ -25,11 +25,12 @@
 
 /* A lattice split in dim (2 or 4) dimensions: k = sum_i (-1)^(neg bit i) k_i e^i mod r, e the
  * endomorphism's eigenvalue, |k_i| < 2^bits. Babai rounding in fixed point: |c_j| =
- * (k g_j + 2^255) >> 256, k_i = k [i = 0] + sum_j |c_j| m[j dim + i] (mod 2^256, signed);
- * the constants (gen_glv.py, gen_gls.py) fold the signs of c_j into m. */
+ * (k g_j + 2^319) >> 320 (g_j: 5 limbs), k_i = k [i = 0] + sum_j |c_j| m[j dim + i] (mod
+ * 2^256, signed); the constants (gen_glv.py, gen_gls.py) fold the signs of c_j into m. */
 typedef struct {
     unsigned dim, bits;
-    zp_scalar_t g[4], m[16];
+    uint64_t g[4][5];
+    zp_scalar_t m[16];
 } lat_basis_t;
 
 static const lat_basis_t glv_bn254 = {2, GLV_BN254_BITS, {GLV_BN254_G1, GLV_BN254_G2},
@@ -59,23 +60,23 @@ static const zp_fq_bls12_381_t psi2_a_bls12_381 = GLS_BLS12_381_PSI2_A;
 
 typedef unsigned __int128 u128;
 
-/* c = (k g + 2^255) >> 256 */
-static void glv_round(uint64_t c[4], const zp_scalar_t *k, const zp_scalar_t *g)
+/* c = (k g + 2^319) >> 320 (c < 2^256: g < 2^320) */
+static void glv_round(uint64_t c[4], const zp_scalar_t *k, const uint64_t g[5])
 {
-    uint64_t t[8] = {0};
+    uint64_t t[9] = {0};
     for (int i = 0; i < 4; i++) {
         uint64_t carry = 0;
-        for (int j = 0; j < 4; j++) {
-            u128 p = (u128)k->l[i] * g->l[j] + t[i + j] + carry;
+        for (int j = 0; j < 5; j++) {
+            u128 p = (u128)k->l[i] * g[j] + t[i + j] + carry;
             t[i + j] = (uint64_t)p;
             carry = (uint64_t)(p >> 64);
         }
-        t[i + 4] = carry;
+        t[i + 5] = carry;
     }
-    u128 s = (u128)t[3] + ((uint64_t)1 << 63);    /* + 2^255 */
+    u128 s = (u128)t[4] + ((uint64_t)1 << 63);    /* + 2^319 */
     uint64_t cy = (uint64_t)(s >> 64);
     for (int j = 0; j < 4; j++) {
-        s = (u128)t[4 + j] + cy;
+        s = (u128)t[5 + j] + cy;
         c[j] = (uint64_t)s;
         cy = (uint64_t)(s >> 64);
     }
@@ -152,7 +153,7 @@ static void lat_split(zp_scalar_t *kp, unsigned *neg, const zp_scalar_t *kin, co
     kp[0] = k;
     for (unsigned j = 0; j < B->dim; j++) {
         uint64_t c[4];
-        glv_round(c, &k, &B->g[j]);
+        glv_round(c, &k, B->g[j]);
         for (unsigned i = 0; i < B->dim; i++) glv_madd(&kp[i], c, &B->m[j * B->dim + i]);
     }
     for (unsigned i = 0; i < B->dim; i++)

@@ -20,13 +20,13 @@ data are gen_glv.py's):
     (r,0,0,0), (-mu,1,0,0), (-mu^2,0,1,0), (-mu^3,0,0,1), LLL-reduced (exact rationals).
   * decomposition of k (0 <= k < r): Babai rounding of (k, 0, 0, 0) in the reduced basis B:
     c_j = round(k (B^-1)_{0j}), k_i = k [i = 0] - sum_j c_j B_ji, so sum_i k_i mu^i = k mod r.
-    Fixed point: |c_j| = (k g_j + 2^255) >> 256 with g_j = round(|B^-1_0j| 2^256) (< 2^256);
+    Fixed point: |c_j| = (k g_j + 2^(S-1)) >> S with g_j = round(|B^-1_0j| 2^S), S = 320 (5 limbs);
     the signs of c_j are folded into M_ji = -sign(B^-1_0j) B_ji mod 2^256, so that
     k_i = k [i = 0] + sum_j |c_j| M_ji (mod 2^256, read as signed) -- lib/ec/ec_glv.c's
     lat_split, the same code as the 2-dimensional GLV split.
-  * BITS: |c_j - k B^-1_0j| < 1/2 + 1/4 (Babai plus the fixed point), so
-    |k_i| < sum_j |B_ji|: BITS = the largest bit length of those sums (checked below on random
-    and edge scalars, and in tests/test_ec.c).
+  * BITS: |c_j - k B^-1_0j| <= 1/2 + 2^-66 (Babai plus the fixed point), so
+    |k_i| <= (1/2 + 2^-66) sum_j |B_ji| (gen_glv.bound; checked below on random and edge
+    scalars, and in tests/test_ec.c).
 """
 import os
 import random
@@ -35,7 +35,7 @@ from fractions import Fraction
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen_glv  # noqa: E402  (CURVES, F2, ec_mul, read_gens, limbs)
-from gen_glv import F2, limbs  # noqa: E402
+from gen_glv import F2, SHIFT, glimbs, limbs  # noqa: E402
 
 SEEDS = {'bn254': 4965661367192848881, 'bls12_381': -0xd201000000010000}
 TWIST = {  # (xi, b' as (c0, c1) rational over Fq, D-type?)
@@ -111,7 +111,7 @@ def inverse_row0(B):
 def split(k, C):
     """the C algorithm (ec_glv.c: lat_split) in Python: 4 signed parts"""
     M = 1 << 256
-    cs = [(k * g + (1 << 255)) >> 256 for g in C['g']]
+    cs = [(k * g + (1 << (SHIFT - 1))) >> SHIFT for g in C['g']]
     out = []
     for i in range(4):
         v = (k if i == 0 else 0) + sum(cs[j] * C['m'][j][i] for j in range(4))
@@ -167,13 +167,13 @@ def main():
             assert sum(row[i] * pow(mu, i, r) for i in range(4)) % r == 0
         inv0 = inverse_row0(B)
         M = 1 << 256
-        g = [round(abs(v) * M) for v in inv0]
+        g = [round(abs(v) * (1 << SHIFT)) for v in inv0]
         sg = [1 if v >= 0 else -1 for v in inv0]
-        assert all(x < 1 << 256 for x in g)
+        assert all(x < 1 << SHIFT for x in g)
         m = [[(-sg[j] * B[j][i]) % M for i in range(4)] for j in range(4)]
         C.update(g=g, m=m)
         sums = [sum(abs(B[j][i]) for j in range(4)) for i in range(4)]
-        bits = max(s.bit_length() for s in sums)
+        bits = gen_glv.bound(sums, r - 1)
         # check: random, edges, lattice points and their neighbours
         rnd = random.Random(13)
         ks = [0, 1, 2, r - 1, r - 2, mu, mu + 1, mu - 1, r // 2, (r + 1) // 2, r - mu]
@@ -207,14 +207,14 @@ def main():
         def f2(v): return '{' + limbs(v.a * R % p, nl) + ', ' + limbs(v.b * R % p, nl) + '}'
         out.append('/* %s: psi = [mu] on G2, mu = p mod r = %s; reduced basis rows %s;' % (
             name, 'x mod r (x = %d)' % x if name == 'bls12_381' else '6 u^2 (u = %d)' % x, B))
-        out.append(' * |k_i| < sum_j |B_ji| < 2^%d (largest seen over %d scalars: %d bits) */' % (
+        out.append(' * |k_i| <= (1/2 + 2^-66) sum_j |B_ji| < 2^%d (largest seen over %d scalars: %d bits) */' % (
             bits, len(ks), worst.bit_length()))
         out.append('#define GLS_%s_BITS %d' % (U, bits))
         out.append('#define GLS_%s_MU %s' % (U, limbs(mu, 4)))
         out.append('#define GLS_%s_PSI_CX %s' % (U, f2(cx)))
         out.append('#define GLS_%s_PSI_CY %s' % (U, f2(cy)))
         out.append('#define GLS_%s_PSI2_A %s /* a = %d */' % (U, limbs(a * R % p, nl), a))
-        out.append('#define GLS_%s_G {%s}' % (U, ', '.join(limbs(v, 4) for v in g)))
+        out.append('#define GLS_%s_G {%s}' % (U, ', '.join(glimbs(v) for v in g)))
         out.append('#define GLS_%s_M {%s}' % (U, ', '.join(limbs(m[j][i], 4) for j in range(4) for i in range(4))))
     out.append('#endif')
     print('\n'.join(out))

@@ -94,7 +94,8 @@ static void msm_plan_h(msm_plan_t *pl, size_t n, unsigned nt, unsigned bits, dou
              * stay empty (the reduction starts at the highest used one); with tb = 0 only
              * the carry, about half the scalars, reaches it (measured: 127-bit halves with
              * c = 16 fill 8 windows and beat c = 15 at 2^18 and 2^20; 128-bit ones get a
-             * ninth, nearly free window) */
+             * ninth, nearly free window; the split bounds are now 126/127 bits (GLV) and
+             * 64/63 (GLS), so c = 16 fills 8 windows on both curves and 4 on BLS12-381's G2) */
             unsigned tb = bits - (W - 1) * c;
             double topb = tb + 1 < c ? (double)(1u << tb) + 1 : nb, topf = tb ? 1.0 : 0.5;
             double top = m * topf * add + (m * topf / K + 1) * inv_cost + 24.0 * topb + 0.5 * m;

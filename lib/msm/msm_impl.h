@@ -515,7 +515,7 @@ static size_t S(endo_bytes)(size_t n0, unsigned m, unsigned d)
 /* the largest split this group has: 4 (psi on G2) or 2 (GLV) */
 #define MSM_DIM_MAX (MSM_GLS ? 4u : 2u)
 
-/* bits of the parts for dim d (parts below the split's bound: 127-bit halves fill 8 windows of 16) */
+/* bits of the parts for dim d (below the split's proven bound, lib/ec/gen_glv.py) */
 static unsigned S(dim_bits)(unsigned d)
 {
 #if MSM_GLS
@@ -665,7 +665,7 @@ static void S(multi)(P_T *out, const PA_T *const *points, unsigned m, const zp_s
     S(full_plan)(&full, n0, nthr, dim, cf);
     /* (the plan's model is tuned for full-size scalars: the bit lengths are used only when
      * every scalar is clearly short; measured: no gain, some loss, with a few full ones; the
-     * largest bit length sets the window count: 127-bit halves (BN254) fill 8 windows of 16) */
+     * largest bit length sets the window count: 127-bit halves fill 8 windows of 16) */
     const unsigned fbits = S(dim_bits)(dim);
     if (cl.bits > fbits * 3 / 4)
         msm_plan(&pl, cl.nbig, nthr, cl.bits, MSM_COST_FQ, cf);
