@@ -1,9 +1,11 @@
 /* bench_arith.c - `zkpipe bench arith [--quick] [--threads N] [--msm-only] [--sizes "16 18"]
- * [--groups g1,g2] [--c C] [--scalars uniform|witness|both] [--endo on|off|both] [--cpu]`:
+ * [--groups g1,g2] [--c C] [--scalars uniform|witness|both] [--endo on|off|both] [--dim 2|4]
+ * [--cpu]`:
  * timings of
  * the arithmetic the prover is built from: ns per Fr/Fq multiplication; ms per G1 and G2 MSM
  * at 2^16, 2^18, 2^20 (--quick: 2^12, 2^14, 2^16; --sizes: any list), for BN254 and
- * BLS12-381, 1 and N threads (default 2), with the GLV endomorphism ("endo") and without it
+ * BLS12-381, 1 and N threads (default 2), with the endomorphism ("endo": GLV on G1, the
+ * 4-dimensional psi split on G2; --dim 2 takes the 2-dimensional GLV split on G2) and without it
  * ("plain", the 256-bit Pippenger) and their ratio, on uniform random scalars below r and on
  * witness-like scalars (45% 0, 30% 1, 10% below 2^32, 5% r - small (-1, -2, ...), 10%
  * uniform); --c forces the window size (tuning; default: the plan's choice); --cpu reports
@@ -222,6 +224,7 @@ typedef struct {
     bool quick, msm_only;
     unsigned nthr, c, groups, kinds, endo;  /* groups: 1 G1, 2 G2; kinds: 1 uniform, 2 witness;
                                                endo: 1 on, 2 off */
+    unsigned dim;                           /* --dim: the split's dimension (0: default) */
     unsigned logs[8], nlogs;
 } bench_opts_t;
 
@@ -261,6 +264,12 @@ static int bench_parse(bench_opts_t *o, int argc, char **argv)
         } else if (!strcmp(a, "--threads") && v) {
             if (parse_uint(&o->nthr, v, 1, 1024, a)) return -1;
             i++;
+        } else if (!strcmp(a, "--dim") && v) {
+            if (parse_uint(&o->dim, v, 2, 4, a) || o->dim == 3) {
+                fprintf(stderr, "bench arith: --dim wants 2 or 4\n");
+                return -1;
+            }
+            i++;
         } else if (!strcmp(a, "--c") && v) {
             if (parse_uint(&o->c, v, 2, 16, a)) return -1;
             i++;
@@ -297,7 +306,7 @@ static int bench_parse(bench_opts_t *o, int argc, char **argv)
         } else {
             fprintf(stderr, "usage: zkpipe bench arith [--quick] [--threads N] [--msm-only] "
                             "[--sizes \"16 18 20\"] [--groups g1,g2] [--c C] "
-                            "[--scalars uniform|witness|both] [--endo on|off|both] [--cpu]\n");
+                            "[--scalars uniform|witness|both] [--endo on|off|both] [--dim 2|4] [--cpu]\n");
             return -1;
         }
     }
@@ -317,7 +326,7 @@ static int bench_parse(bench_opts_t *o, int argc, char **argv)
                 if (!(o.kinds & kind)) continue;                                               \
                 int reps = n >= ((size_t)1 << 20) ? 1 : 2;                                     \
                 double t[4] = {-1, -1, -1, -1};                                                \
-                zp_msm_opts_t on = {.c = o.c}, off = {.no_endo = true, .c = o.c};              \
+                zp_msm_opts_t on = {.c = o.c, .dim = o.dim}, off = {.no_endo = true, .c = o.c};              \
                 snprintf(what, sizeof what, "%s MSM 2^%u %uT %s",                             \
                          (#G)[1] == '1' ? "G1" : "G2", o.logs[s], zp_pool_size(pools[pi]),     \
                          kind == 1 ? "uniform" : "witness");                                   \

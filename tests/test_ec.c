@@ -438,6 +438,163 @@ GLV_ENDO_CHECK(g2, bls12_381)
 GLV_TESTS(bn254)
 GLV_TESTS(bls12_381)
 
+/* GLS (ec_glv.c, ec_gls_consts.h from gen_gls.py): psi acts as mu on random points of G2
+ * (affine and Jacobian), mu is the expected value (BLS12-381: the seed x mod r; BN254: 6 u^2),
+ * psi^2 = (a x, -y), and the 4-dimensional split recombines exactly with parts below
+ * 2^zp_gls_<C>_bits, in Fr and through the points, on random, edge and near-bound scalars. */
+static const uint64_t gls_bn254_u = 4965661367192848881ULL;       /* BN254's u */
+static const uint64_t gls_bls12_381_absx = 0xd201000000010000ULL;  /* BLS12-381's x = -this */
+#define GLS_TESTS(C)                                                                           \
+    static bool gls_short_##C(const zp_scalar_t *k)                                            \
+    {                                                                                          \
+        unsigned b = zp_gls_##C##_bits;                                                        \
+        for (unsigned i = (b + 63) / 64; i < 4; i++)                                           \
+            if (k->l[i]) return false;                                                         \
+        return b % 64 == 0 || !(k->l[b / 64] >> (b % 64));                                     \
+    }                                                                                          \
+    static void gls_check_split_##C(const zp_scalar_t *k)                                      \
+    {                                                                                          \
+        zp_scalar_t kp[4];                                                                     \
+        unsigned neg;                                                                          \
+        zp_gls_##C##_split(kp, &neg, k);                                                       \
+        CHECK(neg < 16);                                                                       \
+        zp_fr_##C##_t f, acc, mu, pw, t;                                                       \
+        fr_of_##C(&f, k);                                                                      \
+        fr_of_##C(&mu, &zp_gls_##C##_mu);                                                      \
+        memset(&acc, 0, sizeof acc);                                                           \
+        zp_fr_##C##_set_u64(&pw, 1);                                                           \
+        for (int i = 0; i < 4; i++) {                                                          \
+            CHECK(gls_short_##C(&kp[i]));                                                      \
+            fr_of_##C(&t, &kp[i]);                                                             \
+            if (neg >> i & 1) zp_fr_##C##_neg(&t, &t);                                         \
+            zp_fr_##C##_mul(&t, &t, &pw);                                                      \
+            zp_fr_##C##_add(&acc, &acc, &t);                                                   \
+            zp_fr_##C##_mul(&pw, &pw, &mu);                                                    \
+        }                                                                                      \
+        CHECK(zp_fr_##C##_eq(&acc, &f));                                                       \
+    }                                                                                          \
+    static void test_gls_##C(void)                                                             \
+    {                                                                                          \
+        const zp_scalar_t *r = (const zp_scalar_t *)(const void *)&zp_fr_##C##_modulus;        \
+        const zp_scalar_t *mu = &zp_gls_##C##_mu;                                              \
+        zp_fr_##C##_t fmu, want;                                                               \
+        fr_of_##C(&fmu, mu);                                                                   \
+        if (!strcmp(#C, "bn254")) { /* mu = 6 u^2 */                                           \
+            zp_fr_##C##_set_u64(&want, gls_bn254_u);                                           \
+            zp_fr_##C##_sqr(&want, &want);                                                     \
+            zp_fr_##C##_t six;                                                                 \
+            zp_fr_##C##_set_u64(&six, 6);                                                      \
+            zp_fr_##C##_mul(&want, &want, &six);                                               \
+        } else { /* mu = x = -|x| mod r */                                                     \
+            zp_fr_##C##_set_u64(&want, gls_bls12_381_absx);                                    \
+            zp_fr_##C##_neg(&want, &want);                                                     \
+        }                                                                                      \
+        CHECK(zp_fr_##C##_eq(&fmu, &want));                                                    \
+        zp_g2a_##C##_t ga, pa, qa, sa;                                                         \
+        zp_g2_##C##_t g, p, q, t;                                                              \
+        zp_g2_##C##_generator(&ga);                                                            \
+        zp_g2_##C##_from_affine(&g, &ga);                                                      \
+        for (int it = 0; it < 4; it++) {                                                       \
+            zp_scalar_t k;                                                                     \
+            rnd_scalar(&k, 250);                                                               \
+            zp_g2_##C##_mul(&p, &g, &k);                                                       \
+            zp_g2_##C##_to_affine(&pa, &p);                                                    \
+            zp_g2_##C##_mul(&q, &p, mu);                                                       \
+            zp_g2a_##C##_psi(&qa, &pa);                                                        \
+            CHECK(zp_g2a_##C##_in_subgroup(&qa));                                              \
+            zp_g2_##C##_from_affine(&t, &qa);                                                  \
+            CHECK(zp_g2_##C##_eq(&t, &q));                                                     \
+            zp_g2_##C##_psi(&t, &p);                                                           \
+            CHECK(zp_g2_##C##_eq(&t, &q));                                                     \
+            zp_g2a_##C##_psi(&sa, &qa); /* psi^2 = (a x, -y) */                                \
+            zp_fq_##C##_mul(&qa.x.c0, &pa.x.c0, zp_g2_##C##_psi2_a());                         \
+            zp_fq_##C##_mul(&qa.x.c1, &pa.x.c1, zp_g2_##C##_psi2_a());                         \
+            zp_fq2_##C##_neg(&qa.y, &pa.y);                                                    \
+            CHECK(!memcmp(&sa, &qa, sizeof sa));                                               \
+            /* the split through the points: k P = sum +-k_i psi^i(P) */                       \
+            zp_scalar_t kp[4];                                                                 \
+            unsigned neg;                                                                      \
+            zp_gls_##C##_split(kp, &neg, &k);                                                  \
+            zp_g2_##C##_t acc, pi = g, u;                                                      \
+            zp_g2_##C##_set_inf(&acc);                                                         \
+            for (int i = 0; i < 4; i++) {                                                      \
+                zp_g2_##C##_mul(&u, &pi, &kp[i]);                                              \
+                if (neg >> i & 1) zp_g2_##C##_neg(&u, &u);                                     \
+                zp_g2_##C##_add(&acc, &acc, &u);                                               \
+                zp_g2_##C##_psi(&pi, &pi);                                                     \
+            }                                                                                  \
+            CHECK(zp_g2_##C##_eq(&acc, &p));                                                   \
+        }                                                                                      \
+        /* edges: 0, 1, 2, r-1, r-2, r, r+1, 2^256-1, mu, mu +- 1, mu^2, mu^3, r/2, and the    \
+         * short-scalar bound: 2^b - 1, 2^b, 2^b + 1, r - 2^b, r - 2^b +- 1 (b = bits) */      \
+        zp_scalar_t e[32], one = {{1, 0, 0, 0}};                                               \
+        int ne = 0;                                                                            \
+        sc_set(&e[ne++], 0);                                                                   \
+        sc_set(&e[ne++], 1);                                                                   \
+        sc_set(&e[ne++], 2);                                                                   \
+        sc_sub1(&e[ne], r), ne++;                                                              \
+        sc_sub1(&e[ne], &e[ne - 1]), ne++;                                                     \
+        e[ne++] = *r;                                                                          \
+        sc_add(&e[ne], r, &one), ne++;                                                         \
+        memset(&e[ne], 0xff, sizeof e[ne]), ne++;                                              \
+        e[ne++] = *mu;                                                                         \
+        sc_add(&e[ne], mu, &one), ne++;                                                        \
+        sc_sub1(&e[ne], mu), ne++;                                                             \
+        {                                                                                      \
+            zp_fr_##C##_t m2 = fmu;                                                            \
+            for (int j = 0; j < 2; j++) { /* mu^2, mu^3 as standard integers */                \
+                zp_fr_##C##_mul(&m2, &m2, &fmu);                                               \
+                zp_fr_##C##_from_mont(&m2, &m2);                                                 \
+                memcpy(&e[ne], &m2, sizeof e[ne]);                                             \
+                zp_fr_##C##_to_mont(&m2, &m2);                                                 \
+                ne++;                                                                          \
+            }                                                                                  \
+        }                                                                                      \
+        e[ne] = *r;                                                                            \
+        for (int i = 0; i < 4; i++) e[ne].l[i] = (r->l[i] >> 1) | (i < 3 ? r->l[i + 1] << 63 : 0); \
+        ne++;                                                                                  \
+        const unsigned b = zp_gls_##C##_bits;                                                  \
+        zp_scalar_t tb = {{0, 0, 0, 0}};                                                       \
+        tb.l[b / 64] = 1ULL << (b % 64); /* 2^b */                                            \
+        const int nb0 = ne;                                                                    \
+        sc_sub1(&e[ne++], &tb);                                                                \
+        e[ne++] = tb;                                                                          \
+        sc_add(&e[ne], &tb, &one), ne++;                                                       \
+        { /* r - 2^b - 1, r - 2^b, r - 2^b + 1 */                                              \
+            zp_scalar_t nt = tb;                                                               \
+            for (int i = 0; i < 4; i++) nt.l[i] = ~nt.l[i];                                    \
+            sc_add(&nt, &nt, r); /* r - 2^b - 1 */                                             \
+            e[ne++] = nt;                                                                      \
+            sc_add(&e[ne], &nt, &one), ne++;                                                   \
+            sc_add(&e[ne], &e[ne - 1], &one), ne++;                                            \
+        }                                                                                      \
+        for (int i = 0; i < ne; i++) gls_check_split_##C(&e[i]);                               \
+        {                                                                                      \
+            zp_scalar_t kp[4];                                                                 \
+            unsigned neg;                                                                      \
+            zp_gls_##C##_split(kp, &neg, &e[3]); /* r - 1 = -1: (1, 0, 0, 0), negated */       \
+            CHECK(neg == 1 && kp[0].l[0] == 1 && !kp[1].l[0] && !kp[2].l[0] && !kp[3].l[0]);   \
+            zp_gls_##C##_split(kp, &neg, &e[nb0]); /* 2^b - 1: short, not split */             \
+            CHECK(neg == 0 && !memcmp(&kp[0], &e[nb0], sizeof kp[0]) && !kp[1].l[0] && !kp[1].l[1]); \
+            zp_gls_##C##_split(kp, &neg, &e[nb0 + 4]); /* r - 2^b: -(2^b), split */            \
+            CHECK(kp[1].l[0] | kp[2].l[0] | kp[3].l[0] | kp[1].l[1] | kp[2].l[1] | kp[3].l[1]); \
+            zp_gls_##C##_split(kp, &neg, &e[nb0 + 5]); /* r - 2^b + 1: -(2^b - 1), not split */ \
+            CHECK(neg == 1 && !memcmp(&kp[0], &e[nb0], sizeof kp[0]));                         \
+        }                                                                                      \
+        for (int it = 0; it < 20000; it++) {                                                   \
+            zp_scalar_t k;                                                                     \
+            rnd_scalar(&k, it % 3 == 0 ? 256 : 252);                                           \
+            gls_check_split_##C(&k);                                                           \
+            k.l[0] ^= 1;                                                                       \
+            k.l[it % 4] += it;                                                                 \
+            gls_check_split_##C(&k);                                                           \
+            rnd_scalar(&k, 64 + it % 130); /* 64..193 bits: around the short bound */          \
+            gls_check_split_##C(&k);                                                           \
+        }                                                                                      \
+    }
+GLS_TESTS(bn254)
+GLS_TESTS(bls12_381)
+
 static int hex2bin(uint8_t *out, const char *hex, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -552,6 +709,8 @@ int main(void)
     test_known();
     test_glv_bn254();
     test_glv_bls12_381();
+    test_gls_bn254();
+    test_gls_bls12_381();
     if (fails) {
         fprintf(stderr, "test_ec: %d checks failed\n", fails);
         return 1;

@@ -16,12 +16,13 @@
 #include "tests/test_common.h"
 
 /* scalar i of a test vector: a mix of special and random values below r, and values around
- * the GLV split's bounds (2^128, r - 2^128, lambda) */
+ * the GLV split's bounds (2^128, r - 2^128, lambda) and the GLS split's (2^gb, r - 2^gb, mu,
+ * gb = zp_gls_<C>_bits) */
 static void pick_scalar(zp_scalar_t *k, size_t i, const zp_scalar_t *r, const zp_scalar_t *rep,
-                        const zp_scalar_t *lam)
+                        const zp_scalar_t *lam, const zp_scalar_t *mu, unsigned gb)
 {
     memset(k, 0, sizeof *k);
-    switch (rnd64() % 14) {
+    switch (rnd64() % 18) {
     case 0: break;                                           /* 0 */
     case 1: k->l[0] = 1; break;                              /* 1 */
     case 2:                                                  /* r - 1 */
@@ -55,6 +56,34 @@ static void pick_scalar(zp_scalar_t *k, size_t i, const zp_scalar_t *r, const zp
         *k = *lam;
         k->l[0] += rnd64() % 4;
         break;
+    case 14:                                                 /* 2^gb - 2 .. 2^gb + 1 */
+        k->l[gb / 64] = 1ULL << (gb % 64);
+        if (rnd64() & 1) {
+            k->l[0] += rnd64() % 2;
+        } else {                                             /* 2^gb - 1 or - 2: borrow up */
+            uint64_t d = 1 + rnd64() % 2;
+            for (unsigned j = 0; j <= gb / 64; j++) {
+                uint64_t v = k->l[j] - d;
+                d = k->l[j] < d;
+                k->l[j] = v;
+            }
+        }
+        break;
+    case 15:                                                 /* r - 2^gb +- small */
+        *k = *r;
+        if (gb % 64 == 0) k->l[gb / 64] -= 1;
+        else k->l[gb / 64] -= 1ULL << (gb % 64);             /* r's limb gb/64 holds it: both curves */
+        k->l[0] += rnd64() % 4 - 2;
+        break;
+    case 16:                                                 /* mu + small */
+        *k = *mu;
+        k->l[0] += rnd64() % 4;
+        break;
+    case 17: {                                               /* 64..191 bits */
+        unsigned b = 64 + (unsigned)(rnd64() % 128);
+        for (unsigned j = 0; j < 4; j++) k->l[j] = 64 * j >= b ? 0 : 64 * (j + 1) <= b ? rnd64() : rnd64() >> (64 * (j + 1) - b);
+        break;
+    }
     default:
         for (int j = 0; j < 4; j++) k->l[j] = rnd64();
         k->l[3] &= r->l[3] >> 1;                             /* < r */
@@ -112,7 +141,7 @@ static void pick_scalar(zp_scalar_t *k, size_t i, const zp_scalar_t *r, const zp
             for (int j = 0; j < 4; j++) rep.l[j] = rnd64();                                    \
             rep.l[3] &= r->l[3] >> 1;                                                          \
             points_##G##_##C(pa, n);                                                           \
-            for (size_t i = 0; i < n; i++) pick_scalar(&k[i], i, r, &rep, &zp_glv_##C##_lambda);                     \
+            for (size_t i = 0; i < n; i++) pick_scalar(&k[i], i, r, &rep, &zp_glv_##C##_lambda, &zp_gls_##C##_mu, zp_gls_##C##_bits);                     \
             /* the worst case for bucket conflicts: every scalar and point equal */            \
             if (si == nsizes - 1 && n > 8)                                                     \
                 for (size_t i = 0; i < n / 4; i++) {                                           \
@@ -132,16 +161,21 @@ static void pick_scalar(zp_scalar_t *k, size_t i, const zp_scalar_t *r, const zp
                     fails++;                                                                   \
                 }                                                                              \
                 free(scr);                                                                     \
-                /* without the endomorphism, and forced windows with and without it */         \
-                for (int mode = 0; mode < 3 && pi < 2; mode++) {                               \
-                    zp_msm_opts_t o = {.no_endo = mode != 1, .c = mode ? 3 + (unsigned)(n % 7) : 0};\
+                /* without the endomorphism, forced windows with and without it, and the       \
+                 * 2-dimensional split (G2's default is the 4-dimensional one) with and        \
+                 * without a forced window */                                                  \
+                for (int mode = 0; mode < 5 && pi < 2; mode++) {                               \
+                    zp_msm_opts_t o = {.no_endo = mode == 0 || mode == 2,                      \
+                                       .c = mode == 1 || mode >= 3 ? 3 + (unsigned)((n + mode) % 7) : 0,\
+                                       .dim = mode >= 3 ? 2 : 0};                              \
+                    if (mode == 3) o.c = 0;                                                    \
                     sz = zp_msm_##G##_##C##_ex_scratch_size(n, 1, nt, &o);                     \
                     if (posix_memalign(&scr, 64, sz ? sz : 64)) abort();                       \
                     const zp_##G##a_##C##_t *pp = pa;                                          \
                     zp_msm_##G##_##C##_multi_ex(&got, &pp, 1, k, n, scr, pools[pi], &o);       \
                     if (!zp_##G##_##C##_eq(&got, &want)) {                                     \
-                        fprintf(stderr, "msm %s n=%zu threads=%u endo=%d c=%u: wrong sum\n",   \
-                                #G "_" #C, n, nt, !o.no_endo, o.c);                            \
+                        fprintf(stderr, "msm %s n=%zu threads=%u endo=%d dim=%u c=%u: wrong sum\n", \
+                                #G "_" #C, n, nt, !o.no_endo, o.dim, o.c);                     \
                         fails++;                                                               \
                     }                                                                          \
                     free(scr);                                                                 \
@@ -228,11 +262,13 @@ static void pick_sparse(zp_scalar_t *k, const zp_scalar_t *r)
                                     "wrong sum\n", #G "_" #C, n, m, j, mode, nt);              \
                             fails++;                                                           \
                         }                                                                      \
-                    if (m == M) { /* the same without the endomorphism */                      \
-                        zp_msm_opts_t o = {.no_endo = true};                                   \
-                        zp_msm_##G##_##C##_multi_ex(got, (const zp_##G##a_##C##_t *const *)pa, m, k, n, scr,\
-                                                    pools[pi], &o);                            \
-                        for (unsigned j = 0; j < m; j++) CHECK(zp_##G##_##C##_eq(&got[j], &want[j]));\
+                    if (m == M) { /* the same without the endomorphism, and with the 2-dim split */\
+                        for (int e = 0; e < 2; e++) {                                          \
+                            zp_msm_opts_t o = {.no_endo = e == 0, .dim = 2};                   \
+                            zp_msm_##G##_##C##_multi_ex(got, (const zp_##G##a_##C##_t *const *)pa, m, k, n,\
+                                                        scr, pools[pi], &o);                   \
+                            for (unsigned j = 0; j < m; j++) CHECK(zp_##G##_##C##_eq(&got[j], &want[j]));\
+                        }                                                                      \
                     }                                                                          \
                     if (m == 1) { /* the plain MSM on the same input */                        \
                         zp_msm_##G##_##C(&got[0], pa[0], k, n, scr, pools[pi]);                \

@@ -46,7 +46,7 @@ ZP_GROUP_API(g2, bls12_381, fq2)
  * zp_glv_<C>_lambda (standard form, the same for G1 and G2) on the group of order r.
  * zp_<G>_<C>_endo_beta: that group's beta (Montgomery form).
  * zp_glv_<C>_split: k (any 256-bit value) = (-1)^(neg&1) k1 + (-1)^(neg>>1) k2 lambda mod r,
- * k1, k2 < 2^zp_glv_<C>_bits (127 on BN254, 128 on BLS12-381; ZP_GLV_BITS = 128 bounds both);
+ * k1, k2 < 2^zp_glv_<C>_bits (126 on BN254, 127 on BLS12-381; ZP_GLV_BITS = 128 bounds both);
  * k2 = 0 when k mod r or -k mod r is below that bound (k1 is that value). */
 #define ZP_GLV_BITS 128
 #define ZP_GLV_API(C, FQ)                                                                     \
@@ -61,6 +61,24 @@ ZP_GROUP_API(g2, bls12_381, fq2)
     const zp_##FQ##_##C##_t *zp_g2_##C##_endo_beta(void);
 ZP_GLV_API(bn254, fq)
 ZP_GLV_API(bls12_381, fq)
+
+/* GLS on G2 (ec_glv.c; constants derived by lib/ec/gen_gls.py). psi = untwist o Frobenius o
+ * twist, psi(x, y) = (conj(x) cx, conj(y) cy), is multiplication by zp_gls_<C>_mu = p mod r
+ * on G2 (BLS12-381: the seed x mod r; BN254: 6 u^2); psi^2(x, y) = (a x, -y) with a =
+ * *zp_g2_<C>_psi2_a() (a cube root of unity in Fq, Montgomery form).
+ * zp_gls_<C>_split: k (any 256-bit value) = sum_i (-1)^(neg bit i) kp[i] mu^i mod r, i < 4,
+ * kp[i] < 2^zp_gls_<C>_bits (64 on BN254, 63 on BLS12-381); kp[1..3] = 0 when k mod r or
+ * -k mod r is below that bound (kp[0] is that value). (added) */
+#define ZP_GLS_BITS_MAX 64
+#define ZP_GLS_API(C)                                                                         \
+    extern const zp_scalar_t zp_gls_##C##_mu;                                                 \
+    extern const unsigned zp_gls_##C##_bits;                                                  \
+    void zp_gls_##C##_split(zp_scalar_t kp[4], unsigned *neg, const zp_scalar_t *k);          \
+    void zp_g2a_##C##_psi(zp_g2a_##C##_t *r, const zp_g2a_##C##_t *p);                       \
+    void zp_g2_##C##_psi(zp_g2_##C##_t *r, const zp_g2_##C##_t *p);                          \
+    const zp_fq_##C##_t *zp_g2_##C##_psi2_a(void);
+ZP_GLS_API(bn254)
+ZP_GLS_API(bls12_381)
 
 /* Compressed encodings.
  * BLS12-381: zcash/bellperson (Filecoin): big-endian x, 48 bytes G1, 96 bytes G2 (x.c1 then

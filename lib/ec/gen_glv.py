@@ -15,15 +15,20 @@ Where the constants come from (plain Python big integers, nothing else):
   * decomposition of k (0 <= k < r), d = a1 b2 - a2 b1 = +-r: c1 = round(b2 k / d),
     c2 = round(-b1 k / d) (Babai rounding: (k, 0) in the basis),
     k1 = k - c1 a1 - c2 a2, k2 = -c1 b1 - c2 b2; then k1 + k2 lambda = k mod r.
-    |c_i| is computed as (k g_i + 2^255) >> 256 with g_i = round(|b2 or b1| 2^256 / r); the
+    |c_i| is computed as (k g_i + 2^(S-1)) >> S with g_i = round(|b2 or b1| 2^S / r), S = SHIFT
+    = 320 (g_i in 5 limbs: the fixed point adds at most k 2^-(S+1) < 2^-66 to Babai's 1/2); the
     signs of c1 and c2 are folded into the four products' constants M_ij, stored mod 2^256, so that
     k1 = k + c1 M11 + c2 M12 and k2 = c1 M21 + c2 M22 (mod 2^256, read as signed).
-  * BITS: the bound on |k1|, |k2| (checked below on random and edge scalars, and in
-    tests/test_ec.c).
+  * BITS: the bound on |k1|, |k2|: k_i = sum_j (c_j exact - c_j) B_ji with |c_j exact - c_j|
+    <= 1/2 + 2^-66, so |k_i| <= (1/2 + 2^-66) sum_j |B_ji| (bound(), shared with gen_gls.py;
+    checked below on random and edge scalars, and in tests/test_ec.c).
 """
 import random
 import re
 import sys
+from fractions import Fraction
+
+SHIFT = 320  # fixed point of the rounding constants g (5 limbs)
 
 CURVES = {
     'bn254': dict(r=21888242871839275222246405745257275088548364400416034343698204186575808495617,
@@ -122,11 +127,23 @@ def basis(r, lam):
     return v1, v2
 
 
+def bound(colsums, kmax):
+    """bits such that every part is < 2^bits: |k_i| <= (1/2 + kmax 2^-(SHIFT+1)) colsum_i"""
+    e = Fraction(1, 2) + Fraction(kmax, 1 << (SHIFT + 1))
+    return max(int(e * s).bit_length() for s in colsums)
+
+
+def glimbs(x):
+    """a rounding constant as 5 little-endian limbs (uint64_t[5] initializer)"""
+    assert 0 <= x < 1 << SHIFT
+    return '{' + ', '.join('0x%016xULL' % ((x >> (64 * i)) & (2**64 - 1)) for i in range(5)) + '}'
+
+
 def split(k, C):
     """the C algorithm, in Python (same fixed-point steps)"""
     M = 1 << 256
-    c1 = (k * C['g1'] + (1 << 255)) >> 256
-    c2 = (k * C['g2'] + (1 << 255)) >> 256
+    c1 = (k * C['g1'] + (1 << (SHIFT - 1))) >> SHIFT
+    c2 = (k * C['g2'] + (1 << (SHIFT - 1))) >> SHIFT
     k1 = (k + c1 * C['m11'] + c2 * C['m12']) % M
     k2 = (c1 * C['m21'] + c2 * C['m22']) % M
     if k1 >= M // 2: k1 -= M
@@ -167,7 +184,8 @@ def main():
         M = 1 << 256
         s1 = 1 if b2 * det >= 0 else -1   # c1 = round(b2 k / det) = s1 round(|b2| k / r)
         s2 = 1 if -b1 * det >= 0 else -1  # c2 = round(-b1 k / det) = s2 round(|b1| k / r)
-        C.update(g1=(abs(b2) * M + r // 2) // r, g2=(abs(b1) * M + r // 2) // r,
+        S = 1 << SHIFT
+        C.update(g1=(abs(b2) * S + r // 2) // r, g2=(abs(b1) * S + r // 2) // r,
                  m11=(-s1 * a1) % M, m12=(-s2 * a2) % M, m21=(-s1 * b1) % M, m22=(-s2 * b2) % M)
         # bound: check many scalars (random, edges, near multiples of the basis)
         rnd = random.Random(12)
@@ -182,18 +200,20 @@ def main():
             worst = max(worst, abs(k1), abs(k2))
         # analytic: |k1| <= (|a1| + |a2|) (1/2 + e), |k2| likewise; e covers the fixed point
         an = max(abs(a1) + abs(a2), abs(b1) + abs(b2))
-        bits = an.bit_length()
+        bits = bound([abs(a1) + abs(a2), abs(b1) + abs(b2)], r - 1)
         assert worst < 1 << bits
-        assert C['g1'] < 1 << 192 and C['g2'] < 1 << 192
+        assert C['g1'] < 1 << SHIFT and C['g2'] < 1 << SHIFT
         U = name.upper()
         out.append('/* %s: lambda^2 + lambda + 1 = 0 mod r; basis (a1, b1) = (%d, %d),' % (name, a1, b1))
-        out.append(' * (a2, b2) = (%d, %d); |k1|, |k2| <= |a1|+|a2| or |b1|+|b2| < 2^%d' % (a2, b2, bits))
+        out.append(' * (a2, b2) = (%d, %d); |k1|, |k2| <= (1/2 + 2^-66) (|a1|+|a2| or |b1|+|b2|) < 2^%d' % (a2, b2, bits))
         out.append(' * (largest seen over %d scalars: %d bits) */' % (len(ks), worst.bit_length()))
         out.append('#define GLV_%s_BITS %d' % (U, bits))
         out.append('#define GLV_%s_LAMBDA %s' % (U, limbs(lam, 4)))
         out.append('#define GLV_%s_BETA_G1 %s /* beta = %d */' % (U, limbs(beta1[0] * R % p, nl), beta1[0]))
         out.append('#define GLV_%s_BETA_G2 %s /* beta = %d */' % (U, limbs(beta2[0] * R % p, nl), beta2[0]))
-        for key in ('g1', 'g2', 'm11', 'm12', 'm21', 'm22'):
+        for key in ('g1', 'g2'):
+            out.append('#define GLV_%s_%s %s' % (U, key.upper(), glimbs(C[key])))
+        for key in ('m11', 'm12', 'm21', 'm22'):
             out.append('#define GLV_%s_%s %s' % (U, key.upper(), limbs(C[key], 4)))
     out.append('#endif')
     print('\n'.join(out))

@@ -9,11 +9,16 @@
  * nothing, scalars equal to 1 one batched affine addition, short scalars only the windows
  * their bit length reaches (witness vectors are mostly 0/1/small).
  * Endomorphism (GLV, on by default for G1 and G2 of both curves): each scalar k is split as
- * k = k1 + k2 lambda with |k1|, |k2| < 2^128 (lib/ec/ec_glv.c) and the MSM runs over the 2n
+ * k = k1 + k2 lambda with |k1|, |k2| < 2^126 / 2^127 (lib/ec/ec_glv.c) and the MSM runs over the 2n
  * points P_i, phi(P_i) with 128-bit scalars (signs as point negations): half the windows, so
  * half the bucket reductions, and a window one bit wider for the same work. Scalars already
  * short (or short negated: -1, -2, ...) are not split. The scratch holds the halves, their
  * signs and beta x of the points whose k2 is not 0.
+ * On G2 the default is the 4-dimensional GLS split instead (lib/ec: zp_gls_<C>_split): k =
+ * k0 + k1 mu + k2 mu^2 + k3 mu^3 with |k_i| < 2^64 (BN254) / 2^63 (BLS12-381), psi = [mu];
+ * the MSM runs over the 4n points psi^i(P_j) with ~64-bit scalars; the scratch holds the
+ * parts, their signs and psi(P) of the points that are split (psi^2 and psi^3 are derived
+ * from P and psi(P) by one Fq x Fq2 product when read).
  * Tests: tests/test_msm.c (against a naive sum). Bench: zkpipe bench */
 #ifndef ZP_MSM_H
 #define ZP_MSM_H
@@ -43,6 +48,8 @@
 typedef struct {
     bool no_endo;
     unsigned c;
+    unsigned dim;  /* 0: the group's default (4 on G2, 2 on G1); 2: the 2-dimensional GLV split
+                    * on G2 too (comparison); 4 on G1 is 2 (added) */
 } zp_msm_opts_t;
 #define ZP_MSM_EX_API(G, C)                                                                    \
     size_t zp_msm_##G##_##C##_ex_scratch_size(size_t n, unsigned m, unsigned nthreads,         \

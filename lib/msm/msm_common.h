@@ -5,8 +5,9 @@
  * cost model counted in field multiplications), the scalar classification, the scratch
  * layout and the Booth digit extraction; msm_impl.h holds the algorithm and is instantiated
  * once per group and curve at the bottom.
- * Scratch (caller-owned, 64-byte aligned): [endomorphism area: 2n scalar halves | 2n signs |
- * m*n beta x (msm_impl.h: endo_bytes), reserved in both modes] [partial sums: m * (Wmax*P + P1) Jacobian points]
+ * Scratch (caller-owned, 64-byte aligned): [endomorphism area: d n scalar parts | d n signs |
+ * m*n beta x (d = 2) or m*n psi(P) (d = 4, G2) (msm_impl.h: endo_bytes), the larger, reserved
+ * in every mode] [partial sums: m * (Wmax*P + P1) Jacobian points]
  * [scalar index: n uint32 (msm_sort)] then per thread [nba = max(nb, K1) affine buckets |
  * nba XYZZ buckets | nba bucket states | kmax = max(K, K1) pending points | kmax bucket
  * indices | kmax denominators | kmax prefix products | kmax/4 deferred points and their
@@ -41,7 +42,7 @@ enum {
     MSM_ONE_MIN = 2048,   /* scalar-1 points per scalar-1 task, at least */
     MSM_PREFETCH = 8,     /* batched additions: bucket prefetch distance */
 };
-#define MSM_CHUNK ((size_t)1 << 30)  /* larger inputs run in chunks (32-bit index of 2n halves) */
+#define MSM_CHUNK ((size_t)1 << 29)  /* larger inputs run in chunks (32-bit index of 4n parts) */
 
 typedef struct {
     unsigned c;   /* window bits */
@@ -93,7 +94,8 @@ static void msm_plan_h(msm_plan_t *pl, size_t n, unsigned nt, unsigned bits, dou
              * stay empty (the reduction starts at the highest used one); with tb = 0 only
              * the carry, about half the scalars, reaches it (measured: 127-bit halves with
              * c = 16 fill 8 windows and beat c = 15 at 2^18 and 2^20; 128-bit ones get a
-             * ninth, nearly free window) */
+             * ninth, nearly free window; the split bounds are now 126/127 bits (GLV) and
+             * 64/63 (GLS), so c = 16 fills 8 windows on both curves and 4 on BLS12-381's G2) */
             unsigned tb = bits - (W - 1) * c;
             double topb = tb + 1 < c ? (double)(1u << tb) + 1 : nb, topf = tb ? 1.0 : 0.5;
             double top = m * topf * add + (m * topf / K + 1) * inv_cost + 24.0 * topb + 0.5 * m;

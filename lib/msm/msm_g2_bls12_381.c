@@ -5,6 +5,7 @@
 
 #define MSM_COST_FQ MSM_COST_FQ2
 #define MSM_G g2
+#define MSM_GLS 1
 #define MSM_C bls12_381
 #define MSM_F fq2_bls12_381
 #include "lib/msm/msm_impl.h"

@@ -37,6 +37,10 @@
 #define ECA(n) MSM_CAT5(zp_, MSM_G, a_, MSM_C, _##n)
 #define S(n) MSM_CAT5(msm_, MSM_G, _, MSM_C, _##n)
 #define F(op) MSM_CAT3(mf_, MSM_F, _##op)
+#define FB_T MSM_CAT3(zp_fq_, MSM_C, _t)   /* the base field Fq */
+#ifndef MSM_GLS
+#define MSM_GLS 0                          /* 1: G2, the 4-dimensional psi split is available */
+#endif
 
 /* XYZZ point: x = X/ZZ, y = Y/ZZZ, ZZ^3 = ZZZ^2; ZZ == 0 is infinity */
 typedef struct { FE_T x, y, zz, zzz; } S(xyzz_t);
@@ -201,35 +205,54 @@ typedef struct {
     unsigned qn, qmax;   /* deferred count, capacity */
 } S(ws_t);
 
-/* The points one MSM reads: index ii < n0 is P_ii; with the endomorphism (phix != NULL)
- * index n0 + i is phi(P_i) = (beta x_i, y_i), and neg[ii] says the point is negated (the
- * sign of its scalar half). */
+/* The points one MSM reads, dim n0 of them (dim 1: no endomorphism): index ii = cls n0 + i
+ * is P_i (cls 0); with the 2-dimensional GLV split phi(P_i) = (beta x_i, y_i) (cls 1, from
+ * phix); with the 4-dimensional psi split (G2) psi^cls(P_i): psi(P_i) from the pre-pass,
+ * psi^2(P_i) = (a x_i, -y_i), psi^3(P_i) = (a psi(P_i).x, -psi(P_i).y) computed here (one
+ * Fq x Fq2 product: cheaper than keeping them). neg[ii] says the point is negated (the sign
+ * of its scalar part). */
 typedef struct {
     const PA_T *pts;     /* n0 points */
-    const FE_T *phix;    /* beta x_i (only where k2_i != 0), or NULL */
-    const uint8_t *neg;  /* 2 n0 signs, or NULL */
+    const FE_T *phix;    /* dim 2: beta x_i (only where k2_i != 0) */
+    const PA_T *psi;     /* dim 4: psi(P_i) (only where k1..k3 are not all 0) */
+    const FB_T *a;       /* dim 4: psi^2's constant */
+    const uint8_t *neg;  /* dim n0 signs, or NULL */
     size_t n0;
+    unsigned dim;
 } S(src_t);
 
 /* q = point ii, negated if negd (xor its own sign); false for infinity */
 static inline bool S(fetch)(PA_T *q, const S(src_t) *src, size_t ii, bool negd)
 {
     size_t pi = ii;
-    const FE_T *x;
-    if (src->phix && ii >= src->n0) {
-        pi = ii - src->n0;
-        x = &src->phix[pi];
-    } else {
-        x = &src->pts[pi].x;
+    unsigned cls = 0;
+    while (pi >= src->n0 && cls + 1 < src->dim) {
+        pi -= src->n0;
+        cls++;
     }
     const PA_T *p = &src->pts[pi];
     if (ECA(is_inf)(p)) return false;
-    q->x = *x;
     if (src->neg && src->neg[ii]) negd = !negd;
+    const FE_T *y = &p->y;
+    if (cls == 0) {
+        q->x = p->x;
+    } else if (src->dim == 2) {
+        q->x = src->phix[pi];
+#if MSM_GLS
+    } else if (cls == 1) {
+        q->x = src->psi[pi].x;
+        y = &src->psi[pi].y;
+    } else {
+        const PA_T *b = cls == 2 ? p : &src->psi[pi];
+        F(mulb)(&q->x, &b->x, src->a);
+        y = &b->y;
+        negd = !negd;
+#endif
+    }
     if (negd)
-        F(neg)(&q->y, &p->y);
+        F(neg)(&q->y, y);
     else
-        q->y = p->y;
+        q->y = *y;
     return true;
 }
 
@@ -417,9 +440,12 @@ typedef struct {
     const uint32_t *cnt;     /* W */
     size_t nbig, none;
     unsigned P1;             /* scalar-1 tasks in use (<= pl->P1) */
-    size_t n;                /* scalars (2 n0 with the endomorphism) */
+    size_t n;                /* scalars (dim n0: parts with the endomorphism) */
     size_t n0;               /* points per MSM */
-    const FE_T *phix;        /* m * n0, or NULL */
+    unsigned dim;            /* 1 (no endomorphism), 2 (GLV), 4 (psi, G2) */
+    const FE_T *phix;        /* dim 2: m * n0 */
+    const PA_T *psi;         /* dim 4: m * n0 */
+    const FB_T *a;           /* dim 4: psi^2's constant */
     const uint8_t *neg;      /* n, or NULL */
     uint8_t *scratch;        /* past the endomorphism area */
     P_T *res;
@@ -453,7 +479,8 @@ static void S(worker)(void *arg, unsigned tid, unsigned nthr)
         if (t >= ntask) break;
         unsigned j = t / T, u = t % T;
         S(src_t) src = {.pts = job->pts[j], .phix = job->phix ? job->phix + (size_t)j * job->n0 : NULL,
-                        .neg = job->neg, .n0 = job->n0};
+                        .psi = job->psi ? job->psi + (size_t)j * job->n0 : NULL, .a = job->a,
+                        .neg = job->neg, .n0 = job->n0, .dim = job->dim};
         P_T *out = &job->res[(size_t)j * T + u];
         size_t lo, hi;
         if (u < job->P1) {
@@ -476,29 +503,44 @@ static size_t S(bytes)(const msm_plan_t *pl, unsigned m, size_t nsc, unsigned nt
     return lay.res_bytes + lay.idx_bytes + (size_t)nthreads * lay.thread_bytes;
 }
 
-/* the endomorphism area: 2 n0 scalar halves, 2 n0 signs, m n0 beta x */
-static size_t S(endo_bytes)(size_t n0, unsigned m)
+/* the endomorphism area for dim d: d n0 scalar parts, d n0 signs, and m n0 beta x (d = 2)
+ * or m n0 psi(P) (d = 4) */
+static size_t S(endo_bytes)(size_t n0, unsigned m, unsigned d)
 {
-    return align64(2 * n0 * sizeof(zp_scalar_t)) + align64(2 * n0) + align64((size_t)m * n0 * sizeof(FE_T));
+    if (d < 2) return 0;
+    size_t aux = d == 4 ? sizeof(PA_T) : sizeof(FE_T);
+    return align64(d * n0 * sizeof(zp_scalar_t)) + align64(d * n0) + align64((size_t)m * n0 * aux);
 }
 
-/* the plan the scratch is sized for (n0 points, full-size scalars), per mode */
-static void S(full_plan)(msm_plan_t *pl, size_t n0, unsigned nthreads, bool endo, unsigned cf)
+/* the largest split this group has: 4 (psi on G2) or 2 (GLV) */
+#define MSM_DIM_MAX (MSM_GLS ? 4u : 2u)
+
+/* bits of the parts for dim d (below the split's proven bound, lib/ec/gen_glv.py) */
+static unsigned S(dim_bits)(unsigned d)
 {
-    if (endo)   /* halves below the curve's split bound (127 bits fill 8 windows of 16) */
-        msm_plan(pl, 2 * n0, nthreads, MSM_CAT3(zp_glv_, MSM_C, _bits), MSM_COST_FQ, cf);
-    else
-        msm_plan(pl, n0, nthreads, MSM_BITS_MAX, MSM_COST_FQ, cf);
+#if MSM_GLS
+    if (d == 4) return MSM_CAT3(zp_gls_, MSM_C, _bits);
+#endif
+    return d == 2 ? MSM_CAT3(zp_glv_, MSM_C, _bits) : MSM_BITS_MAX;
 }
 
-/* the part past the endomorphism area: room for either mode's full plan */
+/* the plan the scratch is sized for (n0 points, full-size scalars), per dim */
+static void S(full_plan)(msm_plan_t *pl, size_t n0, unsigned nthreads, unsigned d, unsigned cf)
+{
+    msm_plan(pl, d * n0, nthreads, S(dim_bits)(d), MSM_COST_FQ, cf);
+}
+
+/* the part past the endomorphism area: room for every dim's full plan */
 static size_t S(budget)(size_t n, unsigned m, unsigned nthreads, unsigned cf)
 {
-    msm_plan_t a, b;
-    S(full_plan)(&a, n, nthreads, false, cf);
-    S(full_plan)(&b, n, nthreads, true, cf);
-    size_t x = S(bytes)(&a, m, n, nthreads), y = S(bytes)(&b, m, 2 * n, nthreads);
-    return x > y ? x : y;
+    size_t best = 0;
+    for (unsigned d = 1; d <= MSM_DIM_MAX; d *= 2) {
+        msm_plan_t a;
+        S(full_plan)(&a, n, nthreads, d, cf);
+        size_t x = S(bytes)(&a, m, d * n, nthreads);
+        if (x > best) best = x;
+    }
+    return best;
 }
 
 static unsigned S(force_c)(const zp_msm_opts_t *o)
@@ -507,24 +549,36 @@ static unsigned S(force_c)(const zp_msm_opts_t *o)
     return o->c < MSM_C_MIN ? MSM_C_MIN : o->c > MSM_C_MAX ? MSM_C_MAX : o->c;
 }
 
+/* the split's dimension for opts: no_endo 1; dim 2 or 4 when asked (4 only where the group has
+ * it); otherwise the group's largest */
+static unsigned S(dim)(const zp_msm_opts_t *o)
+{
+    if (o && o->no_endo) return 1;
+    if (o && o->dim == 2) return 2;
+    return MSM_DIM_MAX;
+}
+
 static size_t S(scratch_size)(size_t n, unsigned m, unsigned nthreads, const zp_msm_opts_t *o)
 {
     if (nthreads == 0) nthreads = 1;
     if (m == 0) m = 1;
     if (n > MSM_CHUNK) n = MSM_CHUNK;
-    return S(endo_bytes)(n, m) + S(budget)(n, m, nthreads, S(force_c)(o));
+    size_t e = S(endo_bytes)(n, m, 2), e4 = S(endo_bytes)(n, m, MSM_DIM_MAX);
+    return (e4 > e ? e4 : e) + S(budget)(n, m, nthreads, S(force_c)(o));
 }
 
-/* the endomorphism pre-pass: split scalars [lo, hi) into halves (k1 at i, k2 at n0 + i) and
- * signs, and beta x of the points whose k2 is not 0 */
+/* the endomorphism pre-pass: split scalars [lo, hi) into dim parts (part j of scalar i at
+ * j n0 + i) and signs, and beta x (dim 2) or psi (dim 4) of the points whose parts past the
+ * first are not all 0 */
 typedef struct {
     const zp_scalar_t *sc;
     const PA_T *const *pts;
-    unsigned m;
+    unsigned m, dim;
     size_t n0;
     zp_scalar_t *half;
     uint8_t *neg;
     FE_T *phix;
+    PA_T *psi;
 } S(split_job_t);
 
 static void S(split_worker)(void *arg, unsigned tid, unsigned nthr)
@@ -533,6 +587,25 @@ static void S(split_worker)(void *arg, unsigned tid, unsigned nthr)
     const MSM_CAT3(zp_fq_, MSM_C, _t) *beta = EC(endo_beta)();
     size_t lo, hi, n0 = sj->n0;
     zp_split(n0, tid, nthr, &lo, &hi);
+#if MSM_GLS
+    if (sj->dim == 4) {
+        for (size_t i = lo; i < hi; i++) {
+            zp_scalar_t kp[4];
+            unsigned ng;
+            MSM_CAT3(zp_gls_, MSM_C, _split)(kp, &ng, &sj->sc[i]);
+            uint64_t rest = 0;
+            for (unsigned d = 0; d < 4; d++) {
+                sj->half[d * n0 + i] = kp[d];
+                sj->neg[d * n0 + i] = (uint8_t)(ng >> d & 1);
+                if (d) rest |= kp[d].l[0] | kp[d].l[1];
+            }
+            if (rest)
+                for (unsigned j = 0; j < sj->m; j++)
+                    MSM_CAT3(zp_g2a_, MSM_C, _psi)(&sj->psi[(size_t)j * n0 + i], &sj->pts[j][i]);
+        }
+        return;
+    }
+#endif
     for (size_t i = lo; i < hi; i++) {
         unsigned ng;
         MSM_CAT3(zp_glv_, MSM_C, _split)(&sj->half[i], &sj->half[n0 + i], &ng, &sj->sc[i]);
@@ -560,24 +633,27 @@ static void S(multi)(P_T *out, const PA_T *const *points, unsigned m, const zp_s
             }
         return;
     }
-    const bool endo = !(opts && opts->no_endo);
-    const unsigned cf = S(force_c)(opts);
-    const size_t n0 = n, eb = S(endo_bytes)(n0, m), budget = S(budget)(n0, m, nthr, cf);
-    uint8_t *base = (uint8_t *)scratch + eb;
+    const unsigned dim = S(dim)(opts), cf = S(force_c)(opts);
+    const size_t n0 = n, budget = S(budget)(n0, m, nthr, cf);
+    const size_t e2 = S(endo_bytes)(n0, m, 2), e4 = S(endo_bytes)(n0, m, MSM_DIM_MAX);
+    uint8_t *base = (uint8_t *)scratch + (e4 > e2 ? e4 : e2);
     const FE_T *phix = NULL;
+    const PA_T *psi = NULL;
     const uint8_t *neg = NULL;
-    if (endo) {                                  /* the MSM over the 2 n0 halves from here */
-        S(split_job_t) sj = {.sc = scalars, .pts = points, .m = m, .n0 = n0,
+    if (dim > 1) {                               /* the MSM over the dim n0 parts from here */
+        S(split_job_t) sj = {.sc = scalars, .pts = points, .m = m, .dim = dim, .n0 = n0,
                              .half = (zp_scalar_t *)scratch};
-        sj.neg = (uint8_t *)scratch + align64(2 * n0 * sizeof(zp_scalar_t));
-        sj.phix = (FE_T *)(void *)(sj.neg + align64(2 * n0));
+        sj.neg = (uint8_t *)scratch + align64(dim * n0 * sizeof(zp_scalar_t));
+        sj.phix = (FE_T *)(void *)(sj.neg + align64(dim * n0));
+        sj.psi = (PA_T *)(void *)sj.phix;
         if (nthr > 1 && n0 >= 1024)
             zp_pool_run(pool, S(split_worker), &sj);
         else
             S(split_worker)(&sj, 0, 1);
         scalars = sj.half;
-        n = 2 * n0;
-        phix = sj.phix;
+        n = dim * n0;
+        if (dim == 2) phix = sj.phix;
+        else psi = sj.psi;
         neg = sj.neg;
     }
     msm_class_t cl;
@@ -586,11 +662,11 @@ static void S(multi)(P_T *out, const PA_T *const *points, unsigned m, const zp_s
     /* plan for the scalars > 1 actually present; fall back to the plan the scratch was sized
      * for if that one would need more room */
     msm_plan_t pl, full;
-    S(full_plan)(&full, n0, nthr, endo, cf);
+    S(full_plan)(&full, n0, nthr, dim, cf);
     /* (the plan's model is tuned for full-size scalars: the bit lengths are used only when
      * every scalar is clearly short; measured: no gain, some loss, with a few full ones; the
-     * largest bit length sets the window count: 127-bit halves (BN254) fill 8 windows of 16) */
-    const unsigned fbits = endo ? ZP_GLV_BITS : MSM_BITS_MAX;
+     * largest bit length sets the window count: 127-bit halves fill 8 windows of 16) */
+    const unsigned fbits = S(dim_bits)(dim);
     if (cl.bits > fbits * 3 / 4)
         msm_plan(&pl, cl.nbig, nthr, cl.bits, MSM_COST_FQ, cf);
     else
@@ -628,8 +704,11 @@ static void S(multi)(P_T *out, const PA_T *const *points, unsigned m, const zp_s
         msm_sort(idx, cnt, &cl, scalars, n, pl.c, pl.W);
     }
     S(job_t) job = {.pl = &pl, .pts = points, .m = m, .sc = scalars, .idx = idx, .cnt = cnt,
-                    .nbig = cl.nbig, .none = cl.none, .P1 = P1, .n = n, .n0 = n0, .phix = phix,
-                    .neg = neg, .scratch = base, .res = (P_T *)(void *)base};
+                    .nbig = cl.nbig, .none = cl.none, .P1 = P1, .n = n, .n0 = n0, .dim = dim,
+                    .phix = phix, .psi = psi, .neg = neg, .scratch = base, .res = (P_T *)(void *)base};
+#if MSM_GLS
+    job.a = MSM_CAT3(zp_g2_, MSM_C, _psi2_a)();
+#endif
     atomic_init(&job.next, 0);
     const unsigned T = P1 + pl.W * pl.P;
     if (nthr > 1 && m * T > 1)
@@ -715,4 +794,7 @@ void MSM_CAT3(zp_msm_, MSM_G, MSM_CAT3(_, MSM_C, ))(P_T *out, const PA_T *points
 #undef ECA
 #undef S
 #undef F
+#undef FB_T
+#undef MSM_GLS
+#undef MSM_DIM_MAX
 #endif

@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""gen_gls.py - writes lib/ec/ec_gls_consts.h: the constants of the 4-dimensional GLS
+decomposition on G2 of BN254 and BLS12-381. Run from the repository root:
+    python3 lib/ec/gen_gls.py > lib/ec/ec_gls_consts.h
+
+Where the constants come from (plain Python big integers; the field helpers and the curve
+data are gen_glv.py's):
+  * psi = untwist o Frobenius o twist on the sextic twist E'(Fq2): y^2 = x^3 + b',
+    psi(x, y) = (conj(x) cx, conj(y) cy) with cx = xi^(e (p-1)/3), cy = xi^(e (p-1)/2),
+    e = +1 for a D-type twist (BN254, b' = b / xi), -1 for an M-type one (BLS12-381,
+    b' = b xi). We try both signs and keep the one that maps G2's generator (read from
+    lib/ec/ec.c) onto the curve AND onto [p mod r] G2; exactly one must.
+  * mu = p mod r, the eigenvalue of psi on G2. Checked: BLS12-381 mu = x mod r (the seed,
+    x = -0xd201000000010000); BN254 mu = 6 u^2 (u = 4965661367192848881: p - r = 6 u^2).
+    mu^4 - t mu^2 + 1 ... is not used: the lattice below is built from mu alone.
+  * psi^2(x, y) = (conj(cx) cx x, conj(cy) cy y) = (a x, -y): a = N(cx), a cube root of unity
+    in Fq, N(cy) = -1 (both checked). So psi^2 and psi^3 = psi o psi^2 of a point cost one
+    Fq x Fq2 product once psi of it is known.
+  * lattice L = {(a0, a1, a2, a3): a0 + a1 mu + a2 mu^2 + a3 mu^3 = 0 mod r}, basis rows
+    (r,0,0,0), (-mu,1,0,0), (-mu^2,0,1,0), (-mu^3,0,0,1), LLL-reduced (exact rationals).
+  * decomposition of k (0 <= k < r): Babai rounding of (k, 0, 0, 0) in the reduced basis B:
+    c_j = round(k (B^-1)_{0j}), k_i = k [i = 0] - sum_j c_j B_ji, so sum_i k_i mu^i = k mod r.
+    Fixed point: |c_j| = (k g_j + 2^(S-1)) >> S with g_j = round(|B^-1_0j| 2^S), S = 320 (5 limbs);
+    the signs of c_j are folded into M_ji = -sign(B^-1_0j) B_ji mod 2^256, so that
+    k_i = k [i = 0] + sum_j |c_j| M_ji (mod 2^256, read as signed) -- lib/ec/ec_glv.c's
+    lat_split, the same code as the 2-dimensional GLV split.
+  * BITS: |c_j - k B^-1_0j| <= 1/2 + 2^-66 (Babai plus the fixed point), so
+    |k_i| <= (1/2 + 2^-66) sum_j |B_ji| (gen_glv.bound; checked below on random and edge
+    scalars, and in tests/test_ec.c).
+"""
+import os
+import random
+import sys
+from fractions import Fraction
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gen_glv  # noqa: E402  (CURVES, F2, ec_mul, read_gens, limbs)
+from gen_glv import F2, SHIFT, glimbs, limbs  # noqa: E402
+
+SEEDS = {'bn254': 4965661367192848881, 'bls12_381': -0xd201000000010000}
+TWIST = {  # (xi, b' as (c0, c1) rational over Fq, D-type?)
+    'bn254': ((9, 1), 'D'),
+    'bls12_381': ((1, 1), 'M'),
+}
+
+
+def f2pow(a, e):
+    p = a.p
+    r = F2(p, 1)
+    if e < 0:
+        a, e = a.inv(), -e
+    while e:
+        if e & 1: r = r * a
+        a = a * a
+        e >>= 1
+    return r
+
+
+def conj(a): return F2(a.p, a.a, -a.b)
+
+
+def lll(B, delta=Fraction(99, 100)):
+    """LLL reduction of the rows of B (integers), exact"""
+    B = [list(v) for v in B]
+    n = len(B)
+
+    def dot(u, v): return sum(Fraction(a) * b for a, b in zip(u, v))
+
+    def gs():
+        Bs, mu = [], [[Fraction(0)] * n for _ in range(n)]
+        for i in range(n):
+            v = [Fraction(x) for x in B[i]]
+            for j in range(i):
+                mu[i][j] = dot(B[i], Bs[j]) / dot(Bs[j], Bs[j])
+                v = [a - mu[i][j] * b for a, b in zip(v, Bs[j])]
+            Bs.append(v)
+        return Bs, mu
+    Bs, mu = gs()
+    k = 1
+    while k < n:
+        for j in range(k - 1, -1, -1):
+            q = round(mu[k][j])
+            if q:
+                B[k] = [a - q * b for a, b in zip(B[k], B[j])]
+                Bs, mu = gs()
+        if dot(Bs[k], Bs[k]) >= (delta - mu[k][k - 1] ** 2) * dot(Bs[k - 1], Bs[k - 1]):
+            k += 1
+        else:
+            B[k], B[k - 1] = B[k - 1], B[k]
+            Bs, mu = gs()
+            k = max(k - 1, 1)
+    return B
+
+
+def inverse_row0(B):
+    """first row of B^-1 (exact), by Gauss-Jordan"""
+    n = len(B)
+    A = [[Fraction(x) for x in row] + [Fraction(int(i == j)) for j in range(n)] for i, row in enumerate(B)]
+    for c in range(n):
+        piv = next(i for i in range(c, n) if A[i][c] != 0)
+        A[c], A[piv] = A[piv], A[c]
+        pv = A[c][c]
+        A[c] = [x / pv for x in A[c]]
+        for i in range(n):
+            if i != c and A[i][c] != 0:
+                f = A[i][c]
+                A[i] = [x - f * y for x, y in zip(A[i], A[c])]
+    return [A[0][n + j] for j in range(n)]
+
+
+def split(k, C):
+    """the C algorithm (ec_glv.c: lat_split) in Python: 4 signed parts"""
+    M = 1 << 256
+    cs = [(k * g + (1 << (SHIFT - 1))) >> SHIFT for g in C['g']]
+    out = []
+    for i in range(4):
+        v = (k if i == 0 else 0) + sum(cs[j] * C['m'][j][i] for j in range(4))
+        v %= M
+        out.append(v - M if v >= M // 2 else v)
+    return out
+
+
+def main():
+    src = open('lib/ec/ec.c').read()
+    gens = gen_glv.read_gens(src)
+    out = ['/* ec_gls_consts.h - GENERATED by lib/ec/gen_gls.py (see there for the derivation);',
+           ' * do not edit. Limbs little-endian; Fq/Fq2 constants in Montgomery form, the rest standard. */',
+           '#ifndef ZP_EC_GLS_CONSTS_H', '#define ZP_EC_GLS_CONSTS_H']
+    for name, C in gen_glv.CURVES.items():
+        r, p, nl = C['r'], C['p'], C['nl']
+        R = 1 << (64 * nl)
+        Ri = pow(R, -1, p)
+        (xa, xb), kind = TWIST[name]
+        xi = F2(p, xa, xb)
+        g2 = [v * Ri % p for v in gens[C['gen2']]]
+        Q = (F2(p, g2[0], g2[1]), F2(p, g2[2], g2[3]))
+        bq = Q[1] * Q[1] - Q[0] * Q[0] * Q[0]            # b' from the generator itself
+        bexp = F2(p, C['b1']) * (xi.inv() if kind == 'D' else xi)
+        assert bq == bexp, name + ': twist type'
+        ops = (lambda a, b: a - b, lambda a, b: a * b, lambda a: a.inv(), lambda a, b: a == b,
+               lambda v: F2(p, v))
+        mu = p % r
+        x = SEEDS[name]
+        if name == 'bls12_381':
+            assert mu == x % r, 'BLS12-381: psi = [x] on G2'
+        else:
+            assert mu == 6 * x * x and p - r == 6 * x * x, 'BN254: psi = [6u^2] on G2'
+        muQ = gen_glv.ec_mul(Q, mu, ops)
+        good = []
+        for e in (1, -1):
+            cx, cy = f2pow(xi, e * (p - 1) // 3), f2pow(xi, e * (p - 1) // 2)
+            P = (conj(Q[0]) * cx, conj(Q[1]) * cy)
+            if P[1] * P[1] == P[0] * P[0] * P[0] + bq and P == muQ:
+                good.append((cx, cy))
+        assert len(good) == 1, name + ': psi'
+        cx, cy = good[0]
+        ax, ay = conj(cx) * cx, conj(cy) * cy
+        assert ax.b == 0 and ay == F2(p, -1), name + ': psi^2 = (a x, -y)'
+        a = ax.a
+        assert pow(a, 3, p) == 1 and a != 1
+        mu2Q = gen_glv.ec_mul(Q, mu * mu % r, ops)
+        assert mu2Q == (Q[0] * F2(p, a), Q[1] * F2(p, -1)), name + ': psi^2 on G2'
+        # the lattice
+        B0 = [[r, 0, 0, 0], [-mu % r, 1, 0, 0], [-mu * mu % r, 0, 1, 0], [-pow(mu, 3, r), 0, 0, 1]]
+        B = lll(B0)
+        for row in B:
+            assert sum(row[i] * pow(mu, i, r) for i in range(4)) % r == 0
+        inv0 = inverse_row0(B)
+        M = 1 << 256
+        g = [round(abs(v) * (1 << SHIFT)) for v in inv0]
+        sg = [1 if v >= 0 else -1 for v in inv0]
+        assert all(x < 1 << SHIFT for x in g)
+        m = [[(-sg[j] * B[j][i]) % M for i in range(4)] for j in range(4)]
+        C.update(g=g, m=m)
+        sums = [sum(abs(B[j][i]) for j in range(4)) for i in range(4)]
+        bits = gen_glv.bound(sums, r - 1)
+        # check: random, edges, lattice points and their neighbours
+        rnd = random.Random(13)
+        ks = [0, 1, 2, r - 1, r - 2, mu, mu + 1, mu - 1, r // 2, (r + 1) // 2, r - mu]
+        ks += [pow(mu, i, r) + d for i in range(1, 4) for d in (-1, 0, 1)]
+        ks += [rnd.randrange(r) for _ in range(100000)]
+        for _ in range(20000):
+            v = [rnd.randrange(-40, 40) for _ in range(4)]
+            base = sum(v[j] * B[j][0] for j in range(4)) % r   # (k, 0, 0, 0) near lattice point halves
+            ks += [(base + (B[0][0] + B[1][0]) // 2 + rnd.randrange(-3, 4)) % r]
+        worst = 0
+        for k in ks:
+            ki = split(k, C)
+            assert sum(ki[i] * pow(mu, i, r) for i in range(4)) % r == k % r
+            worst = max(worst, max(abs(t) for t in ki))
+        assert worst < 1 << bits
+        # through the points: [k] Q == sum [k_i] psi^i(Q) for a few scalars
+        for k in ks[11:14] + [rnd.randrange(r)]:
+            ki = split(k, C)
+            acc = None
+            pts = [Q]
+            for _ in range(3):
+                P = pts[-1]
+                pts.append((conj(P[0]) * cx, conj(P[1]) * cy))
+            for i in range(4):
+                P = pts[i] if ki[i] >= 0 else (pts[i][0], F2(p, 0) - pts[i][1])
+                T = gen_glv.ec_mul(P, abs(ki[i]), ops)
+                acc = T if acc is None else (acc if T is None else add2(acc, T, ops))
+            assert acc == gen_glv.ec_mul(Q, k, ops), name + ': parts through the points'
+        U = name.upper()
+
+        def f2(v): return '{' + limbs(v.a * R % p, nl) + ', ' + limbs(v.b * R % p, nl) + '}'
+        out.append('/* %s: psi = [mu] on G2, mu = p mod r = %s; reduced basis rows %s;' % (
+            name, 'x mod r (x = %d)' % x if name == 'bls12_381' else '6 u^2 (u = %d)' % x, B))
+        out.append(' * |k_i| <= (1/2 + 2^-66) sum_j |B_ji| < 2^%d (largest seen over %d scalars: %d bits) */' % (
+            bits, len(ks), worst.bit_length()))
+        out.append('#define GLS_%s_BITS %d' % (U, bits))
+        out.append('#define GLS_%s_MU %s' % (U, limbs(mu, 4)))
+        out.append('#define GLS_%s_PSI_CX %s' % (U, f2(cx)))
+        out.append('#define GLS_%s_PSI_CY %s' % (U, f2(cy)))
+        out.append('#define GLS_%s_PSI2_A %s /* a = %d */' % (U, limbs(a * R % p, nl), a))
+        out.append('#define GLS_%s_G {%s}' % (U, ', '.join(glimbs(v) for v in g)))
+        out.append('#define GLS_%s_M {%s}' % (U, ', '.join(limbs(m[j][i], 4) for j in range(4) for i in range(4))))
+    out.append('#endif')
+    print('\n'.join(out))
+
+
+def add2(A, B, ops):
+    """affine A + B (A, B not infinity)"""
+    sub, mul, inv, eq, c = ops
+    if eq(A[0], B[0]):
+        if not eq(A[1], B[1]): return None
+        l = mul(mul(c(3), mul(A[0], A[0])), inv(mul(c(2), A[1])))
+    else:
+        l = mul(sub(B[1], A[1]), inv(sub(B[0], A[0])))
+    x = sub(sub(mul(l, l), A[0]), B[0])
+    return (x, sub(mul(l, sub(A[0], x)), A[1]))
+
+
+if __name__ == '__main__':
+    main()
