@@ -44,6 +44,8 @@ typedef struct brk_part {
     uint32_t n_uncharged;       /* worker/device-class failures (deaths, leases): bounded by max_deaths */
     uint8_t n_verify_fail;      /* pairing-check failures of this partition's results */
     uint8_t n_input;            /* input-class failures that were confirmed on another try */
+    uint8_t last_class;         /* zp_fail_class_t of the last failure (the fleet reports a final
+                                   failure as input class only when it was one) */
     uint64_t not_before;        /* transient backoff: not dispatched before (monotonic ns) */
     uint64_t winc[ZP_NROLES];   /* incarnation of the worker that ran each stage (last attempt) */
     uint64_t avoid_inc;         /* prefer another worker than this one for the next try */

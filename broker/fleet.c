@@ -418,8 +418,10 @@ void brk_fleet_job_finished(brk_t *b, brk_job_t *j)
         memcpy(it->bin, p->proof_bin, p->proof_bin_len);
     } else {
         it->kind = FL_FAIL;
-        /* a final failure before the attempts ran out was not retryable: input class */
-        it->final = p->attempt < b->max_attempts;
+        /* final (no other box retries it) only when the partition failed for its input: a
+         * transient failure that used up the attempts, or workers dying on it, may well pass on
+         * another box */
+        it->final = p->state == PS_FAILED && p->last_class == ZP_FAIL_INPUT;
         it->reason = strdup(p->reasons ? p->reasons : "failed");
     }
     int rc = -ENOMEM;

@@ -263,6 +263,7 @@ void brk_part_failed(brk_t *b, brk_part_t *p, bool retryable, bool redo_synth, c
 void brk_part_fail_class(brk_t *b, brk_part_t *p, unsigned cls, bool redo_synth, const char *why)
 {
     char m[ZP_MSG_TEXT_MAX + 128];
+    p->last_class = (uint8_t)cls;
     switch (cls) {
     case ZP_FAIL_WORKER: case ZP_FAIL_DEVICE:
         /* not the partition's fault: not charged, but a partition every worker dies on is bounded */
