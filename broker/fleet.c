@@ -403,6 +403,7 @@ void brk_fleet_service(brk_t *b)
 void brk_fleet_job_finished(brk_t *b, brk_job_t *j)
 {
     brk_fleet_t *fl = g_fl;
+    (void)b;
     uint64_t part, epoch;
     if (!fl || !parse_rid(j->request_id, &part, &epoch) || j->n_parts != 1) return;
     local_del(j);
