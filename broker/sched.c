@@ -545,6 +545,17 @@ static bool key_route(brk_t *b, unsigned stage, uint64_t now, brk_part_t **pp, b
     brk_part_t *p = *pp;
     uint64_t key = brk_job_key(p->job), avoid = part_avoid(p, stage);
     brk_worker_t *w = pick_worker_key(b, stage, avoid, now, key);
+    if (w && avoid && w->incarnation == avoid) {
+        /* the only holder is the worker this partition must avoid (its result failed the pairing
+         * check there, or an input error to confirm): another worker loads the key */
+        brk_worker_t *o = pick_worker(b, stage, avoid, now);
+        if (o && o->incarnation != avoid) {
+            *wp = o;
+            o->key_switches++;
+            b->c.key_switches++;
+            return true;
+        }
+    }
     if (w) { *wp = w; b->c.key_affine++; return true; }
     uint32_t holder_credits = 0;
     for (unsigned i = 0; i < BRK_MAX_WORKERS; i++) {

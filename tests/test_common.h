@@ -36,37 +36,5 @@ static inline int rnd_cb(void *ctx, void *buf, size_t len)
     for (size_t i = 0; i < len; i++) ((uint8_t *)buf)[i] = (uint8_t)rnd64();
     return 0;
 }
-/* a whole file, NUL-terminated (len excludes the NUL); NULL when it cannot be read */
-static inline char *test_slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) { free(b); b = NULL; }
-    fclose(f);
-    if (!b) return NULL;
-    b[n] = 0;
-    if (len) *len = (size_t)n;
-    return b;
-}
-/* remove a flat directory (the files in it, then it): tests' mkdtemp folders */
-#include <dirent.h>
-#include <string.h>
-#include <unistd.h>
-static inline void test_rm_dir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    char p[1200];
-    while (d && (e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        unlink(p);
-    }
-    if (d) closedir(d);
-    rmdir(dir);
-}
+#include "test_slurp.h"
 #endif

@@ -16,6 +16,7 @@
 #include "lib/fmt/fmt.h"
 #include "lib/fmt/fmt_int.h"
 #include "lib/util/util.h"
+#include "test_slurp.h"
 
 #ifndef ZP_FIXTURES_DIR
 #define ZP_FIXTURES_DIR "tests/fixtures"
@@ -42,21 +43,6 @@ static void expect_err(int rc, int code, const char *sub, int line, const char *
                 zp_err_msg(), code, zp_strerror(code), sub);
         failures++;
     }
-}
-
-static uint8_t *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *b = malloc((size_t)n + 1);
-    if (fread(b, 1, (size_t)n, f) != (size_t)n) { free(b); fclose(f); return NULL; }
-    fclose(f);
-    b[n] = 0;
-    *len = (size_t)n;
-    return b;
 }
 
 static void spit(const char *path, const void *b, size_t len)
@@ -238,7 +224,7 @@ static void check_public_vs_witness(const char *fx, const char *pubfile, const c
 static void check_proof_roundtrip(const char *fx, const char *file)
 {
     size_t len;
-    char *orig = (char *)slurp(fpath(fx, file), &len);
+    char *orig = test_slurp(fpath(fx, file), &len);
     zp_proof_json_t p;
     if (!orig || zp_proof_json_read(&p, fpath(fx, file))) {
         fprintf(stderr, "%s/%s: %s\n", fx, file, zp_err_msg());
@@ -257,7 +243,7 @@ static void check_proof_roundtrip(const char *fx, const char *file)
     snprintf(out, sizeof out, "%s/proof_out.json", tmpdir);
     CHECK(zp_proof_json_write(out, &p) == 0);
     size_t l2;
-    char *again = (char *)slurp(out, &l2);
+    char *again = test_slurp(out, &l2);
     CHECK(again && l2 == len && !memcmp(again, orig, len));
     free(again);
     free(orig);
@@ -266,7 +252,7 @@ static void check_proof_roundtrip(const char *fx, const char *file)
 static void check_public_roundtrip(const char *fx, const char *file)
 {
     size_t len, n;
-    char *orig = (char *)slurp(fpath(fx, file), &len);
+    char *orig = test_slurp(fpath(fx, file), &len);
     char (*sig)[100] = NULL;
     n = 0;
     if (!orig || zp_public_json_read(&sig, &n, fpath(fx, file))) {
@@ -282,7 +268,7 @@ static void check_public_roundtrip(const char *fx, const char *file)
     snprintf(out, sizeof out, "%s/public_out.json", tmpdir);
     CHECK(zp_public_json_write(out, sig, n) == 0);
     size_t l2;
-    char *again = (char *)slurp(out, &l2);
+    char *again = test_slurp(out, &l2);
     CHECK(again && l2 == len && !memcmp(again, orig, len));
     free(again);
     free(buf);
@@ -293,7 +279,7 @@ static void check_public_roundtrip(const char *fx, const char *file)
 static void check_fixture(const char *fx)
 {
     size_t ml;
-    char *meta = (char *)slurp(fpath(fx, "meta.json"), &ml);
+    char *meta = test_slurp(fpath(fx, "meta.json"), &ml);
     if (!meta) return;
     long nvars = meta_num(meta, "nVars"), npub = meta_num(meta, "nPublic"), dom = meta_num(meta, "domainSize"),
          ncons = meta_num(meta, "nConstraints");
@@ -362,7 +348,7 @@ static void check_fixture(const char *fx)
 static void zkey_errors(const char *fx)
 {
     size_t len;
-    uint8_t *b = slurp(fpath(fx, "circuit.zkey"), &len);
+    uint8_t *b = (uint8_t *)test_slurp(fpath(fx, "circuit.zkey"), &len);
     CHECK(b != NULL);
     zp_zkey_t z;
     CHECK(zp_zkey_parse(&z, b, len, "circuit.zkey") == 0);
@@ -534,7 +520,7 @@ static void zkey_errors(const char *fx)
 static void wtns_errors(const char *fx, const char *other_fx)
 {
     size_t len;
-    uint8_t *b = slurp(fpath(fx, "witness.wtns"), &len);
+    uint8_t *b = (uint8_t *)test_slurp(fpath(fx, "witness.wtns"), &len);
     zp_wtns_t w;
     CHECK(b && zp_wtns_parse(&w, b, len, "witness.wtns") == 0);
     const uint32_t nw = w.n_witness;
@@ -637,7 +623,7 @@ static void wtns_errors(const char *fx, const char *other_fx)
 static void r1cs_errors(const char *fx, const char *other_fx)
 {
     size_t len;
-    uint8_t *b = slurp(fpath(fx, "circuit.r1cs"), &len);
+    uint8_t *b = (uint8_t *)test_slurp(fpath(fx, "circuit.r1cs"), &len);
     zp_r1cs_t r;
     CHECK(b && zp_r1cs_parse(&r, b, len, "circuit.r1cs") == 0);
     const uint32_t nwires = r.n_wires, ncons = r.n_constraints;
@@ -735,7 +721,7 @@ static void r1cs_errors(const char *fx, const char *other_fx)
     }
     {   /* a zkey whose domain is twice too large for the r1cs (H section doubled to stay consistent) */
         size_t zl, l2;
-        uint8_t *zb = slurp(fpath(fx, "circuit.zkey"), &zl);
+        uint8_t *zb = (uint8_t *)test_slurp(fpath(fx, "circuit.zkey"), &zl);
         tfile_t tz;
         tsplit(&tz, zb, zl);
         uint8_t *hd = tsec(&tz, 2)->d;
@@ -785,7 +771,7 @@ static int proof_text(const char *text, zp_proof_json_t *p) { return zp_proof_js
 static void json_errors(const char *fx)
 {
     size_t len;
-    char *proof = (char *)slurp(fpath(fx, "proof.json"), &len);
+    char *proof = test_slurp(fpath(fx, "proof.json"), &len);
     zp_proof_json_t p, p0;
     CHECK(proof && proof_text(proof, &p0) == 0);
     /* every strict prefix is rejected */
@@ -980,7 +966,7 @@ static void json_errors(const char *fx)
 #undef PUB
 
     /* verification_key.json: paths into IC */
-    char *vkt = (char *)slurp(fpath(fx, "verification_key.json"), &len);
+    char *vkt = test_slurp(fpath(fx, "verification_key.json"), &len);
     zp_vk_json_t vk;
     CHECK(vkt && zp_vk_json_parse(&vk, vkt, len, "vk.json") == 0);
     if (vk.n_public >= 3) {

@@ -26,6 +26,7 @@
 #include "lib/groth16/backend_test.h"
 #include "lib/groth16/groth16.h"
 #include "lib/util/util.h"
+#include "test_slurp.h"
 
 static int failures;
 #define CHECK(c)                                                                                          \
@@ -36,26 +37,6 @@ static int failures;
         }                                                                                                 \
     } while (0)
 static const char *cur = "";
-
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf) {
-        buf[n] = 0;
-        if (len) *len = (size_t)n;
-    }
-    return buf;
-}
 
 static bool exists(const char *path)
 {
@@ -119,7 +100,7 @@ static bool proof_json_equals(const zp_g16_proof_t *proof, const fx_t *fx, const
     zp_proof_json_t pj;
     snprintf(p, sizeof p, "%s/%s", fx->dir, name);
     size_t len;
-    char *want = read_file(p, &len);
+    char *want = test_slurp(p, &len);
     if (!want) return false;
     bool ok = zp_g16_proof_to_json(&pj, proof) == 0;
     size_t n = ok ? zp_proof_json_format(buf, sizeof buf, &pj) : 0;
@@ -134,7 +115,7 @@ static bool public_json_equals(const fx_t *fx, const zp_scalar_t *w, const char 
     char p[1200];
     snprintf(p, sizeof p, "%s/%s", fx->dir, name);
     size_t len, cap = 256 + (size_t)fx->key.n_public * 110;
-    char *want = read_file(p, &len), *buf = malloc(cap);
+    char *want = test_slurp(p, &len), *buf = malloc(cap);
     char (*sig)[100] = calloc((size_t)fx->key.n_public + 1, sizeof *sig);
     bool ok = want && buf && sig && zp_g16_public_to_json(sig, &fx->key, w) == 0;
     size_t n = ok ? zp_public_json_format(buf, cap, sig, fx->key.n_public) : 0;
@@ -254,7 +235,7 @@ static void test_bad_witness(fx_t *fx)
     snprintf(p, sizeof p, "%s/witness-bad.wtns", fx->dir);
     if (!exists(p)) return;
     snprintf(p, sizeof p, "%s/meta.json", fx->dir);
-    meta = read_file(p, NULL);
+    meta = test_slurp(p, NULL);
     char wire_s[32];
     CHECK(meta && json_find(wire_s, sizeof wire_s, meta, "witness_bad", "wire"));
     free(meta);
@@ -306,7 +287,7 @@ static void test_corrupt_key(fx_t *fx)
     size_t len;
     char p[1200];
     snprintf(p, sizeof p, "%s/circuit.zkey", fx->dir);
-    uint8_t *buf = (uint8_t *)read_file(p, &len);
+    uint8_t *buf = (uint8_t *)test_slurp(p, &len);
     if (!buf) return;
     zp_zkey_t z;
     zp_g16_key_t k;
@@ -346,7 +327,7 @@ static void test_inplace_key(fx_t *fx)
     size_t len;
     char p[1200];
     snprintf(p, sizeof p, "%s/circuit.zkey", fx->dir);
-    uint8_t *buf = (uint8_t *)read_file(p, &len), *odd = buf ? malloc(len + 1) : NULL;
+    uint8_t *buf = (uint8_t *)test_slurp(p, &len), *odd = buf ? malloc(len + 1) : NULL;
     if (!buf || !odd) {
         free(buf);
         free(odd);
@@ -403,9 +384,9 @@ static void test_misaligned_files(fx_t *fx)
     size_t zlen, wlen;
     char p[1200], dir[] = "/tmp/zp-g16-misalign-XXXXXX";
     snprintf(p, sizeof p, "%s/circuit.zkey", fx->dir);
-    uint8_t *zb = (uint8_t *)read_file(p, &zlen);
+    uint8_t *zb = (uint8_t *)test_slurp(p, &zlen);
     snprintf(p, sizeof p, "%s/witness.wtns", fx->dir);
-    uint8_t *wb = (uint8_t *)read_file(p, &wlen);
+    uint8_t *wb = (uint8_t *)test_slurp(p, &wlen);
     bool made = zb && wb && mkdtemp(dir);
     CHECK(made);
     if (!made) goto out;
@@ -461,10 +442,10 @@ static void test_misaligned_files(fx_t *fx)
         zp_zkey_close(&z);
         /* the files themselves are unchanged */
         size_t l2;
-        uint8_t *again = (uint8_t *)read_file(zp, &l2);
+        uint8_t *again = (uint8_t *)test_slurp(zp, &l2);
         CHECK(again && l2 == zlen + 12 + pad && !memcmp(again + 24 + pad, zb + 12, zlen - 12));
         free(again);
-        again = (uint8_t *)read_file(wp, &l2);
+        again = (uint8_t *)test_slurp(wp, &l2);
         CHECK(again && l2 == wlen + 12 + pad && !memcmp(again + 24 + pad, wb + 12, wlen - 12));
         free(again);
         remove(zp);
@@ -484,7 +465,7 @@ static void test_unsorted_coefs(fx_t *fx, const zp_scalar_t *w)
     size_t len;
     char p[1200];
     snprintf(p, sizeof p, "%s/circuit.zkey", fx->dir);
-    uint8_t *buf = (uint8_t *)read_file(p, &len);
+    uint8_t *buf = (uint8_t *)test_slurp(p, &len);
     if (!buf || fx->z.n_coefs < 2) {
         free(buf);
         return;
@@ -619,7 +600,7 @@ static void test_fixture(const char *dir, const char *name)
         CHECK(public_json_equals(&fx, w, "public_rs0.json"));   /* JSON.stringify bytes (the CLI writes "[\n]" for an empty array) */
         /* fixed r, s from meta.json */
         snprintf(p, sizeof p, "%s/meta.json", dir);
-        char *meta = read_file(p, NULL), rs_r[128], rs_s[128];
+        char *meta = test_slurp(p, NULL), rs_r[128], rs_s[128];
         CHECK(meta && json_find(rs_r, sizeof rs_r, meta, "proof_rs", "r") && json_find(rs_s, sizeof rs_s, meta, "proof_rs", "s"));
         if (meta && zp_g16_scalar_from_dec(&r, fx.key.curve, rs_r) == 0 && zp_g16_scalar_from_dec(&s, fx.key.curve, rs_s) == 0) {
             CHECK(prove(&proof, &fx, w, NULL, &r, &s) == 0);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "zkpipe-client.h"
+#include "../test_slurp.h"
 
 static int fails;
 #define CHECK(cond, ...)                                                   \
@@ -30,20 +31,6 @@ static void progress(void *ctx, uint32_t done, uint32_t failed, uint32_t total)
     (void)ctx; (void)done; (void)failed;
     n_progress++;
     last_total = total;
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) { free(b); b = NULL; }
-    fclose(f);
-    *len = (size_t)n;
-    return b;
 }
 
 static void write_text(const char *dir, const char *name, uint32_t i, const char *text)
@@ -65,7 +52,7 @@ int main(int argc, char **argv)
 
     /* a job: two paths and one witness in memory */
     size_t len = 0;
-    char *bytes = slurp(wa, &len);
+    char *bytes = test_slurp(wa, &len);
     CHECK(bytes != NULL, "read %s", wa);
     zp_client_job_t *j = zp_client_job_new(zkey);
     char rid[64];
