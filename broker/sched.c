@@ -134,13 +134,18 @@ static unsigned belief(const brk_t *b, const brk_worker_t *w, uint64_t *v, unsig
     return n;
 }
 
-bool brk_worker_holds(const brk_t *b, const brk_worker_t *w, uint64_t h)
+#define BELIEF_MAX (2 * ZP_MSG_MAX_KEYS + BRK_MAX_INFLIGHT)
+static bool in_keys(const uint64_t *v, unsigned n, uint64_t h)
 {
-    uint64_t v[2 * ZP_MSG_MAX_KEYS + BRK_MAX_INFLIGHT];
-    unsigned n = belief(b, w, v, sizeof v / sizeof v[0]);
     for (unsigned i = 0; i < n; i++)
         if (v[i] == h) return true;
     return false;
+}
+
+bool brk_worker_holds(const brk_t *b, const brk_worker_t *w, uint64_t h)
+{
+    uint64_t v[BELIEF_MAX];
+    return in_keys(v, belief(b, w, v, BELIEF_MAX), h);
 }
 
 void brk_worker_key_done(brk_worker_t *w, brk_job_t *j)
@@ -432,10 +437,12 @@ static bool dispatchable(const brk_t *b, const brk_part_t *p, unsigned stage, ui
 /* queued partitions of stage whose key w holds (its demand: what a switch would leave waiting) */
 static size_t key_demand(const brk_t *b, const brk_worker_t *w, unsigned stage, uint64_t now)
 {
+    uint64_t v[BELIEF_MAX];
+    unsigned nv = belief(b, w, v, BELIEF_MAX);
     size_t n = 0;
-    for (size_t i = 0; i < b->qn[stage]; i++) {
+    for (size_t i = 0; nv && i < b->qn[stage]; i++) {
         brk_part_t *p = b->q[stage][i];
-        if (dispatchable(b, p, stage, now) && brk_worker_holds(b, w, brk_job_key(p->job))) n++;
+        if (dispatchable(b, p, stage, now) && in_keys(v, nv, brk_job_key(p->job))) n++;
     }
     return n;
 }
@@ -495,11 +502,17 @@ static bool key_route(brk_t *b, unsigned stage, uint64_t now, brk_part_t **pp, b
     /* its holders are busy: give the workers with credit work of their own keys (same priority) */
     brk_part_t *bq = NULL;
     brk_worker_t *bw = NULL;
+    uint64_t none[16];   /* keys no worker with credit holds (skip their other partitions) */
+    unsigned n_none = 0;
     for (size_t i = 0; i < b->qn[stage]; i++) {
         brk_part_t *q = b->q[stage][i];
-        if (q->job->priority != p->job->priority || !dispatchable(b, q, stage, now) || (bq && !better(q, bq))) continue;
-        brk_worker_t *x = pick_worker_key(b, stage, part_avoid(q, stage), now, brk_job_key(q->job));
+        uint64_t qk = brk_job_key(q->job), qa = part_avoid(q, stage);
+        if (q->job->priority != p->job->priority || qk == key || (!qa && in_keys(none, n_none, qk)) ||
+            !dispatchable(b, q, stage, now) || (bq && !better(q, bq)))
+            continue;
+        brk_worker_t *x = pick_worker_key(b, stage, qa, now, qk);
         if (x) { bq = q; bw = x; }
+        else if (!qa && n_none < 16) none[n_none++] = qk;
     }
     if (bq) { *pp = bq; *wp = bw; b->c.key_affine++; return true; }
     if (!(w = switch_target(b, stage, avoid, now))) return false;
