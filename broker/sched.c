@@ -483,7 +483,8 @@ static bool key_route(brk_t *b, unsigned stage, uint64_t now, brk_part_t **pp, b
 {
     brk_part_t *p = *pp;
     uint64_t key = brk_job_key(p->job), avoid = part_avoid(p, stage);
-    brk_worker_t *w = pick_worker_key(b, stage, avoid, now, key);
+    if (avoid) return true;   /* a retry that should go to another worker: plain dispatch's choice */
+    brk_worker_t *w = pick_worker_key(b, stage, 0, now, key);
     if (w) { *wp = w; b->c.key_affine++; return true; }
     uint32_t holder_credits = 0;
     for (unsigned i = 0; i < BRK_MAX_WORKERS; i++) {
@@ -493,7 +494,7 @@ static bool key_route(brk_t *b, unsigned stage, uint64_t now, brk_part_t **pp, b
             holder_credits += x->credits;
     }
     if (!holder_credits) {   /* nobody has it: someone must load it */
-        if (!(w = switch_target(b, stage, avoid, now))) return false;
+        if (!(w = switch_target(b, stage, 0, now))) return false;
         *wp = w;
         w->key_switches++;
         b->c.key_first++;
@@ -506,16 +507,16 @@ static bool key_route(brk_t *b, unsigned stage, uint64_t now, brk_part_t **pp, b
     unsigned n_none = 0;
     for (size_t i = 0; i < b->qn[stage]; i++) {
         brk_part_t *q = b->q[stage][i];
-        uint64_t qk = brk_job_key(q->job), qa = part_avoid(q, stage);
-        if (q->job->priority != p->job->priority || qk == key || (!qa && in_keys(none, n_none, qk)) ||
+        uint64_t qk = brk_job_key(q->job);
+        if (q->job->priority != p->job->priority || qk == key || part_avoid(q, stage) || in_keys(none, n_none, qk) ||
             !dispatchable(b, q, stage, now) || (bq && !better(q, bq)))
             continue;
-        brk_worker_t *x = pick_worker_key(b, stage, qa, now, qk);
+        brk_worker_t *x = pick_worker_key(b, stage, 0, now, qk);
         if (x) { bq = q; bw = x; }
-        else if (!qa && n_none < 16) none[n_none++] = qk;
+        else if (n_none < 16) none[n_none++] = qk;
     }
     if (bq) { *pp = bq; *wp = bw; b->c.key_affine++; return true; }
-    if (!(w = switch_target(b, stage, avoid, now))) return false;
+    if (!(w = switch_target(b, stage, 0, now))) return false;
     size_t backlog = 0;
     for (size_t i = 0; i < b->qn[stage]; i++)
         backlog += brk_job_key(b->q[stage][i]->job) == key && dispatchable(b, b->q[stage][i], stage, now);
