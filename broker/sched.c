@@ -531,6 +531,18 @@ static bool key_route(brk_t *b, unsigned stage, uint64_t now, brk_part_t **pp, b
     return true;
 }
 
+bool brk_key_pick(brk_t *b, unsigned stage, uint64_t now, brk_part_t **pp, brk_worker_t **wp)
+{
+    size_t at = 0;
+    brk_part_t *p = q_best(b, stage, now, &at);
+    brk_worker_t *w = p ? pick_worker(b, stage, part_avoid(p, stage), now) : NULL;
+    if (!w) return false;
+    if (stage != ZP_ROLE_SYNTH && b->key_affinity && !key_route(b, stage, now, &p, &w)) return false;
+    *pp = p;
+    *wp = w;
+    return true;
+}
+
 /* a FREE slot no partition is bound to and no holder may still write (slots.c) */
 static int claim_slot(brk_t *b, uint32_t *sp, uint64_t *ng)
 {
