@@ -300,6 +300,9 @@ uint64_t brk_key_hash(const char *s, size_t n);
 uint64_t brk_job_key(brk_job_t *j);
 /* does w hold key hash h? (what the broker believes: sched.c) */
 bool brk_worker_holds(const brk_t *b, const brk_worker_t *w, uint64_t h);
+/* the (partition, worker) pair dispatch would take next for stage (key affinity for GPU and
+ * final when on); false: nothing goes now. For tests (tests/test_keyroute.c) */
+bool brk_key_pick(brk_t *b, unsigned stage, uint64_t now, brk_part_t **p, brk_worker_t **w);
 /* w finished (DONE or FAIL) a partition of job j: its key stays believed until w's next report */
 void brk_worker_key_done(brk_worker_t *w, brk_job_t *j);
 int brk_q_push(brk_t *b, brk_part_t *p, unsigned stage);

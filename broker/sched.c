@@ -134,13 +134,18 @@ static unsigned belief(const brk_t *b, const brk_worker_t *w, uint64_t *v, unsig
     return n;
 }
 
-bool brk_worker_holds(const brk_t *b, const brk_worker_t *w, uint64_t h)
+#define BELIEF_MAX (2 * ZP_MSG_MAX_KEYS + BRK_MAX_INFLIGHT)
+static bool in_keys(const uint64_t *v, unsigned n, uint64_t h)
 {
-    uint64_t v[2 * ZP_MSG_MAX_KEYS + BRK_MAX_INFLIGHT];
-    unsigned n = belief(b, w, v, sizeof v / sizeof v[0]);
     for (unsigned i = 0; i < n; i++)
         if (v[i] == h) return true;
     return false;
+}
+
+bool brk_worker_holds(const brk_t *b, const brk_worker_t *w, uint64_t h)
+{
+    uint64_t v[BELIEF_MAX];
+    return in_keys(v, belief(b, w, v, BELIEF_MAX), h);
 }
 
 void brk_worker_key_done(brk_worker_t *w, brk_job_t *j)
@@ -500,10 +505,12 @@ static bool dispatchable(const brk_t *b, const brk_part_t *p, unsigned stage, ui
 /* queued partitions of stage whose key w holds (its demand: what a switch would leave waiting) */
 static size_t key_demand(const brk_t *b, const brk_worker_t *w, unsigned stage, uint64_t now)
 {
+    uint64_t v[BELIEF_MAX];
+    unsigned nv = belief(b, w, v, BELIEF_MAX);
     size_t n = 0;
-    for (size_t i = 0; i < b->qn[stage]; i++) {
+    for (size_t i = 0; nv && i < b->qn[stage]; i++) {
         brk_part_t *p = b->q[stage][i];
-        if (dispatchable(b, p, stage, now) && brk_worker_holds(b, w, brk_job_key(p->job))) n++;
+        if (dispatchable(b, p, stage, now) && in_keys(v, nv, brk_job_key(p->job))) n++;
     }
     return n;
 }
@@ -544,18 +551,8 @@ static bool key_route(brk_t *b, unsigned stage, uint64_t now, brk_part_t **pp, b
 {
     brk_part_t *p = *pp;
     uint64_t key = brk_job_key(p->job), avoid = part_avoid(p, stage);
-    brk_worker_t *w = pick_worker_key(b, stage, avoid, now, key);
-    if (w && avoid && w->incarnation == avoid) {
-        /* the only holder is the worker this partition must avoid (its result failed the pairing
-         * check there, or an input error to confirm): another worker loads the key */
-        brk_worker_t *o = pick_worker(b, stage, avoid, now);
-        if (o && o->incarnation != avoid) {
-            *wp = o;
-            o->key_switches++;
-            b->c.key_switches++;
-            return true;
-        }
-    }
+    if (avoid) return true;   /* a retry that should go to another worker: plain dispatch's choice */
+    brk_worker_t *w = pick_worker_key(b, stage, 0, now, key);
     if (w) { *wp = w; b->c.key_affine++; return true; }
     uint32_t holder_credits = 0;
     for (unsigned i = 0; i < BRK_MAX_WORKERS; i++) {
@@ -565,7 +562,7 @@ static bool key_route(brk_t *b, unsigned stage, uint64_t now, brk_part_t **pp, b
             holder_credits += x->credits;
     }
     if (!holder_credits) {   /* nobody has it: someone must load it */
-        if (!(w = switch_target(b, stage, avoid, now))) return false;
+        if (!(w = switch_target(b, stage, 0, now))) return false;
         *wp = w;
         w->key_switches++;
         b->c.key_first++;
@@ -574,14 +571,20 @@ static bool key_route(brk_t *b, unsigned stage, uint64_t now, brk_part_t **pp, b
     /* its holders are busy: give the workers with credit work of their own keys (same priority) */
     brk_part_t *bq = NULL;
     brk_worker_t *bw = NULL;
+    uint64_t none[16];   /* keys no worker with credit holds (skip their other partitions) */
+    unsigned n_none = 0;
     for (size_t i = 0; i < b->qn[stage]; i++) {
         brk_part_t *q = b->q[stage][i];
-        if (q->job->priority != p->job->priority || !dispatchable(b, q, stage, now) || (bq && !better(q, bq))) continue;
-        brk_worker_t *x = pick_worker_key(b, stage, part_avoid(q, stage), now, brk_job_key(q->job));
+        uint64_t qk = brk_job_key(q->job);
+        if (q->job->priority != p->job->priority || qk == key || part_avoid(q, stage) || in_keys(none, n_none, qk) ||
+            !dispatchable(b, q, stage, now) || (bq && !better(q, bq)))
+            continue;
+        brk_worker_t *x = pick_worker_key(b, stage, 0, now, qk);
         if (x) { bq = q; bw = x; }
+        else if (n_none < 16) none[n_none++] = qk;
     }
     if (bq) { *pp = bq; *wp = bw; b->c.key_affine++; return true; }
-    if (!(w = switch_target(b, stage, avoid, now))) return false;
+    if (!(w = switch_target(b, stage, 0, now))) return false;
     size_t backlog = 0;
     for (size_t i = 0; i < b->qn[stage]; i++)
         backlog += brk_job_key(b->q[stage][i]->job) == key && dispatchable(b, b->q[stage][i], stage, now);
@@ -593,6 +596,18 @@ static bool key_route(brk_t *b, unsigned stage, uint64_t now, brk_part_t **pp, b
     *wp = w;
     w->key_switches++;
     b->c.key_switches++;
+    return true;
+}
+
+bool brk_key_pick(brk_t *b, unsigned stage, uint64_t now, brk_part_t **pp, brk_worker_t **wp)
+{
+    size_t at = 0;
+    brk_part_t *p = q_best(b, stage, now, &at, NULL);
+    brk_worker_t *w = p ? pick_worker(b, stage, part_avoid(p, stage), now) : NULL;
+    if (!w) return false;
+    if (stage != ZP_ROLE_SYNTH && b->key_affinity && !key_route(b, stage, now, &p, &w)) return false;
+    *pp = p;
+    *wp = w;
     return true;
 }
 

@@ -63,6 +63,7 @@
 #include "proto/identity.h"
 #include "proto/notify.h"
 #include "proto/peer.h"
+#include "shm/keycache.h"
 
 static volatile sig_atomic_t g_stop, g_chld;
 static void on_stop(int s) { (void)s; g_stop = 1; }
@@ -774,6 +775,18 @@ static int up_cmd(int argc, char **argv, char *val[K_NKEYS])
     int wd_sec = parse_count(val[K_WATCHDOG], 30, 0, 3600, "watchdog-sec");
     const char *backend = val[K_BACKEND] ? val[K_BACKEND] : "auto";
     if (nsynth < 0 || nfinal < 0 || per_card < 0 || wd_sec < 0) return 2;
+    /* keys: refuse bad sizes here, not in a restart loop of every stage */
+    uint64_t kb;
+    for (int k = K_KEY_BUDGET; k <= K_KEY_STORE_BUDGET; k++)
+        if (val[k] && zp_parse_bytes(k == K_KEY_BUDGET ? "--key-budget" : "--key-store-budget", val[k], &kb) < 0) {
+            fprintf(stderr, "zkpipe up: %s\n", zp_err_msg());
+            return 2;
+        }
+    const char *ka = val[K_KEY_AFFINITY];
+    if (ka && strcmp(ka, "on") && strcmp(ka, "off") && (!*ka || strspn(ka, "0123456789") != strlen(ka))) {
+        fprintf(stderr, "zkpipe up: --key-affinity '%s': expected on, off or a number\n", ka);
+        return 2;
+    }
     if (strcmp(backend, "auto") && strcmp(backend, "cuda") && strcmp(backend, "cpu")) {
         fprintf(stderr, "zkpipe up: --backend must be auto, cuda or cpu\n");
         return 2;

@@ -442,21 +442,35 @@ int zp_keystore_get(zp_keystore_key_t *ks, const char *prefix, const zp_zkey_t *
     }
 }
 
-int zp_keystore_unlink_all(const char *prefix)
+/* "<prefix>-key-<16 hex>" entries of /dev/shm (without the leading '/'): false if d_name is not one */
+static bool is_key_object(const char *d_name, const char *want, size_t wl)
+{
+    return strlen(d_name) == wl + 16 && !strncmp(d_name, want, wl) && strspn(d_name + wl, "0123456789abcdef") == 16;
+}
+
+/* *d: /dev/shm opened for the objects of prefix; want[*wl] = "<prefix without '/'>-key-" */
+static int objects_dir(const char *prefix, char want[ZP_KEYSTORE_NAME_MAX], size_t *wl, DIR **d)
 {
     if (!prefix || prefix[0] != '/' || strchr(prefix + 1, '/'))
         return zp_err_set(-EINVAL, "keystore prefix '%s': must be '/name'", prefix ? prefix : "(null)");
+    int n = snprintf(want, ZP_KEYSTORE_NAME_MAX, "%s-key-", prefix + 1);
+    if (n < 0 || n >= ZP_KEYSTORE_NAME_MAX) return zp_err_set(ZP_ETOOBIG, "keystore prefix too long");
+    *wl = (size_t)n;
+    if (!(*d = opendir("/dev/shm"))) return zp_err_set(-errno, "/dev/shm: %s", strerror(errno));
+    return 0;
+}
+
+int zp_keystore_unlink_all(const char *prefix)
+{
     char want[ZP_KEYSTORE_NAME_MAX];
-    int wl = snprintf(want, sizeof want, "%s-key-", prefix + 1);
-    if (wl < 0 || (size_t)wl >= sizeof want) return zp_err_set(ZP_ETOOBIG, "keystore prefix too long");
-    DIR *d = opendir("/dev/shm");
-    if (!d) return zp_err_set(-errno, "/dev/shm: %s", strerror(errno));
+    size_t wl;
+    DIR *d;
+    int rc = objects_dir(prefix, want, &wl, &d);
+    if (rc < 0) return rc;
     int n = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
-        size_t l = strlen(e->d_name);
-        if (l != (size_t)wl + 16 || strncmp(e->d_name, want, (size_t)wl)) continue;
-        if (strspn(e->d_name + wl, "0123456789abcdef") != 16) continue;
+        if (!is_key_object(e->d_name, want, wl)) continue;
         char nm[sizeof e->d_name + 2];
         snprintf(nm, sizeof nm, "/%s", e->d_name);
         if (shm_unlink(nm) == 0) n++;
@@ -466,11 +480,6 @@ int zp_keystore_unlink_all(const char *prefix)
 }
 
 /* ---- budget, listing, eviction ---- */
-/* "<prefix>-key-<16 hex>" entries of /dev/shm (without the leading '/'): false if d_name is not one */
-static bool is_key_object(const char *d_name, const char *want, size_t wl)
-{
-    return strlen(d_name) == wl + 16 && !strncmp(d_name, want, wl) && strspn(d_name + wl, "0123456789abcdef") == 16;
-}
 
 /* the pids holding a lock on (dev, ino), from /proc/locks */
 static unsigned lock_holders(dev_t dev, ino_t ino, int32_t *pids, unsigned max)
@@ -531,18 +540,16 @@ int zp_keystore_list(const char *prefix, zp_keystore_info_t **out, size_t *np)
 {
     *out = NULL;
     *np = 0;
-    if (!prefix || prefix[0] != '/' || strchr(prefix + 1, '/'))
-        return zp_err_set(-EINVAL, "keystore prefix '%s': must be '/name'", prefix ? prefix : "(null)");
     char want[ZP_KEYSTORE_NAME_MAX];
-    int wl = snprintf(want, sizeof want, "%s-key-", prefix + 1);
-    if (wl < 0 || (size_t)wl >= sizeof want) return zp_err_set(ZP_ETOOBIG, "keystore prefix too long");
-    DIR *d = opendir("/dev/shm");
-    if (!d) return zp_err_set(-errno, "/dev/shm: %s", strerror(errno));
+    size_t wl;
+    DIR *d;
+    int rc = objects_dir(prefix, want, &wl, &d);
+    if (rc < 0) return rc;
     zp_keystore_info_t *v = NULL;
     size_t n = 0, cap = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
-        if (!is_key_object(e->d_name, want, (size_t)wl)) continue;
+        if (!is_key_object(e->d_name, want, wl)) continue;
         if (n == cap) {
             zp_keystore_info_t *nv = realloc(v, (cap = cap ? cap * 2 : 8) * sizeof *v);
             if (!nv) { free(v); closedir(d); return zp_err_set(-ENOMEM, "key store listing"); }

@@ -17,8 +17,10 @@
  * FILLING object whose lock is free has a dead creator and is unlinked and rebuilt; so is a
  * READY object that fails validation. Every header field is untrusted: sizes and offsets are
  * checked against fstat before mmap and before use; a short object is an error, not a SIGBUS.
- * Nothing here unlinks a healthy object: zp_keystore_unlink_all() is for the deployment owner
- * (broker / `zkpipe up`) on a clean shutdown, and for tests.
+ * A healthy object is unlinked only by zp_keystore_unlink_all() (the deployment owner on a
+ * clean shutdown, tests), by the store budget (opt.budget: least recently used objects no
+ * process holds, before a fill) and by zp_keystore_evict (`zkpipe keys evict`). Every user
+ * holds flock(LOCK_SH) on the object while it maps it (doc/keys.md).
  * Deployment: /dev/shm must hold every key (the fill reserves its pages first: a full /dev/shm
  * is ENOSPC, and the key cache then falls back to private memory). Test hook:
  * ZP_TEST_KEYSTORE_FILL_MS=<ms> makes a creator pause before publishing READY.

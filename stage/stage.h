@@ -75,8 +75,9 @@ typedef struct zp_stage_def {
     unsigned credits;               /* default --credits */
     unsigned caps;                  /* ZP_CAP_* announced in HELLO (init may change s->caps) */
     /* the daemon's own options: long options (terminated by a zero entry; codes must not be
-     * 'r' 'a' 'i' 'c' 't' 'H' 'P' 'K' 'h', nor 2001, 2002: --key-budget, --key-store-budget), their usage text, and the parser. opt returns -1 to
-     * go on, else the exit status (message printed). */
+     * 'r' 'a' 'i' 'c' 't' 'H' 'P' 'K' 'h', nor 2001, 2002: --key-budget, --key-store-budget),
+     * their usage text, and the parser. opt returns -1 to go on, else the exit status (message
+     * printed). */
     const struct option *opts;
     const char *usage_args, *usage_text;
     int (*opt)(zp_stage_t *s, int c, const char *arg);

@@ -14,7 +14,7 @@
 . "$(dirname "$0")/lib.sh"
 ZKPIPE=$1
 A=$2/tests/fixtures/bn128_chain
-B=$2/tests/fixtures/bn128_poseidon2
+B=$2/tests/fixtures/bls12381_chain
 C=$2/tests/fixtures/bn128_mix
 JOBS=8
 
@@ -38,7 +38,7 @@ one_run() {     # $1 = tag, $2 = on|off
     if [ $((i % 2)) = 1 ]; then
       jobs+=("A:$(ipc_submit --zkey "$A/circuit.zkey" --request-id "ka-$1-$i" "$A/witness-0.wtns" "$A/witness-1.wtns")")
     else
-      jobs+=("B:$(ipc_submit --zkey "$B/circuit.zkey" --request-id "ka-$1-$i" "$B/witness.wtns" "$B/witness.wtns")")
+      jobs+=("B:$(ipc_submit --zkey "$B/circuit.zkey" --request-id "ka-$1-$i" "$B/witness-0.wtns" "$B/witness-1.wtns")")
     fi
   done
   for j in "${jobs[@]}"; do
