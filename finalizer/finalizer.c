@@ -39,7 +39,7 @@ static int sig_room(fin_t *f, size_t n)
     return 0;
 }
 
-static void work(zp_stage_t *s, zp_stage_task_t *t)
+static void work_task(zp_stage_t *s, zp_stage_task_t *t, zp_keyent_t **kep)
 {
     fin_t *f = s->ctx;
     const zp_msg_assign_t *a = &t->a;
@@ -48,9 +48,8 @@ static void work(zp_stage_t *s, zp_stage_task_t *t)
 
     zp_err_clear();
     if ((rc = zp_stage_arena(s, a->epoch)) < 0) return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "arena");
-    ZP_KEYREF(kref, s->kc);   /* released on every return: the entry is evictable again */
     if ((rc = zp_keycache_key(s->kc, t->zkey, true, &ke)) < 0) return zp_stage_fail(t, rc, "zkey");
-    kref.e = ke;
+    *kep = ke;   /* released by work() when the task is done with it */
     const zp_g16_key_t *k = &ke->key;
     if ((rc = zp_shm_slot_check(s->arena, a->slot, ZP_SLOT_FINALIZING, a->gen)) < 0)
         return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "slot");
@@ -122,6 +121,15 @@ static void work(zp_stage_t *s, zp_stage_task_t *t)
     }
     if (rc < 0) return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "commit");
     t->ok = true;
+}
+
+/* the key cache entry is released when the task is done with it (zp_keycache_release: an
+ * entry in use is never evicted) */
+static void work(zp_stage_t *s, zp_stage_task_t *t)
+{
+    zp_keyent_t *ke = NULL;
+    work_task(s, t, &ke);
+    if (ke) zp_keycache_release(s->kc, ke);
 }
 
 static int init(zp_stage_t *s)
