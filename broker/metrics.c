@@ -28,6 +28,7 @@
  *
  * HTTP request counters (served / rejected) are kept here, counted by http.c.
  * Tests: tests/ipc/metrics.sh (+ metrics_check.py). */
+#include <stddef.h>
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -411,6 +412,36 @@ char *brk_metrics_text(brk_t *b)
     zp_sbuf_printf(&s, "zkpipe_fence_requests_total %llu\n", (unsigned long long)b->c.fence_requests);
     head(&s, "zkpipe_journal_errors_total", "counter", "failed journal writes");
     zp_sbuf_printf(&s, "zkpipe_journal_errors_total %llu\n", (unsigned long long)b->jr_errors);
+    head(&s, "zkpipe_failures_total", "counter", "stage failures reported or declared, by class "
+         "(doc/slot-protocol.md, Failure classes)");
+    for (unsigned k = 0; k < ZP_NFAIL_CLASSES; k++)
+        zp_sbuf_printf(&s, "zkpipe_failures_total{class=\"%s\"} %llu\n", zp_fail_class_name(k),
+                       (unsigned long long)b->c.fail_class[k]);
+    /* the fault machinery's counters, named like the status JSON's */
+    static const struct { const char *name, *help; size_t off; } fc[] = {
+        {"zkpipe_leases_expired_total", "assignments whose lease ran out (the partition requeued)",
+         offsetof(brk_counters_t, leases_expired)},
+        {"zkpipe_slots_quarantined_total", "slots held back because their last holder may still write",
+         offsetof(brk_counters_t, quarantined)},
+        {"zkpipe_slots_quarantine_released_total", "quarantined slots freed once their holder was gone",
+         offsetof(brk_counters_t, quarantine_released)},
+        {"zkpipe_breaker_trips_total", "workers taken out of rotation by the failure circuit breaker",
+         offsetof(brk_counters_t, breaker_trips)},
+        {"zkpipe_verify_redo_total", "partitions redone from synthesis after a failed pairing check",
+         offsetof(brk_counters_t, verify_redo)},
+        {"zkpipe_jobs_evicted_total", "finished jobs dropped by retention", offsetof(brk_counters_t, jobs_evicted)},
+        {"zkpipe_waiters_refused_total", "AWAITs refused (waiter limits)", offsetof(brk_counters_t, waiters_refused)},
+        {"zkpipe_key_affine_assignments_total", "assignments to a worker already holding the partition's key",
+         offsetof(brk_counters_t, key_affine)},
+        {"zkpipe_key_switches_total", "assignments that moved a worker to a key it did not hold",
+         offsetof(brk_counters_t, key_switches)},
+        {"zkpipe_key_first_loads_total", "assignments of a key no live worker held", offsetof(brk_counters_t, key_first)},
+    };
+    for (size_t i = 0; i < sizeof fc / sizeof fc[0]; i++) {
+        head(&s, fc[i].name, "counter", fc[i].help);
+        zp_sbuf_printf(&s, "%s %llu\n", fc[i].name,
+                       (unsigned long long)*(const uint64_t *)((const char *)&b->c + fc[i].off));
+    }
 
     /* counters kept by the scheduler: no walk over the job table (bounded cost) */
     uint32_t (*nq)[ZP_NPRIO] = b->nq, *jstate = b->jobs_by_state;

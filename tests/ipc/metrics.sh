@@ -31,6 +31,12 @@ python3 "$CHECK" "$IPC_DIR/m.txt" \
   --expect "zkpipe_jobs_submitted_total=1" \
   --expect "zkpipe_requeues_total{stage=\"gpu\"}=0" \
   --expect "zkpipe_stale_messages_total=0" \
+  --expect "zkpipe_failures_total{class=\"transient\"}=0" \
+  --expect "zkpipe_failures_total{class=\"input\"}=0" \
+  --expect "zkpipe_failures_total{class=\"device\"}=0" \
+  --expect "zkpipe_leases_expired_total=0" \
+  --expect "zkpipe_breaker_trips_total=0" \
+  --expect "zkpipe_slots_quarantined_total=0" \
   --expect "zkpipe_stage_seconds_count{stage=\"gpu\"}=$N" \
   --expect "zkpipe_handoff_seconds_count{stage=\"final\"}=$N" \
   --expect "zkpipe_queue_wait_seconds_count{stage=\"synth\"}=$N" \
