@@ -5,9 +5,8 @@
  * h = a*b - c, from Montgomery (lib/ntt); msm_g1 / prove_g1: Pippenger MSMs (lib/msm); A and
  * B1 (same scalars w) run as one multi-MSM. prove_g1_batch (same-circuit batching): n jobs
  * of one key, their h per job, then their MSMs: those over the witnesses (A+B1, C) with the
- * shared-read batched MSMs of lib/msm/msm_batch.h for 2^16 <= n < 2^19 points, everything
- * else per job (measured: batch_pays_* and doc/batch.md); either path can be forced for
- * tests and benches.
+ * shared-read batched MSMs of lib/msm/msm_batch.h from 2^16 points, everything else per
+ * job (measured: batch_pays_* and doc/batch.md); any mix can be forced for tests/benches.
  * The instance owns one thread pool (cfg.threads, 0 = all cores) used by every NTT and MSM,
  * one NTT domain per curve (built on first use for a log_n, rebuilt only when log_n changes)
  * and one MSM scratch area grown to the largest size seen (load_key sizes it for the key, so
@@ -214,20 +213,17 @@ enum { BATCH_GROUP = 4 };
 
 /* Whether the shared-read MSMs pay for a group of m jobs over n points on the CPU, by the
  * kind of scalars. Measured (doc/batch.md; process CPU time, G1, m = 2 and 4, 1 and 2
- * threads, batched / separate; a loaded machine, +-3%):
- *   witness-like (sparse: 0/1/small, same-circuit classes): 0.92-0.95 at 2^16 with m = 4
- *     (both curves, 1 and 2 threads), 0.91-0.92 at 2^18 (BN254, m = 2 and 4); 0.98-1.02 at
- *     2^16 with m = 2, 0.99-1.06 at 2^12-2^14, 1.11 at 2^20 (m = 2): the gain is not from
- *     fewer additions (there are as many; candidates: the shared pre-pass, the in-order
- *     point scan; not established) and it turns into a loss once the m bucket sets of a
- *     large window stop fitting the caches;
+ * threads, batched / separate; a loaded machine: single runs vary by up to 15%, so the
+ * doubtful ones were rerun):
+ *   witness-like (sparse: 0/1/small, same-circuit classes): 0.91-0.95 from 2^16 with m = 4
+ *     (both curves, 1 and 2 threads, up to 2^20) and from 2^18 with m = 2 (0.95 at 2^19 and
+ *     2^20); 0.98-1.02 at 2^16 with m = 2; 0.99-1.06 at 2^12-2^14. Not from fewer additions
+ *     (there are as many); candidates: the shared pre-pass, the in-order point scan (not
+ *     established);
  *   uniform (h): 1.00-1.06 at 2^12-2^16, 1.05-1.14 at 2^18-2^20: a loss (m bucket sets per
  *     thread, more cache misses on the buckets; the arithmetic, the same, bounds the CPU MSM).
- * So: A+B1 and C (over the witnesses) shared for 2^16 <= n < 2^19 points, H per job. */
-static bool batch_pays_witness(size_t n, unsigned m)
-{
-    return m >= 2 && n >= ((size_t)1 << 16) && n < ((size_t)1 << 19);
-}
+ * So: A+B1 and C (over the witnesses) shared from 2^16 points, H per job. */
+static bool batch_pays_witness(size_t n, unsigned m) { return m >= 2 && n >= ((size_t)1 << 16); }
 static bool batch_pays_uniform(size_t n, unsigned m)
 {
     (void)n;

@@ -26,7 +26,7 @@ typedef struct zp_backend_test_ops {
     /* prove_g1_batch with its MSM strategy forced (added by batch): mode ZP_G16_BATCH_AUTO =
      * the production choice, _SHARED = every MSM same-base batched (lib/msm/msm_batch.h),
      * _PER_JOB = each job's MSMs on their own, _SHARED_WITNESS = those over the witnesses
-     * (A+B1, C) batched and H per job (AUTO's choice on the CPU for 2^16..2^18). May be NULL. */
+     * (A+B1, C) batched and H per job (AUTO's choice on the CPU from 2^16 points). May be NULL. */
     int (*prove_g1_batch_mode)(zp_backend_t *be, const zp_g16_key_t *k, unsigned n, zp_g16_g1_job_t *jobs,
                                zp_g16_times_t *t, int mode);
 } zp_backend_test_ops_t;
