@@ -520,8 +520,9 @@ static void test_msm(fx_t *fx, const zp_scalar_t *w)
 }
 
 /* prove_g1_batch (same-circuit batching) == prove_g1 per job, the same 4 points, for batches of
- * 1..5 jobs over the fixture's witnesses (repeated when there are fewer), with the batched
- * MSMs forced, the per-job MSMs forced and the production choice; 0 jobs is a no-op */
+ * 1..5 jobs over the fixture's witnesses (repeated when there are fewer), with every MSM
+ * batched, the witness MSMs batched and H per job, every MSM per job, AUTO and the production
+ * op; 0 jobs is a no-op */
 static bool g1_eq(zp_curve_id_t c, const zp_g1_any_t *x, const zp_g1_any_t *y)
 {
     return c == ZP_CURVE_BN254 ? zp_g1_bn254_eq(&x->bn254, &y->bn254) : zp_g1_bls12_381_eq(&x->bls12_381, &y->bls12_381);
@@ -547,7 +548,7 @@ static void test_batch(fx_t *fx, zp_scalar_t *const *ws, unsigned nw)
     CHECK(ops->prove_g1_batch != NULL && to->prove_g1_batch_mode != NULL);
     if (!ops->prove_g1_batch || !to->prove_g1_batch_mode) goto out;
     CHECK(ops->prove_g1_batch(fx->be, k, 0, NULL, NULL) == 0);
-    for (int mode = 0; mode < 4; mode++)
+    for (int mode = 0; mode < 5; mode++)   /* the 4 forced modes, then the production op */
         for (unsigned n = 1; n <= NJ; n++) {
             for (unsigned j = 0; j < n; j++) {
                 zp_scalar_t *a = buf + 4 * d * j;
@@ -555,7 +556,7 @@ static void test_batch(fx_t *fx, zp_scalar_t *const *ws, unsigned nw)
                 memset(jobs[j].out, 0xa5, sizeof jobs[j].out);
             }
             zp_g16_times_t t;
-            int rc = mode == 3 ? ops->prove_g1_batch(fx->be, k, n, jobs, &t)
+            int rc = mode == 4 ? ops->prove_g1_batch(fx->be, k, n, jobs, &t)
                                : to->prove_g1_batch_mode(fx->be, k, n, jobs, &t, mode);
             CHECK(rc == 0);
             for (unsigned j = 0; j < n && rc == 0; j++)

@@ -4,8 +4,9 @@
  * compute_h: three inverse NTTs, coset shift by w[log_n+1], three forward NTTs,
  * h = a*b - c, from Montgomery (lib/ntt); msm_g1 / prove_g1: Pippenger MSMs (lib/msm); A and
  * B1 (same scalars w) run as one multi-MSM. prove_g1_batch (same-circuit batching): n jobs
- * of one key; per job on the CPU (the shared-read batched MSMs of lib/msm/msm_batch.h do
- * not pay here, measured: see batch_pays and doc/batch.md), selectable for tests/benches.
+ * of one key, their h per job, then their MSMs: those over the witnesses (A+B1, C) with the
+ * shared-read batched MSMs of lib/msm/msm_batch.h from 2^16 points, everything else per
+ * job (measured: batch_pays_* and doc/batch.md); any mix can be forced for tests/benches.
  * The instance owns one thread pool (cfg.threads, 0 = all cores) used by every NTT and MSM,
  * one NTT domain per curve (built on first use for a log_n, rebuilt only when log_n changes)
  * and one MSM scratch area grown to the largest size seen (load_key sizes it for the key, so
@@ -219,29 +220,34 @@ static int cpu_prove_g1(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar
  * thread and, with the endomorphism, m * 2n halves). Results equal prove_g1 per job. */
 enum { BATCH_GROUP = 4 };
 
-/* whether the shared-read MSMs pay for a group of m jobs over n points on the CPU. Measured
- * (doc/batch.md, process CPU time, G1 BN254 and BLS12-381, 2^12..2^20, m = 2 and 4, 1 and 2
- * threads, uniform and witness-like scalars): batched / separate = 0.97..1.03, i.e. no gain
- * beyond noise: the CPU MSM is bound by the field arithmetic of the bucket additions, which
- * the batch does not reduce (the same additions, inversions and reductions per job), not by
- * the point reads it shares, while it needs m bucket sets and m jobs' halves of scratch. So
- * the production choice is the per-job MSMs (same results, less memory); the shared path
- * stays selectable (backend_test.h: prove_g1_batch_mode) for measurement and for the GPU
- * comparison, where the point reads are what costs. */
-static bool batch_pays(size_t n, unsigned m)
+/* Whether the shared-read MSMs pay for a group of m jobs over n points on the CPU, by the
+ * kind of scalars. Measured (doc/batch.md; process CPU time, G1, m = 2 and 4, 1 and 2
+ * threads, batched / separate; a loaded machine: single runs vary by up to 15%, so the
+ * doubtful ones were rerun):
+ *   witness-like (sparse: 0/1/small, same-circuit classes): 0.91-0.95 from 2^16 with m = 4
+ *     (both curves, 1 and 2 threads, up to 2^20) and from 2^18 with m = 2 (0.95 at 2^19 and
+ *     2^20); 0.98-1.02 at 2^16 with m = 2; 0.99-1.06 at 2^12-2^14. Not from fewer additions
+ *     (there are as many); candidates: the shared pre-pass, the in-order point scan (not
+ *     established);
+ *   uniform (h): 1.00-1.06 at 2^12-2^16, 1.05-1.14 at 2^18-2^20: a loss (m bucket sets per
+ *     thread, more cache misses on the buckets; the arithmetic, the same, bounds the CPU MSM).
+ * So: A+B1 and C (over the witnesses) shared from 2^16 points, H per job. */
+static bool batch_pays_witness(size_t n, unsigned m) { return m >= 2 && n >= ((size_t)1 << 16); }
+static bool batch_pays_uniform(size_t n, unsigned m)
 {
     (void)n;
     (void)m;
     return false;
 }
 
-static size_t batch_scratch(const zp_g16_key_t *k, unsigned m, unsigned nt)
+/* the batched MSMs' scratch: those over the witnesses (sw), the one over h (sh) */
+static size_t batch_scratch(const zp_g16_key_t *k, unsigned m, unsigned nt, bool sw, bool sh)
 {
     const size_t nc = (size_t)k->n_vars - k->n_public - 1;
     const size_t ns[3] = {k->n_vars, nc, k->domain_size};
     const unsigned nb[3] = {2, 1, 1};
     size_t best = 0;
-    for (int i = 0; i < 3; i++) {
+    for (int i = sw ? 0 : 2; i < (sh ? 3 : 2); i++) {
         size_t x = k->curve == ZP_CURVE_BN254 ? zp_msm_g1_bn254_batch_scratch_size(ns[i], nb[i], m, nt, NULL)
                                               : zp_msm_g1_bls12_381_batch_scratch_size(ns[i], nb[i], m, nt, NULL);
         best = x > best ? x : best;
@@ -264,10 +270,12 @@ static void batch_msm(zp_g1_any_t *out, const zp_g16_key_t *k, const void *const
     }
 }
 
-/* the MSMs of jobs[0, m), m <= BATCH_GROUP, shared; times added to tt */
+/* the MSMs of jobs[0, m), m <= BATCH_GROUP, after their h: those over the witnesses (A+B1,
+ * C) shared if sw, H shared if sh, the others per job as prove_g1 runs them; times added */
 static void batch_group(zp_backend_t *be, const zp_g16_key_t *k, unsigned m, zp_g16_g1_job_t *jobs,
-                        zp_g16_times_t *tt)
+                        bool sw, bool sh, zp_g16_times_t *tt)
 {
+    const g16_curve_t *cv = g16_curve(k->curve);
     const size_t nc = (size_t)k->n_vars - k->n_public - 1;
     const zp_scalar_t *w[BATCH_GROUP], *wc[BATCH_GROUP], *h[BATCH_GROUP];
     zp_g1_any_t o[BATCH_GROUP * 2];
@@ -278,17 +286,30 @@ static void batch_group(zp_backend_t *be, const zp_g16_key_t *k, unsigned m, zp_
     }
     const void *ab[2] = {k->a, k->b1}, *c[1] = {k->c}, *hp[1] = {k->h};
     uint64_t t0 = zp_now_ns();
-    batch_msm(o, k, ab, 2, w, m, k->n_vars, be->scratch, be->pool);
-    for (unsigned j = 0; j < m; j++) {
-        jobs[j].out[ZP_G16_A] = o[2 * j];
-        jobs[j].out[ZP_G16_B1] = o[2 * j + 1];
+    if (sw) {
+        batch_msm(o, k, ab, 2, w, m, k->n_vars, be->scratch, be->pool);
+        for (unsigned j = 0; j < m; j++) {
+            jobs[j].out[ZP_G16_A] = o[2 * j];
+            jobs[j].out[ZP_G16_B1] = o[2 * j + 1];
+        }
+    } else {
+        for (unsigned j = 0; j < m; j++) ab_msm(&jobs[j].out[ZP_G16_A], k, w[j], be->scratch, be->pool);
     }
     uint64_t t1 = zp_now_ns();
-    batch_msm(o, k, c, 1, wc, m, nc, be->scratch, be->pool);
-    for (unsigned j = 0; j < m; j++) jobs[j].out[ZP_G16_C] = o[j];
+    if (sw) {
+        batch_msm(o, k, c, 1, wc, m, nc, be->scratch, be->pool);
+        for (unsigned j = 0; j < m; j++) jobs[j].out[ZP_G16_C] = o[j];
+    } else {
+        for (unsigned j = 0; j < m; j++) cv->msm_g1(&jobs[j].out[ZP_G16_C], k->c, wc[j], nc, be->scratch, be->pool);
+    }
     uint64_t t2 = zp_now_ns();
-    batch_msm(o, k, hp, 1, h, m, k->domain_size, be->scratch, be->pool);
-    for (unsigned j = 0; j < m; j++) jobs[j].out[ZP_G16_H] = o[j];
+    if (sh) {
+        batch_msm(o, k, hp, 1, h, m, k->domain_size, be->scratch, be->pool);
+        for (unsigned j = 0; j < m; j++) jobs[j].out[ZP_G16_H] = o[j];
+    } else {
+        for (unsigned j = 0; j < m; j++)
+            cv->msm_g1(&jobs[j].out[ZP_G16_H], k->h, h[j], k->domain_size, be->scratch, be->pool);
+    }
     uint64_t t3 = zp_now_ns();
     tt->msm_ns[ZP_G16_A] += (t1 - t0) / 2;
     tt->msm_ns[ZP_G16_B1] += (t1 - t0) / 2;
@@ -309,17 +330,19 @@ static int cpu_prove_g1_batch_mode(zp_backend_t *be, const zp_g16_key_t *k, unsi
     for (unsigned j = 0; j < n; j++) {
         zp_g16_times_t tj;
         const unsigned m = n - j < BATCH_GROUP ? n - j : BATCH_GROUP;
-        const bool shared = mode == ZP_G16_BATCH_SHARED ||
-                            (mode == ZP_G16_BATCH_AUTO && batch_pays(key_msm_max(k), m));
-        if (j % BATCH_GROUP == 0 && m > 1 && shared) {
-            /* a group: its h's, then its MSMs shared */
+        const bool auto_ = mode == ZP_G16_BATCH_AUTO;
+        const bool sw = mode == ZP_G16_BATCH_SHARED || mode == ZP_G16_BATCH_SHARED_WITNESS ||
+                        (auto_ && batch_pays_witness(k->n_vars, m));
+        const bool sh = mode == ZP_G16_BATCH_SHARED || (auto_ && batch_pays_uniform(k->domain_size, m));
+        if (m > 1 && (sw || sh)) {
+            /* a group: its h's, then its MSMs (shared where they pay) */
             for (unsigned i = j; i < j + m; i++) {
                 if ((rc = cpu_compute_h(be, k, jobs[i].a, jobs[i].b, jobs[i].c, jobs[i].h, &tj))) return rc;
                 tt.ntt_ns += tj.ntt_ns;
             }
-            size_t a = key_scratch(cv, k, zp_pool_size(be->pool)), b = batch_scratch(k, m, zp_pool_size(be->pool));
+            size_t a = key_scratch(cv, k, zp_pool_size(be->pool)), b = batch_scratch(k, m, zp_pool_size(be->pool), sw, sh);
             if ((rc = ensure_scratch(be, a > b ? a : b))) return rc;
-            batch_group(be, k, m, jobs + j, &tt);
+            batch_group(be, k, m, jobs + j, sw, sh, &tt);
             j += m - 1;
             continue;
         }

@@ -24,12 +24,13 @@ typedef struct zp_backend_test_ops {
     int (*msm_g1)(zp_backend_t *be, zp_curve_id_t curve, zp_g1_any_t *out, const void *points,
                   const zp_scalar_t *scalars, size_t n);
     /* prove_g1_batch with its MSM strategy forced (added by batch): mode ZP_G16_BATCH_AUTO =
-     * the production choice, _SHARED = same-base batched MSMs (lib/msm/msm_batch.h), _PER_JOB =
-     * each job's MSMs on their own. May be NULL. */
+     * the production choice, _SHARED = every MSM same-base batched (lib/msm/msm_batch.h),
+     * _PER_JOB = each job's MSMs on their own, _SHARED_WITNESS = those over the witnesses
+     * (A+B1, C) batched and H per job (AUTO's choice on the CPU from 2^16 points). May be NULL. */
     int (*prove_g1_batch_mode)(zp_backend_t *be, const zp_g16_key_t *k, unsigned n, zp_g16_g1_job_t *jobs,
                                zp_g16_times_t *t, int mode);
 } zp_backend_test_ops_t;
-enum { ZP_G16_BATCH_AUTO = 0, ZP_G16_BATCH_SHARED = 1, ZP_G16_BATCH_PER_JOB = 2 };
+enum { ZP_G16_BATCH_AUTO = 0, ZP_G16_BATCH_SHARED = 1, ZP_G16_BATCH_PER_JOB = 2, ZP_G16_BATCH_SHARED_WITNESS = 3 };
 
 /* the test verbs of zp_backend_cpu (lib/groth16/backend_cpu.c) */
 const zp_backend_test_ops_t *zp_backend_cpu_test_ops(void);

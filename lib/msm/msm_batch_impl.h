@@ -1,7 +1,7 @@
 /* msm_batch_impl.h - the same-base batched MSM (msm_batch.h) for one group, written once;
  * included by msm_batch_<G>_<C>.c right after msm_impl.h was included with MSM_IMPL_INTERNAL
- * (its static bucket machinery and its names P_T, PA_T, FE_T, EC, ECA, S, F stay defined;
- * this file #undefs them at its end). No include guard on purpose.
+ * (its static bucket machinery and its names P_T, PA_T, FE_T, EC, ECA, S, F stay defined),
+ * as the last thing of that translation unit. No include guard on purpose.
  *
  * Algorithm, per call of up to ZP_MSM_BATCH_MAX jobs (m >= 2):
  *   - pre-pass (pool): with the endomorphism each job's scalar k_j,i is split into halves
@@ -360,10 +360,4 @@ void B_PUB(batch)(P_T *out, const PA_T *const *points, unsigned nbases, const zp
 #undef B_ENDO_BITS
 #undef B_SPLIT
 #undef B_PUB
-#undef P_T
-#undef PA_T
-#undef FE_T
-#undef EC
-#undef ECA
-#undef S
-#undef F
+/* (msm_impl.h's names stay defined: this is the end of its translation unit) */
