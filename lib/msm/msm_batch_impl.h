@@ -200,7 +200,7 @@ static void S(btask)(S(ws_t) *ws, const S(bjob_t) *job, unsigned b, unsigned w, 
         ws[j].qn = 0;
     }
     S(src_t) src = {.pts = job->pts[b], .phix = job->phix ? job->phix + (size_t)b * job->n0 : NULL,
-                    .n0 = job->n0};
+                    .n0 = job->n0, .dim = job->phix ? 2u : 1u};   /* G1: GLV (2) or none */
     for (size_t i = lo; i < hi; i++) {
         for (unsigned j = 0; j < m; j++) {
             const uint64_t *kj = job->kb[j] + i * nl;
