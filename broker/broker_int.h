@@ -56,7 +56,7 @@ typedef struct brk_part {
         t_done[ZP_NROLES];
     uint32_t wpid[ZP_NROLES];   /* who ran each stage (last attempt) */
     uint64_t dt[ZP_NROLES][ZP_DT_N];
-    uint64_t tm[ZP_NROLES][ZP_TM_N];   /* DONE key 12: staging end, compute start/end (absolute ns) */
+    uint64_t tm[ZP_NROLES][ZP_TM_N];   /* DONE key 12: staging start/end, compute start/end (absolute ns) */
     char *reasons;              /* collected failure reasons, "; "-separated */
     char *proof_json, *public_json;
     uint8_t proof_bin[ZP_MSG_BIN_MAX];

@@ -151,16 +151,15 @@ static int prepare(zp_stage_t *s)
         zp_keyent_t *ke;
         int rc = zp_keycache_key(s->kc, s->preload[i], true, &ke);
         if (rc < 0) continue;   /* preload already reported it; a task will report it again */
-        ZP_KEYREF(kref, s->kc);   /* pinned and uploaded, then evictable by --key-budget like any key */
-        kref.e = ke;
-        if ((rc = key_register(g, ke, s->preload[i])) < 0) break;
+        if ((rc = key_register(g, ke, s->preload[i])) < 0) { zp_keycache_release(s->kc, ke); break; }
         uint64_t t0 = zp_now_ns();
         if (ke->backend_tag != g->bk.be) {
-            if (zp_bk_load_key(&g->bk, &ke->key) < 0) break;
+            if (zp_bk_load_key(&g->bk, &ke->key) < 0) { zp_keycache_release(s->kc, ke); break; }
             ke->backend_tag = g->bk.be;
             zp_log(ZP_LOG_INFO, "proving key %s loaded into the %s backend in %.1f ms (before HELLO)", s->preload[i],
                    zp_bk_name(&g->bk), (zp_now_ns() - t0) / 1e6);
         }
+        zp_keycache_release(s->kc, ke);
     }
     if (g->bk.broken) {
         zp_log(ZP_LOG_ERROR, "device failure before HELLO (the backend error above): exiting for a clean restart");

@@ -125,7 +125,7 @@ typedef struct {
  * generation, which the next stage reads with). */
 enum { ZP_DT_H2D = 0, ZP_DT_NTT = 1, ZP_DT_MSM = 2, ZP_DT_D2H = 3, ZP_DT_MSM_G2 = 4, ZP_DT_CHECK = 5,
        ZP_DT_VERIFY_IN = 6, ZP_DT_N = 8 };
-enum { ZP_TM_STAGE_END = 0, ZP_TM_COMPUTE_START = 1, ZP_TM_COMPUTE_END = 2, ZP_TM_N = 3 };
+enum { ZP_TM_STAGE_START = 0, ZP_TM_STAGE_END = 1, ZP_TM_COMPUTE_START = 2, ZP_TM_COMPUTE_END = 3, ZP_TM_N = 4 };
 typedef struct {
     uint32_t slot;
     uint64_t gen, new_gen;
@@ -135,8 +135,9 @@ typedef struct {
     uint64_t dt[ZP_DT_N];     /* stage detail durations, ns (ZP_DT_*) */
     zp_str_t proof_json, public_json; /* finalizer only (else len 0) */
     const uint8_t *proof_bin; size_t proof_bin_len;
-    /* optional (key 12; absent = 0): absolute monotonic ns of the task's phases (ZP_TM_*): the
-     * end of staging (a staging stage: the GPU worker) and the backend compute's start and end */
+    /* optional (key 12; absent = 0): absolute monotonic ns of the task's phases (ZP_TM_*):
+     * staging start and end (a staging stage: the GPU worker; t_start..t_end is then the work
+     * thread's part) and the backend compute's start and end */
     uint64_t tm[ZP_TM_N];
 } zp_msg_done_t;
 

@@ -77,11 +77,6 @@ int zp_keycache_key(zp_keycache_t *kc, const char *path, bool with_key, zp_keyen
 /* drop the reference zp_keycache_key handed out (call when the task that used the entry is
  * done with it): an entry in use is never evicted. NULL e: nothing. */
 void zp_keycache_release(zp_keycache_t *kc, zp_keyent_t *e);
-/* a scope's reference, dropped when the variable goes out of scope (every return of a stage's
- * work()): ZP_KEYREF(ref, kc); ... zp_keycache_key(kc, p, true, &ref.e) */
-typedef struct { zp_keycache_t *kc; zp_keyent_t *e; } zp_keyref_t;
-static inline void zp_keyref_drop(zp_keyref_t *r) { if (r->e) zp_keycache_release(r->kc, r->e); r->e = NULL; }
-#define ZP_KEYREF(name, kcache) zp_keyref_t name __attribute__((cleanup(zp_keyref_drop))) = {(kcache), NULL}
 /* bytes: key memory this process may hold (0: no limit); store_bytes: what the shared store's
  * objects may take when this process fills one (0: no limit; keystore.h budget) */
 void zp_keycache_set_budget(zp_keycache_t *kc, uint64_t bytes, uint64_t store_bytes);

@@ -58,7 +58,8 @@ typedef struct zp_stage_task {
     uint8_t fail_class;         /* zp_fail_class_t */
     int code;
     uint64_t new_gen, t_start, t_end, dt[ZP_DT_N];
-    uint64_t tm[ZP_TM_N];       /* absolute ns: staging end, compute start/end (DONE key 12) */
+    uint64_t tm[ZP_TM_N];       /* absolute ns: staging start/end, compute start/end (DONE key 12);
+                                   t_start..t_end: the work thread's part */
     char *proof_json, *public_json;   /* malloc'd by work() (finalizer), freed by the runtime */
     uint8_t proof_bin[ZP_MSG_BIN_MAX];
     size_t proof_bin_len;

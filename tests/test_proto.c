@@ -122,6 +122,23 @@ static void t_assign_done_fail(void)
     CHECK(zp_msg_done_encode(&b, &n, &d) == 0);
     CHECK(decode(&f, b, n) == 0 && zp_msg_done_decode(&dd, &f) == ZP_EPROTO);
     free(b);
+    /* DONE key 12 (issue 10): the phases' absolute times round-trip; absent = 0; an end before
+     * its start is refused */
+    d.t_end = 200;
+    CHECK(zp_msg_done_encode(&b, &n, &d) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_done_decode(&dd, &f) == 0 && dd.tm[ZP_TM_STAGE_START] == 0 &&
+          dd.tm[ZP_TM_COMPUTE_END] == 0);
+    free(b);
+    d.tm[ZP_TM_STAGE_START] = 90; d.tm[ZP_TM_STAGE_END] = 95; d.tm[ZP_TM_COMPUTE_START] = 120; d.tm[ZP_TM_COMPUTE_END] = 190;
+    CHECK(zp_msg_done_encode(&b, &n, &d) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_done_decode(&dd, &f) == 0 && dd.tm[ZP_TM_STAGE_START] == 90 &&
+          dd.tm[ZP_TM_STAGE_END] == 95 && dd.tm[ZP_TM_COMPUTE_START] == 120 && dd.tm[ZP_TM_COMPUTE_END] == 190);
+    free(b);
+    d.tm[ZP_TM_COMPUTE_END] = 110;
+    CHECK(zp_msg_done_encode(&b, &n, &d) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_done_decode(&dd, &f) == ZP_EPROTO && strstr(zp_err_msg(), "key 12"));
+    free(b);
+    memset(d.tm, 0, sizeof d.tm);
 
     zp_msg_fail_t fl = {.slot = 1, .gen = 4, .job = 8, .part = 2, .retryable = true, .code = ZP_EUNSAT,
                         .payload_bad = true, .message = zp_str("constraint 3")};

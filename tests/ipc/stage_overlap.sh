@@ -21,7 +21,9 @@ pipe_trace_gpu "$J" >"$IPC_DIR/gpu.jsonl"
 [ "$(wc -l <"$IPC_DIR/gpu.jsonl")" = 2 ] || ipc_fail "expected 2 gpu slices: $(cat "$IPC_DIR/gpu.jsonl")"
 jq -s -e 'sort_by(.t_compute_start) as [$k, $n] |
   ($k.t_compute_start > 0 and $n.t_compute_start > 0 and $k.t_stage_end > 0 and $n.t_stage_end > 0) and
-  ($k.t_stage_end <= $k.t_compute_start) and ($n.t_stage_end <= $n.t_compute_start) and
+  ($k.t_stage_start <= $k.t_stage_end) and ($n.t_stage_start <= $n.t_stage_end) and
+  ($k.t_stage_end <= $k.t_start) and ($n.t_stage_end <= $n.t_start) and
+  ($k.t_start <= $k.t_compute_start) and ($n.t_start <= $n.t_compute_start) and
   ($n.t_stage_end < $k.t_compute_end) and ($k.t_compute_end <= $n.t_compute_start) and
   ($k.t_compute_start <= $k.t_compute_end) and ($n.t_compute_end <= $n.t_end)' "$IPC_DIR/gpu.jsonl" >/dev/null ||
   ipc_fail "trace does not show k+1 staged during k's compute: $(cat "$IPC_DIR/gpu.jsonl")"
