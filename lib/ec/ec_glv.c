@@ -64,14 +64,17 @@ typedef unsigned __int128 u128;
 static void glv_round(uint64_t c[4], const zp_scalar_t *k, const uint64_t g[5])
 {
     uint64_t t[9] = {0};
+    int gl = 5;                                   /* g's limbs in use (GLV: 4) */
+    while (gl > 1 && !g[gl - 1]) gl--;
     for (int i = 0; i < 4; i++) {
         uint64_t carry = 0;
-        for (int j = 0; j < 5; j++) {
+        int j = 0;
+        for (; j < gl; j++) {
             u128 p = (u128)k->l[i] * g[j] + t[i + j] + carry;
             t[i + j] = (uint64_t)p;
             carry = (uint64_t)(p >> 64);
         }
-        t[i + 5] = carry;
+        t[i + j] = carry;
     }
     u128 s = (u128)t[4] + ((uint64_t)1 << 63);    /* + 2^319 */
     uint64_t cy = (uint64_t)(s >> 64);
@@ -88,6 +91,7 @@ static void glv_madd(zp_scalar_t *acc, const uint64_t c[4], const zp_scalar_t *m
     uint64_t t[4];
     memcpy(t, acc->l, sizeof t);
     for (int i = 0; i < 4; i++) {
+        if (!c[i]) continue;                      /* GLV: c < 2^128 */
         uint64_t carry = 0;
         for (int j = 0; i + j < 4; j++) {
             u128 p = (u128)c[i] * m->l[j] + t[i + j] + carry;

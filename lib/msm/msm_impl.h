@@ -205,17 +205,22 @@ typedef struct {
     unsigned qn, qmax;   /* deferred count, capacity */
 } S(ws_t);
 
+/* dim 4: what the pre-pass keeps of P for its images psi^i(P) (psi^2(P) = (a x, -y),
+ * psi^3(P) = (a psi(P).x, -psi(P).y)): kept, not computed when read, since every window reads
+ * them (measured at 2^16: computing a x on each read cost what the shorter parts saved) */
+typedef struct {
+    PA_T q;              /* psi(P) */
+    FE_T ax, aqx;        /* a x, a psi(P).x */
+} S(psi_t);
+
 /* The points one MSM reads, dim n0 of them (dim 1: no endomorphism): index ii = cls n0 + i
  * is P_i (cls 0); with the 2-dimensional GLV split phi(P_i) = (beta x_i, y_i) (cls 1, from
- * phix); with the 4-dimensional psi split (G2) psi^cls(P_i): psi(P_i) from the pre-pass,
- * psi^2(P_i) = (a x_i, -y_i), psi^3(P_i) = (a psi(P_i).x, -psi(P_i).y) computed here (one
- * Fq x Fq2 product: cheaper than keeping them). neg[ii] says the point is negated (the sign
- * of its scalar part). */
+ * phix); with the 4-dimensional psi split (G2) psi^cls(P_i), from the pre-pass's psi_t.
+ * neg[ii] says the point is negated (the sign of its scalar part). */
 typedef struct {
     const PA_T *pts;     /* n0 points */
     const FE_T *phix;    /* dim 2: beta x_i (only where k2_i != 0) */
-    const PA_T *psi;     /* dim 4: psi(P_i) (only where k1..k3 are not all 0) */
-    const FB_T *a;       /* dim 4: psi^2's constant */
+    const S(psi_t) *psi; /* dim 4: (only where k1..k3 are not all 0) */
     const uint8_t *neg;  /* dim n0 signs, or NULL */
     size_t n0;
     unsigned dim;
@@ -239,14 +244,16 @@ static inline bool S(fetch)(PA_T *q, const S(src_t) *src, size_t ii, bool negd)
     } else if (src->dim == 2) {
         q->x = src->phix[pi];
 #if MSM_GLS
-    } else if (cls == 1) {
-        q->x = src->psi[pi].x;
-        y = &src->psi[pi].y;
     } else {
-        const PA_T *b = cls == 2 ? p : &src->psi[pi];
-        F(mulb)(&q->x, &b->x, src->a);
-        y = &b->y;
-        negd = !negd;
+        const S(psi_t) *e = &src->psi[pi];
+        if (cls == 1) {
+            q->x = e->q.x;
+            y = &e->q.y;
+        } else {
+            q->x = cls == 2 ? e->ax : e->aqx;
+            y = cls == 2 ? &p->y : &e->q.y;
+            negd = !negd;
+        }
 #endif
     }
     if (negd)
@@ -444,8 +451,7 @@ typedef struct {
     size_t n0;               /* points per MSM */
     unsigned dim;            /* 1 (no endomorphism), 2 (GLV), 4 (psi, G2) */
     const FE_T *phix;        /* dim 2: m * n0 */
-    const PA_T *psi;         /* dim 4: m * n0 */
-    const FB_T *a;           /* dim 4: psi^2's constant */
+    const S(psi_t) *psi;     /* dim 4: m * n0 */
     const uint8_t *neg;      /* n, or NULL */
     uint8_t *scratch;        /* past the endomorphism area */
     P_T *res;
@@ -479,7 +485,7 @@ static void S(worker)(void *arg, unsigned tid, unsigned nthr)
         if (t >= ntask) break;
         unsigned j = t / T, u = t % T;
         S(src_t) src = {.pts = job->pts[j], .phix = job->phix ? job->phix + (size_t)j * job->n0 : NULL,
-                        .psi = job->psi ? job->psi + (size_t)j * job->n0 : NULL, .a = job->a,
+                        .psi = job->psi ? job->psi + (size_t)j * job->n0 : NULL,
                         .neg = job->neg, .n0 = job->n0, .dim = job->dim};
         P_T *out = &job->res[(size_t)j * T + u];
         size_t lo, hi;
@@ -504,11 +510,11 @@ static size_t S(bytes)(const msm_plan_t *pl, unsigned m, size_t nsc, unsigned nt
 }
 
 /* the endomorphism area for dim d: d n0 scalar parts, d n0 signs, and m n0 beta x (d = 2)
- * or m n0 psi(P) (d = 4) */
+ * or m n0 psi_t (d = 4) */
 static size_t S(endo_bytes)(size_t n0, unsigned m, unsigned d)
 {
     if (d < 2) return 0;
-    size_t aux = d == 4 ? sizeof(PA_T) : sizeof(FE_T);
+    size_t aux = d == 4 ? sizeof(S(psi_t)) : sizeof(FE_T);
     return align64(d * n0 * sizeof(zp_scalar_t)) + align64(d * n0) + align64((size_t)m * n0 * aux);
 }
 
@@ -578,7 +584,7 @@ typedef struct {
     zp_scalar_t *half;
     uint8_t *neg;
     FE_T *phix;
-    PA_T *psi;
+    S(psi_t) *psi;
 } S(split_job_t);
 
 static void S(split_worker)(void *arg, unsigned tid, unsigned nthr)
@@ -599,9 +605,16 @@ static void S(split_worker)(void *arg, unsigned tid, unsigned nthr)
                 sj->neg[d * n0 + i] = (uint8_t)(ng >> d & 1);
                 if (d) rest |= kp[d].l[0] | kp[d].l[1];
             }
-            if (rest)
-                for (unsigned j = 0; j < sj->m; j++)
-                    MSM_CAT3(zp_g2a_, MSM_C, _psi)(&sj->psi[(size_t)j * n0 + i], &sj->pts[j][i]);
+            if (rest) {
+                const FB_T *a = MSM_CAT3(zp_g2_, MSM_C, _psi2_a)();
+                for (unsigned j = 0; j < sj->m; j++) {
+                    S(psi_t) *e = &sj->psi[(size_t)j * n0 + i];
+                    const PA_T *p = &sj->pts[j][i];
+                    MSM_CAT3(zp_g2a_, MSM_C, _psi)(&e->q, p);
+                    F(mulb)(&e->ax, &p->x, a);
+                    F(mulb)(&e->aqx, &e->q.x, a);
+                }
+            }
         }
         return;
     }
@@ -638,14 +651,14 @@ static void S(multi)(P_T *out, const PA_T *const *points, unsigned m, const zp_s
     const size_t e2 = S(endo_bytes)(n0, m, 2), e4 = S(endo_bytes)(n0, m, MSM_DIM_MAX);
     uint8_t *base = (uint8_t *)scratch + (e4 > e2 ? e4 : e2);
     const FE_T *phix = NULL;
-    const PA_T *psi = NULL;
+    const S(psi_t) *psi = NULL;
     const uint8_t *neg = NULL;
     if (dim > 1) {                               /* the MSM over the dim n0 parts from here */
         S(split_job_t) sj = {.sc = scalars, .pts = points, .m = m, .dim = dim, .n0 = n0,
                              .half = (zp_scalar_t *)scratch};
         sj.neg = (uint8_t *)scratch + align64(dim * n0 * sizeof(zp_scalar_t));
         sj.phix = (FE_T *)(void *)(sj.neg + align64(dim * n0));
-        sj.psi = (PA_T *)(void *)sj.phix;
+        sj.psi = (S(psi_t) *)(void *)sj.phix;
         if (nthr > 1 && n0 >= 1024)
             zp_pool_run(pool, S(split_worker), &sj);
         else
@@ -706,9 +719,7 @@ static void S(multi)(P_T *out, const PA_T *const *points, unsigned m, const zp_s
     S(job_t) job = {.pl = &pl, .pts = points, .m = m, .sc = scalars, .idx = idx, .cnt = cnt,
                     .nbig = cl.nbig, .none = cl.none, .P1 = P1, .n = n, .n0 = n0, .dim = dim,
                     .phix = phix, .psi = psi, .neg = neg, .scratch = base, .res = (P_T *)(void *)base};
-#if MSM_GLS
-    job.a = MSM_CAT3(zp_g2_, MSM_C, _psi2_a)();
-#endif
+
     atomic_init(&job.next, 0);
     const unsigned T = P1 + pl.W * pl.P;
     if (nthr > 1 && m * T > 1)
