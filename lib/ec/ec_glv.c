@@ -182,21 +182,22 @@ GLV_SPLIT(bls12_381)
 /* psi(x, y) = (conj(x) cx, conj(y) cy) on affine and Jacobian points (Z -> conj(Z));
  * infinity maps to itself */
 #define GLS_PSI(C)                                                                             \
-    void zp_g2a_##C##_psi(zp_g2a_##C##_t *r, const zp_g2a_##C##_t *p)                          \
+    static void psi_xy_##C(zp_fq2_##C##_t *rx, zp_fq2_##C##_t *ry, const zp_fq2_##C##_t *x,    \
+                           const zp_fq2_##C##_t *y)                                            \
     {                                                                                          \
         zp_fq2_##C##_t t;                                                                      \
-        zp_fq2_##C##_conj(&t, &p->x);                                                          \
-        zp_fq2_##C##_mul(&r->x, &t, &psi_cx_##C);                                              \
-        zp_fq2_##C##_conj(&t, &p->y);                                                          \
-        zp_fq2_##C##_mul(&r->y, &t, &psi_cy_##C);                                              \
+        zp_fq2_##C##_conj(&t, x);                                                              \
+        zp_fq2_##C##_mul(rx, &t, &psi_cx_##C);                                                 \
+        zp_fq2_##C##_conj(&t, y);                                                              \
+        zp_fq2_##C##_mul(ry, &t, &psi_cy_##C);                                                 \
+    }                                                                                          \
+    void zp_g2a_##C##_psi(zp_g2a_##C##_t *r, const zp_g2a_##C##_t *p)                          \
+    {                                                                                          \
+        psi_xy_##C(&r->x, &r->y, &p->x, &p->y);                                                \
     }                                                                                          \
     void zp_g2_##C##_psi(zp_g2_##C##_t *r, const zp_g2_##C##_t *p)                             \
     {                                                                                          \
-        zp_fq2_##C##_t t;                                                                      \
-        zp_fq2_##C##_conj(&t, &p->x);                                                          \
-        zp_fq2_##C##_mul(&r->x, &t, &psi_cx_##C);                                              \
-        zp_fq2_##C##_conj(&t, &p->y);                                                          \
-        zp_fq2_##C##_mul(&r->y, &t, &psi_cy_##C);                                              \
+        psi_xy_##C(&r->x, &r->y, &p->x, &p->y);                                                \
         zp_fq2_##C##_conj(&r->z, &p->z);                                                       \
     }                                                                                          \
     const zp_fq_##C##_t *zp_g2_##C##_psi2_a(void) { return &psi2_a_##C; }
