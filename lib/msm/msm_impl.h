@@ -361,29 +361,51 @@ static void S(bucket_add)(S(ws_t) *ws, uint32_t bi, const PA_T *q, bool requeue)
     }
 }
 
-/* One window task: window w over the scalars idx[lo, hi); result in *out. */
+/* One window task: window w over the scalars idx[lo, hi); result in *out. flat: the window
+ * holds only the top carry (every digit 0 or 1: the scalars' bit length is a multiple of c):
+ * the points are dealt round-robin to K accumulators (distinct per batch, so no conflicts)
+ * and summed without weights, instead of all going to bucket 1 (where all but the first two
+ * of each batch went to the XYZZ set at ~10 multiplications each). */
 static void S(task)(S(ws_t) *ws, const msm_plan_t *pl, unsigned w, const S(src_t) *src,
-                    const zp_scalar_t *sc, const uint32_t *idx, size_t lo, size_t hi, P_T *out)
+                    const zp_scalar_t *sc, const uint32_t *idx, size_t lo, size_t hi, P_T *out,
+                    bool flat)
 {
-    const unsigned c = pl->c, nb = pl->nb;
+    const unsigned c = pl->c, nb = flat && pl->K < pl->nb ? pl->K : pl->nb;
     memset(ws->st, 0, nb);
     ws->K = pl->K;
     ws->qmax = pl->K / MSM_Q_DIV;
     ws->cnt = 0;
     ws->qn = 0;
+    uint32_t rr = 0;
     for (size_t i = lo; i < hi; i++) {
         size_t ii = idx ? idx[i] : i;
         int32_t d = msm_digit(&sc[ii], w, c);
         if (d == 0) continue;
         PA_T q;
         if (!S(fetch)(&q, src, ii, d < 0)) continue;
-        S(bucket_add)(ws, (uint32_t)(d < 0 ? -d : d) - 1, &q, true);
+        uint32_t bi = (uint32_t)(d < 0 ? -d : d) - 1;
+        if (flat) {
+            bi = rr;
+            rr = rr + 1 == nb ? 0 : rr + 1;
+        }
+        S(bucket_add)(ws, bi, &q, true);
     }
     S(flush)(ws);
     unsigned qn = ws->qn;                        /* deferred points: one more batch */
     ws->qn = 0;
     for (unsigned j = 0; j < qn; j++) S(bucket_add)(ws, ws->qb[j], &ws->qp[j], false);
     S(flush)(ws);
+    if (flat) {                                  /* digits 1 only: the plain sum */
+        S(xyzz_t) acc;
+        memset(&acc, 0, sizeof acc);
+        for (unsigned j = 0; j < nb; j++) {
+            uint8_t s = ws->st[j];
+            if (s & MSM_ST_AFF) S(xz_madd)(&acc, &ws->bk[j]);
+            if (s & MSM_ST_XYZZ) S(xz_add)(&acc, &ws->xb[j]);
+        }
+        S(xz_to_jac)(out, &acc);
+        return;
+    }
     /* sum_j (j+1) B_j by running sums, top bucket first */
     S(xyzz_t) run, sum;
     memset(&run, 0, sizeof run);
@@ -447,6 +469,7 @@ typedef struct {
     const uint32_t *cnt;     /* W */
     size_t nbig, none;
     unsigned P1;             /* scalar-1 tasks in use (<= pl->P1) */
+    bool flat_top;           /* the top window holds only the carry (S(task)'s flat) */
     size_t n;                /* scalars (dim n0: parts with the endomorphism) */
     size_t n0;               /* points per MSM */
     unsigned dim;            /* 1 (no endomorphism), 2 (GLV), 4 (psi, G2) */
@@ -496,7 +519,8 @@ static void S(worker)(void *arg, unsigned tid, unsigned nthr)
             u -= job->P1;
             unsigned w = u / pl->P, part = u % pl->P;
             zp_split(job->cnt[w], part, pl->P, &lo, &hi);
-            S(task)(&ws, pl, w, &src, job->sc, job->idx, lo, hi, out);  /* idx NULL: identity */
+            S(task)(&ws, pl, w, &src, job->sc, job->idx, lo, hi, out,    /* idx NULL: identity */
+                    job->flat_top && w == pl->W - 1);
         }
     }
 }
@@ -718,6 +742,7 @@ static void S(multi)(P_T *out, const PA_T *const *points, unsigned m, const zp_s
     }
     S(job_t) job = {.pl = &pl, .pts = points, .m = m, .sc = scalars, .idx = idx, .cnt = cnt,
                     .nbig = cl.nbig, .none = cl.none, .P1 = P1, .n = n, .n0 = n0, .dim = dim,
+                    .flat_top = pl.W > 1 && cl.bits % pl.c == 0,
                     .phix = phix, .psi = psi, .neg = neg, .scratch = base, .res = (P_T *)(void *)base};
 
     atomic_init(&job.next, 0);
