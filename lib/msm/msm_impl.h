@@ -579,13 +579,24 @@ static unsigned S(force_c)(const zp_msm_opts_t *o)
     return o->c < MSM_C_MIN ? MSM_C_MIN : o->c > MSM_C_MAX ? MSM_C_MAX : o->c;
 }
 
-/* the split's dimension for opts: no_endo 1; dim 2 or 4 when asked (4 only where the group has
- * it); otherwise the group's largest */
-static unsigned S(dim)(const zp_msm_opts_t *o)
+/* the split's dimension for opts and n0 points: no_endo 1; dim 2 or 4 when asked (4 only
+ * where the group has it); otherwise 4 on G2 from MSM_GLS_MIN_N points up, else 2 (the GLS
+ * split saves bucket reductions, which only matter once the windows are 16 bits wide;
+ * measured in doc/msm.md) */
+static unsigned S(dim)(const zp_msm_opts_t *o, size_t n0)
 {
     if (o && o->no_endo) return 1;
     if (o && o->dim == 2) return 2;
-    return MSM_DIM_MAX;
+    if (o && o->dim == 4) return MSM_DIM_MAX;
+    return n0 >= MSM_GLS_MIN_N ? MSM_DIM_MAX : 2;
+}
+
+/* the endomorphism area for opts: the dim's own, and never less than the default's (so the
+ * default scratch covers every opts with c = 0 and no explicit dim = 4) */
+static size_t S(area)(size_t n0, unsigned m, const zp_msm_opts_t *o)
+{
+    size_t a = S(endo_bytes)(n0, m, S(dim)(o, n0)), d = S(endo_bytes)(n0, m, S(dim)(NULL, n0));
+    return a > d ? a : d;
 }
 
 static size_t S(scratch_size)(size_t n, unsigned m, unsigned nthreads, const zp_msm_opts_t *o)
@@ -593,8 +604,7 @@ static size_t S(scratch_size)(size_t n, unsigned m, unsigned nthreads, const zp_
     if (nthreads == 0) nthreads = 1;
     if (m == 0) m = 1;
     if (n > MSM_CHUNK) n = MSM_CHUNK;
-    size_t e = S(endo_bytes)(n, m, 2), e4 = S(endo_bytes)(n, m, MSM_DIM_MAX);
-    return (e4 > e ? e4 : e) + S(budget)(n, m, nthreads, S(force_c)(o));
+    return S(area)(n, m, o) + S(budget)(n, m, nthreads, S(force_c)(o));
 }
 
 /* the endomorphism pre-pass: split scalars [lo, hi) into dim parts (part j of scalar i at
@@ -670,10 +680,9 @@ static void S(multi)(P_T *out, const PA_T *const *points, unsigned m, const zp_s
             }
         return;
     }
-    const unsigned dim = S(dim)(opts), cf = S(force_c)(opts);
+    const unsigned dim = S(dim)(opts, n), cf = S(force_c)(opts);
     const size_t n0 = n, budget = S(budget)(n0, m, nthr, cf);
-    const size_t e2 = S(endo_bytes)(n0, m, 2), e4 = S(endo_bytes)(n0, m, MSM_DIM_MAX);
-    uint8_t *base = (uint8_t *)scratch + (e4 > e2 ? e4 : e2);
+    uint8_t *base = (uint8_t *)scratch + S(area)(n0, m, opts);
     const FE_T *phix = NULL;
     const S(psi_t) *psi = NULL;
     const uint8_t *neg = NULL;
