@@ -162,7 +162,7 @@ static void pick_scalar(zp_scalar_t *k, size_t i, const zp_scalar_t *r, const zp
                 }                                                                              \
                 free(scr);                                                                     \
                 /* without the endomorphism, forced windows with and without it, the           \
-                 * 4-dimensional split (G2's default from MSM_GLS_MIN_N points up; on G1 it    \
+                 * 4-dimensional split (BLS12-381 G2's default from 2^17 points; on G1 it    \
                  * means the GLV one) with and without a forced window, and the 2-dim one */   \
                 for (int mode = 0; mode < 6 && pi < 2; mode++) {                               \
                     zp_msm_opts_t o = {.no_endo = mode == 0 || mode == 2,                      \

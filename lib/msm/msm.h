@@ -14,9 +14,9 @@
  * half the bucket reductions, and a window one bit wider for the same work. Scalars already
  * short (or short negated: -1, -2, ...) are not split. The scratch holds the halves, their
  * signs and beta x of the points whose k2 is not 0.
- * On G2 from MSM_GLS_MIN_N (msm_common.h) points up the default is the 4-dimensional GLS
- * split instead (lib/ec: zp_gls_<C>_split): k =
- * k0 + k1 mu + k2 mu^2 + k3 mu^3 with |k_i| < 2^64 (BN254) / 2^63 (BLS12-381), psi = [mu];
+ * On BLS12-381's G2 from 2^17 points up (MSM_GLS_MIN_N, msm_g2_*.c) the default is the
+ * 4-dimensional GLS split instead (opts.dim = 4 asks for it on both curves; lib/ec:
+ * zp_gls_<C>_split): k = k0 + k1 mu + k2 mu^2 + k3 mu^3 with |k_i| < 2^64 (BN254) / 2^63 (BLS12-381), psi = [mu];
  * the MSM runs over the 4n points psi^i(P_j) with ~64-bit scalars; the scratch holds the
  * parts, their signs and psi(P) of the points that are split (psi^2 and psi^3 are derived
  * from P and psi(P) by one Fq x Fq2 product when read).
@@ -49,7 +49,7 @@
 typedef struct {
     bool no_endo;
     unsigned c;
-    unsigned dim;  /* 0: the default (G1 2; G2 4 from MSM_GLS_MIN_N points up, else 2); 2: the
+    unsigned dim;  /* 0: the default (2; BLS12-381's G2: 4 from 2^17 points up); 2: the
                     * GLV split; 4: the GLS split on G2 (on G1 it means 2). (added) */
 } zp_msm_opts_t;
 #define ZP_MSM_EX_API(G, C)                                                                    \

@@ -43,9 +43,6 @@ enum {
     MSM_PREFETCH = 8,     /* batched additions: bucket prefetch distance */
 };
 #define MSM_CHUNK ((size_t)1 << 29)  /* larger inputs run in chunks (32-bit index of 4n parts) */
-/* G2: the default split is the 4-dimensional GLS one from this many points up, the GLV one
- * below (doc/msm.md: at 2^16 the two measured within noise, GLV slightly ahead) */
-#define MSM_GLS_MIN_N ((size_t)1 << 17)
 
 typedef struct {
     unsigned c;   /* window bits */

@@ -41,6 +41,9 @@
 #ifndef MSM_GLS
 #define MSM_GLS 0                          /* 1: G2, the 4-dimensional psi split is available */
 #endif
+#ifndef MSM_GLS_MIN_N                      /* G2: default to the psi split from this many points */
+#define MSM_GLS_MIN_N ((size_t)-1)
+#endif
 
 /* XYZZ point: x = X/ZZ, y = Y/ZZZ, ZZ^3 = ZZZ^2; ZZ == 0 is infinity */
 typedef struct { FE_T x, y, zz, zzz; } S(xyzz_t);
@@ -361,6 +364,19 @@ static void S(bucket_add)(S(ws_t) *ws, uint32_t bi, const PA_T *q, bool requeue)
     }
 }
 
+/* *out = the plain sum of buckets [0, nbk), both sets */
+static void S(sum_buckets)(const S(ws_t) *ws, unsigned nbk, P_T *out)
+{
+    S(xyzz_t) acc;
+    memset(&acc, 0, sizeof acc);
+    for (unsigned j = 0; j < nbk; j++) {
+        uint8_t s = ws->st[j];
+        if (s & MSM_ST_AFF) S(xz_madd)(&acc, &ws->bk[j]);
+        if (s & MSM_ST_XYZZ) S(xz_add)(&acc, &ws->xb[j]);
+    }
+    S(xz_to_jac)(out, &acc);
+}
+
 /* One window task: window w over the scalars idx[lo, hi); result in *out. flat: the window
  * holds only the top carry (every digit 0 or 1: the scalars' bit length is a multiple of c):
  * the points are dealt round-robin to K accumulators (distinct per batch, so no conflicts)
@@ -396,14 +412,7 @@ static void S(task)(S(ws_t) *ws, const msm_plan_t *pl, unsigned w, const S(src_t
     for (unsigned j = 0; j < qn; j++) S(bucket_add)(ws, ws->qb[j], &ws->qp[j], false);
     S(flush)(ws);
     if (flat) {                                  /* digits 1 only: the plain sum */
-        S(xyzz_t) acc;
-        memset(&acc, 0, sizeof acc);
-        for (unsigned j = 0; j < nb; j++) {
-            uint8_t s = ws->st[j];
-            if (s & MSM_ST_AFF) S(xz_madd)(&acc, &ws->bk[j]);
-            if (s & MSM_ST_XYZZ) S(xz_add)(&acc, &ws->xb[j]);
-        }
-        S(xz_to_jac)(out, &acc);
+        S(sum_buckets)(ws, nb, out);
         return;
     }
     /* sum_j (j+1) B_j by running sums, top bucket first */
@@ -446,14 +455,7 @@ static void S(ones_task)(S(ws_t) *ws, const msm_plan_t *pl, const S(src_t) *src,
     ws->qn = 0;
     for (unsigned j = 0; j < qn; j++) S(bucket_add)(ws, ws->qb[j], &ws->qp[j], false);
     S(flush)(ws);
-    S(xyzz_t) run;
-    memset(&run, 0, sizeof run);
-    for (unsigned j = 0; j < nbk; j++) {
-        uint8_t s = ws->st[j];
-        if (s & MSM_ST_AFF) S(xz_madd)(&run, &ws->bk[j]);
-        if (s & MSM_ST_XYZZ) S(xz_add)(&run, &ws->xb[j]);
-    }
-    S(xz_to_jac)(out, &run);
+    S(sum_buckets)(ws, nbk, out);
 }
 
 /* m MSMs over the same classified scalars. Tasks, per MSM (T = P1 + W*P of them): P1
@@ -580,9 +582,9 @@ static unsigned S(force_c)(const zp_msm_opts_t *o)
 }
 
 /* the split's dimension for opts and n0 points: no_endo 1; dim 2 or 4 when asked (4 only
- * where the group has it); otherwise 4 on G2 from MSM_GLS_MIN_N points up, else 2 (the GLS
- * split saves bucket reductions, which only matter once the windows are 16 bits wide;
- * measured in doc/msm.md) */
+ * where the group has it); otherwise 4 from MSM_GLS_MIN_N points up (set per instantiation),
+ * else 2 (the GLS split saves bucket reductions, which only matter once the windows are 16
+ * bits wide; measured in doc/msm.md) */
 static unsigned S(dim)(const zp_msm_opts_t *o, size_t n0)
 {
     if (o && o->no_endo) return 1;
@@ -836,3 +838,4 @@ void MSM_CAT3(zp_msm_, MSM_G, MSM_CAT3(_, MSM_C, ))(P_T *out, const PA_T *points
 #undef FB_T
 #undef MSM_GLS
 #undef MSM_DIM_MAX
+#undef MSM_GLS_MIN_N
