@@ -4,8 +4,9 @@
  * timings of
  * the arithmetic the prover is built from: ns per Fr/Fq multiplication; ms per G1 and G2 MSM
  * at 2^16, 2^18, 2^20 (--quick: 2^12, 2^14, 2^16; --sizes: any list), for BN254 and
- * BLS12-381, 1 and N threads (default 2), with the endomorphism ("endo": GLV on G1, the
- * 4-dimensional psi split on G2; --dim 2 takes the 2-dimensional GLV split on G2) and without it
+ * BLS12-381, 1 and N threads (default 2), with the endomorphism ("endo": the default split,
+ * GLV, on BLS12-381's G2 the 4-dimensional psi split from 2^17 points; --dim 2|4 forces one)
+ * and without it
  * ("plain", the 256-bit Pippenger) and their ratio, on uniform random scalars below r and on
  * witness-like scalars (45% 0, 30% 1, 10% below 2^32, 5% r - small (-1, -2, ...), 10%
  * uniform); --c forces the window size (tuning; default: the plan's choice); --cpu reports

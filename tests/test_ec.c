@@ -280,6 +280,26 @@ EC_GROUP_TESTS(g2, bn254, fq2_bn254, fr_bn254, ZP_G2_BN254_COMPRESSED)
 EC_GROUP_TESTS(g1, bls12_381, fq_bls12_381, fr_bls12_381, ZP_G1_BLS12_381_COMPRESSED)
 EC_GROUP_TESTS(g2, bls12_381, fq2_bls12_381, fr_bls12_381, ZP_G2_BLS12_381_COMPRESSED)
 
+/* the split tests' common edge scalars: 0, 1, 2, r-1, r-2, r, r+1, 2^256-1, ev, ev+1, ev-1
+ * (ev the endomorphism's eigenvalue); returns their count (11) */
+static int edge_scalars(zp_scalar_t *e, const zp_scalar_t *r, const zp_scalar_t *ev)
+{
+    zp_scalar_t one = {{1, 0, 0, 0}};
+    int ne = 0;
+    sc_set(&e[ne++], 0);
+    sc_set(&e[ne++], 1);
+    sc_set(&e[ne++], 2);
+    sc_sub1(&e[ne], r), ne++;
+    sc_sub1(&e[ne], &e[ne - 1]), ne++;
+    e[ne++] = *r;
+    sc_add(&e[ne], r, &one), ne++;
+    memset(&e[ne], 0xff, sizeof e[ne]), ne++;
+    e[ne++] = *ev;
+    sc_add(&e[ne], ev, &one), ne++;
+    sc_sub1(&e[ne], ev), ne++;
+    return ne;
+}
+
 /* GLV (ec_glv.c): phi acts as lambda on random points of both groups (affine and Jacobian),
  * phi has order 3, and the split recombines exactly with halves below 2^128, on random
  * scalars (reduced and not), edge scalars and scalars around the decomposition bounds. */
@@ -383,18 +403,7 @@ GLV_ENDO_CHECK(g2, bls12_381)
         /* edges: 0, 1, 2, r-1, r-2, r, r+1, 2^256-1, lambda, lambda +- 1, 2^128 +- 1,         \
          * r - 2^128 +- 1, r/2 */                                                              \
         zp_scalar_t e[20], one = {{1, 0, 0, 0}};                                               \
-        int ne = 0;                                                                            \
-        sc_set(&e[ne++], 0);                                                                   \
-        sc_set(&e[ne++], 1);                                                                   \
-        sc_set(&e[ne++], 2);                                                                   \
-        sc_sub1(&e[ne], r), ne++;                                                              \
-        sc_sub1(&e[ne], &e[ne - 1]), ne++;                                                     \
-        e[ne++] = *r;                                                                          \
-        sc_add(&e[ne], r, &one), ne++;                                                         \
-        memset(&e[ne], 0xff, sizeof e[ne]), ne++;                                              \
-        e[ne++] = *lam;                                                                        \
-        sc_add(&e[ne], lam, &one), ne++;                                                       \
-        sc_sub1(&e[ne], lam), ne++;                                                            \
+        int ne = edge_scalars(e, r, lam);                                                      \
         e[ne] = (zp_scalar_t){{0, 0, 1, 0}}, ne++;                                             \
         e[ne] = (zp_scalar_t){{~0ULL, ~0ULL, 0, 0}}, ne++;                                     \
         e[ne] = (zp_scalar_t){{~0ULL, ~0ULL >> 1, 0, 0}}, ne++; /* 2^127 - 1, 2^127 */          \
@@ -528,18 +537,7 @@ static const uint64_t gls_bls12_381_absx = 0xd201000000010000ULL;  /* BLS12-381'
         /* edges: 0, 1, 2, r-1, r-2, r, r+1, 2^256-1, mu, mu +- 1, mu^2, mu^3, r/2, and the    \
          * short-scalar bound: 2^b - 1, 2^b, 2^b + 1, r - 2^b, r - 2^b +- 1 (b = bits) */      \
         zp_scalar_t e[32], one = {{1, 0, 0, 0}};                                               \
-        int ne = 0;                                                                            \
-        sc_set(&e[ne++], 0);                                                                   \
-        sc_set(&e[ne++], 1);                                                                   \
-        sc_set(&e[ne++], 2);                                                                   \
-        sc_sub1(&e[ne], r), ne++;                                                              \
-        sc_sub1(&e[ne], &e[ne - 1]), ne++;                                                     \
-        e[ne++] = *r;                                                                          \
-        sc_add(&e[ne], r, &one), ne++;                                                         \
-        memset(&e[ne], 0xff, sizeof e[ne]), ne++;                                              \
-        e[ne++] = *mu;                                                                         \
-        sc_add(&e[ne], mu, &one), ne++;                                                        \
-        sc_sub1(&e[ne], mu), ne++;                                                             \
+        int ne = edge_scalars(e, r, mu);                                                       \
         {                                                                                      \
             zp_fr_##C##_t m2 = fmu;                                                            \
             for (int j = 0; j < 2; j++) { /* mu^2, mu^3 as standard integers */                \

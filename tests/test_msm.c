@@ -161,14 +161,13 @@ static void pick_scalar(zp_scalar_t *k, size_t i, const zp_scalar_t *r, const zp
                     fails++;                                                                   \
                 }                                                                              \
                 free(scr);                                                                     \
-                /* without the endomorphism, forced windows with and without it, and the       \
-                 * 2-dimensional split (G2's default is the 4-dimensional one) with and        \
-                 * without a forced window */                                                  \
-                for (int mode = 0; mode < 5 && pi < 2; mode++) {                               \
+                /* without the endomorphism, forced windows with and without it, the           \
+                 * 4-dimensional split (BLS12-381 G2's default from 2^17 points; on G1 it    \
+                 * means the GLV one) with and without a forced window, and the 2-dim one */   \
+                for (int mode = 0; mode < 6 && pi < 2; mode++) {                               \
                     zp_msm_opts_t o = {.no_endo = mode == 0 || mode == 2,                      \
-                                       .c = mode == 1 || mode >= 3 ? 3 + (unsigned)((n + mode) % 7) : 0,\
-                                       .dim = mode >= 3 ? 2 : 0};                              \
-                    if (mode == 3) o.c = 0;                                                    \
+                                       .c = mode == 1 || mode == 2 || mode == 4 ? 3 + (unsigned)((n + mode) % 7) : 0,\
+                                       .dim = mode == 3 || mode == 4 ? 4 : mode == 5 ? 2 : 0};  \
                     sz = zp_msm_##G##_##C##_ex_scratch_size(n, 1, nt, &o);                     \
                     if (posix_memalign(&scr, 64, sz ? sz : 64)) abort();                       \
                     const zp_##G##a_##C##_t *pp = pa;                                          \
@@ -262,11 +261,15 @@ static void pick_sparse(zp_scalar_t *k, const zp_scalar_t *r)
                                     "wrong sum\n", #G "_" #C, n, m, j, mode, nt);              \
                             fails++;                                                           \
                         }                                                                      \
-                    if (m == M) { /* the same without the endomorphism, and with the 2-dim split */\
-                        for (int e = 0; e < 2; e++) {                                          \
-                            zp_msm_opts_t o = {.no_endo = e == 0, .dim = 2};                   \
+                    if (m == M) { /* the same without the endomorphism and with each split */    \
+                        for (int e = 0; e < 3; e++) {                                          \
+                            zp_msm_opts_t o = {.no_endo = e == 0, .dim = e == 2 ? 4 : 2};      \
+                            size_t sz4 = zp_msm_##G##_##C##_ex_scratch_size(n, m, nt, &o);     \
+                            void *s4 = NULL;                                                   \
+                            if (posix_memalign(&s4, 64, sz4 ? sz4 : 64)) abort();              \
                             zp_msm_##G##_##C##_multi_ex(got, (const zp_##G##a_##C##_t *const *)pa, m, k, n,\
-                                                        scr, pools[pi], &o);                   \
+                                                        s4, pools[pi], &o);                    \
+                            free(s4);                                                          \
                             for (unsigned j = 0; j < m; j++) CHECK(zp_##G##_##C##_eq(&got[j], &want[j]));\
                         }                                                                      \
                     }                                                                          \

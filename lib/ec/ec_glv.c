@@ -64,14 +64,17 @@ typedef unsigned __int128 u128;
 static void glv_round(uint64_t c[4], const zp_scalar_t *k, const uint64_t g[5])
 {
     uint64_t t[9] = {0};
+    int gl = 5;                                   /* g's limbs in use (GLV: 4) */
+    while (gl > 1 && !g[gl - 1]) gl--;
     for (int i = 0; i < 4; i++) {
         uint64_t carry = 0;
-        for (int j = 0; j < 5; j++) {
+        int j = 0;
+        for (; j < gl; j++) {
             u128 p = (u128)k->l[i] * g[j] + t[i + j] + carry;
             t[i + j] = (uint64_t)p;
             carry = (uint64_t)(p >> 64);
         }
-        t[i + 5] = carry;
+        t[i + j] = carry;
     }
     u128 s = (u128)t[4] + ((uint64_t)1 << 63);    /* + 2^319 */
     uint64_t cy = (uint64_t)(s >> 64);
@@ -88,6 +91,7 @@ static void glv_madd(zp_scalar_t *acc, const uint64_t c[4], const zp_scalar_t *m
     uint64_t t[4];
     memcpy(t, acc->l, sizeof t);
     for (int i = 0; i < 4; i++) {
+        if (!c[i]) continue;                      /* GLV: c < 2^128 */
         uint64_t carry = 0;
         for (int j = 0; i + j < 4; j++) {
             u128 p = (u128)c[i] * m->l[j] + t[i + j] + carry;
@@ -178,21 +182,22 @@ GLV_SPLIT(bls12_381)
 /* psi(x, y) = (conj(x) cx, conj(y) cy) on affine and Jacobian points (Z -> conj(Z));
  * infinity maps to itself */
 #define GLS_PSI(C)                                                                             \
-    void zp_g2a_##C##_psi(zp_g2a_##C##_t *r, const zp_g2a_##C##_t *p)                          \
+    static void psi_xy_##C(zp_fq2_##C##_t *rx, zp_fq2_##C##_t *ry, const zp_fq2_##C##_t *x,    \
+                           const zp_fq2_##C##_t *y)                                            \
     {                                                                                          \
         zp_fq2_##C##_t t;                                                                      \
-        zp_fq2_##C##_conj(&t, &p->x);                                                          \
-        zp_fq2_##C##_mul(&r->x, &t, &psi_cx_##C);                                              \
-        zp_fq2_##C##_conj(&t, &p->y);                                                          \
-        zp_fq2_##C##_mul(&r->y, &t, &psi_cy_##C);                                              \
+        zp_fq2_##C##_conj(&t, x);                                                              \
+        zp_fq2_##C##_mul(rx, &t, &psi_cx_##C);                                                 \
+        zp_fq2_##C##_conj(&t, y);                                                              \
+        zp_fq2_##C##_mul(ry, &t, &psi_cy_##C);                                                 \
+    }                                                                                          \
+    void zp_g2a_##C##_psi(zp_g2a_##C##_t *r, const zp_g2a_##C##_t *p)                          \
+    {                                                                                          \
+        psi_xy_##C(&r->x, &r->y, &p->x, &p->y);                                                \
     }                                                                                          \
     void zp_g2_##C##_psi(zp_g2_##C##_t *r, const zp_g2_##C##_t *p)                             \
     {                                                                                          \
-        zp_fq2_##C##_t t;                                                                      \
-        zp_fq2_##C##_conj(&t, &p->x);                                                          \
-        zp_fq2_##C##_mul(&r->x, &t, &psi_cx_##C);                                              \
-        zp_fq2_##C##_conj(&t, &p->y);                                                          \
-        zp_fq2_##C##_mul(&r->y, &t, &psi_cy_##C);                                              \
+        psi_xy_##C(&r->x, &r->y, &p->x, &p->y);                                                \
         zp_fq2_##C##_conj(&r->z, &p->z);                                                       \
     }                                                                                          \
     const zp_fq_##C##_t *zp_g2_##C##_psi2_a(void) { return &psi2_a_##C; }

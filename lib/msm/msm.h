@@ -14,8 +14,9 @@
  * half the bucket reductions, and a window one bit wider for the same work. Scalars already
  * short (or short negated: -1, -2, ...) are not split. The scratch holds the halves, their
  * signs and beta x of the points whose k2 is not 0.
- * On G2 the default is the 4-dimensional GLS split instead (lib/ec: zp_gls_<C>_split): k =
- * k0 + k1 mu + k2 mu^2 + k3 mu^3 with |k_i| < 2^64 (BN254) / 2^63 (BLS12-381), psi = [mu];
+ * On BLS12-381's G2 from 2^17 points up (MSM_GLS_MIN_N, msm_g2_*.c) the default is the
+ * 4-dimensional GLS split instead (opts.dim = 4 asks for it on both curves; lib/ec:
+ * zp_gls_<C>_split): k = k0 + k1 mu + k2 mu^2 + k3 mu^3 with |k_i| < 2^64 (BN254) / 2^63 (BLS12-381), psi = [mu];
  * the MSM runs over the 4n points psi^i(P_j) with ~64-bit scalars; the scratch holds the
  * parts, their signs and psi(P) of the points that are split (psi^2 and psi^3 are derived
  * from P and psi(P) by one Fq x Fq2 product when read).
@@ -43,13 +44,13 @@
 
 /* The same with options (NULL = the defaults above): no_endo turns the endomorphism off (the
  * plain 256-bit Pippenger); c forces the window size (tuning; 0 = the plan's choice, clamped
- * to 2..16). Scratch: zp_msm_<G>_<C>_ex_scratch_size(n, m, nthreads, opts) bytes; the plain
- * scratch_size covers every opts with c = 0. (added) */
+ * to 2..16); dim picks the split. Scratch: zp_msm_<G>_<C>_ex_scratch_size(n, m, nthreads, opts)
+ * bytes; the plain scratch_size covers every opts with c = 0 and dim != 4. (added) */
 typedef struct {
     bool no_endo;
     unsigned c;
-    unsigned dim;  /* 0: the group's default (4 on G2, 2 on G1); 2: the 2-dimensional GLV split
-                    * on G2 too (comparison); 4 on G1 is 2 (added) */
+    unsigned dim;  /* 0: the default (2; BLS12-381's G2: 4 from 2^17 points up); 2: the
+                    * GLV split; 4: the GLS split on G2 (on G1 it means 2). (added) */
 } zp_msm_opts_t;
 #define ZP_MSM_EX_API(G, C)                                                                    \
     size_t zp_msm_##G##_##C##_ex_scratch_size(size_t n, unsigned m, unsigned nthreads,         \

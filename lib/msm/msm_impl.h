@@ -41,6 +41,9 @@
 #ifndef MSM_GLS
 #define MSM_GLS 0                          /* 1: G2, the 4-dimensional psi split is available */
 #endif
+#ifndef MSM_GLS_MIN_N                      /* G2: default to the psi split from this many points */
+#define MSM_GLS_MIN_N ((size_t)-1)
+#endif
 
 /* XYZZ point: x = X/ZZ, y = Y/ZZZ, ZZ^3 = ZZZ^2; ZZ == 0 is infinity */
 typedef struct { FE_T x, y, zz, zzz; } S(xyzz_t);
@@ -205,17 +208,22 @@ typedef struct {
     unsigned qn, qmax;   /* deferred count, capacity */
 } S(ws_t);
 
+/* dim 4: what the pre-pass keeps of P for its images psi^i(P) (psi^2(P) = (a x, -y),
+ * psi^3(P) = (a psi(P).x, -psi(P).y)): kept, not computed when read, since every window reads
+ * them (measured at 2^16: computing a x on each read cost what the shorter parts saved) */
+typedef struct {
+    PA_T q;              /* psi(P) */
+    FE_T ax, aqx;        /* a x, a psi(P).x */
+} S(psi_t);
+
 /* The points one MSM reads, dim n0 of them (dim 1: no endomorphism): index ii = cls n0 + i
  * is P_i (cls 0); with the 2-dimensional GLV split phi(P_i) = (beta x_i, y_i) (cls 1, from
- * phix); with the 4-dimensional psi split (G2) psi^cls(P_i): psi(P_i) from the pre-pass,
- * psi^2(P_i) = (a x_i, -y_i), psi^3(P_i) = (a psi(P_i).x, -psi(P_i).y) computed here (one
- * Fq x Fq2 product: cheaper than keeping them). neg[ii] says the point is negated (the sign
- * of its scalar part). */
+ * phix); with the 4-dimensional psi split (G2) psi^cls(P_i), from the pre-pass's psi_t.
+ * neg[ii] says the point is negated (the sign of its scalar part). */
 typedef struct {
     const PA_T *pts;     /* n0 points */
     const FE_T *phix;    /* dim 2: beta x_i (only where k2_i != 0) */
-    const PA_T *psi;     /* dim 4: psi(P_i) (only where k1..k3 are not all 0) */
-    const FB_T *a;       /* dim 4: psi^2's constant */
+    const S(psi_t) *psi; /* dim 4: (only where k1..k3 are not all 0) */
     const uint8_t *neg;  /* dim n0 signs, or NULL */
     size_t n0;
     unsigned dim;
@@ -239,14 +247,16 @@ static inline bool S(fetch)(PA_T *q, const S(src_t) *src, size_t ii, bool negd)
     } else if (src->dim == 2) {
         q->x = src->phix[pi];
 #if MSM_GLS
-    } else if (cls == 1) {
-        q->x = src->psi[pi].x;
-        y = &src->psi[pi].y;
     } else {
-        const PA_T *b = cls == 2 ? p : &src->psi[pi];
-        F(mulb)(&q->x, &b->x, src->a);
-        y = &b->y;
-        negd = !negd;
+        const S(psi_t) *e = &src->psi[pi];
+        if (cls == 1) {
+            q->x = e->q.x;
+            y = &e->q.y;
+        } else {
+            q->x = cls == 2 ? e->ax : e->aqx;
+            y = cls == 2 ? &p->y : &e->q.y;
+            negd = !negd;
+        }
 #endif
     }
     if (negd)
@@ -354,29 +364,57 @@ static void S(bucket_add)(S(ws_t) *ws, uint32_t bi, const PA_T *q, bool requeue)
     }
 }
 
-/* One window task: window w over the scalars idx[lo, hi); result in *out. */
-static void S(task)(S(ws_t) *ws, const msm_plan_t *pl, unsigned w, const S(src_t) *src,
-                    const zp_scalar_t *sc, const uint32_t *idx, size_t lo, size_t hi, P_T *out)
+/* *out = the plain sum of buckets [0, nbk), both sets */
+static void S(sum_buckets)(const S(ws_t) *ws, unsigned nbk, P_T *out)
 {
-    const unsigned c = pl->c, nb = pl->nb;
+    S(xyzz_t) acc;
+    memset(&acc, 0, sizeof acc);
+    for (unsigned j = 0; j < nbk; j++) {
+        uint8_t s = ws->st[j];
+        if (s & MSM_ST_AFF) S(xz_madd)(&acc, &ws->bk[j]);
+        if (s & MSM_ST_XYZZ) S(xz_add)(&acc, &ws->xb[j]);
+    }
+    S(xz_to_jac)(out, &acc);
+}
+
+/* One window task: window w over the scalars idx[lo, hi); result in *out. flat: the window
+ * holds only the top carry (every digit 0 or 1: the scalars' bit length is a multiple of c):
+ * the points are dealt round-robin to K accumulators (distinct per batch, so no conflicts)
+ * and summed without weights, instead of all going to bucket 1 (where all but the first two
+ * of each batch went to the XYZZ set at ~10 multiplications each). */
+static void S(task)(S(ws_t) *ws, const msm_plan_t *pl, unsigned w, const S(src_t) *src,
+                    const zp_scalar_t *sc, const uint32_t *idx, size_t lo, size_t hi, P_T *out,
+                    bool flat)
+{
+    const unsigned c = pl->c, nb = flat && pl->K < pl->nb ? pl->K : pl->nb;
     memset(ws->st, 0, nb);
     ws->K = pl->K;
     ws->qmax = pl->K / MSM_Q_DIV;
     ws->cnt = 0;
     ws->qn = 0;
+    uint32_t rr = 0;
     for (size_t i = lo; i < hi; i++) {
         size_t ii = idx ? idx[i] : i;
         int32_t d = msm_digit(&sc[ii], w, c);
         if (d == 0) continue;
         PA_T q;
         if (!S(fetch)(&q, src, ii, d < 0)) continue;
-        S(bucket_add)(ws, (uint32_t)(d < 0 ? -d : d) - 1, &q, true);
+        uint32_t bi = (uint32_t)(d < 0 ? -d : d) - 1;
+        if (flat) {
+            bi = rr;
+            rr = rr + 1 == nb ? 0 : rr + 1;
+        }
+        S(bucket_add)(ws, bi, &q, true);
     }
     S(flush)(ws);
     unsigned qn = ws->qn;                        /* deferred points: one more batch */
     ws->qn = 0;
     for (unsigned j = 0; j < qn; j++) S(bucket_add)(ws, ws->qb[j], &ws->qp[j], false);
     S(flush)(ws);
+    if (flat) {                                  /* digits 1 only: the plain sum */
+        S(sum_buckets)(ws, nb, out);
+        return;
+    }
     /* sum_j (j+1) B_j by running sums, top bucket first */
     S(xyzz_t) run, sum;
     memset(&run, 0, sizeof run);
@@ -417,14 +455,7 @@ static void S(ones_task)(S(ws_t) *ws, const msm_plan_t *pl, const S(src_t) *src,
     ws->qn = 0;
     for (unsigned j = 0; j < qn; j++) S(bucket_add)(ws, ws->qb[j], &ws->qp[j], false);
     S(flush)(ws);
-    S(xyzz_t) run;
-    memset(&run, 0, sizeof run);
-    for (unsigned j = 0; j < nbk; j++) {
-        uint8_t s = ws->st[j];
-        if (s & MSM_ST_AFF) S(xz_madd)(&run, &ws->bk[j]);
-        if (s & MSM_ST_XYZZ) S(xz_add)(&run, &ws->xb[j]);
-    }
-    S(xz_to_jac)(out, &run);
+    S(sum_buckets)(ws, nbk, out);
 }
 
 /* m MSMs over the same classified scalars. Tasks, per MSM (T = P1 + W*P of them): P1
@@ -440,12 +471,12 @@ typedef struct {
     const uint32_t *cnt;     /* W */
     size_t nbig, none;
     unsigned P1;             /* scalar-1 tasks in use (<= pl->P1) */
+    bool flat_top;           /* the top window holds only the carry (S(task)'s flat) */
     size_t n;                /* scalars (dim n0: parts with the endomorphism) */
     size_t n0;               /* points per MSM */
     unsigned dim;            /* 1 (no endomorphism), 2 (GLV), 4 (psi, G2) */
     const FE_T *phix;        /* dim 2: m * n0 */
-    const PA_T *psi;         /* dim 4: m * n0 */
-    const FB_T *a;           /* dim 4: psi^2's constant */
+    const S(psi_t) *psi;     /* dim 4: m * n0 */
     const uint8_t *neg;      /* n, or NULL */
     uint8_t *scratch;        /* past the endomorphism area */
     P_T *res;
@@ -479,7 +510,7 @@ static void S(worker)(void *arg, unsigned tid, unsigned nthr)
         if (t >= ntask) break;
         unsigned j = t / T, u = t % T;
         S(src_t) src = {.pts = job->pts[j], .phix = job->phix ? job->phix + (size_t)j * job->n0 : NULL,
-                        .psi = job->psi ? job->psi + (size_t)j * job->n0 : NULL, .a = job->a,
+                        .psi = job->psi ? job->psi + (size_t)j * job->n0 : NULL,
                         .neg = job->neg, .n0 = job->n0, .dim = job->dim};
         P_T *out = &job->res[(size_t)j * T + u];
         size_t lo, hi;
@@ -490,7 +521,8 @@ static void S(worker)(void *arg, unsigned tid, unsigned nthr)
             u -= job->P1;
             unsigned w = u / pl->P, part = u % pl->P;
             zp_split(job->cnt[w], part, pl->P, &lo, &hi);
-            S(task)(&ws, pl, w, &src, job->sc, job->idx, lo, hi, out);  /* idx NULL: identity */
+            S(task)(&ws, pl, w, &src, job->sc, job->idx, lo, hi, out,    /* idx NULL: identity */
+                    job->flat_top && w == pl->W - 1);
         }
     }
 }
@@ -504,11 +536,11 @@ static size_t S(bytes)(const msm_plan_t *pl, unsigned m, size_t nsc, unsigned nt
 }
 
 /* the endomorphism area for dim d: d n0 scalar parts, d n0 signs, and m n0 beta x (d = 2)
- * or m n0 psi(P) (d = 4) */
+ * or m n0 psi_t (d = 4) */
 static size_t S(endo_bytes)(size_t n0, unsigned m, unsigned d)
 {
     if (d < 2) return 0;
-    size_t aux = d == 4 ? sizeof(PA_T) : sizeof(FE_T);
+    size_t aux = d == 4 ? sizeof(S(psi_t)) : sizeof(FE_T);
     return align64(d * n0 * sizeof(zp_scalar_t)) + align64(d * n0) + align64((size_t)m * n0 * aux);
 }
 
@@ -549,13 +581,24 @@ static unsigned S(force_c)(const zp_msm_opts_t *o)
     return o->c < MSM_C_MIN ? MSM_C_MIN : o->c > MSM_C_MAX ? MSM_C_MAX : o->c;
 }
 
-/* the split's dimension for opts: no_endo 1; dim 2 or 4 when asked (4 only where the group has
- * it); otherwise the group's largest */
-static unsigned S(dim)(const zp_msm_opts_t *o)
+/* the split's dimension for opts and n0 points: no_endo 1; dim 2 or 4 when asked (4 only
+ * where the group has it); otherwise 4 from MSM_GLS_MIN_N points up (set per instantiation),
+ * else 2 (the GLS split saves bucket reductions, which only matter once the windows are 16
+ * bits wide; measured in doc/msm.md) */
+static unsigned S(dim)(const zp_msm_opts_t *o, size_t n0)
 {
     if (o && o->no_endo) return 1;
     if (o && o->dim == 2) return 2;
-    return MSM_DIM_MAX;
+    if (o && o->dim == 4) return MSM_DIM_MAX;
+    return n0 >= MSM_GLS_MIN_N ? MSM_DIM_MAX : 2;
+}
+
+/* the endomorphism area for opts: the dim's own, and never less than the default's (so the
+ * default scratch covers every opts with c = 0 and no explicit dim = 4) */
+static size_t S(area)(size_t n0, unsigned m, const zp_msm_opts_t *o)
+{
+    size_t a = S(endo_bytes)(n0, m, S(dim)(o, n0)), d = S(endo_bytes)(n0, m, S(dim)(NULL, n0));
+    return a > d ? a : d;
 }
 
 static size_t S(scratch_size)(size_t n, unsigned m, unsigned nthreads, const zp_msm_opts_t *o)
@@ -563,8 +606,7 @@ static size_t S(scratch_size)(size_t n, unsigned m, unsigned nthreads, const zp_
     if (nthreads == 0) nthreads = 1;
     if (m == 0) m = 1;
     if (n > MSM_CHUNK) n = MSM_CHUNK;
-    size_t e = S(endo_bytes)(n, m, 2), e4 = S(endo_bytes)(n, m, MSM_DIM_MAX);
-    return (e4 > e ? e4 : e) + S(budget)(n, m, nthreads, S(force_c)(o));
+    return S(area)(n, m, o) + S(budget)(n, m, nthreads, S(force_c)(o));
 }
 
 /* the endomorphism pre-pass: split scalars [lo, hi) into dim parts (part j of scalar i at
@@ -578,7 +620,7 @@ typedef struct {
     zp_scalar_t *half;
     uint8_t *neg;
     FE_T *phix;
-    PA_T *psi;
+    S(psi_t) *psi;
 } S(split_job_t);
 
 static void S(split_worker)(void *arg, unsigned tid, unsigned nthr)
@@ -599,9 +641,16 @@ static void S(split_worker)(void *arg, unsigned tid, unsigned nthr)
                 sj->neg[d * n0 + i] = (uint8_t)(ng >> d & 1);
                 if (d) rest |= kp[d].l[0] | kp[d].l[1];
             }
-            if (rest)
-                for (unsigned j = 0; j < sj->m; j++)
-                    MSM_CAT3(zp_g2a_, MSM_C, _psi)(&sj->psi[(size_t)j * n0 + i], &sj->pts[j][i]);
+            if (rest) {
+                const FB_T *a = MSM_CAT3(zp_g2_, MSM_C, _psi2_a)();
+                for (unsigned j = 0; j < sj->m; j++) {
+                    S(psi_t) *e = &sj->psi[(size_t)j * n0 + i];
+                    const PA_T *p = &sj->pts[j][i];
+                    MSM_CAT3(zp_g2a_, MSM_C, _psi)(&e->q, p);
+                    F(mulb)(&e->ax, &p->x, a);
+                    F(mulb)(&e->aqx, &e->q.x, a);
+                }
+            }
         }
         return;
     }
@@ -633,19 +682,18 @@ static void S(multi)(P_T *out, const PA_T *const *points, unsigned m, const zp_s
             }
         return;
     }
-    const unsigned dim = S(dim)(opts), cf = S(force_c)(opts);
+    const unsigned dim = S(dim)(opts, n), cf = S(force_c)(opts);
     const size_t n0 = n, budget = S(budget)(n0, m, nthr, cf);
-    const size_t e2 = S(endo_bytes)(n0, m, 2), e4 = S(endo_bytes)(n0, m, MSM_DIM_MAX);
-    uint8_t *base = (uint8_t *)scratch + (e4 > e2 ? e4 : e2);
+    uint8_t *base = (uint8_t *)scratch + S(area)(n0, m, opts);
     const FE_T *phix = NULL;
-    const PA_T *psi = NULL;
+    const S(psi_t) *psi = NULL;
     const uint8_t *neg = NULL;
     if (dim > 1) {                               /* the MSM over the dim n0 parts from here */
         S(split_job_t) sj = {.sc = scalars, .pts = points, .m = m, .dim = dim, .n0 = n0,
                              .half = (zp_scalar_t *)scratch};
         sj.neg = (uint8_t *)scratch + align64(dim * n0 * sizeof(zp_scalar_t));
         sj.phix = (FE_T *)(void *)(sj.neg + align64(dim * n0));
-        sj.psi = (PA_T *)(void *)sj.phix;
+        sj.psi = (S(psi_t) *)(void *)sj.phix;
         if (nthr > 1 && n0 >= 1024)
             zp_pool_run(pool, S(split_worker), &sj);
         else
@@ -705,10 +753,9 @@ static void S(multi)(P_T *out, const PA_T *const *points, unsigned m, const zp_s
     }
     S(job_t) job = {.pl = &pl, .pts = points, .m = m, .sc = scalars, .idx = idx, .cnt = cnt,
                     .nbig = cl.nbig, .none = cl.none, .P1 = P1, .n = n, .n0 = n0, .dim = dim,
+                    .flat_top = pl.W > 1 && cl.bits % pl.c == 0,
                     .phix = phix, .psi = psi, .neg = neg, .scratch = base, .res = (P_T *)(void *)base};
-#if MSM_GLS
-    job.a = MSM_CAT3(zp_g2_, MSM_C, _psi2_a)();
-#endif
+
     atomic_init(&job.next, 0);
     const unsigned T = P1 + pl.W * pl.P;
     if (nthr > 1 && m * T > 1)
@@ -797,4 +844,5 @@ void MSM_CAT3(zp_msm_, MSM_G, MSM_CAT3(_, MSM_C, ))(P_T *out, const PA_T *points
 #undef FB_T
 #undef MSM_GLS
 #undef MSM_DIM_MAX
+#undef MSM_GLS_MIN_N
 #endif
