@@ -121,8 +121,8 @@ typedef struct zp_backend_ops {
     int (*host_unregister)(zp_backend_t *be, void *p);
     /* make the key's bases resident (upload once); called before prove_g1 for that key */
     int (*load_key)(zp_backend_t *be, const zp_g16_key_t *k);
-    /* the whole G1 part: h from a, b, c (h written into h; the CUDA backend keeps h on the
-     * device and leaves it unwritten), then the 4 MSMs
+    /* the whole G1 part: h from a, b, c (h written into h, which may be c; the CUDA backend
+     * keeps h on the device and leaves it unwritten), then the 4 MSMs
      * (A, B1 over w; C over w[n_public+1..]; H over h) into out[ZP_G16_*] */
     int (*prove_g1)(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_t *w,
                     zp_scalar_t *a, zp_scalar_t *b, const zp_scalar_t *c, zp_scalar_t *h,
@@ -200,7 +200,9 @@ int zp_g16_witness_load(zp_scalar_t **w, const zp_wtns_t *wt);
 int zp_g16_witness_inplace(const zp_scalar_t **w, zp_scalar_t **copy, zp_wtns_t *wt);
 /* The whole proof in one process: synth (+ r1cs check) -> be's prove_g1 -> finalize.
  * be: an open backend of ops whose load_key was called for k; pool: for synth and finalize
- * (may be NULL). r, s as zp_g16_finalize. Buffers are allocated per call. */
+ * (may be NULL). r, s as zp_g16_finalize. Buffers are allocated per call (3 x domain_size
+ * scalars: h is computed in c's place) and freed before the G2 MSM, which runs in the CPU
+ * backend's MSM scratch when ops is zp_backend_cpu (be is busy for the whole call). */
 typedef struct {
     uint64_t synth_ns;
     zp_g16_times_t g1;

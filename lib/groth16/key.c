@@ -131,6 +131,7 @@ typedef struct {
         size_t n;
         const char *what;
         bool g2, subgroup;
+        bool drop;             /* clean pages of the zkey used in place: dropped once checked */
         atomic_size_t bad;
     } arr[L_N];
 } load_job_t;
@@ -146,6 +147,7 @@ static void load_run(void *arg, unsigned tid, unsigned nt)
         if (j->arr[i].dst != (const void *)j->arr[i].src)   /* in place: checked where it is */
             memcpy(dst, j->arr[i].src + lo * psz, (hi - lo) * psz);
         size_t bad = (j->arr[i].g2 ? j->cv->g2_check : j->cv->g1_check)(dst, hi - lo, j->arr[i].subgroup, true);
+        if (j->arr[i].drop) g16_drop_pages(dst, (hi - lo) * psz);   /* read again by its MSM */
         if (bad < hi - lo) {
             size_t cur = atomic_load(&j->arr[i].bad);
             while (lo + bad < cur && !atomic_compare_exchange_weak(&j->arr[i].bad, &cur, lo + bad)) {
@@ -247,6 +249,7 @@ static int key_load_into(zp_g16_key_t *k, const zp_zkey_t *z, void *mem, size_t 
         j.arr[i].what = arr[i].what;
         j.arr[i].g2 = arr[i].g2;
         j.arr[i].subgroup = arr[i].subgroup;
+        j.arr[i].drop = inplace && z->f.mapped && arr[i].dst == (const void *)arr[i].src && !(z->moved & arr[i].moved);
         atomic_init(&j.arr[i].bad, SIZE_MAX);
     }
     zp_pool_run(pool, load_run, &j);
