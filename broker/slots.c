@@ -400,7 +400,10 @@ void brk_classes_load(brk_t *b)
 int brk_job_size(brk_t *b, brk_job_t *j)
 {
     uint32_t nv = 0, dom = 0;
-    if (j->sized) return j->cls < b->n_classes ? 0 : ZP_EMISMATCH;
+    if (j->sized && j->cls < b->n_classes) return 0;
+    if (j->sized)
+        return zp_err_set(ZP_EMISMATCH, "zkey %s: its circuit needs a slot of %llu MiB, more than every slot class holds",
+                          j->zkey, (unsigned long long)(j->need_bytes >> 20));
     if (!b->n_classes) brk_classes_load(b);
     j->sized = true;
     j->cls = b->n_classes - 1;

@@ -1193,6 +1193,28 @@ static void reg_classes(void)
     world_close();
 }
 
+/* item 7: a job accepted into a class that no longer holds its circuit after a broker restart
+ * (here: its zkey grew) fails at its first dispatch, saying why; nothing else is disturbed */
+static void reg_classes_restart(void)
+{
+    world_open_classes(2, 1);
+    g_size = 1; submit(1, NULL);                  /* accepted, not dispatched yet */
+    g_size = 0; submit(1, NULL);
+    broker_stop();
+    broker_start(true);
+    brk_circuit_note(&B, ZKEY_BIG, HUGE, HUGE);   /* the restarted broker finds the zkey bigger */
+    start_all();
+    brk_dispatch(&B);
+    brk_job_t *j = brk_job_get(&B, mjobs[0].id);
+    CHECK(j && j->state == ZP_JOB_FAILED && j->parts && j->parts[0].reasons &&
+          strstr(j->parts[0].reasons, "need a slot of 10 MiB"));
+    mjobs[0].bad[0] = true;                       /* expected to fail */
+    mjobs[0].finished = true;
+    drain("classes-restart drain");
+    CHECK(mjobs[1].done_seen[0]);
+    world_close();
+}
+
 /* ---------------------------------------------------------------- bench: bounded broker state */
 static long rss_kib(void)
 {
@@ -1272,7 +1294,8 @@ int main(int argc, char **argv)
             {"cancel-quarantine", reg_cancel_quarantine}, {"dead-alive-quarantine", reg_dead_alive_quarantine},
             {"verify-redo", reg_verify_redo}, {"restart-after-death", reg_restart_after_death}, {"lease", reg_lease},
             {"breaker", reg_breaker}, {"bounded", reg_bounded}, {"takeback-ready", reg_takeback_ready},
-            {"takeback-revoke", reg_takeback_revoke}, {"reserve", reg_reserve}, {"classes", reg_classes}};
+            {"takeback-revoke", reg_takeback_revoke}, {"reserve", reg_reserve}, {"classes", reg_classes},
+            {"classes-restart", reg_classes_restart}};
         const char *only_reg = getenv("ZP_MODEL_ONLY");
         for (unsigned i = 0; i < sizeof regs / sizeof regs[0]; i++) {
             if (only_reg && strcmp(only_reg, regs[i].name)) continue;
