@@ -436,7 +436,8 @@ void brk_revoke(brk_t *b, brk_part_t *p)
             uint8_t *buf; size_t len;
             if (zp_msg_revoke_encode(&buf, &len, &rv) == 0 && brk_send(b, w->id, w->id_len, buf, len) == 0) {
                 p->revoking = true;
-                b->n_taken_revoke++;
+                if (p->stage == ZP_ROLE_GPU) b->n_revoked_gpu++;
+                else b->n_taken_revoke++;
             }
             return;
         }
@@ -456,10 +457,11 @@ void brk_slots_status(brk_t *b, zp_sbuf_t *s, bool json)
         for (uint32_t k = 0; k < b->n_classes; k++)
             zp_sbuf_printf(s, "%s %u x %llu MiB (%u free)", k ? "," : "", b->classes[k].n,
                            (unsigned long long)(b->classes[k].bytes >> 20), free_in[k]);
-        zp_sbuf_printf(s, "; reserve %u/%u/%u; preempt %s; taken back %llu READY, %llu revoked; spilled %llu; "
-                       "refused too big %llu\n", b->reserve[0], b->reserve[1], b->reserve[2],
+        zp_sbuf_printf(s, "; reserve %u/%u/%u; preempt %s; taken back %llu READY, %llu revoked (+%llu GPU tasks); "
+                       "spilled %llu; refused too big %llu\n", b->reserve[0], b->reserve[1], b->reserve[2],
                        b->preempt < ZP_NPRIO ? zp_prio_name(b->preempt) : "none", (unsigned long long)b->n_taken_ready,
-                       (unsigned long long)b->n_taken_revoke, (unsigned long long)b->n_spilled,
+                       (unsigned long long)b->n_taken_revoke, (unsigned long long)b->n_revoked_gpu,
+                       (unsigned long long)b->n_spilled,
                        (unsigned long long)b->n_submit_too_big);
         return;
     }
@@ -481,8 +483,9 @@ void brk_slots_status(brk_t *b, zp_sbuf_t *s, bool json)
         first = false;
     }
     zp_sbuf_printf(s, "], \"priority\": {\"reserve\": [%u, %u, %u], \"preempt\": \"%s\", \"taken_back_ready\": %llu, "
-                   "\"taken_back_revoke\": %llu, \"spilled\": %llu, \"submit_too_big\": %llu}",
+                   "\"taken_back_revoke\": %llu, \"revoked_gpu\": %llu, \"spilled\": %llu, \"submit_too_big\": %llu}",
                    b->reserve[0], b->reserve[1], b->reserve[2], b->preempt < ZP_NPRIO ? zp_prio_name(b->preempt) : "none",
                    (unsigned long long)b->n_taken_ready, (unsigned long long)b->n_taken_revoke,
-                   (unsigned long long)b->n_spilled, (unsigned long long)b->n_submit_too_big);
+                   (unsigned long long)b->n_revoked_gpu, (unsigned long long)b->n_spilled,
+                   (unsigned long long)b->n_submit_too_big);
 }
