@@ -494,6 +494,7 @@ static void take_back_gpu(brk_t *b, uint64_t now)
     for (unsigned i = 0; i < BRK_MAX_WORKERS; i++) {
         brk_worker_t *w = &b->workers[i];
         if (!w->used || !w->alive || w->role != ZP_ROLE_GPU) continue;
+        if (w->tripped_until && now < w->tripped_until) continue;   /* its credit could not be used */
         for (unsigned k = 0; k < w->n_inflight; k++) {
             brk_part_t *q = w->inflight[k].part;
             if (!q) continue;
