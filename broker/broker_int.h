@@ -224,7 +224,7 @@ typedef struct brk {
                                    of worse ones; ZP_NPRIO: never */
     struct brk_circ *circ;      /* zkey -> size (brk_job_size), at most BRK_CIRC_MAX */
     uint32_t n_circ, circ_next;
-    uint64_t n_taken_ready, n_taken_revoke, n_submit_too_big, n_spilled;
+    uint64_t n_taken_ready, n_taken_revoke, n_revoked_gpu, n_submit_too_big, n_spilled;
 } brk_t;
 #define BRK_CIRC_MAX 256
 

@@ -713,6 +713,51 @@ static bool take_back(brk_t *b, const slotview_t *v, uint64_t now)
     return false;
 }
 
+/* The same for the GPU stage: a partition of priority <= --preempt is READY but every GPU
+ * worker's credits are taken. A worker holding two or more tasks runs one; the later assigned
+ * of a worse priority is revoked (handed back unstarted it is READY again at once, its
+ * payload kept; already started, it finishes). One REVOKE outstanding per waiting partition. */
+static void take_back_gpu(brk_t *b, uint64_t now)
+{
+    if (b->preempt >= ZP_NPRIO || pick_worker(b, ZP_ROLE_GPU, 0, now)) return;
+    const brk_part_t *c = NULL;
+    unsigned waiting = 0, revoking = 0;
+    for (size_t i = 0; i < b->qn[ZP_ROLE_GPU]; i++) {
+        const brk_part_t *q = b->q[ZP_ROLE_GPU][i];
+        if (q->not_before > now || prio_of(q) > b->preempt || !brk_slot_usable(b, (uint32_t)q->slot)) continue;
+        waiting++;
+        if (!c || better(q, c)) c = q;
+    }
+    if (!c) return;
+    brk_part_t *victim = NULL;
+    for (unsigned i = 0; i < BRK_MAX_WORKERS; i++) {
+        brk_worker_t *w = &b->workers[i];
+        if (!w->used || !w->alive || w->role != ZP_ROLE_GPU) continue;
+        if (w->tripped_until && now < w->tripped_until) continue;   /* its credit could not be used */
+        for (unsigned k = 0; k < w->n_inflight; k++) {
+            brk_part_t *q = w->inflight[k].part;
+            if (!q) continue;
+            revoking += q->revoking;
+            if (q->revoking || q->state != PS_RUNNING || q->worker != w || prio_of(q) <= prio_of(c)) continue;
+            bool earlier = false;   /* the worker has a task assigned before it: q is not the running one */
+            for (unsigned m = 0; m < w->n_inflight; m++) {
+                const brk_part_t *o = w->inflight[m].part;
+                earlier |= m != k && (!o || o->t_assign[ZP_ROLE_GPU] < q->t_assign[ZP_ROLE_GPU] ||
+                                      (o->t_assign[ZP_ROLE_GPU] == q->t_assign[ZP_ROLE_GPU] && m < k));
+            }
+            if (!earlier) continue;
+            if (!victim || prio_of(q) > prio_of(victim) ||
+                (prio_of(q) == prio_of(victim) && q->t_assign[ZP_ROLE_GPU] > victim->t_assign[ZP_ROLE_GPU]))
+                victim = q;
+        }
+    }
+    if (!victim || revoking >= waiting) return;
+    zp_log(ZP_LOG_INFO, "job %llu part %u (%s): asking its GPU worker to hand slot %d back unstarted for job %llu part %u "
+           "(%s)", (unsigned long long)victim->job->id, victim->idx, zp_prio_name(prio_of(victim)), victim->slot,
+           (unsigned long long)c->job->id, c->idx, zp_prio_name(prio_of(c)));
+    brk_revoke(b, victim);
+}
+
 void brk_dispatch(brk_t *b)
 {
     /* downstream first: finishing partitions frees slots */
@@ -769,6 +814,7 @@ void brk_dispatch(brk_t *b)
             view_build(b, &view);
             goto again;
         }
+        if (stage == ZP_ROLE_GPU) take_back_gpu(b, now);
     }
 }
 

@@ -400,7 +400,10 @@ void brk_classes_load(brk_t *b)
 int brk_job_size(brk_t *b, brk_job_t *j)
 {
     uint32_t nv = 0, dom = 0;
-    if (j->sized) return j->cls < b->n_classes ? 0 : ZP_EMISMATCH;
+    if (j->sized && j->cls < b->n_classes) return 0;
+    if (j->sized)
+        return zp_err_set(ZP_EMISMATCH, "zkey %s: its circuit needs a slot of %llu MiB, more than every slot class holds",
+                          j->zkey, (unsigned long long)(j->need_bytes >> 20));
     if (!b->n_classes) brk_classes_load(b);
     j->sized = true;
     j->cls = b->n_classes - 1;
@@ -433,7 +436,8 @@ void brk_revoke(brk_t *b, brk_part_t *p)
             uint8_t *buf; size_t len;
             if (zp_msg_revoke_encode(&buf, &len, &rv) == 0 && brk_send(b, w->id, w->id_len, buf, len) == 0) {
                 p->revoking = true;
-                b->n_taken_revoke++;
+                if (p->stage == ZP_ROLE_GPU) b->n_revoked_gpu++;
+                else b->n_taken_revoke++;
             }
             return;
         }
@@ -453,10 +457,11 @@ void brk_slots_status(brk_t *b, zp_sbuf_t *s, bool json)
         for (uint32_t k = 0; k < b->n_classes; k++)
             zp_sbuf_printf(s, "%s %u x %llu MiB (%u free)", k ? "," : "", b->classes[k].n,
                            (unsigned long long)(b->classes[k].bytes >> 20), free_in[k]);
-        zp_sbuf_printf(s, "; reserve %u/%u/%u; preempt %s; taken back %llu READY, %llu revoked; spilled %llu; "
-                       "refused too big %llu\n", b->reserve[0], b->reserve[1], b->reserve[2],
+        zp_sbuf_printf(s, "; reserve %u/%u/%u; preempt %s; taken back %llu READY, %llu revoked (+%llu GPU tasks); "
+                       "spilled %llu; refused too big %llu\n", b->reserve[0], b->reserve[1], b->reserve[2],
                        b->preempt < ZP_NPRIO ? zp_prio_name(b->preempt) : "none", (unsigned long long)b->n_taken_ready,
-                       (unsigned long long)b->n_taken_revoke, (unsigned long long)b->n_spilled,
+                       (unsigned long long)b->n_taken_revoke, (unsigned long long)b->n_revoked_gpu,
+                       (unsigned long long)b->n_spilled,
                        (unsigned long long)b->n_submit_too_big);
         return;
     }
@@ -478,8 +483,9 @@ void brk_slots_status(brk_t *b, zp_sbuf_t *s, bool json)
         first = false;
     }
     zp_sbuf_printf(s, "], \"priority\": {\"reserve\": [%u, %u, %u], \"preempt\": \"%s\", \"taken_back_ready\": %llu, "
-                   "\"taken_back_revoke\": %llu, \"spilled\": %llu, \"submit_too_big\": %llu}",
+                   "\"taken_back_revoke\": %llu, \"revoked_gpu\": %llu, \"spilled\": %llu, \"submit_too_big\": %llu}",
                    b->reserve[0], b->reserve[1], b->reserve[2], b->preempt < ZP_NPRIO ? zp_prio_name(b->preempt) : "none",
                    (unsigned long long)b->n_taken_ready, (unsigned long long)b->n_taken_revoke,
-                   (unsigned long long)b->n_spilled, (unsigned long long)b->n_submit_too_big);
+                   (unsigned long long)b->n_revoked_gpu, (unsigned long long)b->n_spilled,
+                   (unsigned long long)b->n_submit_too_big);
 }

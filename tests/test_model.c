@@ -1113,6 +1113,43 @@ static void reg_takeback_revoke(void)
     world_close();
 }
 
+/* item 6, the GPU stage: a GPU worker with two credits holds two LOW partitions (one running,
+ * one not started); a CRITICAL partition READY behind them gets the second credit through a
+ * REVOKE: the LOW one is handed back unstarted and is READY again with its payload (its
+ * synthesis is not redone), not charged */
+static void reg_takeback_gpu(void)
+{
+    world_open(3);
+    sim_t *sy = only(ZP_ROLE_SYNTH, 1), *g = only(ZP_ROLE_GPU, 1);
+    only(ZP_ROLE_FINAL, 0);
+    g_prio = ZP_PRIO_LOW;
+    submit(2, NULL);
+    brk_dispatch(&B);
+    step_sim(sy, 12);
+    sim_deliver(g);
+    CHECK(g->nt == 2);
+    sim_step(g);                                  /* the first one runs */
+    uint32_t queued = g->t[1].a.slot;
+    brk_part_t *v = slot_part(queued);
+    uint64_t pg = v ? v->payload_gen : 0;
+    g_prio = ZP_PRIO_CRITICAL;
+    submit(1, NULL);
+    brk_dispatch(&B);
+    step_sim(sy, 8);                              /* the critical one is synthesized: READY */
+    brk_part_t *c = part_of(mjobs[1].id, 0);
+    CHECK(c && c->stage == ZP_ROLE_GPU && B.n_revoked_gpu == 1 && v && v->revoking);
+    CHECK(g->nout == 1 && g->out[0].f.unstarted);
+    sim_deliver(g);
+    brk_dispatch(&B);
+    check_invariants("takeback-gpu");
+    CHECK(c->state == PS_RUNNING && c->stage == ZP_ROLE_GPU && c->worker == broker_rec(g));
+    CHECK(v->state == PS_QUEUED && v->stage == ZP_ROLE_GPU && v->payload_gen == pg && v->attempt == 1 && !v->revoking);
+    CHECK(B.c.requeued[ZP_ROLE_SYNTH] == 0);      /* nothing synthesized again */
+    drain("takeback-gpu drain");
+    CHECK(mjobs[0].done_seen[0] && mjobs[0].done_seen[1] && mjobs[1].done_seen[0] && B.c.parts_done == 3);
+    world_close();
+}
+
 /* item 6: --slot-reserve 1: LOW work leaves one slot free; a CRITICAL partition takes it at once
  * (taking back turned off, so the reservation alone does it) */
 static void reg_reserve(void)
@@ -1190,6 +1227,28 @@ static void reg_classes(void)
     for (unsigned i = 0; i < 4; i++) CHECK(mjobs[2].done_seen[i]);
     CHECK(mjobs[1].done_seen[0] && mjobs[1].done_seen[1]);
     CHECK(B.n_spilled >= spilled);
+    world_close();
+}
+
+/* item 7: a job accepted into a class that no longer holds its circuit after a broker restart
+ * (here: its zkey grew) fails at its first dispatch, saying why; nothing else is disturbed */
+static void reg_classes_restart(void)
+{
+    world_open_classes(2, 1);
+    g_size = 1; submit(1, NULL);                  /* accepted, not dispatched yet */
+    g_size = 0; submit(1, NULL);
+    broker_stop();
+    broker_start(true);
+    brk_circuit_note(&B, ZKEY_BIG, HUGE, HUGE);   /* the restarted broker finds the zkey bigger */
+    start_all();
+    brk_dispatch(&B);
+    brk_job_t *j = brk_job_get(&B, mjobs[0].id);
+    CHECK(j && j->state == ZP_JOB_FAILED && j->parts && j->parts[0].reasons &&
+          strstr(j->parts[0].reasons, "need a slot of 10 MiB"));
+    mjobs[0].bad[0] = true;                       /* expected to fail */
+    mjobs[0].finished = true;
+    drain("classes-restart drain");
+    CHECK(mjobs[1].done_seen[0]);
     world_close();
 }
 
@@ -1272,7 +1331,8 @@ int main(int argc, char **argv)
             {"cancel-quarantine", reg_cancel_quarantine}, {"dead-alive-quarantine", reg_dead_alive_quarantine},
             {"verify-redo", reg_verify_redo}, {"restart-after-death", reg_restart_after_death}, {"lease", reg_lease},
             {"breaker", reg_breaker}, {"bounded", reg_bounded}, {"takeback-ready", reg_takeback_ready},
-            {"takeback-revoke", reg_takeback_revoke}, {"reserve", reg_reserve}, {"classes", reg_classes}};
+            {"takeback-revoke", reg_takeback_revoke}, {"takeback-gpu", reg_takeback_gpu}, {"reserve", reg_reserve}, {"classes", reg_classes},
+            {"classes-restart", reg_classes_restart}};
         const char *only_reg = getenv("ZP_MODEL_ONLY");
         for (unsigned i = 0; i < sizeof regs / sizeof regs[0]; i++) {
             if (only_reg && strcmp(only_reg, regs[i].name)) continue;

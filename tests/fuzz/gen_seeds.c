@@ -115,26 +115,38 @@ static void sup(void)
     put("sup", "peer-address", pa, sizeof pa - 1);
 }
 
-/* the header page and slot table of a real arena, with one slot in use */
-static void arena(void)
+/* the header page and slot table of a real arena (cfg, name set here), slots `used` (a bit mask)
+ * synthesized and sealed, written as seed `seed` */
+static void arena_seed(zp_shm_cfg_t cfg, const char *tag, uint32_t used, const char *seed)
 {
     char name[64];
-    snprintf(name, sizeof name, "/zkpipe-seed-%d-arena", (int)getpid());
-    zp_shm_cfg_t cfg = {.name = name, .n_slots = 2, .slot_bytes = 2u << 20};
+    snprintf(name, sizeof name, "/zkpipe-seed-%d-%s", (int)getpid(), tag);
+    cfg.name = name;
     zp_shm_t *a;
     if (zp_shm_create(&a, &cfg) < 0) { fprintf(stderr, "gen_seeds: arena: %s\n", zp_err_msg()); exit(1); }
-    uint32_t idx; uint64_t gen, g2;
-    if (zp_shm_slot_claim(a, &idx, &gen) == 0 && zp_shm_slot_layout(a, idx, ZP_SLOT_SYNTH, gen, 8, 8, 32) == 0)
-        zp_shm_payload_seal(a, idx, ZP_SLOT_SYNTH, gen, ZP_SHM_VEC_MASK(ZP_SHM_VEC_A), ZP_SLOT_READY, &g2);
+    for (uint32_t idx = 0; idx < zp_shm_n_slots(a) && idx < 32; idx++) {
+        uint64_t gen, g2;
+        if ((used >> idx & 1) && zp_shm_slot_claim_at(a, idx, &gen) == 0 &&
+            zp_shm_slot_layout(a, idx, ZP_SLOT_SYNTH, gen, 8, 8, 32) == 0)
+            zp_shm_payload_seal(a, idx, ZP_SLOT_SYNTH, gen, ZP_SHM_VEC_MASK(ZP_SHM_VEC_A), ZP_SLOT_READY, &g2);
+    }
     int fd = shm_open(name, O_RDONLY, 0);
-    size_t n = ZP_SHM_HDR_BYTES + 2 * ZP_SHM_DESC_BYTES;
+    size_t n = ZP_SHM_HDR_BYTES + zp_shm_n_slots(a) * (size_t)ZP_SHM_DESC_BYTES;
     uint8_t *p = malloc(n);
     if (fd < 0 || !p || pread(fd, p, n, 0) != (ssize_t)n) { fprintf(stderr, "gen_seeds: arena read\n"); exit(1); }
-    put("arena", "two-slots", p, n);
+    put("arena", seed, p, n);
     close(fd);
     free(p);
     zp_shm_close(&a);
     zp_shm_unlink(name, NULL);
+}
+
+static void arena(void)
+{
+    arena_seed((zp_shm_cfg_t){.n_slots = 2, .slot_bytes = 2u << 20}, "arena", 1, "two-slots");
+    /* slot size classes (2 and 4 MiB), a slot of each in use */
+    static const zp_shm_class_t cl[2] = {{1, 2u << 20}, {2, 4u << 20}};
+    arena_seed((zp_shm_cfg_t){.n_classes = 2, .classes = cl}, "arena2", 5, "two-classes");
 }
 
 static void keystore(const char *fix)
