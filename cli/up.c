@@ -72,7 +72,8 @@ static void on_chld(int s) { (void)s; g_chld = 1; }
 enum { K_RUNDIR, K_ARENA, K_SYNTH, K_GPU, K_FINAL, K_SLOTS, K_MAXDOM, K_MAXVARS, K_THREADS, K_HB, K_LIVE, K_ATTEMPTS,
        K_BACKEND, K_DEVICES, K_GPU_CREDITS, K_SYNTH_CREDITS, K_FINAL_THREADS, K_SYNTH_THREADS, K_SYNTHS, K_FINALS,
        K_PER_CARD, K_WATCHDOG, K_STATEDIR, K_METRICS, K_PRELOAD, K_HTTP, K_HTTP_TOKENS, K_HTTP_BODY, K_HTTP_KEYS,
-       K_FLEET, K_BOXNAME, K_STAGE_MS, K_DEV_SPEEDUP, K_CORES, K_KEY_BUDGET, K_KEY_STORE_BUDGET, K_KEY_AFFINITY, K_NKEYS };
+       K_FLEET, K_BOXNAME, K_STAGE_MS, K_DEV_SPEEDUP, K_CORES, K_KEY_BUDGET, K_KEY_STORE_BUDGET, K_KEY_AFFINITY,
+       K_SLOT_CLASSES, K_SLOT_RESERVE, K_PREEMPT, K_NKEYS };
 static const char *keys[K_NKEYS] = {"runtime-dir", "arena", "synth", "gpu", "final", "slots", "max-domain",
                                     "max-vars", "threads", "heartbeat-ms", "liveness", "max-attempts", "backend",
                                     "devices", "gpu-credits", "synth-credits", "final-threads", "synth-threads",
@@ -81,7 +82,8 @@ static const char *keys[K_NKEYS] = {"runtime-dir", "arena", "synth", "gpu", "fin
                                     "http-listen", "http-token-file", "http-max-body", "http-key-dir",   /* client: HTTP API */
                                     "fleet", "box-name",
                                     "stage-ms", "device-speedup", "cores",   /* stages: finalizer sizing (up_size.c) */
-                                    "key-budget", "key-store-budget", "key-affinity"};   /* keys: doc/keys.md */
+                                    "key-budget", "key-store-budget", "key-affinity",   /* keys: doc/keys.md */
+                                    "slot-classes", "slot-reserve", "preempt"};   /* slots: doc/slot-protocol.md */
 
 typedef struct {
     const char *bin;
@@ -664,13 +666,16 @@ static void usage(FILE *f)
             "                 [--http-listen [IP:]PORT] [--http-token-file FILE] [--http-max-body BYTES]\n"
             "                 [--http-key-dir DIR] [--stage-ms gpu=MS,final=MS[@T]] [--device-speedup D]\n"
             "                 [--cores N] [--key-budget BYTES] [--key-store-budget BYTES]\n"
-            "                 [--key-affinity on|off|N] [--dry-run]\n"
+            "                 [--key-affinity on|off|N] [--slot-classes SPEC] [--slot-reserve C[,H[,N]]]\n"
+            "                 [--preempt critical|high|normal|none] [--dry-run]\n"
             "GPU workers: K per CUDA device found (CUDA_VISIBLE_DEVICES respected), or one on the CPU\n"
             "backend when there is none; --gpu N sets the total instead. --synth/--final: old names of\n"
             "--synths/--finalizers. --watchdog-sec: children's watchdog (default 30, 0 = off).\n"
             "--preload: every stage loads these proving keys before taking work (no first-partition stall).\n"
             "--key-budget: key memory per stage process (LRU eviction of keys not in use); --key-store-budget:\n"
             "the shared-memory key store's size; --key-affinity: the broker's key routing (doc/keys.md).\n"
+            "--slot-classes/--slot-reserve/--preempt: the arena in slot size classes, slots held back\n"
+            "for urgent work, take-back of unstarted worse work (zkpipe-broker --help; doc/slot-protocol.md).\n"
             "--state-dir: the broker's job journal (default $ZP_STATE_DIR, $XDG_STATE_HOME/zkpipe).\n"
             "--fleet URL|-: also take work from that PostgreSQL fleet queue (- : the URL is in $ZP_FLEET,\n"
             "which keeps it out of ps); --box-name NAME: this box in the fleet (default: host name).\n"
@@ -837,6 +842,9 @@ static int up_cmd(int argc, char **argv, char *val[K_NKEYS])
     add(&ch[0], "--http-max-body", val[K_HTTP_BODY]);
     add(&ch[0], "--http-key-dir", val[K_HTTP_KEYS]);
     add(&ch[0], "--key-affinity", val[K_KEY_AFFINITY]);  /* keys */
+    add(&ch[0], "--slot-classes", val[K_SLOT_CLASSES]);  /* slots: the broker validates them */
+    add(&ch[0], "--slot-reserve", val[K_SLOT_RESERVE]);
+    add(&ch[0], "--preempt", val[K_PREEMPT]);
     if (val[K_FLEET]) {   /* fleet: the URL travels in the environment, never in the broker's argv */
         add(&ch[0], "--fleet-env", "ZP_FLEET");
         add(&ch[0], "--box-name", val[K_BOXNAME]);

@@ -39,7 +39,7 @@ static int sig_room(fin_t *f, size_t n)
     return 0;
 }
 
-static void work_task(zp_stage_t *s, zp_stage_task_t *t, zp_keyent_t **kep)
+static void work(zp_stage_t *s, zp_stage_task_t *t)
 {
     fin_t *f = s->ctx;
     const zp_msg_assign_t *a = &t->a;
@@ -49,7 +49,7 @@ static void work_task(zp_stage_t *s, zp_stage_task_t *t, zp_keyent_t **kep)
     zp_err_clear();
     if ((rc = zp_stage_arena(s, a->epoch)) < 0) return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "arena");
     if ((rc = zp_keycache_key(s->kc, t->zkey, true, &ke)) < 0) return zp_stage_fail(t, rc, "zkey");
-    *kep = ke;   /* released by work() when the task is done with it */
+    t->key = ke;   /* the runtime releases it when the task ends */
     const zp_g16_key_t *k = &ke->key;
     if ((rc = zp_shm_slot_check(s->arena, a->slot, ZP_SLOT_FINALIZING, a->gen)) < 0)
         return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "slot");
@@ -121,15 +121,6 @@ static void work_task(zp_stage_t *s, zp_stage_task_t *t, zp_keyent_t **kep)
     }
     if (rc < 0) return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "commit");
     t->ok = true;
-}
-
-/* the key cache entry is released when the task is done with it (zp_keycache_release: an
- * entry in use is never evicted) */
-static void work(zp_stage_t *s, zp_stage_task_t *t)
-{
-    zp_keyent_t *ke = NULL;
-    work_task(s, t, &ke);
-    if (ke) zp_keycache_release(s->kc, ke);
 }
 
 static int init(zp_stage_t *s)

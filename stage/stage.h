@@ -64,6 +64,8 @@ typedef struct zp_stage_task {
     uint8_t proof_bin[ZP_MSG_BIN_MAX];
     size_t proof_bin_len;
     char msg[512];
+    zp_keyent_t *key;           /* a key cache entry work() took for the task: the runtime releases
+                                   it (zp_keycache_release) when the task ends */
 } zp_stage_task_t;
 
 #define ZP_PRELOAD_MAX 16

@@ -224,6 +224,8 @@ static void run_tasks(loop_t *h, zp_stage_task_t *first)
         if (!t->ok && t->fail_class == ZP_FAIL_DEVICE) gone = true;
         if (t->staged && s->def->unstage) s->def->unstage(s, t);
         t->staged = false;
+        if (t->key) zp_keycache_release(s->kc, t->key);
+        t->key = NULL;
         t->t_end = zp_now_ns();
     }
     pthread_mutex_lock(&h->mu);

@@ -72,7 +72,7 @@ static void copy_run(void *arg, unsigned tid, unsigned nt)
     memcpy((uint8_t *)j->dst + lo, (const uint8_t *)j->src + lo, hi - lo);
 }
 
-static void work_task(zp_stage_t *s, zp_stage_task_t *t, zp_keyent_t **kep)
+static void work(zp_stage_t *s, zp_stage_task_t *t)
 {
     synth_t *y = s->ctx;
     const zp_msg_assign_t *a = &t->a;
@@ -87,7 +87,7 @@ static void work_task(zp_stage_t *s, zp_stage_task_t *t, zp_keyent_t **kep)
     if ((rc = zp_stage_arena(s, a->epoch)) < 0) return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "arena");
     file_id(t->zkey, kid);   /* before the cache looks: see check_pair */
     if ((rc = zp_keycache_key(s->kc, t->zkey, true, &ke)) < 0) return zp_stage_fail(t, rc, "zkey");
-    *kep = ke;   /* released by work() when the task is done with it */
+    t->key = ke;   /* the runtime releases it when the task ends */
     if (*t->r1cs) {
         file_id(t->r1cs, rid);
         if ((rc = zp_keycache_r1cs(s->kc, t->r1cs, &r1cs)) < 0) return zp_stage_fail(t, rc, "r1cs");
@@ -135,15 +135,6 @@ static void work_task(zp_stage_t *s, zp_stage_task_t *t, zp_keyent_t **kep)
                                   ZP_SLOT_READY, &t->new_gen, s->pool);   /* chunked, on the pool */
     if (rc < 0) return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "seal");
     t->ok = true;
-}
-
-/* the key cache entry is released when the task is done with it (zp_keycache_release: an
- * entry in use is never evicted) */
-static void work(zp_stage_t *s, zp_stage_task_t *t)
-{
-    zp_keyent_t *ke = NULL;
-    work_task(s, t, &ke);
-    if (ke) zp_keycache_release(s->kc, ke);
 }
 
 static int init(zp_stage_t *s)
