@@ -162,22 +162,9 @@ static void S(bfinish)(S(ws_t) *ws, unsigned nb, unsigned nones, P_T *out)
     ws->qn = 0;
     for (unsigned j = 0; j < qn; j++) S(bucket_add)(ws, ws->qb[j], &ws->qp[j], false);
     S(flush)(ws);
-    S(xyzz_t) run, sum;
-    memset(&run, 0, sizeof run);
-    memset(&sum, 0, sizeof sum);
-    unsigned top = nb;
-    while (top > 0 && !ws->st[top - 1]) top--;
-    for (unsigned j = top; j-- > 0;) {
-        uint8_t s = ws->st[j];
-        if (s & MSM_ST_AFF) S(xz_madd)(&run, &ws->bk[j]);
-        if (s & MSM_ST_XYZZ) S(xz_add)(&run, &ws->xb[j]);
-        S(xz_add)(&sum, &run);
-    }
-    for (unsigned j = nb; j < nb + nones; j++) {   /* the accumulators of ones: weight 1 */
-        uint8_t s = ws->st[j];
-        if (s & MSM_ST_AFF) S(xz_madd)(&sum, &ws->bk[j]);
-        if (s & MSM_ST_XYZZ) S(xz_add)(&sum, &ws->xb[j]);
-    }
+    S(xyzz_t) sum;
+    S(weigh_buckets)(&sum, ws, nb);
+    S(add_buckets)(&sum, ws, nb, nb + nones);   /* the accumulators of ones: weight 1 */
     S(xz_to_jac)(out, &sum);
 }
 

@@ -365,15 +365,36 @@ static void S(bucket_add)(S(ws_t) *ws, uint32_t bi, const PA_T *q, bool requeue)
 }
 
 /* *out = the plain sum of buckets [0, nbk), both sets */
+/* acc += buckets [j0, j1) with weight 1 (affine and XYZZ halves) */
+static void S(add_buckets)(S(xyzz_t) *acc, const S(ws_t) *ws, unsigned j0, unsigned j1)
+{
+    for (unsigned j = j0; j < j1; j++) {
+        uint8_t s = ws->st[j];
+        if (s & MSM_ST_AFF) S(xz_madd)(acc, &ws->bk[j]);
+        if (s & MSM_ST_XYZZ) S(xz_add)(acc, &ws->xb[j]);
+    }
+}
+
+/* *sum = sum_j (j+1) B_j over buckets [0, nb), by running sums, top bucket first (empty
+ * buckets above the highest used one add nothing) */
+static void S(weigh_buckets)(S(xyzz_t) *sum, const S(ws_t) *ws, unsigned nb)
+{
+    S(xyzz_t) run;
+    memset(&run, 0, sizeof run);
+    memset(sum, 0, sizeof *sum);
+    unsigned top = nb;
+    while (top > 0 && !ws->st[top - 1]) top--;
+    for (unsigned j = top; j-- > 0;) {
+        S(add_buckets)(&run, ws, j, j + 1);
+        S(xz_add)(sum, &run);
+    }
+}
+
 static void S(sum_buckets)(const S(ws_t) *ws, unsigned nbk, P_T *out)
 {
     S(xyzz_t) acc;
     memset(&acc, 0, sizeof acc);
-    for (unsigned j = 0; j < nbk; j++) {
-        uint8_t s = ws->st[j];
-        if (s & MSM_ST_AFF) S(xz_madd)(&acc, &ws->bk[j]);
-        if (s & MSM_ST_XYZZ) S(xz_add)(&acc, &ws->xb[j]);
-    }
+    S(add_buckets)(&acc, ws, 0, nbk);
     S(xz_to_jac)(out, &acc);
 }
 
@@ -415,18 +436,8 @@ static void S(task)(S(ws_t) *ws, const msm_plan_t *pl, unsigned w, const S(src_t
         S(sum_buckets)(ws, nb, out);
         return;
     }
-    /* sum_j (j+1) B_j by running sums, top bucket first */
-    S(xyzz_t) run, sum;
-    memset(&run, 0, sizeof run);
-    memset(&sum, 0, sizeof sum);
-    unsigned top = nb;                           /* empty buckets above add nothing */
-    while (top > 0 && !ws->st[top - 1]) top--;
-    for (unsigned j = top; j-- > 0;) {
-        uint8_t s = ws->st[j];
-        if (s & MSM_ST_AFF) S(xz_madd)(&run, &ws->bk[j]);
-        if (s & MSM_ST_XYZZ) S(xz_add)(&run, &ws->xb[j]);
-        S(xz_add)(&sum, &run);
-    }
+    S(xyzz_t) sum;
+    S(weigh_buckets)(&sum, ws, nb);
     S(xz_to_jac)(out, &sum);
 }
 
