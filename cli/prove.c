@@ -123,7 +123,7 @@ int zp_cmd_prove(int argc, char **argv)
     stage("reading the proving key and witness");
 
     if ((rc = zp_zkey_open(&z, pos[0]))) { fail(rc, "reading the proving key"); goto out; }
-    if ((rc = zp_wtns_open(&wt, pos[1]))) { fail(rc, "reading the witness"); goto out; }
+    if ((rc = zp_wtns_open_unchecked(&wt, pos[1]))) { fail(rc, "reading the witness"); goto out; }
     if ((rc = zp_check_wtns_zkey(&wt, &z))) { fail(rc, "witness and proving key"); goto out; }
     if (r1cs_path) {
         if ((rc = zp_r1cs_open(&r1, r1cs_path))) { fail(rc, "reading the r1cs"); goto out; }
@@ -135,6 +135,7 @@ int zp_cmd_prove(int argc, char **argv)
         goto out;
     }
     if (!(pool = zp_pool_new(threads))) { fail(-ENOMEM, "thread pool"); goto out; }
+    if ((rc = zp_wtns_check_values(&wt, pool))) { fail(rc, "reading the witness"); goto out; }   /* on the pool */
     stage("loading the proving key");
     /* every point array used where it is in the zkey's mapping (the misaligned ones moved
      * onto 8-byte boundaries there first), the witness likewise: nothing copied twice */

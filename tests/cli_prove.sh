@@ -56,6 +56,11 @@ for name in bn128_chain bls12381_chain; do
   expect_rc 2 "prove usage" "$Z" prove "$d/circuit.zkey"
   expect_rc 1 "prove missing witness" "$Z" prove "$d/circuit.zkey" "$o/nope.wtns" "$o/x.json" "$o/y.json"
   expect_rc 1 "prove witness/zkey mismatch" "$Z" prove "$d/circuit.zkey" "$FIX/bn128_poseidon2/witness.wtns" "$o/x.json" "$o/y.json"
+  # a value >= r (the last one; checked on the pool): named with its index and the file
+  cp "$d/witness.wtns" "$o/noncanon.wtns"
+  head -c 32 /dev/zero | tr '\0' '\377' | dd of="$o/noncanon.wtns" bs=1 seek=$(( $(stat -c %s "$o/noncanon.wtns") - 32 )) conv=notrunc 2>/dev/null
+  expect_rc 1 "non-canonical witness value" "$Z" prove "$d/circuit.zkey" "$o/noncanon.wtns" "$o/x.json" "$o/y.json" --threads 2
+  grep -q "noncanon.wtns: value [0-9]* is not canonical" "$TMP/out" || fail "non-canonical witness message: $(cat "$TMP/out")"
   if [ -f "$d/witness-bad.wtns" ]; then
     expect_rc 1 "bad witness" "$Z" prove "$d/circuit.zkey" "$d/witness-bad.wtns" "$o/x.json" "$o/y.json" --r1cs "$d/circuit.r1cs"
     grep -q "constraint [0-9]" "$TMP/out" || fail "bad witness message lacks the constraint: $(cat "$TMP/out")"

@@ -590,6 +590,27 @@ static void wtns_errors(const char *fx, const char *other_fx)
     CHECK(tparse(p_wtns, &t, N) == 0);
     FRESH(); tsec(&t, 2)->d[0] = 2;
     EXPECT_ERR(tparse(p_wtns, &t, N), ZP_EFORMAT, "value 0 (the constant wire) is not 1");
+    if (nw > 8) {   /* unchecked open + the range check on pools of 1..4 threads: the smallest bad index */
+        FRESH(); memcpy(tsec(&t, 2)->d + 7 * 32, r, 32); memset(tsec(&t, 2)->d + (nw - 1) * 32, 0xff, 32);
+        size_t blen;
+        uint8_t *bb = tjoin(&t, &blen);
+        char path[] = "/tmp/zp_test_fmt_wtns_XXXXXX";
+        int fd = mkstemp(path);
+        CHECK(fd >= 0 && write(fd, bb, blen) == (ssize_t)blen);
+        close(fd);
+        free(bb);
+        zp_wtns_t wu;
+        CHECK(zp_wtns_open_unchecked(&wu, path) == 0);   /* header, sizes and w[0] only */
+        for (unsigned th = 1; th <= 4; th++) {
+            zp_pool_t *pool = zp_pool_new(th);
+            EXPECT_ERR(zp_wtns_check_values(&wu, pool), ZP_EFORMAT, "value 7 is not canonical (>= r)");
+            zp_pool_destroy(&pool);
+        }
+        EXPECT_ERR(zp_wtns_check_values(&wu, NULL), ZP_EFORMAT, "zp_test_fmt_wtns_");   /* names the file */
+        zp_wtns_close(&wu);
+        EXPECT_ERR(zp_wtns_open(&wu, path), ZP_EFORMAT, "value 7 is not canonical (>= r)");
+        unlink(path);
+    }
     /* witness vs zkey */
     zp_zkey_t z, zo;
     zp_wtns_t wo;

@@ -51,6 +51,7 @@ typedef struct zp_wtns {
     uint32_t n8;
     uint32_t n_witness;
     const uint8_t *values;     /* n_witness x n8 bytes, standard form LE, each checked < r */
+    const uint8_t *prime;      /* r, n8 bytes, in the header */
 } zp_wtns_t;
 
 typedef struct zp_r1cs {
@@ -65,6 +66,12 @@ typedef struct zp_r1cs {
 
 int zp_zkey_open(zp_zkey_t *z, const char *path);
 int zp_wtns_open(zp_wtns_t *w, const char *path);
+/* the same without the O(n) range check of the values (w[0] == 1 is still checked): for a
+ * caller that checks them on its pool with zp_wtns_check_values, or checks its own copy */
+int zp_wtns_open_unchecked(zp_wtns_t *w, const char *path);
+typedef struct zp_pool zp_pool_t;
+/* every value < r, on the pool (NULL: this thread); the error names the smallest bad index */
+int zp_wtns_check_values(const zp_wtns_t *w, zp_pool_t *pool);
 int zp_r1cs_open(zp_r1cs_t *r, const char *path);
 /* the same, over memory the caller keeps alive (e.g. a witness copied into a shm slot) */
 int zp_zkey_parse(zp_zkey_t *z, const void *buf, size_t len, const char *name);

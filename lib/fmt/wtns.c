@@ -2,15 +2,50 @@
  * Section 1: u32 n8, prime[n8] (= r, the scalar field), u32 nWitness. Section 2: nWitness
  * values of n8 bytes, little-endian, standard form.
  * Invariants after a successful open/parse: curve known from the prime, section sizes exact,
- * n_witness >= 1, every value canonical (< r), w[0] == 1 (circom's constant wire).
+ * n_witness >= 1, every value canonical (< r), w[0] == 1 (circom's constant wire); with
+ * zp_wtns_open_unchecked every value but w[0] is unchecked until zp_wtns_check_values (on a
+ * pool: one pass over 4 GiB at 2^27 wires is seconds on one thread) or the caller's own check.
  * Values point into the map (or the caller's memory, e.g. a shm slot): unaligned bytes.
  * Tests: tests/test_fmt.c */
 #include "lib/fmt/fmt_int.h"
 #include "lib/util/util.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
-static int wtns_load(zp_wtns_t *w)
+/* ---------------------------------------------------------------- every value < r, in parallel */
+typedef struct {
+    const uint8_t *v, *prime;
+    uint32_t n, n8;
+    atomic_uint_least32_t first_bad;   /* the smallest index found >= r (UINT32_MAX: none) */
+} range_job_t;
+
+static void range_run(void *arg, unsigned tid, unsigned nt)
+{
+    range_job_t *j = arg;
+    size_t lo, hi;
+    zp_split(j->n, tid, nt, &lo, &hi);
+    for (size_t i = lo; i < hi; i++)
+        if (zp_fmt_cmp_le(j->v + i * j->n8, j->prime, j->n8) >= 0) {
+            uint_least32_t cur = atomic_load(&j->first_bad);   /* each range's first is its smallest */
+            while (i < cur && !atomic_compare_exchange_weak(&j->first_bad, &cur, (uint_least32_t)i)) {
+            }
+            return;
+        }
+}
+
+int zp_wtns_check_values(const zp_wtns_t *w, zp_pool_t *pool)
+{
+    range_job_t j = {.v = w->values, .prime = w->prime, .n = w->n_witness, .n8 = w->n8};
+    atomic_init(&j.first_bad, UINT32_MAX);
+    zp_pool_run(pool, range_run, &j);
+    uint_least32_t bad = atomic_load(&j.first_bad);
+    if (bad != UINT32_MAX)
+        return zp_err_set(ZP_EFORMAT, "%s: value %u is not canonical (>= r)", zp_fmt_name(&w->f), (unsigned)bad);
+    return 0;
+}
+
+static int wtns_load(zp_wtns_t *w, bool check_values)
 {
     const char *name = zp_fmt_name(&w->f);
     zp_fmt_container_t c;
@@ -38,13 +73,12 @@ static int wtns_load(zp_wtns_t *w)
     if (sz != want)
         return zp_err_set(ZP_EFORMAT, "%s: section 2 is %llu bytes but header says %u values of %u bytes (%llu)", name,
                           (unsigned long long)sz, w->n_witness, n8, (unsigned long long)want);
-    for (uint32_t i = 0; i < w->n_witness; i++)
-        if (zp_fmt_cmp_le(p + (uint64_t)i * n8, prime, n8) >= 0)
-            return zp_err_set(ZP_EFORMAT, "%s: value %u is not canonical (>= r)", name, i);
+    w->values = p;
+    w->prime = prime;
+    if (check_values && (rc = zp_wtns_check_values(w, NULL))) return rc;
     static const uint8_t one[64] = {1};
     if (memcmp(p, one, n8))
         return zp_err_set(ZP_EFORMAT, "%s: value 0 (the constant wire) is not 1", name);
-    w->values = p;
     return 0;
 }
 
@@ -54,23 +88,26 @@ int zp_wtns_parse(zp_wtns_t *w, const void *buf, size_t len, const char *name)
     w->f.path = name;
     w->f.map = buf;
     w->f.size = len;
-    int rc = wtns_load(w);
+    int rc = wtns_load(w, true);
     if (rc) memset(w, 0, sizeof *w);
     return rc;
 }
 
-int zp_wtns_open(zp_wtns_t *w, const char *path)
+static int wtns_open(zp_wtns_t *w, const char *path, bool check_values)
 {
     memset(w, 0, sizeof *w);
     int rc = zp_fmt_map(&w->f, path);
     if (rc) return rc;
-    rc = wtns_load(w);
+    rc = wtns_load(w, check_values);
     if (rc) {
         zp_fmt_unmap(&w->f);
         memset(w, 0, sizeof *w);
     }
     return rc;
 }
+
+int zp_wtns_open(zp_wtns_t *w, const char *path) { return wtns_open(w, path, true); }
+int zp_wtns_open_unchecked(zp_wtns_t *w, const char *path) { return wtns_open(w, path, false); }
 
 void zp_wtns_close(zp_wtns_t *w)
 {
