@@ -356,7 +356,11 @@ int brk_result_encode(brk_t *b, brk_job_t *j, bool timed_out, uint8_t **buf, siz
 void brk_waiters_poll(brk_t *b, bool all_due);
 /* queue an AWAIT (bounded per client and overall: ZP_ETOOBIG with a message when full) */
 int brk_waiter_add(brk_t *b, const uint8_t *id, size_t id_len, uint64_t job, uint32_t timeout_ms);
+/* the share of the window a worker was running something: the UNION of its task intervals
+ * (a staged task's interval overlaps its predecessor's compute; a batch's tasks share one) */
 double brk_busy_ratio(const brk_worker_t *w, uint64_t now, uint64_t window);
+/* the length of the union of n intervals (sorted in place; e <= s counts nothing) */
+uint64_t brk_union_ns(brk_interval_t *iv, unsigned n);
 
 /* ---- observability (metrics.c) ---- */
 int brk_mx_init(brk_t *b, const char *listen_addr);  /* listen_addr NULL/"": no HTTP endpoint */

@@ -18,8 +18,10 @@
  * (error: one loop turn).
  *
  * Stage rates (issue 10 item 8): the last BRK_RATE_RING successful task times of each stage
- * (t_end - t_start as the worker reported them). A stage's rate is its live workers (alive,
- * in rotation) divided by the mean task time over a recent window: the reports of the last
+ * ([t_start, t_end] as the worker reported them). A stage's rate is its live workers (alive,
+ * in rotation) divided by the time per task over a recent window (the union of each worker's
+ * task intervals over the tasks: staged tasks overlap their predecessor, a batch's tasks share
+ * one interval): the reports of the last
  * BRK_RATE_WINDOW_S seconds, or the last BRK_RATE_MIN reports when fewer came in that window
  * (a 2^20 GPU task on the CPU backend takes minutes). The limiting stage is the one with the
  * lowest rate while there is work (queued or running); none when nothing is queued or
@@ -58,7 +60,7 @@ static const char *k_cause_name[BRK_IDLE_NCAUSE] = {"busy", "starved", "no_credi
 #define BRK_RATE_RING 256
 #define BRK_RATE_WINDOW_S 600
 #define BRK_RATE_MIN 8
-typedef struct { uint64_t t_end, dur; } rate_ent_t;
+typedef struct { uint64_t t_end, s, e; unsigned worker; } rate_ent_t;   /* t_end: when reported */
 
 struct brk_mx {
     rate_ent_t rate[ZP_NROLES][BRK_RATE_RING];   /* recent successful task times per stage */
@@ -210,7 +212,7 @@ static void on_report(brk_t *b, brk_worker_t *w, uint32_t slot, uint64_t gen, ui
     mx->parts[s][ok ? RES_DONE : RES_FAILED]++;
     if (t_end >= t_start) hist_add(&mx->stage[s], k_stage_le, (double)(t_end - t_start) / 1e9);
     if (ok && t_end > t_start) {
-        mx->rate[s][mx->rate_head[s]] = (rate_ent_t){zp_now_ns(), t_end - t_start};
+        mx->rate[s][mx->rate_head[s]] = (rate_ent_t){zp_now_ns(), t_start, t_end, (unsigned)(w - b->workers)};
         mx->rate_head[s] = (mx->rate_head[s] + 1) % BRK_RATE_RING;
         if (mx->rate_n[s] < BRK_RATE_RING) mx->rate_n[s]++;
     }
@@ -251,13 +253,25 @@ int brk_mx_stage_rates(const brk_t *b, uint64_t now, brk_stage_rate_t out[ZP_NRO
         const struct brk_mx *mx = b->mx;
         if (!mx) continue;
         uint64_t sum = 0, lo = now > (uint64_t)BRK_RATE_WINDOW_S * NS ? now - (uint64_t)BRK_RATE_WINDOW_S * NS : 0;
-        for (unsigned k = 0; k < mx->rate_n[r]; k++) {   /* newest first */
+        /* time per task = the union of each worker's task intervals / tasks: a GPU worker's
+         * next task is staged while one computes, and a batch's tasks report one interval,
+         * so the plain mean of t_end - t_start would count that time twice (or B times) */
+        unsigned n = 0;   /* the entries of the window: the newest n */
+        for (unsigned k = 0; k < mx->rate_n[r]; k++, n++) {
             const rate_ent_t *e = &mx->rate[r][(mx->rate_head[r] + BRK_RATE_RING - 1 - k) % BRK_RATE_RING];
             if (e->t_end < lo && k >= BRK_RATE_MIN) break;
-            sum += e->dur;
-            o->tasks++;
         }
-        if (o->tasks) {
+        o->tasks = n;
+        for (unsigned i = 0; i < BRK_MAX_WORKERS && n; i++) {   /* gone workers' entries count too */
+            brk_interval_t iv[BRK_RATE_RING];
+            unsigned m = 0;
+            for (unsigned k = 0; k < n; k++) {
+                const rate_ent_t *e = &mx->rate[r][(mx->rate_head[r] + BRK_RATE_RING - 1 - k) % BRK_RATE_RING];
+                if (e->worker == i) iv[m++] = (brk_interval_t){e->s, e->e};
+            }
+            if (m) sum += brk_union_ns(iv, m);
+        }
+        if (o->tasks && sum) {
             o->mean_task_s = (double)sum / o->tasks / 1e9;
             o->rate = o->workers / o->mean_task_s;
         }
@@ -313,7 +327,7 @@ static void stage_rates_out(const brk_t *b, zp_sbuf_t *s, bool json)
         zp_sbuf_printf(s, ", \"limiting_why\": \"%s\"}", why);   /* our own constant text */
         return;
     }
-    zp_sbuf_printf(s, "stages (partitions/s = live workers / mean task time, last %u s or %u tasks):", BRK_RATE_WINDOW_S,
+    zp_sbuf_printf(s, "stages (partitions/s = live workers / time per task, last %u s or %u tasks):", BRK_RATE_WINDOW_S,
                    BRK_RATE_MIN);
     for (unsigned r = 0; r < ZP_NROLES; r++) {
         if (st[r].tasks)
@@ -520,7 +534,7 @@ char *brk_metrics_text(brk_t *b)
         const char *why;
         int lim = brk_mx_stage_rates(b, now, sr, &why);
         head(&s, "zkpipe_stage_partitions_per_second", "gauge",
-             "what a stage sustains: live workers / mean task time over the recent window (0: not measured)");
+             "what a stage sustains: live workers / time per task over the recent window (0: not measured)");
         for (unsigned r = 0; r < ZP_NROLES; r++)
             zp_sbuf_printf(&s, "zkpipe_stage_partitions_per_second{stage=\"%s\"} %.6g\n", zp_role_name(r), sr[r].rate);
         head(&s, "zkpipe_stage_limiting", "gauge", "1 for the stage that limits throughput now (none while idle)");

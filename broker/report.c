@@ -28,18 +28,37 @@ static void json_str(zp_sbuf_t *s, const char *z)
     }
     zp_sbuf_printf(s, "\"");
 }
+static int iv_cmp(const void *x, const void *y)
+{
+    const brk_interval_t *a = x, *b = y;
+    return a->s < b->s ? -1 : a->s > b->s;
+}
+
+uint64_t brk_union_ns(brk_interval_t *iv, unsigned n)
+{
+    qsort(iv, n, sizeof *iv, iv_cmp);
+    uint64_t sum = 0, cs = 0, ce = 0;   /* the run being merged: [cs, ce) */
+    for (unsigned i = 0; i < n; i++) {
+        if (iv[i].e <= iv[i].s) continue;
+        if (iv[i].s > ce) { sum += ce - cs; cs = iv[i].s; ce = iv[i].e; }
+        else if (iv[i].e > ce) ce = iv[i].e;
+    }
+    return sum + (ce - cs);
+}
+
 double brk_busy_ratio(const brk_worker_t *w, uint64_t now, uint64_t window)
 {
     uint64_t lo = now > window ? now - window : 0;
     if (w->first_seen > lo) lo = w->first_seen;
     if (now <= lo) return 0;
-    uint64_t busy = 0;
-    for (unsigned i = 0; i < w->busy_n; i++) {
-        brk_interval_t iv = w->busy[(w->busy_head + BRK_BUSY_RING - 1 - i) % BRK_BUSY_RING];
-        uint64_t s = iv.s > lo ? iv.s : lo, e = iv.e < now ? iv.e : now;
-        if (e > s) busy += e - s;
+    brk_interval_t iv[BRK_BUSY_RING];
+    unsigned n = 0;
+    for (unsigned i = 0; i < w->busy_n && i < BRK_BUSY_RING; i++) {
+        brk_interval_t x = w->busy[(w->busy_head + BRK_BUSY_RING - 1 - i) % BRK_BUSY_RING];
+        uint64_t s = x.s > lo ? x.s : lo, e = x.e < now ? x.e : now;
+        if (e > s) iv[n++] = (brk_interval_t){s, e};
     }
-    double r = (double)busy / (double)(now - lo);
+    double r = (double)brk_union_ns(iv, n) / (double)(now - lo);
     return r > 1 ? 1 : r;
 }
 
