@@ -58,6 +58,7 @@
 #include <sys/prctl.h>
 
 #include "cli/cli.h"
+#include "client/zkpipe-client.h"
 #include "cli/up.h"
 #include "lib/util/util.h"
 #include "proto/identity.h"
@@ -73,7 +74,7 @@ enum { K_RUNDIR, K_ARENA, K_SYNTH, K_GPU, K_FINAL, K_SLOTS, K_MAXDOM, K_MAXVARS,
        K_BACKEND, K_DEVICES, K_GPU_CREDITS, K_SYNTH_CREDITS, K_FINAL_THREADS, K_SYNTH_THREADS, K_SYNTHS, K_FINALS,
        K_PER_CARD, K_WATCHDOG, K_STATEDIR, K_METRICS, K_PRELOAD, K_HTTP, K_HTTP_TOKENS, K_HTTP_BODY, K_HTTP_KEYS,
        K_FLEET, K_BOXNAME, K_STAGE_MS, K_DEV_SPEEDUP, K_CORES, K_KEY_BUDGET, K_KEY_STORE_BUDGET, K_KEY_AFFINITY,
-       K_SLOT_CLASSES, K_SLOT_RESERVE, K_PREEMPT, K_NKEYS };
+       K_SLOT_CLASSES, K_SLOT_RESERVE, K_PREEMPT, K_RESIZE, K_NKEYS };
 static const char *keys[K_NKEYS] = {"runtime-dir", "arena", "synth", "gpu", "final", "slots", "max-domain",
                                     "max-vars", "threads", "heartbeat-ms", "liveness", "max-attempts", "backend",
                                     "devices", "gpu-credits", "synth-credits", "final-threads", "synth-threads",
@@ -83,7 +84,8 @@ static const char *keys[K_NKEYS] = {"runtime-dir", "arena", "synth", "gpu", "fin
                                     "fleet", "box-name",
                                     "stage-ms", "device-speedup", "cores",   /* stages: finalizer sizing (up_size.c) */
                                     "key-budget", "key-store-budget", "key-affinity",   /* keys: doc/keys.md */
-                                    "slot-classes", "slot-reserve", "preempt"};   /* slots: doc/slot-protocol.md */
+                                    "slot-classes", "slot-reserve", "preempt",   /* slots: doc/slot-protocol.md */
+                                    "resize-every"};   /* the running group's finalizer resize (up_size.c) */
 
 typedef struct {
     const char *bin;
@@ -667,7 +669,7 @@ static void usage(FILE *f)
             "                 [--http-key-dir DIR] [--stage-ms gpu=MS,final=MS[@T]] [--device-speedup D]\n"
             "                 [--cores N] [--key-budget BYTES] [--key-store-budget BYTES]\n"
             "                 [--key-affinity on|off|N] [--slot-classes SPEC] [--slot-reserve C[,H[,N]]]\n"
-            "                 [--preempt critical|high|normal|none] [--dry-run]\n"
+            "                 [--preempt critical|high|normal|none] [--resize-every S] [--dry-run]\n"
             "GPU workers: K per CUDA device found (CUDA_VISIBLE_DEVICES respected), or one on the CPU\n"
             "backend when there is none; --gpu N sets the total instead. --synth/--final: old names of\n"
             "--synths/--finalizers. --watchdog-sec: children's watchdog (default 30, 0 = off).\n"
@@ -682,7 +684,10 @@ static void usage(FILE *f)
             "--finalizers auto (the default) sizes the finalizers (count and --final-threads) so they keep\n"
             "up with the GPU workers: from --stage-ms (task times `zkpipe status` prints for a running\n"
             "group), else a model (CPU backend: measured ratio; CUDA: --device-speedup, a guess); --cores:\n"
-            "the host cores the rule may use (default: this process's CPUs). --dry-run: print the plan, exit.\n"
+            "the host cores the rule may use (default: this process's CPUs). The running group then re-sizes\n"
+            "from the broker's measured stage rates every --resize-every S seconds (default 20, 0 = off):\n"
+            "while the finalizer stage limits, finalizers are added (same threads, within --cores; never\n"
+            "removed). --dry-run: print the plan, exit.\n"
             "Config file: `key = value` lines with the same keys. Ctrl-C stops the group.\n");
 }
 
@@ -703,7 +708,7 @@ static int parse_count(const char *v, int dflt, int lo, int hi, const char *what
 /* the finalizers: --finalizers N as given, or the sizing rule (up_size.c); logs the decision
  * (dry_run: prints the plan) */
 static int size_plan(int *nfinal, char *threads, size_t tn, bool fin_auto, int ngpu, bool device, char *val[K_NKEYS],
-                     bool dry_run)
+                     bool dry_run, unsigned *cores_out)
 {
     up_size_in_t in = {.n_gpu = (unsigned)ngpu, .device = device};
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -714,6 +719,7 @@ static int size_plan(int *nfinal, char *threads, size_t tn, bool fin_auto, int n
     int fth = parse_count(val[K_FINAL_THREADS] ? val[K_FINAL_THREADS] : val[K_THREADS], 0, 0, 4096, "final-threads");
     if (cores < 0 || gth < 0 || fth < 0) return -1;
     in.cores = (unsigned)cores;
+    *cores_out = (unsigned)cores;
     in.gpu_threads = (unsigned)gth;
     in.final_threads = (unsigned)fth;
     in.n_final = fin_auto ? 0 : (unsigned)*nfinal;
@@ -751,6 +757,100 @@ static int size_plan(int *nfinal, char *threads, size_t tn, bool fin_auto, int n
                o.final_threads, o.need_threads, o.final_rate / o.gpu_rate,
                o.short_of_cores ? "; SHORT OF CORES: the finalizer stage will limit" : "", line);
     return 0;
+}
+
+/* one value of the broker's Prometheus text: `name{stage="role"} v`; -1 when absent */
+static double stage_metric(const char *text, const char *name, const char *role)
+{
+    char pat[128];
+    snprintf(pat, sizeof pat, "\n%s{stage=\"%s\"} ", name, role);
+    const char *p = strstr(text, pat);
+    if (!p) return -1;
+    char *e;
+    double v = strtod(p + strlen(pat), &e);
+    return e == p + strlen(pat) || !(v >= 0) ? -1 : v;
+}
+
+/* The resize's poll: the finalizers the measured rates call for (up_resize_want), after the
+ * same answer twice in a row (*strikes: one poll's rates can be a burst or a key load); the
+ * broker unreachable or its rates unmeasured: the count stays. Logs what it decides. */
+static unsigned resize_poll(zp_client_t **cl, const char *rundir, unsigned nfinal, const char *threads_v,
+                            unsigned cores, unsigned *strikes)
+{
+    if (!*cl && (*cl = zp_client_new(rundir))) zp_client_set_timeout(*cl, 1000);   /* the loop must keep turning */
+    char *text = NULL;
+    if (!*cl || zp_client_metrics(*cl, &text) != 0 || !text) { *strikes = 0; return nfinal; }
+    size_t len = strlen(text);
+    char *t = malloc(len + 2);   /* a leading newline: every line matches "\nname" */
+    if (!t) { zp_client_free(text); return nfinal; }
+    t[0] = '\n';
+    memcpy(t + 1, text, len + 1);
+    zp_client_free(text);
+    double rg = stage_metric(t, "zkpipe_stage_partitions_per_second", "gpu");
+    double rf = stage_metric(t, "zkpipe_stage_partitions_per_second", "final");
+    bool lim = stage_metric(t, "zkpipe_stage_limiting", "final") == 1;
+    free(t);
+    unsigned th = threads_v && atoi(threads_v) > 0 ? (unsigned)atoi(threads_v) : cores;
+    bool capped;
+    unsigned want = up_resize_want(nfinal, th, cores, rg, rf, lim, &capped);
+    if (want <= nfinal) {
+        if (lim && capped && *strikes != UINT_MAX)
+            zp_log(ZP_LOG_WARN, "the finalizer stage limits throughput (%.3g partitions/s against the GPU stage's %.3g) "
+                   "and %u finalizer(s) x %u thread(s) already fill %u core(s)", rf, rg, nfinal, th, cores);
+        *strikes = lim && capped ? UINT_MAX : 0;   /* said once */
+        return nfinal;
+    }
+    if (*strikes == UINT_MAX) *strikes = 0;
+    if (++*strikes < 2) return nfinal;
+    *strikes = 0;
+    zp_log(ZP_LOG_INFO, "finalizers: %u -> %u (measured: the finalizer stage limits, %.3g partitions/s against the GPU "
+           "stage's %.3g; x %.2f headroom%s)", nfinal, want, rf, rg, UP_HEADROOM, capped ? "; capped by the cores" : "");
+    return want;
+}
+
+/* a synth (role 0), GPU worker (1) or finalizer (2) child: its binary, argv and label */
+static void child_setup(child_t *x, int role, int inst, const char *rundir, char bins[4][PATH_MAX], char *val[K_NKEYS],
+                        char (*devarg)[16], const char *fin_threads_v)
+{
+    char num[16];
+    x->pidfd = -1;
+    x->bin = bins[1 + role];
+    x->role = role;
+    x->inst = inst;
+    x->argv[x->argc++] = dupv(x->bin);
+    add(x, "--runtime-dir", rundir);
+    add(x, "--arena", val[K_ARENA]);
+    snprintf(num, sizeof num, "%d", inst);
+    add(x, "--instance", num);
+    add(x, "--heartbeat-ms", val[K_HB]);
+    if (role == 0) {
+        add(x, "--credits", val[K_SYNTH_CREDITS]);
+        add(x, "--threads", val[K_SYNTH_THREADS] ? val[K_SYNTH_THREADS] : val[K_THREADS]);
+    } else if (role == 1) {
+        if (devarg[inst][0]) {
+            add(x, "--device", devarg[inst]);
+            add(x, "--backend", val[K_BACKEND]);
+        } else {
+            add(x, "--backend", "cpu");
+        }
+        add(x, "--credits", val[K_GPU_CREDITS]);
+        add(x, "--threads", val[K_THREADS]);
+    } else {
+        add(x, "--threads", fin_threads_v);
+    }
+    add(x, "--key-budget", val[K_KEY_BUDGET]);          /* keys: every stage caches keys */
+    add(x, "--key-store-budget", val[K_KEY_STORE_BUDGET]);
+    if (val[K_PRELOAD]) { /* comma-separated list, each passed as its own --preload */
+        char *list = strdup(val[K_PRELOAD]), *save = NULL;
+        for (char *tok = list ? strtok_r(list, ",", &save) : NULL; tok; tok = strtok_r(NULL, ",", &save))
+            if (*tok) add(x, "--preload", tok);
+        free(list);
+    }
+    if (role == 1)
+        snprintf(x->label, sizeof x->label, "gpu #%d (%s%s)", inst, devarg[inst][0] ? "device " : "cpu backend",
+                 devarg[inst]);
+    else snprintf(x->label, sizeof x->label, "%s #%d", zp_role_name((unsigned)role), inst);
+    x->argv[x->argc] = NULL;
 }
 
 static int up_cmd(int argc, char **argv, char *val[K_NKEYS])
@@ -812,7 +912,11 @@ static int up_cmd(int argc, char **argv, char *val[K_NKEYS])
     if (ngpu < 0) return 1;
     char fin_threads[16];
     const char *fin_threads_v = val[K_FINAL_THREADS] ? val[K_FINAL_THREADS] : val[K_THREADS];
-    if (size_plan(&nfinal, fin_threads, sizeof fin_threads, fin_auto, ngpu, devarg[0][0] != 0, val, dry_run) < 0) return 2;
+    unsigned cores = 1;
+    if (size_plan(&nfinal, fin_threads, sizeof fin_threads, fin_auto, ngpu, devarg[0][0] != 0, val, dry_run, &cores) < 0)
+        return 2;
+    int resize_s = parse_count(val[K_RESIZE], 20, 0, 86400, "resize-every");
+    if (resize_s < 0) return 2;
     if (fin_auto) fin_threads_v = fin_threads;
     if (dry_run) return 0;
 
@@ -822,7 +926,8 @@ static int up_cmd(int argc, char **argv, char *val[K_NKEYS])
         return 2;
     }
     int n = 1 + nsynth + ngpu + nfinal;
-    child_t *ch = calloc((size_t)n, sizeof *ch);
+    int cap = n + (fin_auto && resize_s ? UP_FINAL_MAX : 0);   /* room for the finalizers a resize adds */
+    child_t *ch = calloc((size_t)cap, sizeof *ch);
     if (!ch) return 1;
     /* broker */
     ch[0].bin = bins[0];
@@ -853,46 +958,9 @@ static int up_cmd(int argc, char **argv, char *val[K_NKEYS])
     ch[0].role = ch[0].inst = -1;
     for (int i = 0; i < n; i++) ch[i].pidfd = -1;
     for (int i = 1; i < n; i++) {
-        child_t *x = &ch[i];
         int role = i <= nsynth ? 0 : i <= nsynth + ngpu ? 1 : 2;
         int inst = role == 0 ? i - 1 : role == 1 ? i - 1 - nsynth : i - 1 - nsynth - ngpu;
-        char num[16];
-        x->bin = bins[1 + role];
-        x->role = role;
-        x->inst = inst;
-        x->argv[x->argc++] = dupv(x->bin);
-        add(x, "--runtime-dir", rundir);
-        add(x, "--arena", val[K_ARENA]);
-        snprintf(num, sizeof num, "%d", inst);
-        add(x, "--instance", num);
-        add(x, "--heartbeat-ms", val[K_HB]);
-        if (role == 0) {
-            add(x, "--credits", val[K_SYNTH_CREDITS]);
-            add(x, "--threads", val[K_SYNTH_THREADS] ? val[K_SYNTH_THREADS] : val[K_THREADS]);
-        } else if (role == 1) {
-            if (devarg[inst][0]) {
-                add(x, "--device", devarg[inst]);
-                add(x, "--backend", val[K_BACKEND]);
-            } else {
-                add(x, "--backend", "cpu");
-            }
-            add(x, "--credits", val[K_GPU_CREDITS]);
-            add(x, "--threads", val[K_THREADS]);
-        } else {
-            add(x, "--threads", fin_threads_v);
-        }
-        add(x, "--key-budget", val[K_KEY_BUDGET]);          /* keys: every stage caches keys */
-        add(x, "--key-store-budget", val[K_KEY_STORE_BUDGET]);
-        if (val[K_PRELOAD]) { /* comma-separated list, each passed as its own --preload */
-            char *list = strdup(val[K_PRELOAD]), *save = NULL;
-            for (char *tok = list ? strtok_r(list, ",", &save) : NULL; tok; tok = strtok_r(NULL, ",", &save))
-                if (*tok) add(x, "--preload", tok);
-            free(list);
-        }
-        if (role == 1)
-            snprintf(x->label, sizeof x->label, "gpu #%d (%s%s)", inst, devarg[inst][0] ? "device " : "cpu backend",
-                     devarg[inst]);
-        else snprintf(x->label, sizeof x->label, "%s #%d", zp_role_name((unsigned)role), inst);
+        child_setup(&ch[i], role, inst, rundir, bins, val, devarg, fin_threads_v);
     }
     for (int i = 0; i < n; i++) ch[i].argv[ch[i].argc] = NULL;
 
@@ -935,6 +1003,9 @@ static int up_cmd(int argc, char **argv, char *val[K_NKEYS])
 
     bool group_ready = false;
     int last_ready = -1;
+    zp_client_t *cl = NULL;   /* the resize's view of the broker: its metrics */
+    unsigned strikes = 0;
+    uint64_t next_resize = zp_now_ns() + (uint64_t)resize_s * 1000000000ull;
     unsigned restarts = 0;
     while (!g_stop) {
         uint64_t now = zp_now_ns();
@@ -1007,6 +1078,17 @@ static int up_cmd(int argc, char **argv, char *val[K_NKEYS])
                 zp_notifyf("STATUS=%d/%d processes ready, %u restart(s)", nready, n, restarts);
             }
         }
+        if (fin_auto && resize_s && group_ready && now >= next_resize && n < cap) {
+            next_resize = now + (uint64_t)resize_s * 1000000000ull;
+            unsigned want = resize_poll(&cl, rundir, (unsigned)nfinal, fin_threads_v, cores, &strikes);
+            while ((unsigned)nfinal < want && n < cap) {
+                child_setup(&ch[n], 2, nfinal, rundir, bins, val, devarg, fin_threads_v);
+                if (spawn(&ch[n]) < 0) { for (int k = 0; k < ch[n].argc; k++) free(ch[n].argv[k]); memset(&ch[n], 0, sizeof ch[n]); break; }
+                sup_register(ch, n);
+                n++;
+                nfinal++;
+            }
+        }
         zp_watchdog_tick(&g_wd, zp_now_ns());
     }
     ret = 0;
@@ -1036,6 +1118,7 @@ out:
             usleep(20000);
         }
     }
+    zp_client_destroy(&cl);
     if (nfd >= 0) {
         close(nfd);
         if (g_notify_addr[0] == '/') unlink(g_notify_addr);

@@ -45,4 +45,11 @@ typedef struct {
 /* "gpu=MS,final=MS[@THREADS]" -> r; -1 if malformed */
 int up_parse_stage_ms(up_rates_t *r, const char *s);
 void up_size_finalizers(up_size_t *o, const up_size_in_t *in);
+/* The running group's resize (--finalizers auto, every --resize-every seconds): from the
+ * broker's measured stage rates (partitions/s: what the live GPU workers and the n_final
+ * finalizers sustain) the finalizers the GPU workers need, x UP_HEADROOM; never fewer than
+ * n_final (the group only grows), at most what `cores` threads and UP_FINAL_MAX allow
+ * (*capped then). n_final when the finalizer stage is not the limit or a rate is unmeasured. */
+unsigned up_resize_want(unsigned n_final, unsigned final_threads, unsigned cores, double gpu_rate, double final_rate,
+                        bool final_limiting, bool *capped);
 #endif

@@ -21,7 +21,12 @@
  *   3. CUDA devices without measurements: a device is taken to do the G1 stage as fast as
  *      --device-speedup D host threads (default UP_DEVICE_SPEEDUP, a guess until measured),
  *      W_f = UP_CPU_FINAL_RATIO * t_g * D.
- * Tests: tests/ipc/stages_limit.sh (`zkpipe up --dry-run` plans and a running group). */
+ * A running group re-sizes (up_resize_want, called by up.c every --resize-every seconds with the
+ * broker's measured stage rates): while the finalizer stage limits, n = ceil(h * n_f * R_gpu /
+ * R_final) finalizers of the same threads, within the cores; it only grows (a finalizer that
+ * is not needed costs an idle process, one that is missing costs GPU time).
+ * Tests: tests/ipc/stages_limit.sh (`zkpipe up --dry-run` plans and a running group),
+ * tests/ipc/up_resize.sh (a group whose finalizer is slow grows). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,4 +110,18 @@ void up_size_finalizers(up_size_t *o, const up_size_in_t *in)
         snprintf(o->why, sizeof o->why, "%s: %u gpu worker(s); finalizer work a partition = %.4g host thread(s) for "
                  "one GPU task's time; x %.2f headroom = %.1f thread(s) needed; %u core(s)", src, g, wf, UP_HEADROOM, need,
                  cores);
+}
+
+unsigned up_resize_want(unsigned n_final, unsigned final_threads, unsigned cores, double gpu_rate, double final_rate,
+                        bool final_limiting, bool *capped)
+{
+    *capped = false;
+    if (!final_limiting || !(gpu_rate > 0) || !(final_rate > 0) || !n_final || gpu_rate > 1e9 || final_rate > 1e9)
+        return n_final;
+    double need = ceil(UP_HEADROOM * n_final * gpu_rate / final_rate - 1e-9);
+    unsigned t = final_threads ? final_threads : 1, c = cores ? cores : 1;
+    unsigned max = c / t ? c / t : 1;
+    if (max > UP_FINAL_MAX) max = UP_FINAL_MAX;
+    if (need > max) { *capped = true; need = max; }
+    return need > n_final ? (unsigned)need : n_final;
 }

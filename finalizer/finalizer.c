@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/groth16/groth16.h"
 #include "lib/util/util.h"
@@ -26,6 +27,7 @@ typedef struct {
                                    (work() runs on the single stage work thread) */
     char (*sig)[100];           /* public signals as decimals, grown to the largest key seen */
     size_t sig_cap;
+    unsigned test_extra_ms;     /* $ZP_TEST_FINAL_EXTRA_MS: each task takes this much longer (tests only) */
 } fin_t;
 
 /* f->sig with room for n signals (grown, never shrunk: no allocation per partition) */
@@ -47,6 +49,7 @@ static void work(zp_stage_t *s, zp_stage_task_t *t)
     int rc;
 
     zp_err_clear();
+    if (f->test_extra_ms) usleep(f->test_extra_ms * 1000u);   /* test hook: a slow finalizer (tests/ipc/up_resize.sh) */
     if ((rc = zp_stage_arena(s, a->epoch)) < 0) return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "arena");
     if ((rc = zp_keycache_key(s->kc, t->zkey, true, &ke)) < 0) return zp_stage_fail(t, rc, "zkey");
     t->key = ke;   /* the runtime releases it when the task ends */
@@ -127,6 +130,13 @@ static int init(zp_stage_t *s)
 {
     fin_t *f = s->ctx;
     zp_g16_fin_ctx_init(&f->fin_ctx);
+    const char *x = getenv("ZP_TEST_FINAL_EXTRA_MS");
+    if (x && *x) {
+        char *e;
+        unsigned long v = strtoul(x, &e, 10);
+        if (!*e && v <= 60000) f->test_extra_ms = (unsigned)v;
+        else zp_log(ZP_LOG_WARN, "ZP_TEST_FINAL_EXTRA_MS='%s' ignored: expected 0..60000", x);
+    }
     snprintf(s->name, sizeof s->name, "finalizer %u thread(s)", zp_pool_size(s->pool));
     return -1;
 }
