@@ -1078,7 +1078,7 @@ static int up_cmd(int argc, char **argv, char *val[K_NKEYS])
                 zp_notifyf("STATUS=%d/%d processes ready, %u restart(s)", nready, n, restarts);
             }
         }
-        if (fin_auto && resize_s && group_ready && now >= next_resize && n < cap) {
+        if (fin_auto && resize_s && group_ready && ch[0].pid > 0 && ch[0].ready && now >= next_resize && n < cap) {
             next_resize = now + (uint64_t)resize_s * 1000000000ull;
             unsigned want = resize_poll(&cl, rundir, (unsigned)nfinal, fin_threads_v, cores, &strikes);
             while ((unsigned)nfinal < want && n < cap) {
