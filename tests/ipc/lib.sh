@@ -30,6 +30,8 @@ ipc_cleanup() {
     for _ in $(seq 1 150); do kill -0 "$IPC_UP" 2>/dev/null || break; sleep 0.1; done
     kill -0 "$IPC_UP" 2>/dev/null && kill -KILL "$IPC_UP"
   fi
+  # a group killed (-9 tests) leaves its arena and key store objects: this test's only
+  [ -n "${IPC_ARENA:-}" ] && rm -f /dev/shm/zkpipe-"$(id -u)"-"$IPC_ARENA" /dev/shm/zkpipe-"$(id -u)"-"$IPC_ARENA"-key-*
   if [ "${IPC_KEEP:-0}" = 0 ] && [ -n "${IPC_DIR:-}" ]; then rm -rf "$IPC_DIR"; fi
 }
 

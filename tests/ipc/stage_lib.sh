@@ -23,6 +23,8 @@ stage_init() {
 st_cleanup() {
   local p
   for p in $ST_PIDS; do kill -KILL "$p" 2>/dev/null; done
+  # what a killed fake broker or stage left in /dev/shm (arenas, key store objects) of this test
+  [ -n "${ST_ARENA:-}" ] && rm -f /dev/shm/zkpipe-"$(id -u)"-"$ST_ARENA"*
   [ "${ST_KEEP:-0}" = 0 ] && rm -rf "$ST_DIR"
 }
 
