@@ -40,6 +40,7 @@
 /* exit statuses besides 0 (clean stop), 1 (error) and 2 (usage) */
 #define ZP_STAGE_EXIT_DEVICE 3      /* a device error: restart me clean */
 #define ZP_STAGE_EXIT_LEASE 4       /* my work thread overran its lease: restart me */
+#define ZP_STAGE_EXIT_REFUSED 5     /* the broker refused my HELLO (its reason logged): a deployment error */
 
 typedef struct zp_stage_task {
     zp_msg_assign_t a;      /* strings point at the owned copies below */

@@ -19,8 +19,13 @@
  * Lease: a running task past its ASSIGN's lease_deadline means a hung work thread (it cannot be
  * cancelled safely): the loop logs it, hands what it can to the socket and exits the process
  * (ZP_STAGE_EXIT_LEASE) for the supervisor to restart; the broker requeues on the same expiry.
+ * A HELLO the broker refuses (ERROR before any other answer: another live process holds this
+ * role and instance, a bad identity token, too many workers, a frame it cannot read) is logged
+ * with the broker's reason and the process exits ZP_STAGE_EXIT_REFUSED: such a worker would
+ * never get work, and saying HELLO forever (what it did) hid the reason behind RESETs. An ERROR
+ * after registration is logged and changes nothing.
  * Service manager (proto/notify.h; systemd or `zkpipe up`): READY=1 once, when the first frame
- * from the broker arrives after our HELLO; STATUS= follows the process title; WATCHDOG=1 from the
+ * from the broker other than an ERROR arrives after our HELLO; STATUS= follows the process title; WATCHDOG=1 from the
  * loop at half of WATCHDOG_USEC; STOPPING=1 on a stop. Tests: tests/ipc/stage_*.sh, tests/ipc/. */
 #include <bsd/unistd.h>
 #include <errno.h>
@@ -66,6 +71,7 @@ typedef struct {
     bool out_stalled;
     uint64_t out_stalls;    /* times the broker stopped taking our frames */
     bool device_failed;     /* a DEVICE-class FAIL was reported: stop, exit for a clean restart */
+    bool refused;           /* the broker refused our HELLO: exit ZP_STAGE_EXIT_REFUSED */
     /* def->arena_first: the epoch whose arena the loop opened; an ASSIGN of another epoch sets
      * hold (the work thread takes nothing) until the work thread is idle and the loop has
      * opened that epoch's arena (arena_opened: the GPU worker registers it here, not in a task) */
@@ -598,9 +604,23 @@ static void on_frames(loop_t *h, bool stopping, bool *ready, uint64_t *last_rx)
 {
     zp_frame_t f;
     for (int k = 0; k < 64; k++) {
-        int r = zp_peer_recv(&h->p, &f, 0, ZP_CMDS_TO_WORKER);
+        int r = zp_peer_recv(&h->p, &f, 0, ZP_CMDS_TO_WORKER | (1ull << ZP_CMD_ERROR));
         if (r == -EAGAIN || r == -EINTR) break;
         *last_rx = zp_now_ns();
+        if (r == 0 && f.cmd == ZP_CMD_ERROR) {
+            zp_msg_error_t er;
+            if (zp_msg_error_decode(&er, &f) < 0) { zp_log(ZP_LOG_WARN, "malformed ERROR from the broker: %s", zp_err_msg()); continue; }
+            if (!*ready) {   /* the answer to our HELLO */
+                zp_log(ZP_LOG_ERROR, "the broker refused this %s #%u: %.*s (%s): exiting with status %d",
+                       zp_role_name(h->s->def->role), h->s->instance, (int)er.message.len, er.message.p,
+                       zp_strerror(er.code), ZP_STAGE_EXIT_REFUSED);
+                h->refused = true;
+                return;
+            }
+            zp_log(ZP_LOG_WARN, "the broker answered with an error: %.*s (%s)", (int)er.message.len, er.message.p,
+                   zp_strerror(er.code));
+            continue;
+        }
         if (!*ready) {
             /* the broker answered after our HELLO: connected and registered */
             *ready = true;
@@ -698,6 +718,7 @@ int zp_stage_loop(zp_stage_t *s)
         if (rc > 0 && (it[0].revents & ZMQ_POLLOUT)) out_flush(h);
         if (rc > 0 && (it[1].revents & ZMQ_POLLIN)) take_done(h);
         if (rc > 0 && (it[0].revents & ZMQ_POLLIN)) on_frames(h, stopping, &ready, &last_rx);
+        if (h->refused) break;
         if (h->hold) epoch_switch(h);
         now = zp_now_ns();
         zp_watchdog_tick(&wd, now);
@@ -719,7 +740,7 @@ int zp_stage_loop(zp_stage_t *s)
             }
         }
     }
-    if (stopping && !fatal) on_frames(h, true, &ready, &last_rx);   /* hand back ASSIGNs already here */
+    if (stopping && !fatal && !h->refused) on_frames(h, true, &ready, &last_rx);   /* hand back ASSIGNs already here */
     out_drain(h, OUTBOX_DRAIN_MS);
     pthread_mutex_lock(&h->mu);
     h->quit = true;
@@ -727,8 +748,8 @@ int zp_stage_loop(zp_stage_t *s)
     pthread_mutex_unlock(&h->mu);
     pthread_join(th, NULL);
     if (h->staged_mode) pthread_join(sth, NULL);
-    rc = fatal < 0 ? fatal : h->device_failed ? ZP_STAGE_EXIT_DEVICE : 0;
-    zp_log(ZP_LOG_INFO, "stopped%s", h->device_failed ? " after a device failure" : "");
+    rc = fatal < 0 ? fatal : h->refused ? ZP_STAGE_EXIT_REFUSED : h->device_failed ? ZP_STAGE_EXIT_DEVICE : 0;
+    zp_log(ZP_LOG_INFO, "stopped%s", h->refused ? ": refused by the broker" : h->device_failed ? " after a device failure" : "");
 out_efd:
     close(h->efd);
 out_peer:

@@ -3,6 +3,8 @@
 # (issue 9 items 2, 3, 8), against a real `zkpipe up` group, with fakepeer speaking the protocol:
 #  - a HELLO reusing the live GPU worker's (role, instance) is refused and counted; the real
 #    worker keeps its slots (no death, no requeue) and the job completes;
+#  - a real finalizer started by hand as the group's final #0 is refused, logs the broker's
+#    reason and exits 5 (not a HELLO loop);
 #  - a HELLO naming an unrelated process's pid, then silence past the liveness limit: that
 #    process is not signalled (the broker never kills a pid from a message);
 #  - a raw SUBMIT with a relative witness path is refused at submit, naming the field;
@@ -37,6 +39,18 @@ echo "$out" | grep -q "belongs to a process the supervisor started" || ipc_fail 
 [ "$(ipc_jq '.counters.deaths.gpu')" = 0 ] || ipc_fail "the real gpu worker was declared dead"
 [ "$(ipc_worker_pid gpu)" = "$G" ] || ipc_fail "gpu worker changed"
 ipc_wait_for "([.workers[] | select(.role == \"gpu\" and .pid == $G and .held >= 1)] | length) == 1" 10
+
+# 1b. a real finalizer started by hand as the group's final #0 (no identity): refused, it says
+# why (the broker's reason) and exits ZP_STAGE_EXIT_REFUSED (5); it used to drop the ERROR as
+# "unknown command 34" and say HELLO forever
+FINBIN=$(dirname "$ZKPIPE")/../finalizer/zkpipe-finalizer
+timeout 60 "$FINBIN" --arena "$IPC_ARENA" --instance 0 --threads 1 >"$IPC_DIR/dup-final.log" 2>&1; rc=$?
+[ $rc = 5 ] || ipc_fail "a duplicate final #0 exited $rc, want 5 (refused): $(tail -5 "$IPC_DIR/dup-final.log")"
+grep -q "the broker refused this final #0: .*belongs to a process the supervisor started" "$IPC_DIR/dup-final.log" ||
+  ipc_fail "the refused finalizer does not log the broker's reason: $(tail -5 "$IPC_DIR/dup-final.log")"
+grep -q "unknown command" "$IPC_DIR/dup-final.log" && ipc_fail "the broker's ERROR was dropped as unknown"
+[ "$(ipc_jq '[.workers[] | select(.role == "final")] | length')" = 1 ] || ipc_fail "the duplicate finalizer joined"
+ipc_log "duplicate finalizer refused and exited 5"
 
 # 2. kill by message: a HELLO naming an unrelated process, then silence past the liveness
 # limit (20 x 100 ms; the HELLO, accepted before the fix, got the victim killed after 2 s)
