@@ -15,8 +15,39 @@ static void add_tid(void *arg, unsigned tid, unsigned n)
     (void)n;
 }
 
+static bool is_marked(const void *arg, size_t i) { return ((const unsigned char *)arg)[i] != 0; }
+
+/* zp_pool_first: the smallest marked index whatever the pool size, n when none */
+static void test_pool_first(void)
+{
+    enum { N = 1000 };
+    static unsigned char mark[N];
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (unsigned nt = 1; nt <= 5; nt++) {
+        zp_pool_t *p = zp_pool_new(nt);
+        CHECK(p);
+        for (unsigned round = 0; round < 200; round++) {
+            memset(mark, 0, sizeof mark);
+            unsigned k = round % 5;   /* 0..4 marks, anywhere */
+            size_t want = N;
+            for (unsigned m = 0; m < k; m++) {
+                x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+                size_t i = (size_t)(x % N);
+                mark[i] = 1;
+                if (i < want) want = i;
+            }
+            CHECK(zp_pool_first(p, N, is_marked, mark) == want);
+        }
+        mark[N - 1] = 1;
+        CHECK(zp_pool_first(p, 0, is_marked, mark) == 0);   /* empty range */
+        zp_pool_destroy(&p);
+    }
+    CHECK(zp_pool_first(NULL, 3, is_marked, (const unsigned char[]){0, 1, 1}) == 1);
+}
+
 int main(void)
 {
+    test_pool_first();
     CHECK(strcmp(zp_strerror(ZP_EFORMAT), "malformed or corrupt input") == 0);
     CHECK(strcmp(zp_strerror(-2), "No such file or directory") == 0);
     CHECK(zp_err_set(ZP_EUNSAT, "constraint %d", 7) == ZP_EUNSAT);

@@ -10,38 +10,20 @@
 #include "lib/fmt/fmt_int.h"
 #include "lib/util/util.h"
 
-#include <stdatomic.h>
 #include <string.h>
 
 /* ---------------------------------------------------------------- every value < r, in parallel */
-typedef struct {
-    const uint8_t *v, *prime;
-    uint32_t n, n8;
-    atomic_uint_least32_t first_bad;   /* the smallest index found >= r (UINT32_MAX: none) */
-} range_job_t;
-
-static void range_run(void *arg, unsigned tid, unsigned nt)
+static bool not_canonical(const void *arg, size_t i)
 {
-    range_job_t *j = arg;
-    size_t lo, hi;
-    zp_split(j->n, tid, nt, &lo, &hi);
-    for (size_t i = lo; i < hi; i++)
-        if (zp_fmt_cmp_le(j->v + i * j->n8, j->prime, j->n8) >= 0) {
-            uint_least32_t cur = atomic_load(&j->first_bad);   /* each range's first is its smallest */
-            while (i < cur && !atomic_compare_exchange_weak(&j->first_bad, &cur, (uint_least32_t)i)) {
-            }
-            return;
-        }
+    const zp_wtns_t *w = arg;
+    return zp_fmt_cmp_le(w->values + i * w->n8, w->prime, w->n8) >= 0;
 }
 
 int zp_wtns_check_values(const zp_wtns_t *w, zp_pool_t *pool)
 {
-    range_job_t j = {.v = w->values, .prime = w->prime, .n = w->n_witness, .n8 = w->n8};
-    atomic_init(&j.first_bad, UINT32_MAX);
-    zp_pool_run(pool, range_run, &j);
-    uint_least32_t bad = atomic_load(&j.first_bad);
-    if (bad != UINT32_MAX)
-        return zp_err_set(ZP_EFORMAT, "%s: value %u is not canonical (>= r)", zp_fmt_name(&w->f), (unsigned)bad);
+    size_t bad = zp_pool_first(pool, w->n_witness, not_canonical, w);
+    if (bad < w->n_witness)
+        return zp_err_set(ZP_EFORMAT, "%s: value %zu is not canonical (>= r)", zp_fmt_name(&w->f), bad);
     return 0;
 }
 

@@ -68,17 +68,12 @@ static void atomic_min32(atomic_uint_least32_t *m, uint_least32_t v)
 typedef struct {
     const g16_curve_t *cv;
     const zp_scalar_t *w;
-    size_t n;
-    atomic_uint_least32_t first_bad;
 } canon_job_t;
 
-static void canon_run(void *arg, unsigned tid, unsigned nt)
+static bool w_not_canonical(const void *arg, size_t i)
 {
-    canon_job_t *j = arg;
-    size_t lo, hi;
-    zp_split(j->n, tid, nt, &lo, &hi);
-    for (size_t i = lo; i < hi; i++)
-        if (!j->cv->fr_canonical(&j->w[i])) { atomic_min32(&j->first_bad, (uint_least32_t)i); return; }
+    const canon_job_t *j = arg;
+    return !j->cv->fr_canonical(&j->w[i]);
 }
 
 /* ---------------------------------------------------------------- the r1cs chunk index */
@@ -201,11 +196,9 @@ int zp_g16_synth_ctx(zp_g16_synth_ctx_t *ctx, const zp_g16_key_t *k, const zp_sc
 {
     const g16_curve_t *cv = g16_curve(k->curve);
     if (!cv) return ZP_ECURVE;
-    canon_job_t cj = {.cv = cv, .w = w, .n = k->n_vars};
-    atomic_init(&cj.first_bad, UINT32_MAX);
-    zp_pool_run(pool, canon_run, &cj);
-    uint_least32_t bad = atomic_load(&cj.first_bad);
-    if (bad != UINT32_MAX) return zp_err_set(ZP_EFORMAT, "witness value %u is not < r", (unsigned)bad);
+    canon_job_t cj = {.cv = cv, .w = w};
+    size_t bad = zp_pool_first(pool, k->n_vars, w_not_canonical, &cj);
+    if (bad < k->n_vars) return zp_err_set(ZP_EFORMAT, "witness value %zu is not < r", bad);
     synth_job_t j = {cv, k, w, a, b, c};
     zp_pool_run(pool, synth_run, &j);
     if (r1cs) return check_r1cs(ctx, cv, k, w, r1cs, c, pool);

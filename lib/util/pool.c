@@ -2,6 +2,7 @@
  * caller as thread 0. Generation counter + condvars; no allocation per run.
  * Invariant: at most one zp_pool_run in flight per pool. Tests: tests/test_util.c */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -113,4 +114,33 @@ void zp_split(size_t total, unsigned tid, unsigned n, size_t *lo, size_t *hi)
     size_t q = total / n, r = total % n;
     *lo = tid * q + (tid < r ? tid : r);
     *hi = *lo + q + (tid < r ? 1 : 0);
+}
+
+typedef struct {
+    size_t n;
+    bool (*bad)(const void *, size_t);
+    const void *arg;
+    _Atomic size_t first;
+} first_job_t;
+
+static void first_run(void *a, unsigned tid, unsigned nt)
+{
+    first_job_t *j = a;
+    size_t lo, hi;
+    zp_split(j->n, tid, nt, &lo, &hi);
+    for (size_t i = lo; i < hi; i++)
+        if (j->bad(j->arg, i)) {   /* a range's first hit is its smallest: lower the minimum */
+            size_t cur = atomic_load(&j->first);
+            while (i < cur && !atomic_compare_exchange_weak(&j->first, &cur, i)) {
+            }
+            return;
+        }
+}
+
+size_t zp_pool_first(zp_pool_t *p, size_t n, bool (*bad)(const void *arg, size_t i), const void *arg)
+{
+    first_job_t j = {.n = n, .bad = bad, .arg = arg};
+    atomic_init(&j.first, n);
+    zp_pool_run(p, first_run, &j);
+    return atomic_load(&j.first);
 }

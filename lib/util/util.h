@@ -68,6 +68,9 @@ unsigned zp_pool_size(const zp_pool_t *p);              /* 1 for NULL */
 void zp_pool_run(zp_pool_t *p, void (*fn)(void *arg, unsigned tid, unsigned n), void *arg);
 /* Split [0, total) into n near-equal parts; part tid is [*lo, *hi). */
 void zp_split(size_t total, unsigned tid, unsigned n, size_t *lo, size_t *hi);
+/* The smallest i in [0, n) with bad(arg, i) true, checked on the pool (each thread scans its
+ * zp_split range up to its first hit); n when there is none. Same answer for any pool size. */
+size_t zp_pool_first(zp_pool_t *p, size_t n, bool (*bad)(const void *arg, size_t i), const void *arg);
 
 /* A growing text buffer: printf appends; on allocation failure it stops growing and
  * zp_sbuf_take returns NULL. zp_sbuf_take hands the NUL-terminated text to the caller
