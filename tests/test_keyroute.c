@@ -21,17 +21,7 @@
 static int fails;
 #define CHECK(c) do { if (!(c)) { fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); fails++; } } while (0)
 
-/* libzpbrk's two hooks into broker.c: nothing is sent, nobody dies here */
-int brk_send(brk_t *b, const uint8_t *id, size_t id_len, uint8_t *buf, size_t len)
-{
-    (void)b; (void)id; (void)id_len; (void)len;
-    free(buf);
-    return 0;
-}
-void brk_worker_dead(brk_t *b, brk_worker_t *w, const char *why, bool kill_it)
-{
-    (void)b; (void)w; (void)why; (void)kill_it;
-}
+#include "brk_stubs.h"   /* brk_send, brk_worker_dead: nothing sent, nobody dies */
 
 #define NW 2
 #define MAXP 512
