@@ -375,19 +375,26 @@ static void S(add_buckets)(S(xyzz_t) *acc, const S(ws_t) *ws, unsigned j0, unsig
     }
 }
 
-/* *sum = sum_j (j+1) B_j over buckets [0, nb), by running sums, top bucket first (empty
- * buckets above the highest used one add nothing) */
-static void S(weigh_buckets)(S(xyzz_t) *sum, const S(ws_t) *ws, unsigned nb)
+/* *sum = sum_g (g+1) G_g over ng groups of r buckets, G_g = the sum of buckets
+ * [g r, (g+1) r) (r copies of one digit: the top window's, S(task)), by running sums, top
+ * group first (empty groups above the highest used one add nothing) */
+static void S(weigh_groups)(S(xyzz_t) *sum, const S(ws_t) *ws, unsigned ng, unsigned r)
 {
     S(xyzz_t) run;
     memset(&run, 0, sizeof run);
     memset(sum, 0, sizeof *sum);
-    unsigned top = nb;
+    unsigned top = ng * r;
     while (top > 0 && !ws->st[top - 1]) top--;
-    for (unsigned j = top; j-- > 0;) {
-        S(add_buckets)(&run, ws, j, j + 1);
+    for (unsigned g = (top + r - 1) / r; g-- > 0;) {
+        S(add_buckets)(&run, ws, g * r, g * r + r);
         S(xz_add)(sum, &run);
     }
+}
+
+/* *sum = sum_j (j+1) B_j over buckets [0, nb) */
+static inline void S(weigh_buckets)(S(xyzz_t) *sum, const S(ws_t) *ws, unsigned nb)
+{
+    S(weigh_groups)(sum, ws, nb, 1);
 }
 
 static void S(sum_buckets)(const S(ws_t) *ws, unsigned nbk, P_T *out)
@@ -398,16 +405,24 @@ static void S(sum_buckets)(const S(ws_t) *ws, unsigned nbk, P_T *out)
     S(xz_to_jac)(out, &acc);
 }
 
-/* One window task: window w over the scalars idx[lo, hi); result in *out. flat: the window
- * holds only the top carry (every digit 0 or 1: the scalars' bit length is a multiple of c):
- * the points are dealt round-robin to K accumulators (distinct per batch, so no conflicts)
- * and summed without weights, instead of all going to bucket 1 (where all but the first two
- * of each batch went to the XYZZ set at ~10 multiplications each). */
+/* One window task: window w over the scalars idx[lo, hi); result in *out. topu: 0 for a
+ * window whose digits use all nb buckets; for the top window, the number u of digit values
+ * it can hold (2^tb for tb = bits - (W-1) c < c - 1 bits plus the carry: digits 1..u).
+ * Such a window (a tenth of all additions with 126-bit halves at c = 13, where u = 512)
+ * would pile its points into u buckets: with K = nb/4 >= u pending additions per batch most
+ * of them conflict and go to the XYZZ set at ~10 multiplications instead of ~6 (measured:
+ * xz_madd 11% of a G1 MSM). So each digit gets r = nb/u bucket copies, the points dealt
+ * round-robin over the copies (bucket (d-1) r + k), and the reduction weighs the groups of
+ * r copies (S(weigh_groups)). u = 1 (only the carry: the bit length a multiple of c): r =
+ * K copies, distinct in every batch (no conflicts), summed without weights. topu = 1 is the
+ * former "flat" flag (true). */
 static void S(task)(S(ws_t) *ws, const msm_plan_t *pl, unsigned w, const S(src_t) *src,
                     const zp_scalar_t *sc, const uint32_t *idx, size_t lo, size_t hi, P_T *out,
-                    bool flat)
+                    unsigned topu)
 {
-    const unsigned c = pl->c, nb = flat && pl->K < pl->nb ? pl->K : pl->nb;
+    const unsigned c = pl->c, u = topu && topu < pl->nb ? topu : 0;
+    const unsigned r = !u ? 1 : u == 1 ? (pl->K < pl->nb ? pl->K : pl->nb) : pl->nb / u;
+    const unsigned nb = u ? u * r : pl->nb;
     memset(ws->st, 0, nb);
     ws->K = pl->K;
     ws->qmax = pl->K / MSM_Q_DIV;
@@ -421,9 +436,9 @@ static void S(task)(S(ws_t) *ws, const msm_plan_t *pl, unsigned w, const S(src_t
         PA_T q;
         if (!S(fetch)(&q, src, ii, d < 0)) continue;
         uint32_t bi = (uint32_t)(d < 0 ? -d : d) - 1;
-        if (flat) {
-            bi = rr;
-            rr = rr + 1 == nb ? 0 : rr + 1;
+        if (r > 1) {
+            bi = bi * r + rr;
+            rr = rr + 1 == r ? 0 : rr + 1;
         }
         S(bucket_add)(ws, bi, &q, true);
     }
@@ -432,12 +447,12 @@ static void S(task)(S(ws_t) *ws, const msm_plan_t *pl, unsigned w, const S(src_t
     ws->qn = 0;
     for (unsigned j = 0; j < qn; j++) S(bucket_add)(ws, ws->qb[j], &ws->qp[j], false);
     S(flush)(ws);
-    if (flat) {                                  /* digits 1 only: the plain sum */
+    if (u == 1) {                                /* digits 1 only: the plain sum */
         S(sum_buckets)(ws, nb, out);
         return;
     }
     S(xyzz_t) sum;
-    S(weigh_buckets)(&sum, ws, nb);
+    S(weigh_groups)(&sum, ws, u ? u : nb, r);
     S(xz_to_jac)(out, &sum);
 }
 
@@ -482,7 +497,7 @@ typedef struct {
     const uint32_t *cnt;     /* W */
     size_t nbig, none;
     unsigned P1;             /* scalar-1 tasks in use (<= pl->P1) */
-    bool flat_top;           /* the top window holds only the carry (S(task)'s flat) */
+    unsigned top_u;          /* digit values of the top window (S(task)'s topu), 0: all */
     size_t n;                /* scalars (dim n0: parts with the endomorphism) */
     size_t n0;               /* points per MSM */
     unsigned dim;            /* 1 (no endomorphism), 2 (GLV), 4 (psi, G2) */
@@ -533,7 +548,7 @@ static void S(worker)(void *arg, unsigned tid, unsigned nthr)
             unsigned w = u / pl->P, part = u % pl->P;
             zp_split(job->cnt[w], part, pl->P, &lo, &hi);
             S(task)(&ws, pl, w, &src, job->sc, job->idx, lo, hi, out,    /* idx NULL: identity */
-                    job->flat_top && w == pl->W - 1);
+                    w == pl->W - 1 ? job->top_u : 0);
         }
     }
 }
@@ -764,7 +779,7 @@ static void S(multi)(P_T *out, const PA_T *const *points, unsigned m, const zp_s
     }
     S(job_t) job = {.pl = &pl, .pts = points, .m = m, .sc = scalars, .idx = idx, .cnt = cnt,
                     .nbig = cl.nbig, .none = cl.none, .P1 = P1, .n = n, .n0 = n0, .dim = dim,
-                    .flat_top = pl.W > 1 && cl.bits % pl.c == 0,
+                    .top_u = cl.bits % pl.c + 1 < pl.c ? 1u << (cl.bits % pl.c) : 0,
                     .phix = phix, .psi = psi, .neg = neg, .scratch = base, .res = (P_T *)(void *)base};
 
     atomic_init(&job.next, 0);
