@@ -336,8 +336,11 @@ static inline void S(xz_bucket_add)(S(ws_t) *ws, uint32_t bi, const PA_T *q)
     }
 }
 
-static void S(bucket_add)(S(ws_t) *ws, uint32_t bi, const PA_T *q, bool requeue)
+/* S(bucket_add) for the point already in the next pending slot, ws->bp[ws->cnt] (the window
+ * tasks fetch into it: one copy of the point less per addition) */
+static inline void S(bucket_put)(S(ws_t) *ws, uint32_t bi, bool requeue)
 {
+    const PA_T *q = &ws->bp[ws->cnt];
     uint8_t s = ws->st[bi];
     if (!(s & MSM_ST_AFF)) {                     /* empty bucket: just place the point */
         ws->bk[bi] = *q;
@@ -355,16 +358,23 @@ static void S(bucket_add)(S(ws_t) *ws, uint32_t bi, const PA_T *q, bool requeue)
     }
     ws->st[bi] = s | MSM_ST_BUSY;
     ws->bb[ws->cnt] = bi;
-    ws->bp[ws->cnt] = *q;
     if (++ws->cnt == ws->K) {
         S(flush)(ws);
         unsigned qn = ws->qn;
         ws->qn = 0;
-        for (unsigned j = 0; j < qn; j++) S(bucket_add)(ws, ws->qb[j], &ws->qp[j], false);
+        for (unsigned j = 0; j < qn; j++) {
+            ws->bp[ws->cnt] = ws->qp[j];
+            S(bucket_put)(ws, ws->qb[j], false);
+        }
     }
 }
 
-/* *out = the plain sum of buckets [0, nbk), both sets */
+static void S(bucket_add)(S(ws_t) *ws, uint32_t bi, const PA_T *q, bool requeue)
+{
+    ws->bp[ws->cnt] = *q;
+    S(bucket_put)(ws, bi, requeue);
+}
+
 /* acc += buckets [j0, j1) with weight 1 (affine and XYZZ halves) */
 static void S(add_buckets)(S(xyzz_t) *acc, const S(ws_t) *ws, unsigned j0, unsigned j1)
 {
@@ -433,14 +443,13 @@ static void S(task)(S(ws_t) *ws, const msm_plan_t *pl, unsigned w, const S(src_t
         size_t ii = idx ? idx[i] : i;
         int32_t d = msm_digit(&sc[ii], w, c);
         if (d == 0) continue;
-        PA_T q;
-        if (!S(fetch)(&q, src, ii, d < 0)) continue;
+        if (!S(fetch)(&ws->bp[ws->cnt], src, ii, d < 0)) continue;
         uint32_t bi = (uint32_t)(d < 0 ? -d : d) - 1;
         if (r > 1) {
             bi = bi * r + rr;
             rr = rr + 1 == r ? 0 : rr + 1;
         }
-        S(bucket_add)(ws, bi, &q, true);
+        S(bucket_put)(ws, bi, true);
     }
     S(flush)(ws);
     unsigned qn = ws->qn;                        /* deferred points: one more batch */
@@ -471,9 +480,8 @@ static void S(ones_task)(S(ws_t) *ws, const msm_plan_t *pl, const S(src_t) *src,
     ws->qn = 0;
     unsigned b = 0;
     for (size_t i = lo; i < hi; i++) {
-        PA_T q;
-        if (!S(fetch)(&q, src, idx[i], false)) continue;
-        S(bucket_add)(ws, b, &q, true);
+        if (!S(fetch)(&ws->bp[ws->cnt], src, idx[i], false)) continue;
+        S(bucket_put)(ws, b, true);
         if (++b == nbk) b = 0;
     }
     S(flush)(ws);
