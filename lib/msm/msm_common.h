@@ -41,6 +41,7 @@ enum {
     MSM_Q_DIV = 4,        /* deferred-point queue: K / MSM_Q_DIV entries */
     MSM_ONE_MIN = 2048,   /* scalar-1 points per scalar-1 task, at least */
     MSM_PREFETCH = 8,     /* batched additions: bucket prefetch distance */
+    MSM_FOLD_MIN = 128,   /* bucket reduction: halving folds down to this many buckets */
 };
 #define MSM_CHUNK ((size_t)1 << 29)  /* larger inputs run in chunks (32-bit index of 4n parts) */
 

@@ -385,26 +385,89 @@ static void S(add_buckets)(S(xyzz_t) *acc, const S(ws_t) *ws, unsigned j0, unsig
     }
 }
 
-/* *sum = sum_g (g+1) G_g over ng groups of r buckets, G_g = the sum of buckets
- * [g r, (g+1) r) (r copies of one digit: the top window's, S(task)), by running sums, top
- * group first (empty groups above the highest used one add nothing) */
-static void S(weigh_groups)(S(xyzz_t) *sum, const S(ws_t) *ws, unsigned ng, unsigned r)
+/* *sum = sum_j (j+1) B_j over buckets [0, nb) by running sums, top bucket first (empty
+ * buckets above the highest used one add nothing): 2 XYZZ additions per bucket (~24
+ * multiplications); the window tasks use S(weigh_fold) (~16), this one is the reference */
+static inline void S(weigh_buckets)(S(xyzz_t) *sum, const S(ws_t) *ws, unsigned nb)
 {
     S(xyzz_t) run;
     memset(&run, 0, sizeof run);
     memset(sum, 0, sizeof *sum);
-    unsigned top = ng * r;
+    unsigned top = nb;
     while (top > 0 && !ws->st[top - 1]) top--;
-    for (unsigned g = (top + r - 1) / r; g-- > 0;) {
-        S(add_buckets)(&run, ws, g * r, g * r + r);
+    for (unsigned j = top; j-- > 0;) {
+        S(add_buckets)(&run, ws, j, j + 1);
         S(xz_add)(sum, &run);
     }
 }
 
-/* *sum = sum_j (j+1) B_j over buckets [0, nb) */
-static inline void S(weigh_buckets)(S(xyzz_t) *sum, const S(ws_t) *ws, unsigned nb)
+/* B_j += B_{j+h} for j + h < n (h < n <= 2h), both bucket sets, the affine halves as one
+ * batch of distinct buckets (batched affine additions, ~6 multiplications each); *t (if not
+ * NULL) += the sum of those B_{j+h} (mixed XYZZ additions). The batch must be empty (after
+ * S(flush)); B_{j+h} are emptied. */
+static void S(fold)(S(ws_t) *ws, unsigned h, unsigned n, S(xyzz_t) *t)
 {
-    S(weigh_groups)(sum, ws, nb, 1);
+    for (unsigned j = 0; j + h < n; j++) {
+        uint8_t s = ws->st[j + h];
+        if (!s) continue;
+        if (s & MSM_ST_XYZZ) {
+            if (t) S(xz_add)(t, &ws->xb[j + h]);
+            if (ws->st[j] & MSM_ST_XYZZ) {
+                S(xz_add)(&ws->xb[j], &ws->xb[j + h]);
+            } else {
+                ws->xb[j] = ws->xb[j + h];
+                ws->st[j] |= MSM_ST_XYZZ;
+            }
+        }
+        if (s & MSM_ST_AFF) {
+            if (t) S(xz_madd)(t, &ws->bk[j + h]);
+            S(bucket_add)(ws, j, &ws->bk[j + h], false);
+        }
+        ws->st[j + h] = 0;
+    }
+    S(flush)(ws);
+}
+
+/* *sum = sum_d (d+1) sum_k B_{k u + d} over d < u, k < r (r copies of each of u digits,
+ * copy-major: S(task)'s top window), by running sums (r = 1: S(weigh_buckets)) */
+static void S(weigh_copies)(S(xyzz_t) *sum, const S(ws_t) *ws, unsigned u, unsigned r)
+{
+    S(xyzz_t) run;
+    memset(&run, 0, sizeof run);
+    memset(sum, 0, sizeof *sum);
+    for (unsigned d = u; d-- > 0;) {
+        for (unsigned k = 0; k < r; k++) S(add_buckets)(&run, ws, k * u + d, k * u + d + 1);
+        S(xz_add)(sum, &run);
+    }
+}
+
+/* *sum = sum_j (j+1) B_j over buckets [0, nb) by halving: with m = n/2 (n the power of two
+ * above the highest used bucket), sum_{j<n} (j+1) B_j = sum_{j<m} (j+1) (B_j + B_{j+m}) +
+ * m T, T = sum_{j<m} B_{j+m}; the folded sums B_j + B_{j+m} are batched affine additions
+ * (S(fold)), T a mixed one per bucket, and the m T terms combine by Horner (doublings):
+ * ~16 multiplications per bucket against the running sums' ~24. Folding stops at
+ * MSM_FOLD_MIN buckets (a fold's inversion then costs more than it saves); the rest by
+ * running sums. Modifies the buckets. Same point as S(weigh_buckets). */
+static void S(weigh_fold)(S(xyzz_t) *sum, S(ws_t) *ws, unsigned nb)
+{
+    memset(sum, 0, sizeof *sum);
+    unsigned top = nb, m = 1;
+    while (top > 0 && !ws->st[top - 1]) top--;
+    while (m < top) m *= 2;
+    while (m >= 2 * MSM_FOLD_MIN) {
+        m /= 2;
+        S(xyzz_t) t;
+        memset(&t, 0, sizeof t);
+        S(fold)(ws, m, 2 * m, &t);
+        S(xz_dbl)(sum);
+        S(xz_add)(sum, &t);
+    }
+    /* now sum = sum_l (m_l / m) T_l (0 if nothing was folded): times m, plus the weighted
+     * sum of the m buckets left */
+    for (unsigned k = m; k > 1; k /= 2) S(xz_dbl)(sum);
+    S(xyzz_t) w;
+    S(weigh_copies)(&w, ws, m < top ? m : top, 1);
+    S(xz_add)(sum, &w);
 }
 
 static void S(sum_buckets)(const S(ws_t) *ws, unsigned nbk, P_T *out)
@@ -422,10 +485,10 @@ static void S(sum_buckets)(const S(ws_t) *ws, unsigned nbk, P_T *out)
  * would pile its points into u buckets: with K = nb/4 >= u pending additions per batch most
  * of them conflict and go to the XYZZ set at ~10 multiplications instead of ~6 (measured:
  * xz_madd 11% of a G1 MSM). So each digit gets r = nb/u bucket copies, the points dealt
- * round-robin over the copies (bucket (d-1) r + k), and the reduction weighs the groups of
- * r copies (S(weigh_groups)). u = 1 (only the carry: the bit length a multiple of c): r =
- * K copies, distinct in every batch (no conflicts), summed without weights. topu = 1 is the
- * former "flat" flag (true). */
+ * round-robin over the copies (bucket k u + d - 1, copy k), the copies folded onto the first
+ * u buckets (S(fold)) before the reduction. u = 1 (only the carry: the bit length a multiple
+ * of c): r = K copies, distinct in every batch (no conflicts). topu = 1 is the former "flat"
+ * flag (true). */
 static void S(task)(S(ws_t) *ws, const msm_plan_t *pl, unsigned w, const S(src_t) *src,
                     const zp_scalar_t *sc, const uint32_t *idx, size_t lo, size_t hi, P_T *out,
                     unsigned topu)
@@ -445,8 +508,8 @@ static void S(task)(S(ws_t) *ws, const msm_plan_t *pl, unsigned w, const S(src_t
         if (d == 0) continue;
         if (!S(fetch)(&ws->bp[ws->cnt], src, ii, d < 0)) continue;
         uint32_t bi = (uint32_t)(d < 0 ? -d : d) - 1;
-        if (r > 1) {
-            bi = bi * r + rr;
+        if (r > 1) {                             /* copy rr of digit bi */
+            bi += rr * u;
             rr = rr + 1 == r ? 0 : rr + 1;
         }
         S(bucket_put)(ws, bi, true);
@@ -456,19 +519,24 @@ static void S(task)(S(ws_t) *ws, const msm_plan_t *pl, unsigned w, const S(src_t
     ws->qn = 0;
     for (unsigned j = 0; j < qn; j++) S(bucket_add)(ws, ws->qb[j], &ws->qp[j], false);
     S(flush)(ws);
-    if (u == 1) {                                /* digits 1 only: the plain sum */
-        S(sum_buckets)(ws, nb, out);
-        return;
-    }
     S(xyzz_t) sum;
-    S(weigh_groups)(&sum, ws, u ? u : nb, r);
+    if (!u) {
+        S(weigh_fold)(&sum, ws, nb);
+    } else {                                     /* fold the copies, then weigh the digits */
+        unsigned k = r;
+        for (; k > 1 && u * k >= 2 * MSM_FOLD_MIN; k /= 2) S(fold)(ws, u * k / 2, u * k, NULL);
+        if (k == 1)
+            S(weigh_fold)(&sum, ws, u);
+        else
+            S(weigh_copies)(&sum, ws, u, k);
+    }
     S(xz_to_jac)(out, &sum);
 }
 
 /* One scalar-1 task: the plain sum of the points idx[lo, hi). The points are dealt round-robin
  * to nbk = K1 affine accumulators, so every batch of K pending additions has distinct
  * accumulators and shares one inversion (~6 multiplications per addition, no windows); the
- * accumulators are then added up in XYZZ. */
+ * accumulators are then folded onto the first (S(fold): batched affine additions too). */
 static void S(ones_task)(S(ws_t) *ws, const msm_plan_t *pl, const S(src_t) *src,
                          const uint32_t *idx, size_t lo, size_t hi, P_T *out)
 {
@@ -489,7 +557,9 @@ static void S(ones_task)(S(ws_t) *ws, const msm_plan_t *pl, const S(src_t) *src,
     ws->qn = 0;
     for (unsigned j = 0; j < qn; j++) S(bucket_add)(ws, ws->qb[j], &ws->qp[j], false);
     S(flush)(ws);
-    S(sum_buckets)(ws, nbk, out);
+    unsigned k = nbk;
+    for (; k >= 2 * MSM_FOLD_MIN; k = (k + 1) / 2) S(fold)(ws, (k + 1) / 2, k, NULL);
+    S(sum_buckets)(ws, k, out);
 }
 
 /* m MSMs over the same classified scalars. Tasks, per MSM (T = P1 + W*P of them): P1
