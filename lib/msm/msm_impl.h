@@ -38,6 +38,7 @@
 #define S(n) MSM_CAT5(msm_, MSM_G, _, MSM_C, _##n)
 #define F(op) MSM_CAT3(mf_, MSM_F, _##op)
 #define FB_T MSM_CAT3(zp_fq_, MSM_C, _t)   /* the base field Fq */
+#define FBF(op) MSM_CAT3(mf_fq_, MSM_C, _##op)
 #ifndef MSM_GLS
 #define MSM_GLS 0                          /* 1: G2, the 4-dimensional psi split is available */
 #endif
@@ -266,13 +267,17 @@ static inline bool S(fetch)(PA_T *q, const S(src_t) *src, size_t ii, bool negd)
     return true;
 }
 
-/* Apply the pending additions bk[bb[j]] += bp[j] with one inversion. */
+/* Apply the pending additions bk[bb[j]] += bp[j] with one inversion. Montgomery's trick runs
+ * in the base field Fq on the denominators' norms (G2: N(d) = d0^2 + d1^2, d^-1 = conj(d) /
+ * N(d)): per addition 1 wide-squares norm + 3 Fq products + 2 for conj(d) N^-1, against 3
+ * Fq2 products (~8.4 Fq products); on G1 the norm is d itself. ws->pre holds the prefix
+ * products of the norms and, where an element has room for two (Fq2), the norm. */
 static void S(flush)(S(ws_t) *ws)
 {
     unsigned m = ws->cnt;
     if (m == 0) return;
-    FE_T acc;
-    F(one)(&acc);
+    enum { NS = sizeof(FE_T) / sizeof(FB_T) };  /* base-field slots per ws->pre element */
+    FB_T *pb = (FB_T *)(void *)ws->pre, acc = MSM_CAT3(zp_fq_, MSM_C, _one);
     for (unsigned j = 0; j < m; j++) {
         if (j + MSM_PREFETCH < m) __builtin_prefetch(&ws->bk[ws->bb[j + MSM_PREFETCH]]);
         const PA_T *b = &ws->bk[ws->bb[j]], *p = &ws->bp[j];
@@ -284,18 +289,27 @@ static void S(flush)(S(ws_t) *ws)
             else
                 F(one)(d);                       /* P + (-P): bucket empties */
         }
-        ws->pre[j] = acc;
-        F(mul)(&acc, &acc, d);
+        FB_T nr;
+        F(norm)(&nr, d);
+        pb[j * NS] = acc;
+        if (NS > 1) pb[j * NS + 1] = nr;
+        FBF(mul)(&acc, &acc, &nr);
     }
-    F(inv)(&acc, &acc);
+    FBF(inv)(&acc, &acc);
     for (unsigned j = m; j-- > 0;) {
         if (j >= MSM_PREFETCH) __builtin_prefetch(&ws->bk[ws->bb[j - MSM_PREFETCH]], 1);
         uint32_t bi = ws->bb[j];
         PA_T *b = &ws->bk[bi];
         const PA_T *p = &ws->bp[j];
         FE_T inv, lam, t;
-        F(mul)(&inv, &acc, &ws->pre[j]);
-        F(mul)(&acc, &acc, &ws->den[j]);
+        FB_T nr, ni;
+        if (NS > 1)
+            nr = pb[j * NS + 1];
+        else
+            F(norm)(&nr, &ws->den[j]);
+        FBF(mul)(&ni, &acc, &pb[j * NS]);
+        FBF(mul)(&acc, &acc, &nr);
+        F(inv_norm)(&inv, &ws->den[j], &ni);
         ws->st[bi] &= (uint8_t)~MSM_ST_BUSY;
         if (F(eq)(&p->x, &b->x)) {
             if (!F(eq)(&p->y, &b->y)) {
@@ -307,7 +321,7 @@ static void S(flush)(S(ws_t) *ws)
             F(add)(&t, &lam, &t);
             F(mul)(&lam, &t, &inv);
         } else {
-            F(sub)(&t, &p->y, &b->y);
+        F(sub)(&t, &p->y, &b->y);
             F(mul)(&lam, &t, &inv);
         }
         F(sqr)(&t, &lam);
@@ -946,6 +960,7 @@ void MSM_CAT3(zp_msm_, MSM_G, MSM_CAT3(_, MSM_C, ))(P_T *out, const PA_T *points
 #undef S
 #undef F
 #undef FB_T
+#undef FBF
 #undef MSM_GLS
 #undef MSM_DIM_MAX
 #undef MSM_GLS_MIN_N
