@@ -21,7 +21,12 @@
  *     trick), ~6 multiplications per addition. A point whose bucket is already pending goes
  *     into a second, XYZZ bucket set with a mixed addition instead (never waits, so inputs
  *     with many equal digits stay linear).
- *   - running-sum reduction over both bucket sets in XYZZ; windows combined by doubling.
+ *     The batch's inversion runs in Fq on the denominators' norms (G2: one Fq inversion
+ *     and conj(d)/N(d) per addition instead of Fq2 products).
+ *   - the top window (fewer bits than c) spreads each digit over bucket copies so that its
+ *     additions stay batched (S(task)).
+ *   - reduction sum_j (j+1) B_j by halving folds (batched affine) down to MSM_FOLD_MIN
+ *     buckets, then running sums in XYZZ (S(weigh_fold)); windows combined by doubling.
  *   - tasks (window, point range) handed out to pool threads by an atomic counter.
  * Infinity points (0,0) and zero digits are skipped; P + P and P + (-P) inside a bucket are
  * handled in both bucket sets. */
