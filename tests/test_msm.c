@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "lib/msm/msm.h"
+#include "lib/msm/msm_int.h"
 #include "lib/util/util.h"
 
 #define TEST_SEED 0x243f6a8885a308d3ULL
@@ -294,6 +295,149 @@ MSM_MULTI_TESTS(g2, bn254)
 MSM_MULTI_TESTS(g1, bls12_381)
 MSM_MULTI_TESTS(g2, bls12_381)
 
+/* The bucket reduction by halving folds (msm_impl.h S(weigh_fold), from 256 buckets up) and
+ * the top window's digit copies, on inputs that make the folded pairs equal (P + P: the
+ * doubling path) or opposite (P + (-P): the bucket empties) and on random ones, with forced
+ * windows of 10..16 bits, with and without the endomorphism. */
+#define MSM_FOLD_TESTS(G, C)                                                                   \
+    static void test_fold_##G##_##C(zp_pool_t *pool, size_t nrand)                             \
+    {                                                                                          \
+        const zp_scalar_t *r = (const zp_scalar_t *)(const void *)&zp_fr_##C##_modulus;        \
+        zp_##G##a_##C##_t ga;                                                                  \
+        zp_##G##_##C##_generator(&ga);                                                         \
+        static const unsigned cs[] = {10, 12};                                                 \
+        for (size_t ci = 0; ci < 2; ci++)                                                      \
+            for (int kind = 0; kind < 2; kind++) {                                             \
+                size_t n = ((size_t)1 << (cs[ci] - 1)) - 1;                                    \
+                zp_##G##a_##C##_t *pa = malloc(n * sizeof *pa);                                \
+                zp_scalar_t *k = calloc(n, sizeof *k);                                         \
+                for (size_t i = 0; i < n; i++) {                                               \
+                    k[i].l[0] = i + 1;                   /* one point per bucket */             \
+                    pa[i] = ga;                                                                \
+                    if (kind == 1 && i + 1 > (n + 1) / 2) zp_##G##a_##C##_neg(&pa[i], &ga);   \
+                }                                                                              \
+                zp_##G##_##C##_t want, got;                                                    \
+                naive_##G##_##C(&want, pa, k, n);                                              \
+                for (int endo = 0; endo < 2; endo++) {                                         \
+                    zp_msm_opts_t o = {.no_endo = !endo, .c = cs[ci]};                         \
+                    size_t sz = zp_msm_##G##_##C##_ex_scratch_size(n, 1, zp_pool_size(pool), &o); \
+                    void *scr = NULL;                                                          \
+                    if (posix_memalign(&scr, 64, sz)) abort();                                 \
+                    const zp_##G##a_##C##_t *pp = pa;                                          \
+                    zp_msm_##G##_##C##_multi_ex(&got, &pp, 1, k, n, scr, pool, &o);            \
+                    if (!zp_##G##_##C##_eq(&got, &want)) {                                     \
+                        fprintf(stderr, "fold %s c=%u kind=%d endo=%d: wrong sum\n", #G "_" #C,  \
+                                cs[ci], kind, endo);                                           \
+                        fails++;                                                               \
+                    }                                                                          \
+                    free(scr);                                                                 \
+                }                                                                              \
+                free(pa);                                                                      \
+                free(k);                                                                       \
+            }                                                                                  \
+        /* random points and scalars (full size, and 10% repeated: conflicts, XYZZ parts) */   \
+        zp_##G##a_##C##_t *pa = malloc(nrand * sizeof *pa);                                    \
+        zp_scalar_t *k = malloc(nrand * sizeof *k), rep;                                       \
+        for (int j = 0; j < 4; j++) rep.l[j] = rnd64();                                        \
+        rep.l[3] &= r->l[3] >> 1;                                                              \
+        points_##G##_##C(pa, nrand);                                                           \
+        for (size_t i = 0; i < nrand; i++) {                                                   \
+            for (int j = 0; j < 4; j++) k[i].l[j] = rnd64();                                   \
+            k[i].l[3] &= r->l[3] >> 1;                                                         \
+            if (i % 10 == 3) k[i] = rep;                                                       \
+        }                                                                                      \
+        zp_##G##_##C##_t want, got;                                                            \
+        naive_##G##_##C(&want, pa, k, nrand);                                                  \
+        for (unsigned c = 10; c <= 16; c += 2)                                                 \
+            for (int endo = 0; endo < 2; endo++) {                                             \
+                zp_msm_opts_t o = {.no_endo = !endo, .c = c};                                  \
+                size_t sz = zp_msm_##G##_##C##_ex_scratch_size(nrand, 1, zp_pool_size(pool), &o); \
+                void *scr = NULL;                                                              \
+                if (posix_memalign(&scr, 64, sz)) abort();                                     \
+                const zp_##G##a_##C##_t *pp = pa;                                              \
+                zp_msm_##G##_##C##_multi_ex(&got, &pp, 1, k, nrand, scr, pool, &o);            \
+                if (!zp_##G##_##C##_eq(&got, &want)) {                                         \
+                    fprintf(stderr, "fold %s random n=%zu c=%u endo=%d: wrong sum\n",           \
+                            #G "_" #C, nrand, c, endo);                                        \
+                    fails++;                                                                   \
+                }                                                                              \
+                free(scr);                                                                     \
+            }                                                                                  \
+        free(pa);                                                                              \
+        free(k);                                                                               \
+    }
+MSM_FOLD_TESTS(g1, bn254)
+MSM_FOLD_TESTS(g2, bn254)
+MSM_FOLD_TESTS(g1, bls12_381)
+MSM_FOLD_TESTS(g2, bls12_381)
+
+/* msm_int.h's norm into Fq and the inverse from the norm's inverse (the batched inversion of
+ * msm_impl.h's flush runs on them): against the plain Fq / Fq2 arithmetic of lib/ff on
+ * random and edge elements (0, 1, p-1, 2^k - 1, 2^k, 2^k + 1) */
+#define MSM_NORM_TESTS(C)                                                                      \
+    static void edge_fq_##C(zp_fq_##C##_t *e, size_t i)                                        \
+    {                                                                                          \
+        const zp_fq_##C##_t *p = &zp_fq_##C##_modulus;                                         \
+        zp_fq_##C##_t v;                                                                       \
+        memset(&v, 0, sizeof v);                                                               \
+        size_t nb = 64 * ZP_fq_##C##_LIMBS;                                                    \
+        if (i == 1) v.l[0] = 1;                                                                \
+        if (i == 2) {                                          /* p - 1 */                     \
+            v = *p;                                                                            \
+            v.l[0] -= 1;                                                                       \
+        }                                                                                      \
+        if (i >= 3 && i < 3 + 3 * (nb / 64)) {                 /* 2^k + (-1, 0, 1) */          \
+            unsigned kb = 64 * (unsigned)((i - 3) / 3 + 1);     /* the last: p's top bit */ \
+            if (kb >= nb) kb = (unsigned)nb - 1 - (unsigned)__builtin_clzll(p->l[nb / 64 - 1]); \
+            int dlt = (int)((i - 3) % 3) - 1;                                                  \
+            if (kb < nb) v.l[kb / 64] = 1ull << (kb % 64);                                     \
+            if (dlt < 0) {                                                                     \
+                for (unsigned j = 0; j < ZP_fq_##C##_LIMBS && !(v.l[j]--); j++) {}             \
+            } else if (dlt > 0) {                                                              \
+                v.l[0] |= 1;                                                                   \
+            }                                                                                  \
+        }                                                                                      \
+        if (i >= 3 + 3 * (nb / 64)) {                          /* random below p */            \
+            for (unsigned j = 0; j < ZP_fq_##C##_LIMBS; j++) v.l[j] = rnd64();                 \
+            v.l[ZP_fq_##C##_LIMBS - 1] &= p->l[ZP_fq_##C##_LIMBS - 1] >> 1;                    \
+        }                                                                                      \
+        CHECK(zp_fq_##C##_is_canonical(&v));                                                   \
+        zp_fq_##C##_to_mont(e, &v);                                                            \
+    }                                                                                          \
+    static void test_norm_##C(void)                                                            \
+    {                                                                                          \
+        const size_t ne = 3 + 3 * ZP_fq_##C##_LIMBS + 12;                                      \
+        for (size_t i = 0; i < ne; i++)                                                        \
+            for (size_t j = 0; j < ne; j++) {                                                  \
+                zp_fq2_##C##_t a, inv, want, prod;                                             \
+                zp_fq_##C##_t nr, t, ni;                                                       \
+                edge_fq_##C(&a.c0, i);                                                         \
+                edge_fq_##C(&a.c1, j);                                                         \
+                mf_fq2_##C##_norm(&nr, &a);                                                    \
+                zp_fq_##C##_sqr(&t, &a.c0);                                                    \
+                zp_fq_##C##_sqr(&ni, &a.c1);                                                   \
+                zp_fq_##C##_add(&t, &t, &ni);                                                  \
+                CHECK(zp_fq_##C##_eq(&nr, &t));                                                \
+                CHECK(zp_fq_##C##_is_canonical(&nr));                                          \
+                if (zp_fq2_##C##_is_zero(&a)) {                                                \
+                    CHECK(zp_fq_##C##_is_zero(&nr));                                           \
+                    continue;                                                                  \
+                }                                                                              \
+                zp_fq_##C##_inv(&ni, &nr);                                                     \
+                mf_fq2_##C##_inv_norm(&inv, &a, &ni);                                          \
+                zp_fq2_##C##_inv(&want, &a);                                                   \
+                CHECK(zp_fq2_##C##_eq(&inv, &want));                                           \
+                zp_fq2_##C##_mul(&prod, &inv, &a);                                             \
+                CHECK(zp_fq_##C##_is_one(&prod.c0) && zp_fq_##C##_is_zero(&prod.c1));          \
+                mf_fq_##C##_norm(&t, &a.c0);                   /* Fq: N(a) = a */              \
+                CHECK(zp_fq_##C##_eq(&t, &a.c0));                                              \
+                mf_fq_##C##_inv_norm(&t, &a.c0, &ni);                                          \
+                CHECK(zp_fq_##C##_eq(&t, &ni));                                                \
+            }                                                                                  \
+    }
+MSM_NORM_TESTS(bn254)
+MSM_NORM_TESTS(bls12_381)
+
 int main(void)
 {
     zp_pool_t *pools[3] = {NULL, zp_pool_new(2), zp_pool_new(3)};
@@ -327,6 +471,12 @@ int main(void)
         test_multi_g2_bls12_381(pools, 3, msizes[i] / 2 + 5);
     }
     test_multi_g1_bn254(wide, 2, 14000);
+    test_norm_bn254();
+    test_norm_bls12_381();
+    test_fold_g1_bn254(pools[1], 3000);
+    test_fold_g1_bls12_381(pools[1], 3000);
+    test_fold_g2_bn254(NULL, 1200);
+    test_fold_g2_bls12_381(NULL, 1200);
     zp_pool_destroy(&wide[1]);
     zp_pool_destroy(&pools[1]);
     zp_pool_destroy(&pools[2]);

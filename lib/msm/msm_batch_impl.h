@@ -163,7 +163,7 @@ static void S(bfinish)(S(ws_t) *ws, unsigned nb, unsigned nones, P_T *out)
     for (unsigned j = 0; j < qn; j++) S(bucket_add)(ws, ws->qb[j], &ws->qp[j], false);
     S(flush)(ws);
     S(xyzz_t) sum;
-    S(weigh_buckets)(&sum, ws, nb);
+    S(weigh_fold)(&sum, ws, nb);
     S(add_buckets)(&sum, ws, nb, nb + nones);   /* the accumulators of ones: weight 1 */
     S(xz_to_jac)(out, &sum);
 }

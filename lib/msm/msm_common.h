@@ -41,6 +41,7 @@ enum {
     MSM_Q_DIV = 4,        /* deferred-point queue: K / MSM_Q_DIV entries */
     MSM_ONE_MIN = 2048,   /* scalar-1 points per scalar-1 task, at least */
     MSM_PREFETCH = 8,     /* batched additions: bucket prefetch distance */
+    MSM_FOLD_MIN = 128,   /* bucket reduction: halving folds down to this many buckets */
 };
 #define MSM_CHUNK ((size_t)1 << 29)  /* larger inputs run in chunks (32-bit index of 4n parts) */
 
@@ -81,6 +82,19 @@ static double msm_makespan(unsigned nfull, double task, unsigned ntop, double to
     return m;
 }
 
+/* the bucket reduction of nb buckets (msm_impl.h S(weigh_fold)): halving folds down to
+ * MSM_FOLD_MIN buckets at ~16 multiplications per bucket plus an inversion per fold, the
+ * rest by running sums at ~24 */
+static double msm_red_cost(unsigned nb, double inv_cost)
+{
+    double cost = 0;
+    while (nb >= 2 * MSM_FOLD_MIN) {
+        cost += 16.0 * (nb / 2) + inv_cost;
+        nb /= 2;
+    }
+    return cost + 24.0 * nb;
+}
+
 /* Choose c, K, P minimising the makespan estimate. Costs in field multiplications: a batched
  * affine addition ~6, an XYZZ mixed addition ~10 (for conflicting digits beyond what the
  * deferred queue holds), a full XYZZ addition ~14, an inversion inv_cost. */
@@ -109,7 +123,7 @@ static void msm_plan_h(msm_plan_t *pl, size_t n, unsigned nt, unsigned bits, dou
             if (f < 0) f = 0;
             if (f > 0.5) f = 0.5;
             double add = 6.0 * (1 - f) + 10.0 * f;
-            double task = m * add + (m / K + 1) * inv_cost + 24.0 * nb + 0.5 * m;
+            double task = m * add + (m / K + 1) * inv_cost + msm_red_cost(nb, inv_cost) + 0.5 * m;
             /* the top window holds tb = bits - (W-1)c bits and the carry: buckets above 2^tb
              * stay empty (the reduction starts at the highest used one); with tb = 0 only
              * the carry, about half the scalars, reaches it (measured: 127-bit halves with
@@ -118,7 +132,7 @@ static void msm_plan_h(msm_plan_t *pl, size_t n, unsigned nt, unsigned bits, dou
              * 64/63 (GLS), so c = 16 fills 8 windows on both curves and 4 on BLS12-381's G2) */
             unsigned tb = bits - (W - 1) * c;
             double topb = tb + 1 < c ? (double)(1u << tb) + 1 : nb, topf = tb ? 1.0 : 0.5;
-            double top = m * topf * add + (m * topf / K + 1) * inv_cost + 24.0 * topb + 0.5 * m;
+            double top = m * topf * add + (m * topf / K + 1) * inv_cost + msm_red_cost((unsigned)topb, inv_cost) + 0.5 * m;
             unsigned T = (W - 1) * P;
             double cost = msm_makespan(T, task, P, top, nt);
             if (best < 0 || cost < best) {

@@ -21,7 +21,12 @@
  *     trick), ~6 multiplications per addition. A point whose bucket is already pending goes
  *     into a second, XYZZ bucket set with a mixed addition instead (never waits, so inputs
  *     with many equal digits stay linear).
- *   - running-sum reduction over both bucket sets in XYZZ; windows combined by doubling.
+ *     The batch's inversion runs in Fq on the denominators' norms (G2: one Fq inversion
+ *     and conj(d)/N(d) per addition instead of Fq2 products).
+ *   - the top window (fewer bits than c) spreads each digit over bucket copies so that its
+ *     additions stay batched (S(task)).
+ *   - reduction sum_j (j+1) B_j by halving folds (batched affine) down to MSM_FOLD_MIN
+ *     buckets, then running sums in XYZZ (S(weigh_fold)); windows combined by doubling.
  *   - tasks (window, point range) handed out to pool threads by an atomic counter.
  * Infinity points (0,0) and zero digits are skipped; P + P and P + (-P) inside a bucket are
  * handled in both bucket sets. */
@@ -38,6 +43,7 @@
 #define S(n) MSM_CAT5(msm_, MSM_G, _, MSM_C, _##n)
 #define F(op) MSM_CAT3(mf_, MSM_F, _##op)
 #define FB_T MSM_CAT3(zp_fq_, MSM_C, _t)   /* the base field Fq */
+#define FBF(op) MSM_CAT3(mf_fq_, MSM_C, _##op)
 #ifndef MSM_GLS
 #define MSM_GLS 0                          /* 1: G2, the 4-dimensional psi split is available */
 #endif
@@ -266,13 +272,17 @@ static inline bool S(fetch)(PA_T *q, const S(src_t) *src, size_t ii, bool negd)
     return true;
 }
 
-/* Apply the pending additions bk[bb[j]] += bp[j] with one inversion. */
+/* Apply the pending additions bk[bb[j]] += bp[j] with one inversion. Montgomery's trick runs
+ * in the base field Fq on the denominators' norms (G2: N(d) = d0^2 + d1^2, d^-1 = conj(d) /
+ * N(d)): per addition 1 wide-squares norm + 3 Fq products + 2 for conj(d) N^-1, against 3
+ * Fq2 products (~8.4 Fq products); on G1 the norm is d itself. ws->pre holds the prefix
+ * products of the norms and, where an element has room for two (Fq2), the norm. */
 static void S(flush)(S(ws_t) *ws)
 {
     unsigned m = ws->cnt;
     if (m == 0) return;
-    FE_T acc;
-    F(one)(&acc);
+    enum { NS = sizeof(FE_T) / sizeof(FB_T) };  /* base-field slots per ws->pre element */
+    FB_T *pb = (FB_T *)(void *)ws->pre, acc = MSM_CAT3(zp_fq_, MSM_C, _one);
     for (unsigned j = 0; j < m; j++) {
         if (j + MSM_PREFETCH < m) __builtin_prefetch(&ws->bk[ws->bb[j + MSM_PREFETCH]]);
         const PA_T *b = &ws->bk[ws->bb[j]], *p = &ws->bp[j];
@@ -284,18 +294,27 @@ static void S(flush)(S(ws_t) *ws)
             else
                 F(one)(d);                       /* P + (-P): bucket empties */
         }
-        ws->pre[j] = acc;
-        F(mul)(&acc, &acc, d);
+        FB_T nr;
+        F(norm)(&nr, d);
+        pb[j * NS] = acc;
+        if (NS > 1) pb[j * NS + 1] = nr;
+        FBF(mul)(&acc, &acc, &nr);
     }
-    F(inv)(&acc, &acc);
+    FBF(inv)(&acc, &acc);
     for (unsigned j = m; j-- > 0;) {
         if (j >= MSM_PREFETCH) __builtin_prefetch(&ws->bk[ws->bb[j - MSM_PREFETCH]], 1);
         uint32_t bi = ws->bb[j];
         PA_T *b = &ws->bk[bi];
         const PA_T *p = &ws->bp[j];
         FE_T inv, lam, t;
-        F(mul)(&inv, &acc, &ws->pre[j]);
-        F(mul)(&acc, &acc, &ws->den[j]);
+        FB_T nr, ni;
+        if (NS > 1)
+            nr = pb[j * NS + 1];
+        else
+            F(norm)(&nr, &ws->den[j]);
+        FBF(mul)(&ni, &acc, &pb[j * NS]);
+        FBF(mul)(&acc, &acc, &nr);
+        F(inv_norm)(&inv, &ws->den[j], &ni);
         ws->st[bi] &= (uint8_t)~MSM_ST_BUSY;
         if (F(eq)(&p->x, &b->x)) {
             if (!F(eq)(&p->y, &b->y)) {
@@ -307,7 +326,7 @@ static void S(flush)(S(ws_t) *ws)
             F(add)(&t, &lam, &t);
             F(mul)(&lam, &t, &inv);
         } else {
-            F(sub)(&t, &p->y, &b->y);
+        F(sub)(&t, &p->y, &b->y);
             F(mul)(&lam, &t, &inv);
         }
         F(sqr)(&t, &lam);
@@ -336,8 +355,11 @@ static inline void S(xz_bucket_add)(S(ws_t) *ws, uint32_t bi, const PA_T *q)
     }
 }
 
-static void S(bucket_add)(S(ws_t) *ws, uint32_t bi, const PA_T *q, bool requeue)
+/* S(bucket_add) for the point already in the next pending slot, ws->bp[ws->cnt] (the window
+ * tasks fetch into it: one copy of the point less per addition) */
+static inline void S(bucket_put)(S(ws_t) *ws, uint32_t bi, bool requeue)
 {
+    const PA_T *q = &ws->bp[ws->cnt];
     uint8_t s = ws->st[bi];
     if (!(s & MSM_ST_AFF)) {                     /* empty bucket: just place the point */
         ws->bk[bi] = *q;
@@ -355,16 +377,23 @@ static void S(bucket_add)(S(ws_t) *ws, uint32_t bi, const PA_T *q, bool requeue)
     }
     ws->st[bi] = s | MSM_ST_BUSY;
     ws->bb[ws->cnt] = bi;
-    ws->bp[ws->cnt] = *q;
     if (++ws->cnt == ws->K) {
         S(flush)(ws);
         unsigned qn = ws->qn;
         ws->qn = 0;
-        for (unsigned j = 0; j < qn; j++) S(bucket_add)(ws, ws->qb[j], &ws->qp[j], false);
+        for (unsigned j = 0; j < qn; j++) {
+            ws->bp[ws->cnt] = ws->qp[j];
+            S(bucket_put)(ws, ws->qb[j], false);
+        }
     }
 }
 
-/* *out = the plain sum of buckets [0, nbk), both sets */
+static void S(bucket_add)(S(ws_t) *ws, uint32_t bi, const PA_T *q, bool requeue)
+{
+    ws->bp[ws->cnt] = *q;
+    S(bucket_put)(ws, bi, requeue);
+}
+
 /* acc += buckets [j0, j1) with weight 1 (affine and XYZZ halves) */
 static void S(add_buckets)(S(xyzz_t) *acc, const S(ws_t) *ws, unsigned j0, unsigned j1)
 {
@@ -375,9 +404,10 @@ static void S(add_buckets)(S(xyzz_t) *acc, const S(ws_t) *ws, unsigned j0, unsig
     }
 }
 
-/* *sum = sum_j (j+1) B_j over buckets [0, nb), by running sums, top bucket first (empty
- * buckets above the highest used one add nothing) */
-static void S(weigh_buckets)(S(xyzz_t) *sum, const S(ws_t) *ws, unsigned nb)
+/* *sum = sum_j (j+1) B_j over buckets [0, nb) by running sums, top bucket first (empty
+ * buckets above the highest used one add nothing): 2 XYZZ additions per bucket (~24
+ * multiplications); the window tasks use S(weigh_fold) (~16), this one is the reference */
+static inline void S(weigh_buckets)(S(xyzz_t) *sum, const S(ws_t) *ws, unsigned nb)
 {
     S(xyzz_t) run;
     memset(&run, 0, sizeof run);
@@ -390,6 +420,75 @@ static void S(weigh_buckets)(S(xyzz_t) *sum, const S(ws_t) *ws, unsigned nb)
     }
 }
 
+/* B_j += B_{j+h} for j + h < n (h < n <= 2h), both bucket sets, the affine halves as one
+ * batch of distinct buckets (batched affine additions, ~6 multiplications each); *t (if not
+ * NULL) += the sum of those B_{j+h} (mixed XYZZ additions). The batch must be empty (after
+ * S(flush)); B_{j+h} are emptied. */
+static void S(fold)(S(ws_t) *ws, unsigned h, unsigned n, S(xyzz_t) *t)
+{
+    for (unsigned j = 0; j + h < n; j++) {
+        uint8_t s = ws->st[j + h];
+        if (!s) continue;
+        if (s & MSM_ST_XYZZ) {
+            if (t) S(xz_add)(t, &ws->xb[j + h]);
+            if (ws->st[j] & MSM_ST_XYZZ) {
+                S(xz_add)(&ws->xb[j], &ws->xb[j + h]);
+            } else {
+                ws->xb[j] = ws->xb[j + h];
+                ws->st[j] |= MSM_ST_XYZZ;
+            }
+        }
+        if (s & MSM_ST_AFF) {
+            if (t) S(xz_madd)(t, &ws->bk[j + h]);
+            S(bucket_add)(ws, j, &ws->bk[j + h], false);
+        }
+        ws->st[j + h] = 0;
+    }
+    S(flush)(ws);
+}
+
+/* *sum = sum_d (d+1) sum_k B_{k u + d} over d < u, k < r (r copies of each of u digits,
+ * copy-major: S(task)'s top window), by running sums (r = 1: S(weigh_buckets)) */
+static void S(weigh_copies)(S(xyzz_t) *sum, const S(ws_t) *ws, unsigned u, unsigned r)
+{
+    S(xyzz_t) run;
+    memset(&run, 0, sizeof run);
+    memset(sum, 0, sizeof *sum);
+    for (unsigned d = u; d-- > 0;) {
+        for (unsigned k = 0; k < r; k++) S(add_buckets)(&run, ws, k * u + d, k * u + d + 1);
+        S(xz_add)(sum, &run);
+    }
+}
+
+/* *sum = sum_j (j+1) B_j over buckets [0, nb) by halving: with m = n/2 (n the power of two
+ * above the highest used bucket), sum_{j<n} (j+1) B_j = sum_{j<m} (j+1) (B_j + B_{j+m}) +
+ * m T, T = sum_{j<m} B_{j+m}; the folded sums B_j + B_{j+m} are batched affine additions
+ * (S(fold)), T a mixed one per bucket, and the m T terms combine by Horner (doublings):
+ * ~16 multiplications per bucket against the running sums' ~24. Folding stops at
+ * MSM_FOLD_MIN buckets (a fold's inversion then costs more than it saves); the rest by
+ * running sums. Modifies the buckets. Same point as S(weigh_buckets). */
+static void S(weigh_fold)(S(xyzz_t) *sum, S(ws_t) *ws, unsigned nb)
+{
+    memset(sum, 0, sizeof *sum);
+    unsigned top = nb, m = 1;
+    while (top > 0 && !ws->st[top - 1]) top--;
+    while (m < top) m *= 2;
+    while (m >= 2 * MSM_FOLD_MIN) {
+        m /= 2;
+        S(xyzz_t) t;
+        memset(&t, 0, sizeof t);
+        S(fold)(ws, m, 2 * m, &t);
+        S(xz_dbl)(sum);
+        S(xz_add)(sum, &t);
+    }
+    /* now sum = sum_l (m_l / m) T_l (0 if nothing was folded): times m, plus the weighted
+     * sum of the m buckets left */
+    for (unsigned k = m; k > 1; k /= 2) S(xz_dbl)(sum);
+    S(xyzz_t) w;
+    S(weigh_copies)(&w, ws, m < top ? m : top, 1);
+    S(xz_add)(sum, &w);
+}
+
 static void S(sum_buckets)(const S(ws_t) *ws, unsigned nbk, P_T *out)
 {
     S(xyzz_t) acc;
@@ -398,16 +497,24 @@ static void S(sum_buckets)(const S(ws_t) *ws, unsigned nbk, P_T *out)
     S(xz_to_jac)(out, &acc);
 }
 
-/* One window task: window w over the scalars idx[lo, hi); result in *out. flat: the window
- * holds only the top carry (every digit 0 or 1: the scalars' bit length is a multiple of c):
- * the points are dealt round-robin to K accumulators (distinct per batch, so no conflicts)
- * and summed without weights, instead of all going to bucket 1 (where all but the first two
- * of each batch went to the XYZZ set at ~10 multiplications each). */
+/* One window task: window w over the scalars idx[lo, hi); result in *out. topu: 0 for a
+ * window whose digits use all nb buckets; for the top window, the number u of digit values
+ * it can hold (2^tb for tb = bits - (W-1) c < c - 1 bits plus the carry: digits 1..u).
+ * Such a window (a tenth of all additions with 126-bit halves at c = 13, where u = 512)
+ * would pile its points into u buckets: with K = nb/4 >= u pending additions per batch most
+ * of them conflict and go to the XYZZ set at ~10 multiplications instead of ~6 (measured:
+ * xz_madd 11% of a G1 MSM). So each digit gets r = nb/u bucket copies, the points dealt
+ * round-robin over the copies (bucket k u + d - 1, copy k), the copies folded onto the first
+ * u buckets (S(fold)) before the reduction. u = 1 (only the carry: the bit length a multiple
+ * of c): r = K copies, distinct in every batch (no conflicts). topu = 1 is the former "flat"
+ * flag (true). */
 static void S(task)(S(ws_t) *ws, const msm_plan_t *pl, unsigned w, const S(src_t) *src,
                     const zp_scalar_t *sc, const uint32_t *idx, size_t lo, size_t hi, P_T *out,
-                    bool flat)
+                    unsigned topu)
 {
-    const unsigned c = pl->c, nb = flat && pl->K < pl->nb ? pl->K : pl->nb;
+    const unsigned c = pl->c, u = topu && topu < pl->nb ? topu : 0;
+    const unsigned r = !u ? 1 : u == 1 ? (pl->K < pl->nb ? pl->K : pl->nb) : pl->nb / u;
+    const unsigned nb = u ? u * r : pl->nb;
     memset(ws->st, 0, nb);
     ws->K = pl->K;
     ws->qmax = pl->K / MSM_Q_DIV;
@@ -418,33 +525,37 @@ static void S(task)(S(ws_t) *ws, const msm_plan_t *pl, unsigned w, const S(src_t
         size_t ii = idx ? idx[i] : i;
         int32_t d = msm_digit(&sc[ii], w, c);
         if (d == 0) continue;
-        PA_T q;
-        if (!S(fetch)(&q, src, ii, d < 0)) continue;
+        if (!S(fetch)(&ws->bp[ws->cnt], src, ii, d < 0)) continue;
         uint32_t bi = (uint32_t)(d < 0 ? -d : d) - 1;
-        if (flat) {
-            bi = rr;
-            rr = rr + 1 == nb ? 0 : rr + 1;
+        if (r > 1) {                             /* copy rr of digit bi */
+            bi += rr * u;
+            rr = rr + 1 == r ? 0 : rr + 1;
         }
-        S(bucket_add)(ws, bi, &q, true);
+        S(bucket_put)(ws, bi, true);
     }
     S(flush)(ws);
     unsigned qn = ws->qn;                        /* deferred points: one more batch */
     ws->qn = 0;
     for (unsigned j = 0; j < qn; j++) S(bucket_add)(ws, ws->qb[j], &ws->qp[j], false);
     S(flush)(ws);
-    if (flat) {                                  /* digits 1 only: the plain sum */
-        S(sum_buckets)(ws, nb, out);
-        return;
-    }
     S(xyzz_t) sum;
-    S(weigh_buckets)(&sum, ws, nb);
+    if (!u) {
+        S(weigh_fold)(&sum, ws, nb);
+    } else {                                     /* fold the copies, then weigh the digits */
+        unsigned k = r;
+        for (; k > 1 && u * k >= 2 * MSM_FOLD_MIN; k /= 2) S(fold)(ws, u * k / 2, u * k, NULL);
+        if (k == 1)
+            S(weigh_fold)(&sum, ws, u);
+        else
+            S(weigh_copies)(&sum, ws, u, k);
+    }
     S(xz_to_jac)(out, &sum);
 }
 
 /* One scalar-1 task: the plain sum of the points idx[lo, hi). The points are dealt round-robin
  * to nbk = K1 affine accumulators, so every batch of K pending additions has distinct
  * accumulators and shares one inversion (~6 multiplications per addition, no windows); the
- * accumulators are then added up in XYZZ. */
+ * accumulators are then folded onto the first (S(fold): batched affine additions too). */
 static void S(ones_task)(S(ws_t) *ws, const msm_plan_t *pl, const S(src_t) *src,
                          const uint32_t *idx, size_t lo, size_t hi, P_T *out)
 {
@@ -456,9 +567,8 @@ static void S(ones_task)(S(ws_t) *ws, const msm_plan_t *pl, const S(src_t) *src,
     ws->qn = 0;
     unsigned b = 0;
     for (size_t i = lo; i < hi; i++) {
-        PA_T q;
-        if (!S(fetch)(&q, src, idx[i], false)) continue;
-        S(bucket_add)(ws, b, &q, true);
+        if (!S(fetch)(&ws->bp[ws->cnt], src, idx[i], false)) continue;
+        S(bucket_put)(ws, b, true);
         if (++b == nbk) b = 0;
     }
     S(flush)(ws);
@@ -466,7 +576,9 @@ static void S(ones_task)(S(ws_t) *ws, const msm_plan_t *pl, const S(src_t) *src,
     ws->qn = 0;
     for (unsigned j = 0; j < qn; j++) S(bucket_add)(ws, ws->qb[j], &ws->qp[j], false);
     S(flush)(ws);
-    S(sum_buckets)(ws, nbk, out);
+    unsigned k = nbk;
+    for (; k >= 2 * MSM_FOLD_MIN; k = (k + 1) / 2) S(fold)(ws, (k + 1) / 2, k, NULL);
+    S(sum_buckets)(ws, k, out);
 }
 
 /* m MSMs over the same classified scalars. Tasks, per MSM (T = P1 + W*P of them): P1
@@ -482,7 +594,7 @@ typedef struct {
     const uint32_t *cnt;     /* W */
     size_t nbig, none;
     unsigned P1;             /* scalar-1 tasks in use (<= pl->P1) */
-    bool flat_top;           /* the top window holds only the carry (S(task)'s flat) */
+    unsigned top_u;          /* digit values of the top window (S(task)'s topu), 0: all */
     size_t n;                /* scalars (dim n0: parts with the endomorphism) */
     size_t n0;               /* points per MSM */
     unsigned dim;            /* 1 (no endomorphism), 2 (GLV), 4 (psi, G2) */
@@ -533,7 +645,7 @@ static void S(worker)(void *arg, unsigned tid, unsigned nthr)
             unsigned w = u / pl->P, part = u % pl->P;
             zp_split(job->cnt[w], part, pl->P, &lo, &hi);
             S(task)(&ws, pl, w, &src, job->sc, job->idx, lo, hi, out,    /* idx NULL: identity */
-                    job->flat_top && w == pl->W - 1);
+                    w == pl->W - 1 ? job->top_u : 0);
         }
     }
 }
@@ -764,7 +876,7 @@ static void S(multi)(P_T *out, const PA_T *const *points, unsigned m, const zp_s
     }
     S(job_t) job = {.pl = &pl, .pts = points, .m = m, .sc = scalars, .idx = idx, .cnt = cnt,
                     .nbig = cl.nbig, .none = cl.none, .P1 = P1, .n = n, .n0 = n0, .dim = dim,
-                    .flat_top = pl.W > 1 && cl.bits % pl.c == 0,
+                    .top_u = cl.bits % pl.c + 1 < pl.c ? 1u << (cl.bits % pl.c) : 0,
                     .phix = phix, .psi = psi, .neg = neg, .scratch = base, .res = (P_T *)(void *)base};
 
     atomic_init(&job.next, 0);
@@ -853,6 +965,7 @@ void MSM_CAT3(zp_msm_, MSM_G, MSM_CAT3(_, MSM_C, ))(P_T *out, const PA_T *points
 #undef S
 #undef F
 #undef FB_T
+#undef FBF
 #undef MSM_GLS
 #undef MSM_DIM_MAX
 #undef MSM_GLS_MIN_N

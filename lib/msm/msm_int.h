@@ -1,7 +1,8 @@
 /* msm_int.h - private to lib/msm: one set of static inline coordinate-field operations with
  * uniform names, so that msm_impl.h can be written once for G1 (Fq) and G2 (Fq2):
- *   mf_<F>_{add,sub,dbl,neg,mul,sqr,is_zero,eq,inv,one,mulb}  for F in fq_C, fq2_C
- *   (mulb: times an Fq element, for the GLV endomorphism's beta).
+ *   mf_<F>_{add,sub,dbl,neg,mul,sqr,is_zero,eq,inv,one,mulb,norm,inv_norm}  for F in fq_C, fq2_C
+ *   (mulb: times an Fq element, for the GLV endomorphism's beta; norm: into Fq, and
+ *   inv_norm: the inverse from the norm's, so that batched inversions run in Fq).
  * Fq maps onto ff_inline.h; Fq2 = Fq[u]/(u^2+1) is built here from the inline Fq ops
  * (Karatsuba mul with lazy reduction, complex squaring) so that nothing in the MSM inner loop is a call.
  * Invariants: Montgomery form, fully reduced, outputs may alias inputs. */
@@ -82,6 +83,37 @@
         zp_fq_##C##_mul_inl(&m, &a->c0, &a->c1);                                               \
         zp_fq_##C##_mul_inl(&r->c0, &s, &d);                                                   \
         zp_fq_##C##_dbl_inl(&r->c1, &m);                                                       \
+    }                                                                                          \
+    /* norm into the base field (for batched inversions in Fq: a^-1 = conj(a) / N(a)): Fq: a; \
+     * Fq2: c0^2 + c1^2 with one reduction (the sum of the two wide squares < 2p^2 < pR) */  \
+    static inline void mf_fq_##C##_norm(zp_fq_##C##_t *n, const zp_fq_##C##_t *a) { *n = *a; } \
+    static inline void mf_fq2_##C##_norm(zp_fq_##C##_t *n, const zp_fq2_##C##_t *a)           \
+    {                                                                                          \
+        uint64_t t0[2 * ZP_fq_##C##_LIMBS], t1[2 * ZP_fq_##C##_LIMBS];                         \
+        zp_fq_##C##_mul_wide_inl(t0, &a->c0, &a->c0);                                          \
+        zp_fq_##C##_mul_wide_inl(t1, &a->c1, &a->c1);                                          \
+        zp_u128 cy = 0;                                                                        \
+        for (unsigned i = 0; i < 2 * ZP_fq_##C##_LIMBS; i++) {                                 \
+            cy += (zp_u128)t0[i] + t1[i];                                                      \
+            t0[i] = (uint64_t)cy;                                                              \
+            cy >>= 64;                                                                         \
+        }                                                                                      \
+        zp_fq_##C##_redc_inl(n, t0);                                                           \
+    }                                                                                          \
+    /* r = a^-1 from ninv = N(a)^-1 (a != 0): Fq: ninv; Fq2: conj(a) ninv */                  \
+    static inline void mf_fq_##C##_inv_norm(zp_fq_##C##_t *r, const zp_fq_##C##_t *a,         \
+                                            const zp_fq_##C##_t *ninv)                         \
+    {                                                                                          \
+        (void)a;                                                                               \
+        *r = *ninv;                                                                            \
+    }                                                                                          \
+    static inline void mf_fq2_##C##_inv_norm(zp_fq2_##C##_t *r, const zp_fq2_##C##_t *a,       \
+                                             const zp_fq_##C##_t *ninv)                        \
+    {                                                                                          \
+        zp_fq_##C##_t t;                                                                       \
+        zp_fq_##C##_mul_inl(&t, &a->c1, ninv);                                                 \
+        zp_fq_##C##_mul_inl(&r->c0, &a->c0, ninv);                                             \
+        zp_fq_##C##_neg_inl(&r->c1, &t);                                                       \
     }                                                                                          \
     static inline bool mf_fq2_##C##_is_zero(const zp_fq2_##C##_t *a)                           \
     { return zp_fq_##C##_is_zero_inl(&a->c0) && zp_fq_##C##_is_zero_inl(&a->c1); }             \
