@@ -235,9 +235,15 @@ static void S(fx_build_worker)(void *arg, unsigned tid, unsigned nthr)
     zp_split(b->n, tid, nthr, &lo, &hi);
     for (size_t i0 = lo; i0 < hi; i0 += CH) {
         size_t m = hi - i0 < CH ? hi - i0 : CH;
-        for (size_t j = 0; j < m; j++) {
-            EC(from_affine)(&jp[j], &b->src[i0 + j]);
-            for (unsigned k = 0; k < b->dbls; k++) EC(dbl)(&jp[j], &jp[j]);
+        for (size_t j = 0; j < m; j++) {         /* the MSM's inline XYZZ doubling */
+            S(xyzz_t) x;
+            if (ECA(is_inf)(&b->src[i0 + j])) {
+                EC(set_inf)(&jp[j]);
+                continue;
+            }
+            S(xz_set_affine)(&x, &b->src[i0 + j]);
+            for (unsigned k = 0; k < b->dbls; k++) S(xz_dbl)(&x);
+            S(xz_to_jac)(&jp[j], &x);
         }
         EC(batch_to_affine)(&b->dst[i0], jp, m, scr);
     }
