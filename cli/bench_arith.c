@@ -343,6 +343,16 @@ static int bench_parse(bench_opts_t *o, int argc, char **argv)
     }
 
 static int bench_batch(int argc, char **argv);  /* --batch M: at the end of this file */
+/* the 1-minute load average (-1: unknown) */
+static double fixed_load(void)
+{
+    double v = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f && fscanf(f, "%lf", &v) != 1) v = -1;
+    if (f) fclose(f);
+    return v;
+}
+
 static int bench_fixed(int argc, char **argv);  /* --fixed: at the end of this file */
 int zp_bench_arith(int argc, char **argv)
 {
@@ -731,12 +741,7 @@ static int bench_fixed(int argc, char **argv)
         fprintf(stderr, "bench arith --fixed: out of memory\n");
         goto out;
     }
-    double load = -1;
-    FILE *lf = fopen("/proc/loadavg", "r");
-    if (lf) {
-        if (fscanf(lf, "%lf", &load) != 1) load = -1;
-        fclose(lf);
-    }
+    const double load = fixed_load();
     printf("zkpipe bench arith --fixed: G1 MSM over a fixed-base table vs the regular MSM, uniform "
            "scalars, alternate runs, best of runs; load average %.2f at start; %s\n", load,
            bench_cpu ? "process CPU ms" : "wall ms");
