@@ -714,12 +714,8 @@ static int bench_fixed(int argc, char **argv)
             if (parse_list(ds, &nds, argv[++i], 0, 64, "--depths")) goto bad;
         } else if (!strcmp(argv[i], "--curves") && v) {
             i++;
-            curves = (strstr(v, "bn254") ? 1u : 0u) | (strstr(v, "bls12_381") ? 2u : 0u);
-            if (!strcmp(v, "both")) curves = 3;
-            if (!curves) {
-                fprintf(stderr, "bench arith: --curves wants bn254, bls12_381 or both\n");
-                goto bad;
-            }
+            curves = !strcmp(v, "both") ? 3u : (strstr(v, "bn254") ? 1u : 0u) | (strstr(v, "bls12_381") ? 2u : 0u);
+            if (!curves) goto bad_curves;
         } else {
             av[ac++] = argv[i];
         }
@@ -764,6 +760,8 @@ out:
     free(bls);
     zp_pool_destroy(&pools[1]);
     return rc;
+bad_curves:
+    fprintf(stderr, "bench arith: --curves wants bn254, bls12_381 or both\n");
 bad:
     free(av);
     return 2;
