@@ -600,8 +600,10 @@ bad:
  * c (--cs "13 16 18") and table depth (--depths "2 4 0", 0 = W: one round); both MSMs run
  * alternately, best of 2 (1 from 2^20 up); the table's extra bytes (depth - 1 copies of the
  * bases) and their ratio to the bases' bytes. One full table (depth W) is built per (curve,
- * size, c); a depth D uses every R-th of its levels (R = ceil(W / D)). Options as above:
- * --sizes, --threads, --cpu; --curves bn254|bls12_381|both. Results are checked equal. */
+ * size, c); a depth D uses every R-th of its levels (R = ceil(W / D)). "+phi x": the variant
+ * that also stores beta x of every level (phi(T) not computed on read): its time, ratio to the
+ * regular MSM and memory (depth - 1 + depth / 2 copies of the bases on BN254). Options as
+ * above: --sizes, --threads, --cpu; --curves bn254|bls12_381|both. Results are checked equal. */
 #define BENCH_FIXED(C)                                                                         \
     static int fixed_rows_##C(const zp_g1a_##C##_t *pa, const zp_scalar_t *k, size_t n,        \
                               unsigned logn, zp_pool_t *const *pools, unsigned npools,         \
@@ -627,12 +629,26 @@ bad:
             const zp_g1a_##C##_t *full = (const zp_g1a_##C##_t *)(const void *)((const uint8_t *)tab + ZP_MSM_FIXED_HDR_BYTES); \
             printf("  " #C " 2^%u c=%u: full table (%u levels) built in %.0f ms wall, %u threads\n", \
                    logn, c, W - 1, ms_since(t0), zp_pool_size(pools[npools - 1]));             \
+            /* the variant storing phi's x: beta x of every level, the bases' too */          \
+            zp_fq_##C##_t *pxa = malloc((size_t)W * n * sizeof *pxa);                          \
+            if (!pxa) {                                                                        \
+                free(tab);                                                                     \
+                free(rs);                                                                      \
+                return -1;                                                                     \
+            }                                                                                  \
+            for (unsigned L = 0; L < W; L++) {                                                 \
+                const zp_g1a_##C##_t *l = L ? full + (size_t)(L - 1) * n : pa;                 \
+                for (size_t i = 0; i < n; i++)                                                 \
+                    zp_fq_##C##_mul(&pxa[(size_t)L * n + i], &l[i].x, zp_g1_##C##_endo_beta()); \
+            }                                                                                  \
             for (unsigned di = 0; di < nds; di++) {                                            \
                 unsigned D = ds[di] == 0 || ds[di] > W ? W : ds[di];                           \
                 unsigned R = (W + D - 1) / D;                                                  \
                 D = (W + R - 1) / R;                    /* the depth R rounds need */          \
                 const zp_g1a_##C##_t *lv[ZP_GLV_BITS / ZP_MSM_FIXED_C_MIN + 1];                \
+                const zp_fq_##C##_t *px[ZP_GLV_BITS / ZP_MSM_FIXED_C_MIN + 1];                 \
                 for (unsigned d = 1; d < D; d++) lv[d - 1] = full + (size_t)(R * d - 1) * n;   \
+                for (unsigned d = 0; d < D; d++) px[d] = pxa + (size_t)R * d * n;              \
                 for (unsigned pi = 0; pi < npools; pi++) {                                     \
                     unsigned nt = zp_pool_size(pools[pi]);                                     \
                     size_t fsz = zp_msm_fixed_g1_##C##_scratch_size(n, c, D, nt);              \
@@ -642,31 +658,38 @@ bad:
                         free(rs);                                                              \
                         return -1;                                                             \
                     }                                                                          \
-                    double tf = -1, tr = -1;                                                   \
-                    zp_g1_##C##_t of, orr;                                                     \
+                    double tf = -1, tr = -1, tp = -1;                                          \
+                    zp_g1_##C##_t of, orr, op;                                                 \
                     for (int r = 0; r < reps; r++) {                                           \
                         uint64_t a = msm_clock();                                              \
                         zp_msm_g1_##C(&orr, pa, k, n, rs, pools[pi]);                          \
                         double x = (double)(msm_clock() - a) / 1e6;                            \
                         a = msm_clock();                                                       \
-                        zp_msm_fixed_g1_##C##_levels(&of, pa, lv, D, R, c, k, n, fs, pools[pi]); \
+                        zp_msm_fixed_g1_##C##_levels(&of, pa, lv, NULL, D, R, c, k, n, fs, pools[pi]); \
                         double y = (double)(msm_clock() - a) / 1e6;                            \
+                        a = msm_clock();                                                       \
+                        zp_msm_fixed_g1_##C##_levels(&op, pa, lv, px, D, R, c, k, n, fs, pools[pi]); \
+                        double z = (double)(msm_clock() - a) / 1e6;                            \
                         if (tr < 0 || x < tr) tr = x;                                          \
                         if (tf < 0 || y < tf) tf = y;                                          \
+                        if (tp < 0 || z < tp) tp = z;                                          \
                     }                                                                          \
                     free(fs);                                                                  \
-                    if (!zp_g1_##C##_eq(&of, &orr)) {                                          \
+                    if (!zp_g1_##C##_eq(&of, &orr) || !zp_g1_##C##_eq(&op, &orr)) {            \
                         fprintf(stderr, "bench arith --fixed: " #C " c=%u depth %u differs from the regular MSM\n", c, D); \
+                        free(pxa);                                                             \
                         free(tab);                                                             \
                         free(rs);                                                              \
                         return -1;                                                             \
                     }                                                                          \
-                    printf("%-10s 2^%-2u %uT c=%-2u depth %-2u R=%-2u %10.1f %10.1f %7.3f %9.1f %6.2fx %8.1f\n", \
-                           #C, logn, nt, c, D, R, tf, tr, tf / tr, (D - 1) * base_mb, (double)(D - 1), \
+                    const double xb = (double)(D - 1), xp = xb + D * (double)sizeof pxa[0] / sizeof *pa; \
+                    printf("%-10s 2^%-2u %uT c=%-2u depth %-2u R=%-2u %10.1f %10.1f %7.3f %9.1f %6.2fx %10.1f %7.3f %6.2fx %8.1f\n", \
+                           #C, logn, nt, c, D, R, tf, tr, tf / tr, xb * base_mb, xb, tp, tp / tr, xp,  \
                            (double)fsz / 1048576.0);                                           \
                     fflush(stdout);                                                            \
                 }                                                                              \
             }                                                                                  \
+            free(pxa);                                                                         \
             free(tab);                                                                         \
         }                                                                                      \
         free(rs);                                                                              \
@@ -741,8 +764,9 @@ static int bench_fixed(int argc, char **argv)
     printf("zkpipe bench arith --fixed: G1 MSM over a fixed-base table vs the regular MSM, uniform "
            "scalars, alternate runs, best of runs; load average %.2f at start; %s\n", load,
            bench_cpu ? "process CPU ms" : "wall ms");
-    printf("%-10s %-4s %-2s %-4s %-8s %-4s %10s %10s %7s %9s %7s %8s\n", "curve", "n", "T", "c",
-           "depth", "R", "fixed", "regular", "f/r", "table MB", "xbases", "scr MB");
+    printf("%-10s %-4s %-2s %-4s %-8s %-4s %10s %10s %7s %9s %7s %10s %7s %7s %8s\n", "curve", "n", "T",
+           "c", "depth", "R", "fixed", "regular", "f/r", "table MB", "xbases", "+phi x", "fp/r",
+           "xbases", "scr MB");
     for (unsigned s = 0; s < o.nlogs; s++) {
         size_t n = (size_t)1 << o.logs[s];
         if ((curves & 1) && ((rnd_scalars(k, n, zp_fr_bn254_modulus.l), 0) ||

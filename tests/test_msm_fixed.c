@@ -139,6 +139,26 @@ static void edge_scalar(zp_scalar_t *k, size_t i, const zp_scalar_t *r)
                                     depth, nt, rc ? err : "wrong sum");                        \
                             fails++;                                                           \
                         }                                                                      \
+                        /* the same through the level API with phi's x stored */               \
+                        if (pi == npools - 1 && depth > 1 && s) {                              \
+                            const zp_g1a_##C##_t *lv[ZP_GLV_BITS / ZP_MSM_FIXED_C_MIN + 1];    \
+                            const zp_##FQ##_t *px[ZP_GLV_BITS / ZP_MSM_FIXED_C_MIN + 1];       \
+                            zp_##FQ##_t *pxa = malloc(((size_t)depth * n + 1) * sizeof *pxa);  \
+                            const zp_##FQ##_t *beta = zp_g1_##C##_endo_beta();                 \
+                            for (unsigned d = 0; d < depth; d++) {                             \
+                                const zp_g1a_##C##_t *l = d ? (const zp_g1a_##C##_t *)(const void *)((const uint8_t *)tab + ZP_MSM_FIXED_HDR_BYTES) + (size_t)(d - 1) * n : pa; \
+                                if (d) lv[d - 1] = l;                                          \
+                                for (size_t i = 0; i < n; i++) zp_##FQ##_mul(&pxa[(size_t)d * n + i], &l[i].x, beta); \
+                                px[d] = pxa + (size_t)d * n;                                   \
+                            }                                                                  \
+                            unsigned R = (W + depth - 1) / depth;                              \
+                            zp_msm_fixed_g1_##C##_levels(&got, pa, lv, px, depth, R, c, k, n, s, pools[pi]); \
+                            if (!zp_g1_##C##_eq(&got, &want)) {                                \
+                                fprintf(stderr, #C " n=%zu c=%u depth=%u: wrong sum with stored phi\n", n, c, depth); \
+                                fails++;                                                       \
+                            }                                                                  \
+                            free(pxa);                                                         \
+                        }                                                                      \
                         free(s);                                                               \
                     }                                                                          \
                     free(tab);                                                                 \

@@ -76,9 +76,12 @@ uint64_t zp_msm_fixed_sum(const void *p, size_t n, uint64_t seed);
                             size_t errlen);                                                    \
     /* the same from level arrays (trusted: built by the caller; levels[d-1][i] =             \
      * 2^(c rounds d) bases[i] for 0 < d < depth, depth * rounds >= windows): the bench uses \
-     * every R-th level of one full table to try several depths */                           \
+     * every R-th level of one full table to try several depths. phix: NULL (phi computed on \
+     * read), or depth arrays with phix[d][i] = beta x of level d's point i (d = 0: the       \
+     * bases): the variant that stores phi's x, measured by the bench only */                \
     void zp_msm_fixed_g1_##C##_levels(zp_g1_##C##_t *out, const zp_g1a_##C##_t *bases,         \
-                                      const zp_g1a_##C##_t *const *levels, unsigned depth,     \
+                                      const zp_g1a_##C##_t *const *levels,                     \
+                                      const zp_fq_##C##_t *const *phix, unsigned depth,        \
                                       unsigned rounds, unsigned c, const zp_scalar_t *scalars, \
                                       size_t n, void *scratch, zp_pool_t *pool);               \
     /* windows of the split halves for c (W) */                                                \

@@ -74,6 +74,7 @@ static void S(fx_layout)(S(fx_lay_t) *l, size_t n, unsigned c, unsigned rounds, 
 typedef struct {
     const PA_T *bases;
     const PA_T *const *levels;   /* depth - 1 */
+    const FB_T *const *phix;     /* depth: beta x of level d (0: the bases), or NULL */
     const zp_scalar_t *half;     /* 2n: k1 at i, k2 at n + i */
     const uint8_t *neg;          /* 2n */
     size_t n;
@@ -129,7 +130,9 @@ static void S(fx_worker)(void *arg, unsigned tid, unsigned nthr)
                     const PA_T *p = d ? &job->levels[d - 1][i] : &job->bases[i];
                     if (ECA(is_inf)(p)) continue;
                     PA_T q;
-                    if (h)
+                    if (h && job->phix)
+                        q.x = job->phix[d][i];
+                    else if (h)
                         F(mulb)(&q.x, &p->x, beta);
                     else
                         q.x = p->x;
@@ -161,9 +164,9 @@ size_t FX(scratch_size)(size_t n, unsigned c, unsigned depth, unsigned nthreads)
     return l.total;
 }
 
-void FX(levels)(P_T *out, const PA_T *bases, const PA_T *const *levels, unsigned depth,
-                unsigned rounds, unsigned c, const zp_scalar_t *scalars, size_t n, void *scratch,
-                zp_pool_t *pool)
+void FX(levels)(P_T *out, const PA_T *bases, const PA_T *const *levels, const FB_T *const *phix,
+                unsigned depth, unsigned rounds, unsigned c, const zp_scalar_t *scalars, size_t n,
+                void *scratch, zp_pool_t *pool)
 {
     EC(set_inf)(out);
     if (n == 0) return;
@@ -177,7 +180,7 @@ void FX(levels)(P_T *out, const PA_T *bases, const PA_T *const *levels, unsigned
         zp_pool_run(pool, S(split_worker), &sj);
     else
         S(split_worker)(&sj, 0, 1);
-    S(fx_job_t) job = {.bases = bases, .levels = levels, .half = sj.half, .neg = sj.neg, .n = n,
+    S(fx_job_t) job = {.bases = bases, .levels = levels, .phix = phix, .half = sj.half, .neg = sj.neg, .n = n,
                        .depth = depth, .rounds = rounds, .windows = S(fx_windows)(c),
                        .parts = S(fx_parts)(n, rounds, nthr), .thr = s + l.thr,
                        .thread_bytes = l.thread_bytes, .res = (P_T *)(void *)(s + l.res)};
@@ -331,7 +334,7 @@ int FX_MAIN(P_T *out, const PA_T *bases, const zp_scalar_t *scalars, size_t n, c
     const zp_msm_fixed_hdr_t *h = table;
     const PA_T *lv[ZP_GLV_BITS / ZP_MSM_FIXED_C_MIN + 1];   /* depth <= windows (checked) */
     for (unsigned d = 1; d < h->depth; d++) lv[d - 1] = S(fx_level)(table, n, d);
-    FX(levels)(out, bases, lv, h->depth, h->rounds, h->c, scalars, n, scratch, pool);
+    FX(levels)(out, bases, lv, NULL, h->depth, h->rounds, h->c, scalars, n, scratch, pool);
     return 0;
 }
 
