@@ -1,8 +1,9 @@
 /* test_msm_fixed.c - unit tests of lib/msm/msm_fixed.h: the fixed-base MSM over a table equals
  * the naive sum of scalar multiplications and the regular MSM (msm.h) for G1 of BN254 and
- * BLS12-381, sizes 0, 1, non powers of two up to 2500, several windows c and depths (1: no
+ * BLS12-381, sizes 0, 1, non powers of two up to 4100, several windows c and depths (1: no
  * table; 2, 3; the full W: one round), 1, 2 and 3 threads; scalars mix 0, 1, r-1, 2^k, r-2^k,
- * unreduced 2^256-1 and random ones, points include infinity, repeats and negations. The
+ * unreduced 2^256-1 and random ones, points include infinity, repeats and negations; also the
+ * level API with phi's x stored (the bench's variant). The
  * table is untrusted input: a corrupted, short, foreign or mis-sized table is refused by
  * the check and by the MSM with a message naming what is wrong. */
 #include <stdio.h>
