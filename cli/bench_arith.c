@@ -22,6 +22,7 @@
 #include "cli/cli.h"
 #include "lib/msm/msm.h"
 #include "lib/msm/msm_batch.h"
+#include "lib/msm/msm_fixed.h"
 #include "lib/ntt/ntt.h"
 #include "lib/pairing/pairing.h"
 #include "lib/util/util.h"
@@ -342,10 +343,23 @@ static int bench_parse(bench_opts_t *o, int argc, char **argv)
     }
 
 static int bench_batch(int argc, char **argv);  /* --batch M: at the end of this file */
+/* the 1-minute load average (-1: unknown) */
+static double fixed_load(void)
+{
+    double v = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f && fscanf(f, "%lf", &v) != 1) v = -1;
+    if (f) fclose(f);
+    return v;
+}
+
+static int bench_fixed(int argc, char **argv);  /* --fixed: at the end of this file */
 int zp_bench_arith(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--batch")) return bench_batch(argc, argv);
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--fixed")) return bench_fixed(argc, argv);
     bench_opts_t o;
     if (bench_parse(&o, argc, argv)) return 2;
     const unsigned nthr = o.nthr;
@@ -575,6 +589,203 @@ out:
     free(bls);
     zp_pool_destroy(&pools[1]);
     return rc;
+bad:
+    free(av);
+    return 2;
+}
+
+/* ---- `zkpipe bench arith --fixed` (owner: fixedbase): the fixed-base G1 MSM over a table of
+ * precomputed multiples (lib/msm/msm_fixed.h) against the regular MSM (msm.h, its own plan) on
+ * the same bases and uniform scalars (the H MSM's case), per curve, size, thread count, window
+ * c (--cs "13 16 18") and table depth (--depths "2 4 0", 0 = W: one round); both MSMs run
+ * alternately, best of 2 (1 from 2^20 up); the table's extra bytes (depth - 1 copies of the
+ * bases) and their ratio to the bases' bytes. One full table (depth W) is built per (curve,
+ * size, c); a depth D uses every R-th of its levels (R = ceil(W / D)). "+phi x": the variant
+ * that also stores beta x of every level (phi(T) not computed on read): its time, ratio to the
+ * regular MSM and memory (depth - 1 + depth / 2 copies of the bases on BN254). Options as
+ * above: --sizes, --threads, --cpu; --curves bn254|bls12_381|both. Results are checked equal. */
+#define BENCH_FIXED(C)                                                                         \
+    static int fixed_rows_##C(const zp_g1a_##C##_t *pa, const zp_scalar_t *k, size_t n,        \
+                              unsigned logn, zp_pool_t *const *pools, unsigned npools,         \
+                              const unsigned *cs, unsigned ncs, const unsigned *ds, unsigned nds) \
+    {                                                                                          \
+        const int reps = n >= ((size_t)1 << 20) ? 1 : 2;                                      \
+        const double base_mb = (double)n * sizeof *pa / 1048576.0;                             \
+        size_t rsz = zp_msm_g1_##C##_scratch_size(n, zp_pool_size(pools[npools - 1]));         \
+        void *rs = NULL;                                                                       \
+        if (posix_memalign(&rs, 64, rsz)) return -1;                                           \
+        for (unsigned ci = 0; ci < ncs; ci++) {                                                \
+            const unsigned c = cs[ci], W = zp_msm_fixed_g1_##C##_windows(c);                   \
+            /* the full table (depth W, R = 1): level L = 2^(cL) P, L = 1..W-1 */              \
+            uint64_t t0 = zp_now_ns();                                                         \
+            size_t tb = zp_msm_fixed_g1_##C##_table_size(n, c, W);                             \
+            void *tab = NULL;                                                                  \
+            if (!tb || posix_memalign(&tab, 64, tb) ||                                         \
+                zp_msm_fixed_g1_##C##_table_build(tab, tb, pa, n, c, W, pools[npools - 1])) {  \
+                free(tab);                                                                     \
+                free(rs);                                                                      \
+                return -1;                                                                     \
+            }                                                                                  \
+            const zp_g1a_##C##_t *full = (const zp_g1a_##C##_t *)(const void *)((const uint8_t *)tab + ZP_MSM_FIXED_HDR_BYTES); \
+            printf("  " #C " 2^%u c=%u: full table (%u levels) built in %.0f ms wall, %u threads\n", \
+                   logn, c, W - 1, ms_since(t0), zp_pool_size(pools[npools - 1]));             \
+            /* the variant storing phi's x: beta x of every level, the bases' too */          \
+            zp_fq_##C##_t *pxa = malloc((size_t)W * n * sizeof *pxa);                          \
+            if (!pxa) {                                                                        \
+                free(tab);                                                                     \
+                free(rs);                                                                      \
+                return -1;                                                                     \
+            }                                                                                  \
+            for (unsigned L = 0; L < W; L++) {                                                 \
+                const zp_g1a_##C##_t *l = L ? full + (size_t)(L - 1) * n : pa;                 \
+                for (size_t i = 0; i < n; i++)                                                 \
+                    zp_fq_##C##_mul(&pxa[(size_t)L * n + i], &l[i].x, zp_g1_##C##_endo_beta()); \
+            }                                                                                  \
+            for (unsigned di = 0; di < nds; di++) {                                            \
+                unsigned D = ds[di] == 0 || ds[di] > W ? W : ds[di];                           \
+                unsigned R = (W + D - 1) / D;                                                  \
+                D = (W + R - 1) / R;                    /* the depth R rounds need */          \
+                const zp_g1a_##C##_t *lv[ZP_GLV_BITS / ZP_MSM_FIXED_C_MIN + 1];                \
+                const zp_fq_##C##_t *px[ZP_GLV_BITS / ZP_MSM_FIXED_C_MIN + 1];                 \
+                for (unsigned d = 1; d < D; d++) lv[d - 1] = full + (size_t)(R * d - 1) * n;   \
+                for (unsigned d = 0; d < D; d++) px[d] = pxa + (size_t)R * d * n;              \
+                for (unsigned pi = 0; pi < npools; pi++) {                                     \
+                    unsigned nt = zp_pool_size(pools[pi]);                                     \
+                    size_t fsz = zp_msm_fixed_g1_##C##_scratch_size(n, c, D, nt);              \
+                    void *fs = NULL;                                                           \
+                    if (posix_memalign(&fs, 64, fsz)) {                                        \
+                        free(tab);                                                             \
+                        free(rs);                                                              \
+                        return -1;                                                             \
+                    }                                                                          \
+                    double tf = -1, tr = -1, tp = -1;                                          \
+                    zp_g1_##C##_t of, orr, op;                                                 \
+                    for (int r = 0; r < reps; r++) {                                           \
+                        uint64_t a = msm_clock();                                              \
+                        zp_msm_g1_##C(&orr, pa, k, n, rs, pools[pi]);                          \
+                        double x = (double)(msm_clock() - a) / 1e6;                            \
+                        a = msm_clock();                                                       \
+                        zp_msm_fixed_g1_##C##_levels(&of, pa, lv, NULL, D, R, c, k, n, fs, pools[pi]); \
+                        double y = (double)(msm_clock() - a) / 1e6;                            \
+                        a = msm_clock();                                                       \
+                        zp_msm_fixed_g1_##C##_levels(&op, pa, lv, px, D, R, c, k, n, fs, pools[pi]); \
+                        double z = (double)(msm_clock() - a) / 1e6;                            \
+                        if (tr < 0 || x < tr) tr = x;                                          \
+                        if (tf < 0 || y < tf) tf = y;                                          \
+                        if (tp < 0 || z < tp) tp = z;                                          \
+                    }                                                                          \
+                    free(fs);                                                                  \
+                    if (!zp_g1_##C##_eq(&of, &orr) || !zp_g1_##C##_eq(&op, &orr)) {            \
+                        fprintf(stderr, "bench arith --fixed: " #C " c=%u depth %u differs from the regular MSM\n", c, D); \
+                        free(pxa);                                                             \
+                        free(tab);                                                             \
+                        free(rs);                                                              \
+                        return -1;                                                             \
+                    }                                                                          \
+                    const double xb = (double)(D - 1), xp = xb + D * (double)sizeof pxa[0] / sizeof *pa; \
+                    printf("%-10s 2^%-2u %uT c=%-2u depth %-2u R=%-2u %10.1f %10.1f %7.3f %9.1f %6.2fx %10.1f %7.3f %6.2fx %8.1f\n", \
+                           #C, logn, nt, c, D, R, tf, tr, tf / tr, xb * base_mb, xb, tp, tp / tr, xp,  \
+                           (double)fsz / 1048576.0);                                           \
+                    fflush(stdout);                                                            \
+                }                                                                              \
+            }                                                                                  \
+            free(pxa);                                                                         \
+            free(tab);                                                                         \
+        }                                                                                      \
+        free(rs);                                                                              \
+        return 0;                                                                              \
+    }
+BENCH_FIXED(bn254)
+BENCH_FIXED(bls12_381)
+
+/* a list of up to 8 unsigned in [lo, hi] */
+static int parse_list(unsigned *out, unsigned *cnt, const char *v, unsigned lo, unsigned hi, const char *opt)
+{
+    char *end;
+    const char *q = v;
+    *cnt = 0;
+    for (;;) {
+        unsigned long x = strtoul(q, &end, 10);
+        if (end == q) break;
+        if (x < lo || x > hi || *cnt == 8) {
+            fprintf(stderr, "bench arith: %s wants up to 8 values in %u..%u, not '%s'\n", opt, lo, hi, v);
+            return -1;
+        }
+        out[(*cnt)++] = (unsigned)x;
+        q = end;
+    }
+    if (!*cnt || *q) {
+        fprintf(stderr, "bench arith: %s: bad list '%s'\n", opt, v);
+        return -1;
+    }
+    return 0;
+}
+
+static int bench_fixed(int argc, char **argv)
+{
+    unsigned curves = 3, cs[8] = {13, 16, 18}, ncs = 3, ds[8] = {2, 4, 0}, nds = 3;
+    int ac = 0;
+    char **av = calloc((size_t)argc + 1, sizeof *av);
+    if (!av) return 1;
+    for (int i = 0; i < argc; i++) {            /* strip --fixed, --cs, --depths, --curves */
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(argv[i], "--fixed")) {
+            continue;
+        } else if (!strcmp(argv[i], "--cs") && v) {
+            if (parse_list(cs, &ncs, argv[++i], ZP_MSM_FIXED_C_MIN, ZP_MSM_FIXED_C_MAX, "--cs")) goto bad;
+        } else if (!strcmp(argv[i], "--depths") && v) {
+            if (parse_list(ds, &nds, argv[++i], 0, 64, "--depths")) goto bad;
+        } else if (!strcmp(argv[i], "--curves") && v) {
+            i++;
+            curves = !strcmp(v, "both") ? 3u : (strstr(v, "bn254") ? 1u : 0u) | (strstr(v, "bls12_381") ? 2u : 0u);
+            if (!curves) goto bad_curves;
+        } else {
+            av[ac++] = argv[i];
+        }
+    }
+    bench_opts_t o;
+    if (bench_parse(&o, ac, av)) goto bad;
+    free(av);
+    zp_pool_t *pools[2] = {NULL, o.nthr > 1 ? zp_pool_new(o.nthr) : NULL};
+    unsigned npools = o.nthr > 1 ? 2 : 1;
+    unsigned lmax = 0;
+    for (unsigned s = 0; s < o.nlogs; s++) lmax = o.logs[s] > lmax ? o.logs[s] : lmax;
+    size_t nmax = (size_t)1 << lmax;
+    zp_scalar_t *k = malloc(nmax * sizeof *k);
+    zp_g1a_bn254_t *bn = malloc(nmax * sizeof *bn);
+    zp_g1a_bls12_381_t *bls = malloc(nmax * sizeof *bls);
+    int rc = 1;
+    if (!k || !bn || !bls || (npools == 2 && !pools[1]) || points_g1_bn254(bn, nmax) ||
+        points_g1_bls12_381(bls, nmax)) {
+        fprintf(stderr, "bench arith --fixed: out of memory\n");
+        goto out;
+    }
+    const double load = fixed_load();
+    printf("zkpipe bench arith --fixed: G1 MSM over a fixed-base table vs the regular MSM, uniform "
+           "scalars, alternate runs, best of runs; load average %.2f at start; %s\n", load,
+           bench_cpu ? "process CPU ms" : "wall ms");
+    printf("%-10s %-4s %-2s %-4s %-8s %-4s %10s %10s %7s %9s %7s %10s %7s %7s %8s\n", "curve", "n", "T",
+           "c", "depth", "R", "fixed", "regular", "f/r", "table MB", "xbases", "+phi x", "fp/r",
+           "xbases", "scr MB");
+    for (unsigned s = 0; s < o.nlogs; s++) {
+        size_t n = (size_t)1 << o.logs[s];
+        if ((curves & 1) && ((rnd_scalars(k, n, zp_fr_bn254_modulus.l), 0) ||
+                             fixed_rows_bn254(bn, k, n, o.logs[s], pools, npools, cs, ncs, ds, nds)))
+            goto out;
+        if ((curves & 2) && ((rnd_scalars(k, n, zp_fr_bls12_381_modulus.l), 0) ||
+                             fixed_rows_bls12_381(bls, k, n, o.logs[s], pools, npools, cs, ncs, ds, nds)))
+            goto out;
+    }
+    rc = 0;
+out:
+    if (rc) fprintf(stderr, "bench arith --fixed: failed (out of memory or a wrong result)\n");
+    free(k);
+    free(bn);
+    free(bls);
+    zp_pool_destroy(&pools[1]);
+    return rc;
+bad_curves:
+    fprintf(stderr, "bench arith: --curves wants bn254, bls12_381 or both\n");
 bad:
     free(av);
     return 2;
