@@ -300,6 +300,20 @@ MSM_MULTI_TESTS(g2, bls12_381)
  * doubling path) or opposite (P + (-P): the bucket empties) and on random ones, with forced
  * windows of 10..16 bits, with and without the endomorphism. */
 #define MSM_FOLD_TESTS(G, C)                                                                   \
+    /* the MSM of (pa, k) with window c, with or without the endomorphism, equals want */     \
+    static bool fold_run_##G##_##C(const zp_##G##a_##C##_t *pa, const zp_scalar_t *k, size_t n, \
+                                   zp_pool_t *pool, unsigned c, int endo,                      \
+                                   const zp_##G##_##C##_t *want)                               \
+    {                                                                                          \
+        zp_msm_opts_t o = {.no_endo = !endo, .c = c};                                          \
+        size_t sz = zp_msm_##G##_##C##_ex_scratch_size(n, 1, zp_pool_size(pool), &o);         \
+        void *scr = NULL;                                                                      \
+        if (posix_memalign(&scr, 64, sz)) abort();                                             \
+        zp_##G##_##C##_t got;                                                                  \
+        zp_msm_##G##_##C##_multi_ex(&got, &pa, 1, k, n, scr, pool, &o);                        \
+        free(scr);                                                                             \
+        return zp_##G##_##C##_eq(&got, want);                                                  \
+    }                                                                                          \
     static void test_fold_##G##_##C(zp_pool_t *pool, size_t nrand)                             \
     {                                                                                          \
         const zp_scalar_t *r = (const zp_scalar_t *)(const void *)&zp_fr_##C##_modulus;        \
@@ -316,22 +330,14 @@ MSM_MULTI_TESTS(g2, bls12_381)
                     pa[i] = ga;                                                                \
                     if (kind == 1 && i + 1 > (n + 1) / 2) zp_##G##a_##C##_neg(&pa[i], &ga);   \
                 }                                                                              \
-                zp_##G##_##C##_t want, got;                                                    \
+                zp_##G##_##C##_t want;                                                         \
                 naive_##G##_##C(&want, pa, k, n);                                              \
-                for (int endo = 0; endo < 2; endo++) {                                         \
-                    zp_msm_opts_t o = {.no_endo = !endo, .c = cs[ci]};                         \
-                    size_t sz = zp_msm_##G##_##C##_ex_scratch_size(n, 1, zp_pool_size(pool), &o); \
-                    void *scr = NULL;                                                          \
-                    if (posix_memalign(&scr, 64, sz)) abort();                                 \
-                    const zp_##G##a_##C##_t *pp = pa;                                          \
-                    zp_msm_##G##_##C##_multi_ex(&got, &pp, 1, k, n, scr, pool, &o);            \
-                    if (!zp_##G##_##C##_eq(&got, &want)) {                                     \
+                for (int endo = 0; endo < 2; endo++)                                           \
+                    if (!fold_run_##G##_##C(pa, k, n, pool, cs[ci], endo, &want)) {            \
                         fprintf(stderr, "fold %s c=%u kind=%d endo=%d: wrong sum\n", #G "_" #C,  \
                                 cs[ci], kind, endo);                                           \
                         fails++;                                                               \
                     }                                                                          \
-                    free(scr);                                                                 \
-                }                                                                              \
                 free(pa);                                                                      \
                 free(k);                                                                       \
             }                                                                                  \
@@ -346,23 +352,15 @@ MSM_MULTI_TESTS(g2, bls12_381)
             k[i].l[3] &= r->l[3] >> 1;                                                         \
             if (i % 10 == 3) k[i] = rep;                                                       \
         }                                                                                      \
-        zp_##G##_##C##_t want, got;                                                            \
+        zp_##G##_##C##_t want;                                                                 \
         naive_##G##_##C(&want, pa, k, nrand);                                                  \
         for (unsigned c = 10; c <= 16; c += 2)                                                 \
-            for (int endo = 0; endo < 2; endo++) {                                             \
-                zp_msm_opts_t o = {.no_endo = !endo, .c = c};                                  \
-                size_t sz = zp_msm_##G##_##C##_ex_scratch_size(nrand, 1, zp_pool_size(pool), &o); \
-                void *scr = NULL;                                                              \
-                if (posix_memalign(&scr, 64, sz)) abort();                                     \
-                const zp_##G##a_##C##_t *pp = pa;                                              \
-                zp_msm_##G##_##C##_multi_ex(&got, &pp, 1, k, nrand, scr, pool, &o);            \
-                if (!zp_##G##_##C##_eq(&got, &want)) {                                         \
+            for (int endo = 0; endo < 2; endo++)                                               \
+                if (!fold_run_##G##_##C(pa, k, nrand, pool, c, endo, &want)) {                 \
                     fprintf(stderr, "fold %s random n=%zu c=%u endo=%d: wrong sum\n",           \
                             #G "_" #C, nrand, c, endo);                                        \
                     fails++;                                                                   \
                 }                                                                              \
-                free(scr);                                                                     \
-            }                                                                                  \
         free(pa);                                                                              \
         free(k);                                                                               \
     }
