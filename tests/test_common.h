@@ -1,5 +1,5 @@
-/* test_common.h - what the unit tests share: a CHECK that counts failures (the test ends with
- * `return test_done("name");`) and a seeded splitmix64 generator (deterministic, so a failure
+/* test_common.h - what the unit tests share: a CHECK that counts failures in `fails` (the
+ * test's main ends by printing them and returning non-zero when there were any) and a seeded splitmix64 generator (deterministic, so a failure
  * reproduces; each test file picks its own seed with TEST_SEED before including this). */
 #ifndef ZP_TEST_COMMON_H
 #define ZP_TEST_COMMON_H
