@@ -218,17 +218,7 @@ static void S(bworker)(void *arg, unsigned tid, unsigned nthr)
     S(ws_t) ws[ZP_MSM_BATCH_MAX];
     for (unsigned j = 0; j < job->m; j++) {
         uint8_t *base = job->thr + ((size_t)tid * job->m + j) * job->ws_bytes;
-        ws[j] = (S(ws_t)){
-            .bk = (PA_T *)(void *)(base + lay->off_bk),
-            .xb = (S(xyzz_t) *)(void *)(base + lay->off_xb),
-            .st = base + lay->off_st,
-            .bp = (PA_T *)(void *)(base + lay->off_bp),
-            .bb = (uint32_t *)(void *)(base + lay->off_bb),
-            .den = (FE_T *)(void *)(base + lay->off_den),
-            .pre = (FE_T *)(void *)(base + lay->off_pre),
-            .qp = (PA_T *)(void *)(base + lay->off_qp),
-            .qb = (uint32_t *)(void *)(base + lay->off_qb),
-        };
+        ws[j] = S(ws_carve)(base, lay, pl);
     }
     const unsigned T = pl->W * pl->P, ntask = job->nbases * T;
     for (;;) {

@@ -94,17 +94,7 @@ static void S(fx_worker)(void *arg, unsigned tid, unsigned nthr)
     msm_layout_t lay;
     msm_layout(&lay, pl, 1, 0, sizeof(PA_T), sizeof(S(xyzz_t)), sizeof(FE_T), sizeof(P_T));
     uint8_t *base = job->thr + (size_t)tid * job->thread_bytes;
-    S(ws_t) ws = {
-        .bk = (PA_T *)(void *)(base + lay.off_bk),
-        .xb = (S(xyzz_t) *)(void *)(base + lay.off_xb),
-        .st = base + lay.off_st,
-        .bp = (PA_T *)(void *)(base + lay.off_bp),
-        .bb = (uint32_t *)(void *)(base + lay.off_bb),
-        .den = (FE_T *)(void *)(base + lay.off_den),
-        .pre = (FE_T *)(void *)(base + lay.off_pre),
-        .qp = (PA_T *)(void *)(base + lay.off_qp),
-        .qb = (uint32_t *)(void *)(base + lay.off_qb),
-    };
+    S(ws_t) ws = S(ws_carve)(base, &lay, pl);
     const FB_T *beta = EC(endo_beta)();
     const unsigned c = pl->c, R = job->rounds, ntask = R * job->parts;
     const size_t n = job->n;

@@ -214,6 +214,24 @@ typedef struct {
     unsigned qn, qmax;   /* deferred count, capacity */
 } S(ws_t);
 
+/* a working set at base, laid out by lay (msm.c msm_layout); K and qmax from the plan */
+static inline S(ws_t) S(ws_carve)(uint8_t *base, const msm_layout_t *lay, const msm_plan_t *pl)
+{
+    return (S(ws_t)){
+        .bk = (PA_T *)(void *)(base + lay->off_bk),
+        .xb = (S(xyzz_t) *)(void *)(base + lay->off_xb),
+        .st = base + lay->off_st,
+        .bp = (PA_T *)(void *)(base + lay->off_bp),
+        .bb = (uint32_t *)(void *)(base + lay->off_bb),
+        .den = (FE_T *)(void *)(base + lay->off_den),
+        .pre = (FE_T *)(void *)(base + lay->off_pre),
+        .qp = (PA_T *)(void *)(base + lay->off_qp),
+        .qb = (uint32_t *)(void *)(base + lay->off_qb),
+        .K = pl->K,
+        .qmax = pl->K / MSM_Q_DIV,
+    };
+}
+
 /* dim 4: what the pre-pass keeps of P for its images psi^i(P) (psi^2(P) = (a x, -y),
  * psi^3(P) = (a psi(P).x, -psi(P).y)): kept, not computed when read, since every window reads
  * them (measured at 2^16: computing a x on each read cost what the shorter parts saved) */
@@ -614,19 +632,7 @@ static void S(worker)(void *arg, unsigned tid, unsigned nthr)
     msm_layout_t lay;
     msm_layout(&lay, pl, job->m, job->n, sizeof(PA_T), sizeof(S(xyzz_t)), sizeof(FE_T), sizeof(P_T));
     uint8_t *base = job->scratch + lay.res_bytes + lay.idx_bytes + (size_t)tid * lay.thread_bytes;
-    S(ws_t) ws = {
-        .bk = (PA_T *)(void *)(base + lay.off_bk),
-        .xb = (S(xyzz_t) *)(void *)(base + lay.off_xb),
-        .st = base + lay.off_st,
-        .bp = (PA_T *)(void *)(base + lay.off_bp),
-        .bb = (uint32_t *)(void *)(base + lay.off_bb),
-        .den = (FE_T *)(void *)(base + lay.off_den),
-        .pre = (FE_T *)(void *)(base + lay.off_pre),
-        .qp = (PA_T *)(void *)(base + lay.off_qp),
-        .qb = (uint32_t *)(void *)(base + lay.off_qb),
-        .K = pl->K,
-        .qmax = pl->K / MSM_Q_DIV,
-    };
+    S(ws_t) ws = S(ws_carve)(base, &lay, pl);
     const unsigned T = job->P1 + pl->W * pl->P, ntask = job->m * T;
     for (;;) {
         unsigned t = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
