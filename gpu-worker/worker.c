@@ -30,6 +30,7 @@
  * one rule for fatal errors): a device error fails the task as a DEVICE failure and the stage
  * runtime then exits (ZP_STAGE_EXIT_DEVICE) so the supervisor restarts this worker clean.
  * ZP_TEST_FAULT=OP=CODE[@N] arms the wrapper's fault injection (tests only);
+ * ZP_TEST_CUDA_EMULATE=1 opens the CUDA backend on the host-emulated device (tests only);
  * ZP_TEST_HOLD_DIR/hold-gpu-compute holds a task inside its compute (tests only).
  * Options, signals, key cache, loop: the stage runtime (stage/stage.h).
  * Tests: tests/ipc/ (up_gpus.sh for the device arguments, stage_device.sh for device errors,
@@ -497,7 +498,10 @@ static int open_backend(gpu_t *g, unsigned threads, char *name, size_t nn)
     int rc;
 #ifdef ZP_HAVE_CUDA
     if (strcmp(g->backend, "cpu")) {
-        rc = zp_bk_open(&g->bk, &zp_backend_cuda, &cfg);
+        const char *emu = getenv("ZP_TEST_CUDA_EMULATE");
+        bool emulated = emu && !strcmp(emu, "1");
+        if (emulated) zp_log(ZP_LOG_WARN, "ZP_TEST_CUDA_EMULATE=1 (a test hook): the CUDA backend on the host-emulated device");
+        rc = zp_bk_open(&g->bk, emulated ? &zp_backend_cuda_emulated : &zp_backend_cuda, &cfg);
         if (rc == 0) {
             g->private_vectors = false;
             snprintf(name, nn, "cuda:%d", g->device);

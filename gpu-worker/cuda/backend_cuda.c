@@ -376,6 +376,23 @@ const zp_backend_ops_t zp_backend_cuda = {
     .release_set = be_release_set,
 };
 
+/* tests only: the same backend on the host-emulated device (the worker takes it when
+ * ZP_TEST_CUDA_EMULATE=1, so the ipc tests run the CUDA staging path without a GPU) */
+static int be_open_emulated(zp_backend_t **bep, const zp_backend_cfg_t *cfg) { return zp_cuda_open_emulated(bep, cfg, NULL); }
+
+const zp_backend_ops_t zp_backend_cuda_emulated = {
+    .name = "cuda",
+    .open = be_open_emulated,
+    .close = be_close,
+    .host_register = be_host_register,
+    .host_unregister = be_host_unregister,
+    .load_key = be_load_key,
+    .prove_g1 = be_prove_g1,
+    .stage_in = be_stage_in,
+    .prove_staged = be_prove_staged,
+    .release_set = be_release_set,
+};
+
 /* the test and bench verbs (lib/groth16/backend_test.h), off the production table */
 static const zp_backend_test_ops_t cuda_test_ops = {
     .name = "cuda",
