@@ -600,7 +600,8 @@ static int load_bases(zp_cu_t *cu, int curve, uintptr_t key_id, unsigned log_n, 
     for (;;) {
         if ((rc = model_avail(cu, &avail))) goto out;
         if (forced) break;
-        zp_log(ZP_LOG_DEBUG, "cuda: key %#lx: bases %zu + work %zu + set %zu + margin %zu vs %zu available", (unsigned long)key_id, k.bytes, work, setb, margin, avail);
+        zp_log(ZP_LOG_DEBUG, "cuda: key %#lx: bases %zu + work %zu + set %zu + margin %zu bytes, %zu available",
+               (unsigned long)key_id, k.bytes, work, setb, margin, avail);
         if (k.bytes + work + setb + margin <= avail) {
             k.resident = k.two_sets = 1;
             break;
