@@ -767,10 +767,19 @@ static void test_keys_in_use(void)
     CHECK(st.one_set == 1 && st.staged == 1 && st.staged_deferred == 1 && st.keys_resident == 1);
     CHECK(zp_backend_cuda.prove_staged(be, 0, &a->key, got, &t) == 0 && same_g1(ZP_CURVE_BLS12_381, wa, got));
     CHECK(zp_backend_cuda.release_set(be, 0) == 0);
+    /* the deferred set will allocate at its compute: a new stage-in meanwhile is deferred too */
+    CHECK(zp_backend_cuda.stage_in(be, 0, &a->key, a->w, a->a, a->b, a->c) == 0);
+    CHECK(cu_stats(be).staged == 1 && cu_stats(be).staged_deferred == 2);
     int rc = zp_backend_cuda.prove_staged(be, 1, &a->key, got, &t);
     if (rc) fprintf(stderr, "deferred set in %zu KiB: %s: %s\n", m0 >> 10, zp_strerror(rc), zp_err_msg());
-    CHECK(rc == 0);
+    synth_t ab = *b;   /* a's key over b's vectors (same sizes) */
+    ab.key = a->key;
+    zp_g1_any_t wab[ZP_G16_NMSM];
+    CHECK(cpu_prove_ref(cpu, &ab, wab) == 0);
+    CHECK(rc == 0 && same_g1(ZP_CURVE_BLS12_381, wab, got));
     CHECK(zp_backend_cuda.release_set(be, 1) == 0);
+    CHECK(zp_backend_cuda.prove_staged(be, 0, &a->key, got, &t) == 0 && same_g1(ZP_CURVE_BLS12_381, wa, got));
+    CHECK(zp_backend_cuda.release_set(be, 0) == 0);
     CHECK(emu_clean(be, "one set"));
     zp_backend_cuda.close(&be);
     printf("  a staged key is not evicted (the other key streamed, %zu KiB); one buffer set in %zu KiB\n", m1 >> 10,

@@ -1001,8 +1001,9 @@ int zp_cu_stage_in(zp_cu_t *cu, unsigned set, const zp_cu_prove_args_t *args, co
         return dev_rc(rc);
     cu_set_t *st = &cu->sets[set];
     LOCK(cu);
+    /* sets that hold device memory or will at their compute (a deferred one allocates then) */
     unsigned live = 0;
-    for (int i = 0; i < ZP_CU_SET_SLOTS; i++) live += cu->sets[i].state == SET_STAGED;
+    for (int i = 0; i < ZP_CU_SET_SLOTS; i++) live += cu->sets[i].state == SET_STAGED || cu->sets[i].state == SET_DEFERRED;
     int device = set < ZP_CU_MAX_SETS && (live == 0 || cu->keys[ki].two_sets);
     int log_it = !device && !cu->one_set_logged;
     cu->one_set_logged |= log_it;
