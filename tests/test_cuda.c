@@ -216,7 +216,7 @@ static void step_staged(unsigned lg)
             CHECK(zp_backend_cuda.release_set(gpu, (unsigned)(r & 1)) == 0);
             if (rs) break;
         }
-        if (!ok) (void)zp_backend_cuda.release_set(gpu, 1);
+        for (unsigned set = 0; !ok && set < 2; set++) (void)zp_backend_cuda.release_set(gpu, set);   /* no-op if free */
         uint64_t t2 = zp_now_ns();
         CHECK(ok);
         zp_cu_stats_t s1;
