@@ -160,16 +160,19 @@ int zp_cu_host_register(zp_cu_t *cu, void *p, size_t len);
 int zp_cu_host_register_step(zp_cu_t *cu, void *p, size_t len, size_t chunk, size_t *done, size_t max_bytes);
 int zp_cu_host_unregister(zp_cu_t *cu, void *p);
 /* make the four G1 base arrays (A, B1, C, H; affine, host) resident on the device if they fit
- * next to the working memory of a proof of 2^log_n (the pool trimmed first, so its cache does
- * not count as used); *resident = 1 if they are being uploaded (cudaMemcpyAsync on the copy
- * stream, the compute stream waits for it), 0 if they will be copied per proof instead. key_id
- * identifies the key so a second call for the same key does nothing. */
+ * next to the working memory of a proof of 2^log_n and a second staged buffer set (else of one
+ * proof: one set) (the pool trimmed first, so its cache does not count as used), evicting least
+ * recently used unreferenced keys of the table (ZP_CU_MAX_KEYS) for room; *resident = 1 if they
+ * are being uploaded (cudaMemcpyAsync on the copy stream, the compute stream waits for it), 0 if
+ * they will be copied per proof instead. key_id identifies the key so a second call for the same
+ * key does nothing (it stays resident until evicted). */
 int zp_cu_load_bases(zp_cu_t *cu, int curve, uintptr_t key_id, unsigned log_n,
                      const void *const bases[4], const size_t counts[4], int *resident);
 /* MSM over host points / scalars */
 int zp_cu_msm_g1(zp_cu_t *cu, int curve, zp_cu_msm_out_t *out, const void *points,
                  const uint64_t *scalars, size_t n, const zp_cu_msm_tune_t *tune);
-/* the G1 part of a proof with the bases of the last zp_cu_load_bases (curve must match).
+/* the G1 part of a proof with the bases of key args->key_id (0: the last zp_cu_load_bases;
+ * curve must match; the key is referenced while the proof runs).
  * args->w != NULL: out = 4 MSMs (A, B1, C, H); h stays on the device (args->h is not written).
  * args->w == NULL: compute_h only, h copied into args->h. */
 int zp_cu_prove(zp_cu_t *cu, const zp_cu_prove_args_t *args, zp_cu_msm_out_t out[4], zp_cu_times_t *t);
