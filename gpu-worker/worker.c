@@ -19,13 +19,18 @@
  * --batch B: up to B staged tasks of one zkey in one zp_bk_prove_g1_batch (B + 1 credits).
  * The slot's vectors stay intact: the CPU backend clobbers a and b and writes h, so it works
  * on private copies (a retry of this stage reads the same payload); the CUDA backend reads the
- * host vectors only (its H2D still runs inside prove_g1: a stage-in op is not there yet).
+ * host vectors only: stage() also queues their H2D into the task's device buffer set
+ * (zp_bk_stage_in: the copy stream, from the pinned arena, while the previous set computes) and
+ * work() runs zp_bk_prove_staged on that set; unstage() releases it (after the compute, or for
+ * a task dropped or revoked while staged). The key is made ready (pinned, uploaded once,
+ * referenced so that it is not evicted) by the stage-in too, on the staging thread.
  * --device accepts N or N-K (a systemd instance name: zkpipe-gpu@N-K is worker K on device N,
  * `--device %i`); without --instance, N-K gives instance N*64+K, unique per (device, k).
  * Every backend call goes through the wrapper stage/backend.h (spans, fault injection, and the
  * one rule for fatal errors): a device error fails the task as a DEVICE failure and the stage
  * runtime then exits (ZP_STAGE_EXIT_DEVICE) so the supervisor restarts this worker clean.
  * ZP_TEST_FAULT=OP=CODE[@N] arms the wrapper's fault injection (tests only);
+ * ZP_TEST_CUDA_EMULATE=1 opens the CUDA backend on the host-emulated device (tests only);
  * ZP_TEST_HOLD_DIR/hold-gpu-compute holds a task inside its compute (tests only).
  * Options, signals, key cache, loop: the stage runtime (stage/stage.h).
  * Tests: tests/ipc/ (up_gpus.sh for the device arguments, stage_device.sh for device errors,
@@ -51,6 +56,7 @@ typedef struct {
     zp_scalar_t *w, *a, *b, *c, *h;     /* what the compute reads/writes: slot vectors or the copies */
     zp_scalar_t *pa, *pb, *ph;          /* private copies (CPU backend: it clobbers a and b, writes h) */
     size_t pcap;                        /* elements */
+    bool dev;                           /* a device buffer set was staged (release it in unstage) */
 } bset_t;
 
 typedef struct {
@@ -253,6 +259,23 @@ static int stage_checks(zp_stage_t *s, zp_stage_task_t *t, zp_keyent_t *ke, bset
     return 0;
 }
 
+static int key_ready(zp_stage_t *s, zp_stage_task_t *t, zp_keyent_t *ke, bool staging);
+
+/* stage(), a device backend: the key ready (pinned, uploaded) and the H2D of w, a, b, c queued
+ * into the task's device buffer set; returns without waiting for the copies. 0, or t failed. */
+static int stage_device(zp_stage_t *s, zp_stage_task_t *t, bset_t *bs)
+{
+    gpu_t *g = s->ctx;
+    int rc;
+    if ((rc = key_ready(s, t, bs->ke, true)) < 0) return rc;
+    if ((rc = zp_bk_stage_in(&g->bk, t->set, &bs->ke->key, bs->w, bs->a, bs->b, bs->c)) < 0) {
+        backend_failed(t, rc, "stage_in");
+        return rc;
+    }
+    bs->dev = true;
+    return 0;
+}
+
 /* Staging thread (stage.h def->stage), for task k+1 while task k computes: arena, key lookup,
  * slot check (PROVING, gen), the payload's checksum (chunks on the staging pool), the layout
  * checks and the copies into the task's buffer set. Everything O(n) the task needs before its
@@ -278,8 +301,9 @@ static void stage(zp_stage_t *s, zp_stage_task_t *t)
     g->in_stage = false;
     if (rc < 0) return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "arena");
     if ((rc = zp_keycache_key(s->kc, t->zkey, true, &ke)) < 0) return zp_stage_fail(t, rc, "zkey");
-    if ((rc = stage_checks(s, t, ke, bs)) < 0) {
+    if ((rc = stage_checks(s, t, ke, bs)) < 0 || (zp_bk_has_stage_in(&g->bk) && stage_device(s, t, bs) < 0)) {
         zp_keycache_release(s->kc, ke);
+        bs->ke = NULL;
         return;
     }
     t->staged = true;
@@ -291,22 +315,28 @@ static void unstage(zp_stage_t *s, zp_stage_task_t *t)
 {
     gpu_t *g = s->ctx;
     bset_t *bs = &g->set[t->set];
+    if (bs->dev) {   /* the device set (and the key reference) back, after the compute or instead of it */
+        int rc = zp_bk_release_set(&g->bk, t->set);
+        if (rc < 0 && !zp_bk_fatal(rc))
+            zp_log(ZP_LOG_WARN, "release of device buffer set %u: %s %s", t->set, zp_strerror(rc), zp_err_msg());
+        bs->dev = false;
+    }
     if (bs->ke) zp_keycache_release(s->kc, bs->ke);
     bs->ke = NULL;
 }
 
-/* work thread: the key resident in the backend (once per key and process: pinned and
- * uploaded; a preloaded key already is); 0 or the task failed */
-static int key_ready(zp_stage_t *s, zp_stage_task_t *t, zp_keyent_t *ke)
+/* work thread (staging thread for a device stage-in): the key resident in the backend (once
+ * per key and process: pinned and uploaded; a preloaded key already is); 0 or the task failed */
+static int key_ready(zp_stage_t *s, zp_stage_task_t *t, zp_keyent_t *ke, bool staging)
 {
     gpu_t *g = s->ctx;
     if (ke->backend_tag == g->bk.be) return 0;
     uint64_t t0 = zp_now_ns();
     /* the shared key region: pinned once, so the upload below is a DMA (a preloaded key was
      * pinned before HELLO) */
-    g->in_work = true;
+    if (!staging) g->in_work = true;
     int rc = key_register(g, ke, t->zkey);
-    g->in_work = false;
+    if (!staging) g->in_work = false;
     if (rc < 0) { backend_failed(t, rc, "host_register"); return rc; }
     if ((rc = zp_bk_load_key(&g->bk, &ke->key)) < 0) { backend_failed(t, rc, "load_key"); return rc; }
     ke->backend_tag = g->bk.be;
@@ -338,16 +368,17 @@ static void work(zp_stage_t *s, zp_stage_task_t *t)
     gpu_t *g = s->ctx;
     bset_t *bs = &g->set[t->set];
     zp_err_clear();
-    if (key_ready(s, t, bs->ke) < 0) return;
+    if (!bs->dev && key_ready(s, t, bs->ke, false) < 0) return;
     zp_g1_any_t out[ZP_G16_NMSM];
     zp_g16_times_t tm;
     memset(out, 0, sizeof out);
     memset(&tm, 0, sizeof tm);
     t->tm[ZP_TM_COMPUTE_START] = zp_now_ns();
     zp_stage_test_hold_at("gpu-compute", &t->revoked);   /* tests: task k held in its compute */
-    int rc = zp_bk_prove_g1(&g->bk, &bs->ke->key, bs->w, bs->a, bs->b, bs->c, bs->h, out, &tm);
+    int rc = bs->dev ? zp_bk_prove_staged(&g->bk, t->set, &bs->ke->key, out, &tm)
+                     : zp_bk_prove_g1(&g->bk, &bs->ke->key, bs->w, bs->a, bs->b, bs->c, bs->h, out, &tm);
     t->tm[ZP_TM_COMPUTE_END] = zp_now_ns();
-    if (rc < 0) return backend_failed(t, rc, "prove_g1");
+    if (rc < 0) return backend_failed(t, rc, bs->dev ? "prove_staged" : "prove_g1");
     times_to_task(t, &tm);
     commit(s, t, out);
 }
@@ -359,13 +390,13 @@ static void work_batch(zp_stage_t *s, zp_stage_task_t **ts, unsigned n)
 {
     gpu_t *g = s->ctx;
     zp_keyent_t *ke = g->set[ts[0]->set].ke;
-    for (unsigned i = 1; i < n; i++)
-        if (g->set[ts[i]->set].ke != ke) {
+    for (unsigned i = 0; i < n; i++)   /* device sets staged: each computes on its own set */
+        if (g->set[ts[i]->set].ke != ke || g->set[ts[i]->set].dev) {
             for (unsigned j = 0; j < n; j++) work(s, ts[j]);
             return;
         }
     zp_err_clear();
-    if (key_ready(s, ts[0], ke) < 0) {
+    if (key_ready(s, ts[0], ke, false) < 0) {
         for (unsigned i = 1; i < n; i++) {
             ts[i]->ok = false; ts[i]->code = ts[0]->code; ts[i]->fail_class = ts[0]->fail_class;
             memcpy(ts[i]->msg, ts[0]->msg, sizeof ts[i]->msg);
@@ -467,7 +498,10 @@ static int open_backend(gpu_t *g, unsigned threads, char *name, size_t nn)
     int rc;
 #ifdef ZP_HAVE_CUDA
     if (strcmp(g->backend, "cpu")) {
-        rc = zp_bk_open(&g->bk, &zp_backend_cuda, &cfg);
+        const char *emu = getenv("ZP_TEST_CUDA_EMULATE");
+        bool emulated = emu && !strcmp(emu, "1");
+        if (emulated) zp_log(ZP_LOG_WARN, "ZP_TEST_CUDA_EMULATE=1 (a test hook): the CUDA backend on the host-emulated device");
+        rc = zp_bk_open(&g->bk, emulated ? &zp_backend_cuda_emulated : &zp_backend_cuda, &cfg);
         if (rc == 0) {
             g->private_vectors = false;
             snprintf(name, nn, "cuda:%d", g->device);

@@ -11,13 +11,14 @@
 #include "stage/backend.h"
 
 static const char *const op_name[ZP_BK_NOPS] = {"host_register", "host_unregister", "load_key", "prove_g1",
-                                                         "prove_g1_batch"};
+                                                         "prove_g1_batch", "stage_in", "prove_staged", "release_set"};
 
 bool zp_bk_fatal(int rc) { return rc == ZP_EDEVICE; }
 
 int zp_bk_open(zp_bk_t *bk, const zp_backend_ops_t *ops, const zp_backend_cfg_t *cfg)
 {
     *bk = (zp_bk_t){.ops = ops, .fault_op = -1};
+    pthread_mutex_init(&bk->mu, NULL);
     int rc = ops->open(&bk->be, cfg);
     if (rc < 0) bk->be = NULL;
     return rc;
@@ -27,6 +28,7 @@ void zp_bk_close(zp_bk_t *bk)
 {
     if (bk->ops && bk->be) bk->ops->close(&bk->be);
     bk->be = NULL;
+    if (bk->ops) pthread_mutex_destroy(&bk->mu);
 }
 
 const char *zp_bk_name(const zp_bk_t *bk) { return bk->ops ? bk->ops->name : "none"; }
@@ -56,24 +58,32 @@ int zp_bk_fault_arm(zp_bk_t *bk, const char *spec)
 static int call_begin(zp_bk_t *bk, int op, uint64_t *t0)
 {
     *t0 = zp_now_ns();
-    bk->span[op].calls++;
-    if (bk->broken)
+    pthread_mutex_lock(&bk->mu);
+    uint64_t calls = ++bk->span[op].calls;
+    bool broken = bk->broken, fault = bk->fault_op == op && calls >= bk->fault_at;
+    pthread_mutex_unlock(&bk->mu);
+    if (broken)
         return zp_err_set(ZP_EDEVICE, "%s: the %s device failed earlier; this worker must restart", op_name[op],
                           zp_bk_name(bk));
-    if (bk->fault_op == op && bk->span[op].calls >= bk->fault_at)
-        return zp_err_set(bk->fault_code, "%s: injected fault (call %llu)", op_name[op],
-                          (unsigned long long)bk->span[op].calls);
+    if (fault)
+        return zp_err_set(bk->fault_code, "%s: injected fault (call %llu)", op_name[op], (unsigned long long)calls);
     return 0;
 }
 
 static int call_end(zp_bk_t *bk, int op, uint64_t t0, int rc)
 {
     uint64_t dt = zp_now_ns() - t0;
+    pthread_mutex_lock(&bk->mu);
     bk->span[op].ns += dt;
+    bool first_break = false;
     if (rc < 0) {
         bk->span[op].fails++;
-        if (zp_bk_fatal(rc) && !bk->broken) {
-            bk->broken = true;
+        first_break = zp_bk_fatal(rc) && !bk->broken;
+        if (first_break) bk->broken = true;
+    }
+    pthread_mutex_unlock(&bk->mu);
+    if (rc < 0) {
+        if (first_break) {
             zp_log(ZP_LOG_ERROR, "%s backend: device error in %s (%s): the device is unusable from now on",
                    zp_bk_name(bk), op_name[op], zp_err_msg());
         }
@@ -97,7 +107,10 @@ int zp_bk_host_register(zp_bk_t *bk, void *p, size_t len)
 
 int zp_bk_host_unregister(zp_bk_t *bk, void *p)
 {
-    if (bk->broken) return ZP_EDEVICE;   /* nothing to undo on a dead context; do not count */
+    pthread_mutex_lock(&bk->mu);
+    bool broken = bk->broken;
+    pthread_mutex_unlock(&bk->mu);
+    if (broken) return ZP_EDEVICE;   /* nothing to undo on a dead context; do not count */
     BK_CALL(bk, ZP_BK_HOST_UNREGISTER, bk->ops->host_unregister(bk->be, p));
     return rc_;
 }
@@ -139,6 +152,34 @@ int zp_bk_prove_g1_batch(zp_bk_t *bk, const zp_g16_key_t *k, unsigned n, zp_g16_
         if (t) times_add(t, &ti);
     }
     return 0;
+}
+
+bool zp_bk_has_stage_in(const zp_bk_t *bk)
+{
+    return bk->ops && bk->ops->stage_in && bk->ops->prove_staged && bk->ops->release_set;
+}
+
+int zp_bk_stage_in(zp_bk_t *bk, unsigned set, const zp_g16_key_t *k, const zp_scalar_t *w, const zp_scalar_t *a,
+                   const zp_scalar_t *b, const zp_scalar_t *c)
+{
+    BK_CALL(bk, ZP_BK_STAGE_IN, bk->ops->stage_in(bk->be, set, k, w, a, b, c));
+    return rc_;
+}
+
+int zp_bk_prove_staged(zp_bk_t *bk, unsigned set, const zp_g16_key_t *k, zp_g1_any_t out[ZP_G16_NMSM], zp_g16_times_t *t)
+{
+    BK_CALL(bk, ZP_BK_PROVE_STAGED, bk->ops->prove_staged(bk->be, set, k, out, t));
+    return rc_;
+}
+
+int zp_bk_release_set(zp_bk_t *bk, unsigned set)
+{
+    uint64_t t0 = zp_now_ns();
+    pthread_mutex_lock(&bk->mu);
+    bk->span[ZP_BK_RELEASE_SET].calls++;
+    pthread_mutex_unlock(&bk->mu);
+    int rc = bk->ops->release_set(bk->be, set);
+    return call_end(bk, ZP_BK_RELEASE_SET, t0, rc);
 }
 
 void zp_bk_log_spans(const zp_bk_t *bk)

@@ -10,18 +10,22 @@
  * The ops table holds only the production verbs (open/close, host (un)register, load_key,
  * prove_g1); the test and bench verbs (compute_h, msm_g1) are a separate table
  * (lib/groth16/backend_test.h) that neither this wrapper nor the worker includes.
- * Not thread-safe: one call at a time (the stage's work thread; init and fini on main; the
- * staging thread only while the work thread is idle: an arena of a new epoch).
+ * Threads: the bookkeeping (spans, the broken flag, the fault counter) is under a lock, so the
+ * staging thread's stage_in / release_set may run while the work thread computes (the
+ * backend's own ops say which pairs may overlap: stage_in / release_set with prove_staged);
+ * the other ops one at a time (the work thread; init and fini on main; the staging thread only
+ * while the work thread is idle: an arena of a new epoch).
  * Tests: tests/ipc/stage_device.sh (fault injection on the CPU backend). */
 #ifndef ZP_STAGE_BACKEND_H
 #define ZP_STAGE_BACKEND_H
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "lib/groth16/groth16.h"
 
 enum { ZP_BK_HOST_REGISTER = 0, ZP_BK_HOST_UNREGISTER = 1, ZP_BK_LOAD_KEY = 2, ZP_BK_PROVE_G1 = 3,
-       ZP_BK_PROVE_G1_BATCH = 4, ZP_BK_NOPS = 5 };
+       ZP_BK_PROVE_G1_BATCH = 4, ZP_BK_STAGE_IN = 5, ZP_BK_PROVE_STAGED = 6, ZP_BK_RELEASE_SET = 7, ZP_BK_NOPS = 8 };
 typedef struct { uint64_t calls, fails, ns; } zp_bk_span_t;
 typedef struct zp_bk {
     const zp_backend_ops_t *ops;
@@ -30,6 +34,7 @@ typedef struct zp_bk {
     zp_bk_span_t span[ZP_BK_NOPS];
     int fault_op, fault_code;       /* fault_op < 0: none */
     uint64_t fault_at;              /* 1-based call number of fault_op from which it fails */
+    pthread_mutex_t mu;             /* (added) the fields above, for calls from two threads */
 } zp_bk_t;
 
 /* open ops on cfg into bk (no faults armed) */
@@ -51,4 +56,13 @@ int zp_bk_prove_g1(zp_bk_t *bk, const zp_g16_key_t *k, const zp_scalar_t *w, zp_
 /* n partitions of key k at once (same-circuit batching): the backend's prove_g1_batch, or, when
  * the backend has none, zp_bk_prove_g1 per job (each counted, faults apply). t: the totals. */
 int zp_bk_prove_g1_batch(zp_bk_t *bk, const zp_g16_key_t *k, unsigned n, zp_g16_g1_job_t *jobs, zp_g16_times_t *t);
+/* (added, issue 10 item 2) device double buffering: does the backend stage onto the device? */
+bool zp_bk_has_stage_in(const zp_bk_t *bk);
+/* the backend's stage_in / prove_staged (groth16.h); faults apply ("stage_in=EDEVICE@2") */
+int zp_bk_stage_in(zp_bk_t *bk, unsigned set, const zp_g16_key_t *k, const zp_scalar_t *w, const zp_scalar_t *a,
+                   const zp_scalar_t *b, const zp_scalar_t *c);
+int zp_bk_prove_staged(zp_bk_t *bk, unsigned set, const zp_g16_key_t *k, zp_g1_any_t out[ZP_G16_NMSM], zp_g16_times_t *t);
+/* the set back: always reaches the backend (also after a device error: its memory and key
+ * reference go), counted but never failed by an injected fault */
+int zp_bk_release_set(zp_bk_t *bk, unsigned set);
 #endif

@@ -2,18 +2,22 @@
  * skipped when no CUDA device can be opened) or, with --emulate, on the host-emulated device
  * runtime (what `scripts/gpu-check --dry-run` runs where no device is).
  *   test_cuda [--emulate] [STEP [ARGS]]   (no STEP: ladder 10 16 20 22 up to ZP_CUDA_TEST_MAX_LOG
- *                                          (default 22), then hooks; what the cuda suite runs)
+ *                                          (default 22), then hooks, staged; what the cuda suite runs)
  * Steps (scripts/gpu-check runs each under its own timeout and log):
  *   info          the start-up banner and the memory report
  *   ladder LG     GPU == CPU at 2^LG on both curves: msm_g1 (mixed scalars; binary-witness
  *                 scalars too from 2^20), compute_h, and prove_g1 (up to 2^20)
  *   hooks         the paths only big inputs reach, forced small: batched MSM (one window a
  *                 batch), window sizes 2 and 20, non-resident bases, read-only registration
+ *   staged LG     (added) double buffering: two keys (2^LG, 2^(LG-1)) alternating, the next
+ *                 partition staged (stage_in) while one computes (prove_staged, another thread);
+ *                 GPU == CPU, alternating keys not re-uploaded; BENCH: staged vs unstaged time
  *   big LG...     MSM on both curves and compute_h (bn254) at 2^LG, timed, with the pool and
  *                 cudaMemGetInfo after each (skipped when the inputs would not fit)
  *   h2d [GIB]     H2D bandwidth pageable vs registered; time to register GIB GiB (default 32,
  *                 capped by MemAvailable); a copy across two registered chunks
  * Numbers are printed (BENCH lines), never asserted. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +155,84 @@ static void step_hooks(unsigned lg)
         printf("  read-only registration: %s\n", rc == 0 ? "ok" : "FAILED");
     }
     mem_report("hooks");
+}
+
+/* staged double buffering on the device (issue 10 items 2, 4): two keys (2^lg and 2^(lg-1))
+ * alternating over rounds; the stage-in of the next partition (this thread) runs while the
+ * previous one computes (a second thread); GPU == CPU, and both keys stay resident (2 uploads)
+ * when they fit. Prints the staged pipeline's time next to the same proofs unstaged. */
+typedef struct {
+    const synth_t *s;
+    unsigned set;
+    zp_g1_any_t got[ZP_G16_NMSM];
+    int rc;
+} staged_job_t;
+
+static void *staged_compute(void *p)
+{
+    staged_job_t *j = p;
+    zp_g16_times_t t;
+    j->rc = zp_backend_cuda.prove_staged(gpu, j->set, &j->s->key, j->got, &t);
+    return NULL;
+}
+
+static void step_staged(unsigned lg)
+{
+    enum { ROUNDS = 3 };
+    for (int cv = 1; cv <= 2; cv++) {
+        zp_curve_id_t c = (zp_curve_id_t)cv;
+        synth_t *k[2] = {synth_new(c, lg), synth_new(c, lg > 2 ? lg - 1 : lg)};
+        zp_g1_any_t want[2][ZP_G16_NMSM], got[ZP_G16_NMSM];
+        for (int i = 0; i < 2; i++) CHECK(cpu_prove_ref(cpu, k[i], want[i]) == 0);
+        zp_cu_stats_t s0;
+        zp_cu_stats(zp_cuda_cu(gpu), &s0);
+        /* unstaged, for the comparison (and the twiddles, the keys) */
+        uint64_t t0 = zp_now_ns();
+        zp_g16_times_t t;
+        for (int r = 0; r < 2 * ROUNDS; r++) {
+            int rc = cuda_prove(gpu, k[r & 1], got, NULL, &t);
+            report_rc("cuda prove_g1", rc);
+            CHECK(rc == 0);
+        }
+        uint64_t t1 = zp_now_ns();
+        /* staged: partition r + 1 staged while r computes */
+        int ok = 1, rc = zp_backend_cuda.stage_in(gpu, 0, &k[0]->key, k[0]->w, k[0]->a, k[0]->b, k[0]->c);
+        report_rc("cuda stage_in", rc);
+        ok &= rc == 0;
+        for (int r = 0; ok && r < 2 * ROUNDS; r++) {
+            staged_job_t j = {.s = k[r & 1], .set = (unsigned)(r & 1)};
+            pthread_t th;
+            CHECK(pthread_create(&th, NULL, staged_compute, &j) == 0);
+            int rs = 0;
+            if (r + 1 < 2 * ROUNDS) {
+                const synth_t *nx = k[(r + 1) & 1];
+                rs = zp_backend_cuda.stage_in(gpu, (unsigned)((r + 1) & 1), &nx->key, nx->w, nx->a, nx->b, nx->c);
+                report_rc("cuda stage_in", rs);
+            }
+            pthread_join(th, NULL);
+            report_rc("cuda prove_staged", j.rc);
+            ok &= j.rc == 0 && rs == 0;
+            for (int m = 0; j.rc == 0 && m < ZP_G16_NMSM; m++) ok &= g1_eq(c, &want[r & 1][m], &j.got[m]);
+            CHECK(zp_backend_cuda.release_set(gpu, (unsigned)(r & 1)) == 0);
+            if (rs) break;
+        }
+        for (unsigned set = 0; !ok && set < 2; set++) (void)zp_backend_cuda.release_set(gpu, set);   /* no-op if free */
+        uint64_t t2 = zp_now_ns();
+        CHECK(ok);
+        zp_cu_stats_t s1;
+        zp_cu_stats(zp_cuda_cu(gpu), &s1);
+        unsigned long up = s1.key_uploads - s0.key_uploads;
+        if (s1.keys_resident >= 2) CHECK(up <= 2);   /* alternating keys are not re-uploaded */
+        printf("  staged %s 2^%u / 2^%u x %d rounds: %s; key uploads %lu, evictions %lu, resident %u, staged %lu, "
+               "deferred %lu, sets peak %u\n", zp_curve_name(c), k[0]->key.log_n, k[1]->key.log_n, ROUNDS,
+               ok ? "equal" : "DIFFERENT", up, s1.key_evictions - s0.key_evictions, s1.keys_resident,
+               s1.staged - s0.staged, s1.staged_deferred - s0.staged_deferred, s1.sets_peak);
+        printf("BENCH staged %s 2^%u: unstaged %.2f ms, staged pipeline %.2f ms (%d proofs)\n", zp_curve_name(c), lg,
+               (t1 - t0) / 1e6, (t2 - t1) / 1e6, 2 * ROUNDS);
+        synth_destroy(&k[0]);
+        synth_destroy(&k[1]);
+    }
+    mem_report("staged");
 }
 
 static size_t mem_available(void)
@@ -295,6 +377,8 @@ int main(int argc, char **argv)
         for (; a < argc; a++) step_ladder((unsigned)atoi(argv[a]));
     } else if (!strcmp(step, "hooks")) {
         step_hooks(a < argc ? (unsigned)atoi(argv[a]) : 12);
+    } else if (!strcmp(step, "staged")) {
+        step_staged(a < argc ? (unsigned)atoi(argv[a]) : 12);
     } else if (!strcmp(step, "big")) {
         for (; a < argc; a++) step_big((unsigned)atoi(argv[a]));
     } else if (!strcmp(step, "h2d")) {
@@ -306,8 +390,9 @@ int main(int argc, char **argv)
         static const unsigned sizes[] = {10, 16, 20, 22};
         for (size_t i = 0; i < sizeof sizes / sizeof *sizes && sizes[i] <= max_log; i++) step_ladder(sizes[i]);
         step_hooks(max_log < 12 ? max_log : 12);
+        step_staged(max_log < 16 ? max_log : 16);
     } else {
-        fprintf(stderr, "test_cuda: unknown step %s (info, ladder LG..., hooks [LG], big LG..., h2d [GIB])\n", step);
+        fprintf(stderr, "test_cuda: unknown step %s (info, ladder LG..., hooks [LG], staged [LG], big LG..., h2d [GIB])\n", step);
         fails++;
     }
     zp_backend_cuda.close(&gpu);

@@ -7,6 +7,7 @@
  * layouts. The backend owns the CUDA context (zp_cu_t) and the power tables of the last
  * domain. Tests: tests/test_cuda.c (GPU == CPU backend), tests/test_cuda_host.c. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,14 +15,21 @@
 #include "../../lib/groth16/backend_test.h"
 #include "backend_cuda.h"
 
+/* the power tables of one domain; kept until close (a staged set's arguments point into them,
+ * and there are at most ~30 domains a curve, each O(sqrt n)) */
+typedef struct pow_tab {
+    struct pow_tab *next;
+    zp_curve_id_t curve;
+    unsigned log_n;
+    zp_cu_pow_table_t tw, cs;
+    void *mem;
+} pow_tab_t;
+
 struct zp_backend {
     zp_cu_t *cu;
     int device;
-    /* power tables of the last domain */
-    zp_curve_id_t tab_curve;
-    unsigned tab_log_n;
-    zp_cu_pow_table_t tw, cs;
-    void *tab_mem;
+    pthread_mutex_t mu;     /* the tables (the staging and the work thread both look them up) */
+    pow_tab_t *tabs;
 };
 
 /* ---------------------------------------------------------------- host helpers */
@@ -126,11 +134,13 @@ static int open_with(zp_backend_t **bep, const zp_backend_cfg_t *cfg, const zp_c
     zp_backend_t *be = calloc(1, sizeof *be);
     if (!be) return -ENOMEM;
     be->device = cfg ? cfg->device : 0;
+    pthread_mutex_init(&be->mu, NULL);
     const char *env = getenv("ZP_CUDA_DEVICE");
     snprintf(spec, sizeof spec, "%d", be->device);
     int rc = emu ? zp_cu_open_emulated(&be->cu, emu, desc, sizeof desc)
                  : zp_cu_open(&be->cu, env && *env ? env : spec, desc, sizeof desc);
     if (rc) {
+        pthread_mutex_destroy(&be->mu);
         free(be);
         return rc;
     }
@@ -160,7 +170,12 @@ static void be_close(zp_backend_t **bep)
     zp_backend_t *be = *bep;
     if (!be) return;
     zp_cu_close(&be->cu);
-    free(be->tab_mem);
+    for (pow_tab_t *t = be->tabs, *nx; t; t = nx) {
+        nx = t->next;
+        free(t->mem);
+        free(t);
+    }
+    pthread_mutex_destroy(&be->mu);
     free(be);
     *bep = NULL;
 }
@@ -179,16 +194,29 @@ static int check_key(const zp_g16_key_t *k)
     return 0;
 }
 
-static int ensure_tables(zp_backend_t *be, zp_curve_id_t curve, unsigned log_n)
+/* the power tables of (curve, log_n), made once */
+static int tables(zp_backend_t *be, zp_curve_id_t curve, unsigned log_n, const pow_tab_t **out)
 {
-    if (be->tab_mem && be->tab_curve == curve && be->tab_log_n == log_n) return 0;
-    free(be->tab_mem);
-    be->tab_mem = NULL;
-    int rc = zp_cuda_pow_tables(curve, log_n, &be->tw, &be->cs, &be->tab_mem);
-    if (rc) return rc;
-    be->tab_curve = curve;
-    be->tab_log_n = log_n;
-    return 0;
+    int rc = 0;
+    pthread_mutex_lock(&be->mu);
+    pow_tab_t *t = be->tabs;
+    while (t && (t->curve != curve || t->log_n != log_n)) t = t->next;
+    if (!t) {
+        if (!(t = calloc(1, sizeof *t))) {
+            rc = -ENOMEM;
+        } else if ((rc = zp_cuda_pow_tables(curve, log_n, &t->tw, &t->cs, &t->mem))) {
+            free(t);
+            t = NULL;
+        } else {
+            t->curve = curve;
+            t->log_n = log_n;
+            t->next = be->tabs;
+            be->tabs = t;
+        }
+    }
+    pthread_mutex_unlock(&be->mu);
+    *out = t;
+    return rc;
 }
 
 /* identity of a key for "already uploaded": the array addresses, the sizes and a few bytes
@@ -217,13 +245,25 @@ static uintptr_t key_id(const zp_g16_key_t *k, const void *const bases[4], const
     return (uintptr_t)(h | 1);
 }
 
+/* k's G1 bases, their counts and identity */
+static uintptr_t key_bases(const zp_g16_key_t *k, const void *bases[4], size_t counts[4])
+{
+    bases[0] = k->a; bases[1] = k->b1; bases[2] = k->c; bases[3] = k->h;
+    counts[0] = counts[1] = k->n_vars;
+    counts[2] = (size_t)k->n_vars - k->n_public - 1;
+    counts[3] = k->domain_size;
+    return key_id(k, bases, counts);
+}
+
 static int be_load_key(zp_backend_t *be, const zp_g16_key_t *k)
 {
     int rc, resident = 0;
-    if ((rc = check_key(k)) || (rc = ensure_tables(be, k->curve, k->log_n))) return rc;
-    const void *bases[4] = {k->a, k->b1, k->c, k->h};
-    size_t counts[4] = {k->n_vars, k->n_vars, (size_t)k->n_vars - k->n_public - 1, k->domain_size};
-    return zp_cu_load_bases(be->cu, k->curve, key_id(k, bases, counts), k->log_n, bases, counts, &resident);
+    const pow_tab_t *tab;
+    if ((rc = check_key(k)) || (rc = tables(be, k->curve, k->log_n, &tab))) return rc;
+    const void *bases[4];
+    size_t counts[4];
+    uintptr_t id = key_bases(k, bases, counts);
+    return zp_cu_load_bases(be->cu, k->curve, id, k->log_n, bases, counts, &resident);
 }
 
 static void copy_times(zp_g16_times_t *t, const zp_cu_times_t *ct)
@@ -240,11 +280,15 @@ static int run_prove(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_t 
                      zp_scalar_t *b, const zp_scalar_t *c, zp_scalar_t *h, zp_g1_any_t *out, zp_g16_times_t *t)
 {
     int rc;
-    if ((rc = check_key(k)) || (rc = ensure_tables(be, k->curve, k->log_n))) return rc;
+    const pow_tab_t *tab;
+    if ((rc = check_key(k)) || (rc = tables(be, k->curve, k->log_n, &tab))) return rc;
+    const void *bases[4];
+    size_t counts[4];
     zp_cu_prove_args_t args = {
         .curve = k->curve, .log_n = k->log_n, .n_vars = k->n_vars, .n_public = k->n_public,
-        .tw = be->tw, .cs = be->cs, .w = w ? w[0].l : NULL,
+        .tw = tab->tw, .cs = tab->cs, .w = w ? w[0].l : NULL,
         .a = a[0].l, .b = b[0].l, .c = c[0].l, .h = h[0].l,
+        .key_id = w ? key_bases(k, bases, counts) : 0,
     };
     zp_cu_msm_out_t *m = NULL;
     if (w && !(m = malloc(4 * sizeof *m))) return -ENOMEM;
@@ -282,6 +326,38 @@ static int be_prove_g1(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_
     return run_prove(be, k, w, a, b, c, h, out, t);
 }
 
+/* staged double buffering (groth16.h stage_in / prove_staged / release_set over cu_api.h) */
+static int be_stage_in(zp_backend_t *be, unsigned set, const zp_g16_key_t *k, const zp_scalar_t *w,
+                       const zp_scalar_t *a, const zp_scalar_t *b, const zp_scalar_t *c)
+{
+    int rc;
+    const pow_tab_t *tab;
+    if ((rc = check_key(k)) || (rc = tables(be, k->curve, k->log_n, &tab))) return rc;
+    const void *bases[4];
+    size_t counts[4];
+    zp_cu_prove_args_t args = {
+        .curve = k->curve, .log_n = k->log_n, .n_vars = k->n_vars, .n_public = k->n_public,
+        .tw = tab->tw, .cs = tab->cs, .w = w[0].l, .a = a[0].l, .b = b[0].l, .c = c[0].l, .h = NULL,
+        .key_id = key_bases(k, bases, counts),
+    };
+    return zp_cu_stage_in(be->cu, set, &args, bases, counts);
+}
+
+static int be_prove_staged(zp_backend_t *be, unsigned set, const zp_g16_key_t *k, zp_g1_any_t out[ZP_G16_NMSM],
+                           zp_g16_times_t *t)
+{
+    zp_cu_msm_out_t *m = malloc(4 * sizeof *m);
+    if (!m) return -ENOMEM;
+    zp_cu_times_t ct;
+    int rc = zp_cu_prove_set(be->cu, set, m, &ct);
+    for (int i = 0; rc == 0 && i < ZP_G16_NMSM; i++) rc = zp_cuda_msm_combine(k->curve, &out[i], &m[i]);
+    free(m);
+    copy_times(t, &ct);
+    return rc;
+}
+
+static int be_release_set(zp_backend_t *be, unsigned set) { return zp_cu_release_set(be->cu, set); }
+
 int zp_cuda_bench_h2d(zp_backend_t *be, size_t bytes, double *gbps_pageable, double *gbps_pinned)
 {
     return zp_cu_bench_h2d(be->cu, bytes, gbps_pageable, gbps_pinned);
@@ -295,6 +371,26 @@ const zp_backend_ops_t zp_backend_cuda = {
     .host_unregister = be_host_unregister,
     .load_key = be_load_key,
     .prove_g1 = be_prove_g1,
+    .stage_in = be_stage_in,
+    .prove_staged = be_prove_staged,
+    .release_set = be_release_set,
+};
+
+/* tests only: the same backend on the host-emulated device (the worker takes it when
+ * ZP_TEST_CUDA_EMULATE=1, so the ipc tests run the CUDA staging path without a GPU) */
+static int be_open_emulated(zp_backend_t **bep, const zp_backend_cfg_t *cfg) { return zp_cuda_open_emulated(bep, cfg, NULL); }
+
+const zp_backend_ops_t zp_backend_cuda_emulated = {
+    .name = "cuda",
+    .open = be_open_emulated,
+    .close = be_close,
+    .host_register = be_host_register,
+    .host_unregister = be_host_unregister,
+    .load_key = be_load_key,
+    .prove_g1 = be_prove_g1,
+    .stage_in = be_stage_in,
+    .prove_staged = be_prove_staged,
+    .release_set = be_release_set,
 };
 
 /* the test and bench verbs (lib/groth16/backend_test.h), off the production table */

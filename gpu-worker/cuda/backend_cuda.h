@@ -21,6 +21,9 @@
 #include "cu_api.h"
 
 extern const zp_backend_ops_t zp_backend_cuda;
+/* (added) tests only: zp_backend_cuda over the host-emulated device (1 GiB; the worker with
+ * ZP_TEST_CUDA_EMULATE=1) */
+extern const zp_backend_ops_t zp_backend_cuda_emulated;
 /* tests and benches only: compute_h and msm_g1 of this backend (the table is defined in
  * lib/groth16/backend_test.h; the worker does not include it and never calls these) */
 struct zp_backend_test_ops;

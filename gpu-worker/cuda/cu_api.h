@@ -20,6 +20,7 @@ extern "C" {
 #endif
 
 enum { ZP_CU_MAX_WIN = 130 };   /* windows of an MSM: ceil(256 / 2) + 2 */
+enum { ZP_CU_NSTREAMS_API = 2 };  /* streams of the executor: 0 compute, 1 copy (cu_int.h ZP_CU_S_*) */
 
 /* window sums of one MSM: the result is sum_w 2^(c*w) win[w] (Jacobian, lib/ec layout:
  * x, y, z of N limbs each at the start of win[w]) */
@@ -67,6 +68,7 @@ typedef struct {
     const uint64_t *w;      /* n_vars scalars (standard) or NULL */
     const uint64_t *a, *b, *c;  /* n Montgomery each (host) */
     uint64_t *h;            /* n out, standard form (host) */
+    uintptr_t key_id;       /* (added) the loaded key whose bases the MSMs use; 0 = the last loaded */
 } zp_cu_prove_args_t;
 
 typedef struct zp_cu zp_cu_t;
@@ -92,6 +94,16 @@ typedef struct {
     int fail_oom;              /* ... as out-of-memory if it allocates (not sticky); else a sticky device error */
     unsigned sms;              /* reported SMs; 0 = 4 */
 } zp_cu_emu_cfg_t;
+/* (added) The emulation is thread-safe (one lock around every runtime call). Test hold: after
+ * zp_cu_emu_hold(cu, s), the next kernel launched on stream s blocks (holding no lock) until
+ * zp_cu_emu_release; zp_cu_emu_wait_held waits (up to a generous safety timeout) until one is
+ * blocked. While it is blocked the checker counts, in the stats: ops enqueued on other streams
+ * that the held kernel does not order (hold_ops_free: they may run now), ops ordered after it
+ * (hold_ops_behind: on its stream, or waiting for it; serialized behind the held compute), and
+ * host waits for it (hold_syncs: a stream sync or device sync that would block until it ends). */
+int zp_cu_emu_hold(zp_cu_t *cu, int stream);
+int zp_cu_emu_wait_held(zp_cu_t *cu);
+int zp_cu_emu_release(zp_cu_t *cu);
 typedef struct {
     unsigned long calls;            /* runtime calls (the numbers fail_at counts) */
     unsigned long violations;       /* stream-order violations seen */
@@ -99,6 +111,10 @@ typedef struct {
     size_t live_bytes, live_allocs, peak_bytes, pool_reserved;
     unsigned pending;               /* streams with host-visible work not yet synchronized */
     int poisoned;                   /* a sticky device error was injected */
+    /* (added) the test hold (zp_cu_emu_hold) */
+    int held;
+    unsigned long hold_ops_free, hold_ops_behind, hold_syncs;
+    unsigned long h2d_calls[ZP_CU_NSTREAMS_API];   /* H2D copies per stream (0 compute, 1 copy) */
 } zp_cu_emu_stats_t;
 int zp_cu_open_emulated(zp_cu_t **cu, const zp_cu_emu_cfg_t *cfg, char *desc, size_t desc_cap);
 int zp_cu_emu_stats(zp_cu_t *cu, zp_cu_emu_stats_t *st);   /* ZP_ESTATE on a real device */
@@ -113,11 +129,22 @@ typedef struct {
 } zp_cu_hooks_t;
 void zp_cu_set_hooks(zp_cu_t *cu, const zp_cu_hooks_t *h);
 typedef struct {
-    int resident;                   /* bases of the current key on the device */
+    int resident;                   /* bases of the current (last loaded) key on the device */
     unsigned long msm_retries;      /* MSMs retried with a smaller budget after out-of-memory */
     unsigned long msm_batches;      /* sort batches of all MSMs */
     unsigned long pool_trims;
     size_t last_max_pairs;          /* budget of the last MSM */
+    /* (added, issue 10 items 2 and 4) */
+    unsigned keys;                  /* keys in the table (resident or streamed) */
+    unsigned keys_resident;         /* of them with their bases on the device */
+    unsigned long key_uploads;      /* bases uploads (one per key made resident) */
+    unsigned long key_evictions;    /* keys evicted (least recently used, unreferenced) */
+    size_t keys_bytes;              /* device bytes of the resident keys' bases */
+    unsigned long staged;           /* stage-ins into a device buffer set (H2D queued ahead) */
+    unsigned long staged_deferred;  /* stage-ins left to the compute (one buffer set: memory short) */
+    unsigned sets_live;             /* device buffer sets holding a staged partition now */
+    unsigned sets_peak;             /* most at once */
+    int one_set;                    /* the memory model fell back to one buffer set (last decision) */
 } zp_cu_stats_t;
 void zp_cu_stats(const zp_cu_t *cu, zp_cu_stats_t *st);
 /* "pool used X reserved Y, device free Z of T" into buf */
@@ -133,19 +160,45 @@ int zp_cu_host_register(zp_cu_t *cu, void *p, size_t len);
 int zp_cu_host_register_step(zp_cu_t *cu, void *p, size_t len, size_t chunk, size_t *done, size_t max_bytes);
 int zp_cu_host_unregister(zp_cu_t *cu, void *p);
 /* make the four G1 base arrays (A, B1, C, H; affine, host) resident on the device if they fit
- * next to the working memory of a proof of 2^log_n (the pool trimmed first, so its cache does
- * not count as used); *resident = 1 if they are being uploaded (cudaMemcpyAsync on the copy
- * stream, the compute stream waits for it), 0 if they will be copied per proof instead. key_id
- * identifies the key so a second call for the same key does nothing. */
+ * next to the working memory of a proof of 2^log_n and a second staged buffer set (else of one
+ * proof: one set) (the pool trimmed first, so its cache does not count as used), evicting least
+ * recently used unreferenced keys of the table (ZP_CU_MAX_KEYS) for room; *resident = 1 if they
+ * are being uploaded (cudaMemcpyAsync on the copy stream, the compute stream waits for it), 0 if
+ * they will be copied per proof instead. key_id identifies the key so a second call for the same
+ * key does nothing (it stays resident until evicted). */
 int zp_cu_load_bases(zp_cu_t *cu, int curve, uintptr_t key_id, unsigned log_n,
                      const void *const bases[4], const size_t counts[4], int *resident);
 /* MSM over host points / scalars */
 int zp_cu_msm_g1(zp_cu_t *cu, int curve, zp_cu_msm_out_t *out, const void *points,
                  const uint64_t *scalars, size_t n, const zp_cu_msm_tune_t *tune);
-/* the G1 part of a proof with the bases of the last zp_cu_load_bases (curve must match).
+/* the G1 part of a proof with the bases of key args->key_id (0: the last zp_cu_load_bases;
+ * curve must match; the key is referenced while the proof runs).
  * args->w != NULL: out = 4 MSMs (A, B1, C, H); h stays on the device (args->h is not written).
  * args->w == NULL: compute_h only, h copied into args->h. */
 int zp_cu_prove(zp_cu_t *cu, const zp_cu_prove_args_t *args, zp_cu_msm_out_t out[4], zp_cu_times_t *t);
+/* (added, issue 10 item 2) Staged proofs, real double buffering: zp_cu_stage_in loads the key
+ * (as zp_cu_load_bases: resident when it fits, LRU eviction of unreferenced keys, else
+ * streamed), references it (never evicted while referenced) and queues the H2D of args' a, b,
+ * c, w and coset tables into device buffer set `set` (0 .. ZP_CU_SET_SLOTS - 1) on the copy
+ * stream, one event per vector, and returns without waiting for anything (args->w required;
+ * the host vectors must stay unchanged until the set is released; registered memory makes the
+ * copies DMA). When a second set does not fit next to the keys and the working memory of the
+ * running proof (or set >= the sets with events), the set is "deferred": its copies run at the
+ * start of its compute (one set; logged once). zp_cu_prove_set computes a staged set (the
+ * compute stream waits for the set's events, then the NTTs and MSMs of zp_cu_prove) and frees
+ * its device buffers; zp_cu_release_set gives the set back (after prove_set, or instead of it:
+ * it then waits for the set's copies first) and drops the key reference. Thread safety:
+ * stage_in / release_set on one thread while prove_set runs on another, on the same context.
+ * Errors: ZP_EDEVICE as zp_cu_prove; after any error the set holds no device memory (release
+ * still drops the reference). */
+enum { ZP_CU_SET_SLOTS = 64 };
+int zp_cu_stage_in(zp_cu_t *cu, unsigned set, const zp_cu_prove_args_t *args, const void *const bases[4],
+                   const size_t counts[4]);
+int zp_cu_prove_set(zp_cu_t *cu, unsigned set, zp_cu_msm_out_t out[4], zp_cu_times_t *t);
+int zp_cu_release_set(zp_cu_t *cu, unsigned set);
+/* (added) the key table: up to cap entries (key_id, resident, refs, bytes); returns the count */
+typedef struct { uintptr_t key_id; int curve; unsigned log_n; int resident; unsigned refs; size_t bytes; } zp_cu_key_info_t;
+unsigned zp_cu_keys(zp_cu_t *cu, zp_cu_key_info_t *out, unsigned cap);
 /* H2D bandwidth of a bytes-long copy from pageable and from registered host memory, GB/s */
 int zp_cu_bench_h2d(zp_cu_t *cu, size_t bytes, double *gbps_pageable, double *gbps_pinned);
 

@@ -13,6 +13,18 @@
  *   - the order of a proof: H2D of a, b, c, w on the copy stream, an event per vector, the
  *     NTTs on the compute stream as each arrives, d_b / d_c freed once h is formed, h kept on
  *     the device for the H MSM (copied to the host only for compute_h).
+   - staged proofs (issue 10 item 2): zp_cu_stage_in (the worker's staging thread) allocates a
+ *     buffer set from the pool on the copy stream and queues its H2D there, with the set's own
+ *     events; zp_cu_prove_set (the work thread) makes the compute stream wait for them. Memory
+ *     model: the keys' bases + the working memory of one proof + one more staged set must fit
+ *     for two sets; else one set (the stage-in is deferred to the compute, logged once);
+ *   - a small table of keys (issue 10 item 4): resident while they fit next to the working
+ *     memory of the proofs (both sets), least recently used unreferenced keys evicted for a new
+ *     one; a key referenced by a staged or computing set is never evicted.
+ * Threads: one lock (mu) guards the key table, the sets, the twiddle cache, registrations and
+ * the statistics; it is never held across a kernel launch or a stream synchronization of the
+ * compute stream, so a stage-in never waits for the compute; loads (uploads, evictions) are
+ * serialized by load_mu. Every entry point binds the device to the calling thread.
  * Invariants: the pool trimmed before every non-pool allocation (cudaMalloc of bases and
  * twiddles); on an error both streams are synchronized before anything is freed or the call
  * returns (nothing queued still reads a buffer or host memory); every device error leaves as
@@ -20,6 +32,7 @@
  * Tests: tests/test_cuda_exec.c (host emulation: fault injection at every runtime call, ordering
  * checker, budgets, batching, non-resident bases), tests/test_cuda.c (device). */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,29 +42,55 @@
 #include "cu_int.h"
 #include "lib/util/util.h"
 
-enum { MAX_REG = 64 };
+enum { MAX_REG = 64, MAX_TW = 4 };
 static const size_t REG_CHUNK = (size_t)64 << 30;      /* one cudaHostRegister at most */
+
+/* a key of the table: its bases resident (d[]) or streamed from the host (h[]) */
+typedef struct {
+    uintptr_t id;           /* 0: free entry */
+    int curve;
+    unsigned log_n;
+    int resident, pending;  /* pending: the upload (event ZP_CU_EV_KEY0 + index) not yet waited for */
+    void *d[4];
+    const void *h[4];
+    size_t counts[4], bytes;
+    unsigned refs;          /* staged / computing sets and running unstaged proofs using it */
+    int two_sets;           /* the memory model allows a second staged set next to it */
+    uint64_t used;          /* LRU tick */
+} cu_key_t;
+
+/* a buffer set: one staged partition */
+enum { SET_FREE, SET_STAGED, SET_DEFERRED, SET_DONE };
+typedef struct {
+    int state;
+    int key;                /* index into keys (referenced) */
+    zp_cu_prove_args_t args;
+    void *a, *b, *c, *w, *cs;
+    size_t bytes;
+} cu_set_t;
 
 struct zp_cu {
     const zp_cu_rt_ops_t *rt;
     void *r;
     zp_cu_devinfo_t info;
     zp_cu_hooks_t hooks;
+    pthread_mutex_t mu, load_mu;
     zp_cu_stats_t st;
     struct { void *p; size_t len, chunk; } reg[MAX_REG];
     unsigned nreg;
-    /* bases of the current key */
-    int curve;
-    uintptr_t key_id;
-    int resident, bases_pending;
-    void *d_bases[4];
-    const void *h_bases[4];
-    size_t counts[4];
-    /* twiddles w^i (i < n/2) of the last (curve, log_n) */
-    int tw_curve;
-    unsigned tw_log_n;
-    uint64_t *d_tw;
+    /* keys */
+    cu_key_t keys[ZP_CU_MAX_KEYS];
+    int cur;                /* the last loaded, -1 none */
+    uint64_t tick;
+    /* staged buffer sets */
+    cu_set_t sets[ZP_CU_SET_SLOTS];
+    int one_set_logged;
+    /* twiddles w^i (i < n/2) by (curve, log_n) */
+    struct { int curve; unsigned log_n; uint64_t *d; uint64_t used; } tw[MAX_TW];
 };
+
+#define LOCK(cu) pthread_mutex_lock(&(cu)->mu)
+#define UNLOCK(cu) pthread_mutex_unlock(&(cu)->mu)
 
 /* left free (fragmentation, the driver): 1/64 of the device, at most 256 MiB */
 static size_t mem_margin(const zp_cu_t *cu)
@@ -92,6 +131,9 @@ static int cu_open_rt(zp_cu_t **cup, const char *spec, const zp_cu_emu_cfg_t *em
     cu->rt = ops;
     cu->r = r;
     cu->info = info;
+    cu->cur = -1;
+    pthread_mutex_init(&cu->mu, NULL);
+    pthread_mutex_init(&cu->load_mu, NULL);
     *cup = cu;
     return 0;
 }
@@ -116,18 +158,75 @@ int zp_cu_emu_stats(zp_cu_t *cu, zp_cu_emu_stats_t *st)
     return zp_cu_rt_emu_stats(cu->r, st);
 }
 
+static int emu_only(zp_cu_t *cu, const char *what)
+{
+    if (strcmp(cu->rt->name, "host-emulation")) return zp_err_set(ZP_ESTATE, "%s on a %s runtime", what, cu->rt->name);
+    return 0;
+}
+
+int zp_cu_emu_hold(zp_cu_t *cu, int stream)
+{
+    int rc = emu_only(cu, "emulation hold");
+    return rc ? rc : zp_cu_rt_emu_hold(cu->r, stream);
+}
+
+int zp_cu_emu_wait_held(zp_cu_t *cu)
+{
+    int rc = emu_only(cu, "emulation hold");
+    return rc ? rc : zp_cu_rt_emu_wait_held(cu->r);
+}
+
+int zp_cu_emu_release(zp_cu_t *cu)
+{
+    int rc = emu_only(cu, "emulation hold");
+    return rc ? rc : zp_cu_rt_emu_release(cu->r);
+}
+
 void zp_cu_set_hooks(zp_cu_t *cu, const zp_cu_hooks_t *h)
 {
+    LOCK(cu);
     if (h)
         cu->hooks = *h;
     else
         memset(&cu->hooks, 0, sizeof cu->hooks);
+    UNLOCK(cu);
 }
 
-void zp_cu_stats(const zp_cu_t *cu, zp_cu_stats_t *st)
+void zp_cu_stats(const zp_cu_t *cu0, zp_cu_stats_t *st)
 {
+    zp_cu_t *cu = (zp_cu_t *)cu0;
+    LOCK(cu);
     *st = cu->st;
-    st->resident = cu->resident;
+    st->resident = cu->cur >= 0 && cu->keys[cu->cur].resident;
+    st->keys = st->keys_resident = 0;
+    st->keys_bytes = 0;
+    for (int i = 0; i < ZP_CU_MAX_KEYS; i++) {
+        if (!cu->keys[i].id) continue;
+        st->keys++;
+        if (cu->keys[i].resident) {
+            st->keys_resident++;
+            st->keys_bytes += cu->keys[i].bytes;
+        }
+    }
+    st->sets_live = 0;
+    for (int i = 0; i < ZP_CU_SET_SLOTS; i++) st->sets_live += cu->sets[i].state == SET_STAGED;
+    UNLOCK(cu);
+}
+
+unsigned zp_cu_keys(zp_cu_t *cu, zp_cu_key_info_t *out, unsigned cap)
+{
+    unsigned n = 0;
+    LOCK(cu);
+    for (int i = 0; i < ZP_CU_MAX_KEYS; i++) {
+        const cu_key_t *k = &cu->keys[i];
+        if (!k->id) continue;
+        if (n < cap)
+            out[n] = (zp_cu_key_info_t){.key_id = k->id, .curve = k->curve, .log_n = k->log_n, .resident = k->resident,
+                                        .refs = k->refs, .bytes = k->resident ? k->bytes : 0};
+        n++;
+    }
+    UNLOCK(cu);
+    return n;
 }
 
 static void sync_all(zp_cu_t *cu)
@@ -136,30 +235,33 @@ static void sync_all(zp_cu_t *cu)
     (void)cu->rt->sync(cu->r, ZP_CU_S_COMP);
 }
 
-static void free_bases(zp_cu_t *cu)
+/* the device current on this thread (CUDA: per thread) */
+static int bind(zp_cu_t *cu) { return cu->rt->bind ? cu->rt->bind(cu->r) : 0; }
+
+/* a table entry's device memory back (the entry must be unreferenced; cudaFree synchronizes,
+ * so an upload in flight has landed first) */
+static void key_drop(zp_cu_t *cu, cu_key_t *k)
 {
-    sync_all(cu);    /* an upload in flight still writes them */
-    for (int i = 0; i < 4; i++) {
-        if (cu->d_bases[i]) (void)cu->rt->dfree(cu->r, cu->d_bases[i]);
-        cu->d_bases[i] = NULL;
-        cu->h_bases[i] = NULL;
-        cu->counts[i] = 0;
-    }
-    cu->key_id = 0;
-    cu->curve = 0;
-    cu->resident = 0;
-    cu->bases_pending = 0;
+    for (int i = 0; i < 4; i++)
+        if (k->d[i]) (void)cu->rt->dfree(cu->r, k->d[i]);
+    memset(k, 0, sizeof *k);
 }
 
 void zp_cu_close(zp_cu_t **cup)
 {
     zp_cu_t *cu = *cup;
     if (!cu) return;
+    (void)bind(cu);
     sync_all(cu);
+    for (unsigned i = 0; i < ZP_CU_SET_SLOTS; i++) (void)zp_cu_release_set(cu, i);
     while (cu->nreg) zp_cu_host_unregister(cu, cu->reg[cu->nreg - 1].p);
-    free_bases(cu);
-    if (cu->d_tw) (void)cu->rt->dfree(cu->r, cu->d_tw);
+    for (int i = 0; i < ZP_CU_MAX_KEYS; i++)
+        if (cu->keys[i].id) key_drop(cu, &cu->keys[i]);
+    for (int i = 0; i < MAX_TW; i++)
+        if (cu->tw[i].d) (void)cu->rt->dfree(cu->r, cu->tw[i].d);
     cu->rt->close(cu->r);
+    pthread_mutex_destroy(&cu->mu);
+    pthread_mutex_destroy(&cu->load_mu);
     free(cu);
     *cup = NULL;
 }
@@ -168,7 +270,9 @@ void zp_cu_close(zp_cu_t **cup)
 
 static int trim(zp_cu_t *cu)
 {
+    LOCK(cu);
     cu->st.pool_trims++;
+    UNLOCK(cu);
     return cu->rt->pool_trim(cu->r);
 }
 
@@ -186,7 +290,7 @@ int zp_cu_mem_report(zp_cu_t *cu, char *buf, size_t cap)
 {
     size_t fr = 0, tot = 0, used = 0, res = 0;
     int rc;
-    if ((rc = cu->rt->mem_info(cu->r, &fr, &tot)) || (rc = cu->rt->pool_usage(cu->r, &used, &res)))
+    if ((rc = bind(cu)) || (rc = cu->rt->mem_info(cu->r, &fr, &tot)) || (rc = cu->rt->pool_usage(cu->r, &used, &res)))
         return dev_rc(rc);
     snprintf(buf, cap, "pool used %.3f GiB reserved %.3f GiB, device free %.3f GiB of %.3f GiB",
              used / 1073741824.0, res / 1073741824.0, fr / 1073741824.0, tot / 1073741824.0);
@@ -236,34 +340,54 @@ static int msm_budgeted(zp_cu_t *cu, int s, int curve, zp_cu_msm_out_t *out, con
     for (;;) {
         rc = cu->rt->msm(cu->r, s, curve, out, pts, sc, n, &t);
         if (rc == 0) {
+            LOCK(cu);
             cu->st.msm_batches += out->batches;
             cu->st.last_max_pairs = out->max_pairs;
+            UNLOCK(cu);
             return 0;
         }
         if (rc != -ENOMEM || t.max_pairs <= n || n == 0) return rc;
         int r2 = cu->rt->sync(cu->r, s);
         if (r2) return r2;
+        LOCK(cu);
         cu->st.msm_retries++;
+        UNLOCK(cu);
         zp_log(ZP_LOG_WARN, "cuda: MSM of %zu points out of device memory at %zu pairs a batch: retrying with %zu", n,
                t.max_pairs, t.max_pairs / 2 > n ? t.max_pairs / 2 : n);
         t.max_pairs = t.max_pairs / 2 > n ? t.max_pairs / 2 : n;
     }
 }
 
+/* the twiddle cache entry of (curve, log_n), or -1 (mu held) */
+static int tw_find(const zp_cu_t *cu, int curve, unsigned log_n)
+{
+    for (int i = 0; i < MAX_TW; i++)
+        if (cu->tw[i].d && cu->tw[i].curve == curve && cu->tw[i].log_n == log_n) return i;
+    return -1;
+}
+
+/* device bytes of one staged buffer set of 2^log_n: a, b, c, w and the coset tables */
+static size_t set_bytes(unsigned log_n, size_t n_vars)
+{
+    size_t n = (size_t)1 << log_n;
+    size_t cs = 2 * ((size_t)1 << ((log_n + 2) / 2)) * FR;        /* lo + hi tables, generous */
+    return 3 * n * FR + cs + n_vars * FR;
+}
+
 /* peak device memory of a proof of 2^log_n besides the bases: the NTT phase (a, b, c, w,
- * coset tables) or the MSM phase (h, w, the largest MSM at its default budget, the streamed
- * bases buffer when not resident), plus the twiddles when they are not there yet */
+ * coset tables: one buffer set) or the MSM phase (h, w, the largest MSM at its default budget,
+ * the streamed bases buffer when not resident), plus the twiddles when they are not there yet.
+ * A second staged set (double buffering) is set_bytes more. mu held. */
 static size_t proof_work_bytes(zp_cu_t *cu, int curve, unsigned log_n, size_t max_points, size_t n_vars,
                                int streamed)
 {
     size_t n = (size_t)1 << log_n;
-    size_t cs = 2 * ((size_t)1 << ((log_n + 2) / 2)) * FR;        /* lo + hi tables, generous */
-    size_t ntt = 3 * n * FR + cs + n_vars * FR;
+    size_t ntt = set_bytes(log_n, n_vars);
     zp_cu_msm_tune_t t = cu->hooks.tune;
     if (!t.par) t.par = cu->info.sms * cu->info.threads_per_sm;
     size_t msm = n * FR + n_vars * FR + msm_bytes(cu, curve, max_points, &t, NULL) +
                  (streamed ? max_points * g1a_bytes(curve) : 0);
-    size_t tw = cu->d_tw && cu->tw_curve == curve && cu->tw_log_n == log_n ? 0 : n / 2 * FR;
+    size_t tw = tw_find(cu, curve, log_n) >= 0 ? 0 : n / 2 * FR;
     return (ntt > msm ? ntt : msm) + tw;
 }
 
@@ -305,7 +429,10 @@ int zp_cu_host_register_step(zp_cu_t *cu, void *p, size_t len, size_t chunk, siz
     int rc;
     if (!chunk || chunk > REG_CHUNK) chunk = REG_CHUNK;
     if (!p || !len) return zp_err_set(-EINVAL, "host_register: empty range");
+    if ((rc = bind(cu))) return dev_rc(rc);
+    LOCK(cu);
     int i = find_reg(cu, p);
+    UNLOCK(cu);
     if (i >= 0 && cu->reg[i].len == len) {   /* pinned already (at start): nothing to do */
         *done = len;
         return 0;
@@ -325,10 +452,14 @@ int zp_cu_host_register_step(zp_cu_t *cu, void *p, size_t len, size_t chunk, siz
         *done += n;
     }
     if (*done == len) {
-        cu->reg[cu->nreg].p = p;
-        cu->reg[cu->nreg].len = len;
-        cu->reg[cu->nreg].chunk = chunk;
-        cu->nreg++;
+        LOCK(cu);
+        if (cu->nreg < MAX_REG) {
+            cu->reg[cu->nreg].p = p;
+            cu->reg[cu->nreg].len = len;
+            cu->reg[cu->nreg].chunk = chunk;
+            cu->nreg++;
+        }
+        UNLOCK(cu);
     }
     return 0;
 }
@@ -337,7 +468,9 @@ int zp_cu_host_register(zp_cu_t *cu, void *p, size_t len)
 {
     size_t done = 0;
     uint64_t t0 = zp_now_ns();
+    LOCK(cu);
     int known = find_reg(cu, p) >= 0;
+    UNLOCK(cu);
     int rc = zp_cu_host_register_step(cu, p, len, 0, &done, 0);
     if (rc == 0 && !known)
         zp_log(ZP_LOG_INFO, "cuda: registered %.2f GiB at %p in %.1f ms (pre-fault included)", (double)len / (1 << 30),
@@ -347,81 +480,209 @@ int zp_cu_host_register(zp_cu_t *cu, void *p, size_t len)
 
 int zp_cu_host_unregister(zp_cu_t *cu, void *p)
 {
+    int rc = bind(cu);
+    if (rc) return dev_rc(rc);
+    LOCK(cu);
     int i = find_reg(cu, p);
-    if (i < 0) return zp_err_set(-EINVAL, "host_unregister: %p was not registered", p);
+    if (i < 0) {
+        UNLOCK(cu);
+        return zp_err_set(-EINVAL, "host_unregister: %p was not registered", p);
+    }
     size_t len = cu->reg[i].len, chunk = cu->reg[i].chunk;
     cu->reg[i] = cu->reg[--cu->nreg];
+    UNLOCK(cu);
     sync_all(cu);    /* no copy from it may be in flight */
     return dev_rc(unregister_chunks(cu, p, len, chunk));
 }
 
-/* ---------------------------------------------------------------- bases */
+/* ---------------------------------------------------------------- keys */
 
-static int load_bases(zp_cu_t *cu, int curve, uintptr_t key_id, unsigned log_n, const void *const bases[4],
-                      const size_t counts[4], int *resident)
+/* the table entry of key_id, or -1 (mu held) */
+static int key_find(const zp_cu_t *cu, uintptr_t id, int curve)
 {
+    for (int i = 0; i < ZP_CU_MAX_KEYS; i++)
+        if (id && cu->keys[i].id == id && cu->keys[i].curve == curve) return i;
+    return -1;
+}
+
+/* the least recently used unreferenced entry, or -1 (mu held) */
+static int key_victim(const zp_cu_t *cu)
+{
+    int v = -1;
+    for (int i = 0; i < ZP_CU_MAX_KEYS; i++) {
+        const cu_key_t *k = &cu->keys[i];
+        if (k->id && !k->refs && (v < 0 || k->used < cu->keys[v].used)) v = i;
+    }
+    return v;
+}
+
+/* evict entry v (unreferenced; load_mu held): out of the table under mu, so nobody finds it,
+ * then its memory back */
+static void key_evict(zp_cu_t *cu, int v)
+{
+    LOCK(cu);
+    cu_key_t k = cu->keys[v];
+    memset(&cu->keys[v], 0, sizeof cu->keys[v]);
+    if (cu->cur == v) cu->cur = -1;
+    cu->st.key_evictions++;
+    UNLOCK(cu);
+    zp_log(ZP_LOG_INFO, "cuda: key %#lx evicted from the device (%s, %.3f MiB; least recently used, unreferenced)",
+           (unsigned long)k.id, k.resident ? "resident" : "streamed", (double)k.bytes / (1 << 20));
+    key_drop(cu, &k);
+}
+
+/* memory the proofs and keys may use: device free + what our pool holds (all of it proof
+ * working memory, which the model counts itself), after the pool's cache was given back */
+static int model_avail(zp_cu_t *cu, size_t *avail)
+{
+    size_t fr = 0, tot = 0, used = 0, res = 0;
     int rc;
-    if (cu->key_id == key_id && cu->curve == curve && key_id != 0) {
-        *resident = cu->resident;
+    if ((rc = trim(cu)) || (rc = cu->rt->mem_info(cu->r, &fr, &tot)) || (rc = cu->rt->pool_usage(cu->r, &used, &res)))
+        return rc;
+    *avail = fr + res;
+    return 0;
+}
+
+/* find or add key_id; *slot = its entry (referenced when take_ref). A new key is resident when
+ * its bases + the working memory of a proof + a second staged set fit (evicting least recently
+ * used unreferenced keys as needed); else resident with one set if that fits; else streamed. */
+static int load_bases(zp_cu_t *cu, int curve, uintptr_t key_id, unsigned log_n, const void *const bases[4],
+                      const size_t counts[4], int take_ref, int *slot, int *resident)
+{
+    int rc = 0, i;
+    if (!key_id) return zp_err_set(-EINVAL, "cuda load_bases: key id 0");
+    if (curve != 1 && curve != 2) return zp_err_set(ZP_ECURVE, "cuda load_bases: curve %d", curve);
+    pthread_mutex_lock(&cu->load_mu);
+    LOCK(cu);
+    if ((i = key_find(cu, key_id, curve)) >= 0) {
+        cu_key_t *k = &cu->keys[i];
+        k->used = ++cu->tick;
+        k->refs += take_ref != 0;
+        cu->cur = i;
+        *slot = i;
+        *resident = k->resident;
+        UNLOCK(cu);
+        pthread_mutex_unlock(&cu->load_mu);
         return 0;
     }
-    free_bases(cu);
-    size_t total = 0, maxn = 0;
-    for (int i = 0; i < 4; i++) {
-        total += counts[i] * g1a_bytes(curve);
-        maxn = counts[i] > maxn ? counts[i] : maxn;
+    for (i = 0; i < ZP_CU_MAX_KEYS && cu->keys[i].id; i++) {}
+    int forced = cu->hooks.force_streamed;
+    UNLOCK(cu);
+    if (i == ZP_CU_MAX_KEYS) {   /* table full: the least recently used unreferenced key goes */
+        LOCK(cu);
+        i = key_victim(cu);
+        UNLOCK(cu);
+        if (i < 0) {
+            pthread_mutex_unlock(&cu->load_mu);
+            return zp_err_set(ZP_ETOOBIG, "cuda: %d proving keys in use at once (the table holds %d)", ZP_CU_MAX_KEYS,
+                              ZP_CU_MAX_KEYS);
+        }
+        key_evict(cu, i);
     }
-    /* the pool's cache is free memory to us: give it back before judging what fits */
-    size_t freeb = 0, totalb = 0;
-    if ((rc = trim(cu)) || (rc = cu->rt->mem_info(cu->r, &freeb, &totalb))) return rc;
+    cu_key_t k;
+    memset(&k, 0, sizeof k);
+    k.id = key_id;
+    k.curve = curve;
+    k.log_n = log_n;
+    size_t maxn = 0;
+    for (int j = 0; j < 4; j++) {
+        k.bytes += counts[j] * g1a_bytes(curve);
+        maxn = counts[j] > maxn ? counts[j] : maxn;
+        k.h[j] = bases[j];
+        k.counts[j] = counts[j];
+    }
+    LOCK(cu);
     size_t work = proof_work_bytes(cu, curve, log_n, maxn, counts[0], 0);
-    size_t need = total + work + mem_margin(cu);
-    cu->curve = curve;
-    cu->key_id = key_id;
-    for (int i = 0; i < 4; i++) {
-        cu->h_bases[i] = bases[i];
-        cu->counts[i] = counts[i];
+    size_t work_s = proof_work_bytes(cu, curve, log_n, maxn, counts[0], 1);
+    UNLOCK(cu);
+    size_t setb = set_bytes(log_n, counts[0]), margin = mem_margin(cu), avail = 0;
+    /* the pool's cache is free memory to us: give it back before judging what fits */
+    for (;;) {
+        if ((rc = model_avail(cu, &avail))) goto out;
+        if (forced) break;
+        zp_log(ZP_LOG_DEBUG, "cuda: key %#lx: bases %zu + work %zu + set %zu + margin %zu bytes, %zu available",
+               (unsigned long)key_id, k.bytes, work, setb, margin, avail);
+        if (k.bytes + work + setb + margin <= avail) {
+            k.resident = k.two_sets = 1;
+            break;
+        }
+        LOCK(cu);
+        int v = key_victim(cu);
+        UNLOCK(cu);
+        if (v >= 0) {   /* an unreferenced key makes room (both buffer sets next to this key) */
+            key_evict(cu, v);
+            continue;
+        }
+        if (k.bytes + work + margin <= avail) k.resident = 1;   /* resident, one buffer set */
+        break;
     }
-    *resident = 0;
-    if (cu->hooks.force_streamed || need > freeb) {
-        zp_log(ZP_LOG_WARN, "cuda: key bases %.2f GiB + work %.2f GiB > %.2f GiB free%s: bases are copied per proof",
-               (double)total / (1 << 30), (double)work / (1 << 30), (double)freeb / (1 << 30),
-               cu->hooks.force_streamed ? " (or forced by a test hook)" : "");
-        return 0;
+    if (!k.resident) {
+        k.two_sets = work_s + setb + margin <= avail;
+        zp_log(ZP_LOG_WARN, "cuda: key bases %.3f MiB + work %.3f MiB > %.3f MiB free%s: bases are copied per proof",
+               (double)k.bytes / (1 << 20), (double)work / (1 << 20), (double)avail / (1 << 20),
+               forced ? " (or forced by a test hook)" : "");
+    } else if (!k.two_sets) {
+        zp_log(ZP_LOG_WARN, "cuda: key bases %.3f MiB + work %.3f MiB + a second buffer set %.3f MiB > %.3f MiB free: "
+               "one buffer set (the H2D of a partition waits for the previous compute)", (double)k.bytes / (1 << 20),
+               (double)work / (1 << 20), (double)setb / (1 << 20), (double)avail / (1 << 20));
     }
-    /* upload on the copy stream; the compute stream waits for ZP_CU_EV_BASES before any MSM */
-    for (int i = 0; i < 4; i++) {
-        size_t b = counts[i] * g1a_bytes(curve);
-        if ((rc = cu->rt->dmalloc(cu->r, &cu->d_bases[i], b ? b : 1)) == -ENOMEM) {
+    /* upload on the copy stream; the compute stream waits for ZP_CU_EV_KEY0 + i before any MSM */
+    for (int j = 0; k.resident && j < 4; j++) {
+        size_t b = counts[j] * g1a_bytes(curve);
+        if ((rc = cu->rt->dmalloc(cu->r, &k.d[j], b ? b : 1)) == -ENOMEM) {
             /* memory went elsewhere since mem_info: copy per proof instead */
             zp_log(ZP_LOG_WARN, "cuda: key bases do not fit after all (%s): bases are copied per proof", zp_err_msg());
-            free_bases(cu);
-            cu->curve = curve;
-            cu->key_id = key_id;
-            for (int j = 0; j < 4; j++) {
-                cu->h_bases[j] = bases[j];
-                cu->counts[j] = counts[j];
+            for (int x = 0; x < 4; x++) {
+                if (k.d[x]) (void)cu->rt->dfree(cu->r, k.d[x]);
+                k.d[x] = NULL;
             }
-            return 0;
+            k.resident = 0;
+            rc = 0;
+            break;
         }
-        if (rc) goto fail;
-        if (b && (rc = cu->rt->h2d(cu->r, ZP_CU_S_COPY, cu->d_bases[i], bases[i], b))) goto fail;
+        if (rc) goto out;
+        if (b && (rc = cu->rt->h2d(cu->r, ZP_CU_S_COPY, k.d[j], bases[j], b))) goto out;
     }
-    if ((rc = cu->rt->record(cu->r, ZP_CU_S_COPY, ZP_CU_EV_BASES))) goto fail;
-    cu->resident = 1;
-    cu->bases_pending = 1;
-    *resident = 1;
-    zp_log(ZP_LOG_INFO, "cuda: key bases resident, %.2f GiB (upload queued)", (double)total / (1 << 30));
-    return 0;
-fail:
-    free_bases(cu);
+    if (k.resident) {
+        if ((rc = cu->rt->record(cu->r, ZP_CU_S_COPY, ZP_CU_EV_KEY0 + i))) goto out;
+        k.pending = 1;
+        zp_log(ZP_LOG_INFO, "cuda: key %#lx bases resident, %.3f MiB (upload queued; %s)", (unsigned long)key_id,
+               (double)k.bytes / (1 << 20), k.two_sets ? "two buffer sets fit" : "one buffer set");
+    }
+out:
+    if (rc) {
+        sync_all(cu);   /* an upload in flight still writes them */
+        for (int x = 0; x < 4; x++)
+            if (k.d[x]) (void)cu->rt->dfree(cu->r, k.d[x]);
+    } else {
+        LOCK(cu);
+        k.refs = take_ref != 0;
+        k.used = ++cu->tick;
+        cu->keys[i] = k;
+        cu->cur = i;
+        cu->st.key_uploads += k.resident;
+        cu->st.one_set = !k.two_sets;
+        *slot = i;
+        *resident = k.resident;
+        UNLOCK(cu);
+    }
+    pthread_mutex_unlock(&cu->load_mu);
     return rc;
 }
 
 int zp_cu_load_bases(zp_cu_t *cu, int curve, uintptr_t key_id, unsigned log_n, const void *const bases[4],
                      const size_t counts[4], int *resident)
 {
-    return dev_rc(load_bases(cu, curve, key_id, log_n, bases, counts, resident));
+    int slot, rc = bind(cu);
+    return dev_rc(rc ? rc : load_bases(cu, curve, key_id, log_n, bases, counts, 0, &slot, resident));
+}
+
+static void key_unref(zp_cu_t *cu, int i, int upload_done)
+{
+    LOCK(cu);
+    if (cu->keys[i].refs) cu->keys[i].refs--;
+    if (upload_done) cu->keys[i].pending = 0;
+    UNLOCK(cu);
 }
 
 /* ---------------------------------------------------------------- MSM, NTT, proof */
@@ -439,7 +700,7 @@ static int msm_g1(zp_cu_t *cu, int curve, zp_cu_msm_out_t *out, const void *poin
     void *dp = NULL, *ds = NULL;
     const int s = ZP_CU_S_COMP;
     size_t pb = n * g1a_bytes(curve), sb = n * FR;
-    if ((rc = check_msm(curve, n))) return rc;
+    if ((rc = check_msm(curve, n)) || (rc = bind(cu))) return rc;
     if ((rc = cu->rt->alloc(cu->r, s, &dp, pb)) || (rc = cu->rt->alloc(cu->r, s, &ds, sb))) goto out;
     if (n && ((rc = cu->rt->h2d(cu->r, s, dp, points, pb)) || (rc = cu->rt->h2d(cu->r, s, ds, scalars, sb)))) goto out;
     if ((rc = msm_budgeted(cu, s, curve, out, dp, (const uint64_t *)ds, n, 0))) goto out;
@@ -461,21 +722,39 @@ int zp_cu_msm_g1(zp_cu_t *cu, int curve, zp_cu_msm_out_t *out, const void *point
     return dev_rc(rc);
 }
 
-/* the twiddle table w^i (i < n/2) for (curve, log_n), built on the device from tw's two tables */
-static int ensure_twiddles(zp_cu_t *cu, int curve, unsigned log_n, const zp_cu_pow_table_t *tw)
+/* the twiddle table w^i (i < n/2) for (curve, log_n), built on the device from tw's two tables
+ * (work thread: the only one that computes); a small cache, least recently used replaced */
+static int ensure_twiddles(zp_cu_t *cu, int curve, unsigned log_n, const zp_cu_pow_table_t *tw, const uint64_t **d_tw)
 {
-    int rc;
-    if (cu->d_tw && cu->tw_curve == curve && cu->tw_log_n == log_n) return 0;
-    if (cu->d_tw) (void)cu->rt->dfree(cu->r, cu->d_tw);
-    cu->d_tw = NULL;
+    int rc, j = -1;
+    LOCK(cu);
+    int i = tw_find(cu, curve, log_n);
+    if (i >= 0) {
+        cu->tw[i].used = ++cu->tick;
+        *d_tw = cu->tw[i].d;
+        UNLOCK(cu);
+        return 0;
+    }
+    for (int x = 0; x < MAX_TW && j < 0; x++)
+        if (!cu->tw[x].d) j = x;
+    if (j < 0) {   /* full: the least recently used goes */
+        j = 0;
+        for (int x = 1; x < MAX_TW; x++)
+            if (cu->tw[x].used < cu->tw[j].used) j = x;
+    }
+    uint64_t *old = cu->tw[j].d;
+    memset(&cu->tw[j], 0, sizeof cu->tw[j]);
+    UNLOCK(cu);
+    if (old) (void)cu->rt->dfree(cu->r, old);
+    uint64_t *d = NULL;
     size_t half = ((size_t)1 << log_n) / 2, nlo = (size_t)1 << tw->k1;
     void *dlo = NULL, *dhi = NULL;
     const int s = ZP_CU_S_COMP;
     /* a non-pool allocation: the pool's cache must not stand in its way */
-    if ((rc = trim(cu)) || (rc = cu->rt->dmalloc(cu->r, (void **)&cu->d_tw, (half ? half : 1) * FR))) goto out;
+    if ((rc = trim(cu)) || (rc = cu->rt->dmalloc(cu->r, (void **)&d, (half ? half : 1) * FR))) goto out;
     if ((rc = cu->rt->alloc(cu->r, s, &dlo, nlo * FR)) || (rc = cu->rt->alloc(cu->r, s, &dhi, tw->nhi * FR)) ||
         (rc = cu->rt->h2d(cu->r, s, dlo, tw->lo, nlo * FR)) || (rc = cu->rt->h2d(cu->r, s, dhi, tw->hi, tw->nhi * FR)) ||
-        (rc = cu->rt->pow_table(cu->r, s, curve, cu->d_tw, half, (uint64_t *)dlo, (uint64_t *)dhi, tw->k1)))
+        (rc = cu->rt->pow_table(cu->r, s, curve, d, half, (uint64_t *)dlo, (uint64_t *)dhi, tw->k1)))
         goto out;
     rc = cu->rt->sync(cu->r, s);
 out:
@@ -483,12 +762,16 @@ out:
     (void)cu->rt->free(cu->r, s, dhi);
     (void)cu->rt->free(cu->r, s, dlo);
     if (rc) {
-        if (cu->d_tw) (void)cu->rt->dfree(cu->r, cu->d_tw);
-        cu->d_tw = NULL;
+        if (d) (void)cu->rt->dfree(cu->r, d);
         return rc;
     }
-    cu->tw_curve = curve;
-    cu->tw_log_n = log_n;
+    LOCK(cu);
+    cu->tw[j].curve = curve;
+    cu->tw[j].log_n = log_n;
+    cu->tw[j].d = d;
+    cu->tw[j].used = ++cu->tick;
+    UNLOCK(cu);
+    *d_tw = d;
     return 0;
 }
 
@@ -512,58 +795,99 @@ static void free_proof_bufs(zp_cu_t *cu, proof_bufs_t *d)
     }
 }
 
-/* the 4 MSMs of a proof on the compute stream; h (the H scalars) is d->a */
-static int prove_msms(zp_cu_t *cu, const zp_cu_prove_args_t *a, proof_bufs_t *d, zp_cu_msm_out_t out[4])
+/* the 4 MSMs of a proof on the compute stream over key k's bases; h (the H scalars) is d->a;
+ * ev_w: the event after w's copy; reserve: bytes the MSM budget leaves free (a staged set) */
+static int prove_msms(zp_cu_t *cu, const zp_cu_prove_args_t *a, proof_bufs_t *d, const cu_key_t *k, int key_ev,
+                      int key_pending, int ev_w, size_t reserve, zp_cu_msm_out_t out[4])
 {
     const int sc = ZP_CU_S_COMP, curve = a->curve;
     size_t n = (size_t)1 << a->log_n;
     const uint64_t *sc_of[4] = {d->w, d->w, (const uint64_t *)d->w + 4 * ((size_t)a->n_public + 1), d->a};
     size_t n_of[4] = {a->n_vars, a->n_vars, (size_t)a->n_vars - a->n_public - 1, n};
     int rc;
-    if ((rc = cu->rt->wait(cu->r, sc, ZP_CU_EV_W))) return rc;
-    if (cu->bases_pending && (rc = cu->rt->wait(cu->r, sc, ZP_CU_EV_BASES))) return rc;
+    if ((rc = cu->rt->wait(cu->r, sc, ev_w))) return rc;
+    if (key_pending && (rc = cu->rt->wait(cu->r, sc, key_ev))) return rc;
     if ((rc = cu->rt->record(cu->r, sc, ZP_CU_EV_M0))) return rc;
     size_t maxb = 0;
     for (int m = 0; m < 4; m++) {
-        if (n_of[m] > cu->counts[m])
+        if (n_of[m] > k->counts[m])
             return zp_err_set(ZP_EMISMATCH, "cuda prove: MSM %d over %zu scalars, key has %zu bases", m, n_of[m],
-                              cu->counts[m]);
+                              k->counts[m]);
         maxb = n_of[m] > maxb ? n_of[m] : maxb;
     }
-    if (!cu->resident && (rc = cu->rt->alloc(cu->r, sc, &d->base, (maxb ? maxb : 1) * g1a_bytes(curve)))) return rc;
+    if (!k->resident && (rc = cu->rt->alloc(cu->r, sc, &d->base, (maxb ? maxb : 1) * g1a_bytes(curve)))) return rc;
     for (int m = 0; m < 4; m++) {
-        const void *bases = cu->d_bases[m];
-        if (!cu->resident) {   /* this MSM's bases now, into the one buffer (stream order reuses it) */
+        const void *bases = k->d[m];
+        if (!k->resident) {   /* this MSM's bases now, into the one buffer (stream order reuses it) */
             size_t bb = n_of[m] * g1a_bytes(curve);
-            if (bb && (rc = cu->rt->h2d(cu->r, sc, d->base, cu->h_bases[m], bb))) return rc;
+            if (bb && (rc = cu->rt->h2d(cu->r, sc, d->base, k->h[m], bb))) return rc;
             bases = d->base;
         }
-        if ((rc = msm_budgeted(cu, sc, curve, &out[m], bases, sc_of[m], n_of[m], 0))) return rc;
+        if ((rc = msm_budgeted(cu, sc, curve, &out[m], bases, sc_of[m], n_of[m], reserve))) return rc;
         if ((rc = cu->rt->record(cu->r, sc, ZP_CU_EV_M1 + m))) return rc;
     }
     return 0;
 }
 
-static int prove(zp_cu_t *cu, const zp_cu_prove_args_t *a, zp_cu_msm_out_t out[4], zp_cu_times_t *t)
+/* the NTT phase on the compute stream: a, b, c to the coset as each arrives (events ev_a + v),
+ * h = join into d->a; b, c and the coset tables freed (the compute stream waited for them) */
+static int prove_ntts(zp_cu_t *cu, const zp_cu_prove_args_t *a, proof_bufs_t *d, const uint64_t *d_tw, int ev_a)
 {
-    int rc, curve = a->curve;
+    const int sc = ZP_CU_S_COMP;
+    size_t n = (size_t)1 << a->log_n, ncs_lo = (size_t)1 << a->cs.k1;
+    const uint64_t *cs_lo = d->cs, *cs_hi = cs_lo + 4 * ncs_lo;
+    void *vec[3] = {d->a, d->b, d->c};
+    int rc;
+    for (int v = 0; v < 3; v++) {
+        if ((rc = cu->rt->wait(cu->r, sc, ev_a + v))) return rc;
+        if (v == 0 && (rc = cu->rt->record(cu->r, sc, ZP_CU_EV_NTT0))) return rc;
+        if ((rc = cu->rt->coset(cu->r, sc, a->curve, vec[v], a->log_n, d_tw, cs_lo, cs_hi, a->cs.k1))) return rc;
+    }
+    if ((rc = cu->rt->join(cu->r, sc, a->curve, d->a, d->b, d->c, n)) || (rc = cu->rt->record(cu->r, sc, ZP_CU_EV_NTT1)))
+        return rc;
+    void **done[] = {&d->b, &d->c, &d->cs};
+    for (int i = 0; i < 3; i++) {
+        rc = cu->rt->free(cu->r, sc, *done[i]);
+        *done[i] = NULL;
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* the key a proof uses, referenced: key_id's entry (0 = the last loaded); -1 and an error */
+static int key_take(zp_cu_t *cu, const zp_cu_prove_args_t *a, int *pending)
+{
+    LOCK(cu);
+    int i = a->key_id ? key_find(cu, a->key_id, a->curve) : cu->cur;
+    if (i >= 0 && cu->keys[i].curve != a->curve) i = -1;
+    if (i >= 0) {
+        cu->keys[i].refs++;
+        *pending = cu->keys[i].pending;
+    }
+    UNLOCK(cu);
+    if (i < 0) zp_err_set(ZP_ESTATE, "cuda prove: no key loaded for curve %d", a->curve);
+    return i;
+}
+
+/* the unstaged proof (and a deferred set): H2D, NTTs, MSMs in one call; ki: the referenced key
+ * (-1 for compute_h) */
+static int prove_with(zp_cu_t *cu, const zp_cu_prove_args_t *a, int ki, int key_pending, zp_cu_msm_out_t out[4],
+                      zp_cu_times_t *t)
+{
+    int rc;
     const int sc = ZP_CU_S_COMP, sx = ZP_CU_S_COPY;
     size_t n = (size_t)1 << a->log_n, vb = n * FR, ncs_lo = (size_t)1 << a->cs.k1;
     int with_msm = a->w != NULL;
     proof_bufs_t d = {0};
-    uint64_t *d_cs_lo, *d_cs_hi;
-    if (curve != 1 && curve != 2) return zp_err_set(ZP_ECURVE, "cuda prove: curve %d", curve);
-    if (with_msm && (cu->curve != curve || !cu->key_id))
-        return zp_err_set(ZP_ESTATE, "cuda prove: no key loaded for curve %d", curve);
-    if ((rc = ensure_twiddles(cu, curve, a->log_n, &a->tw))) goto out;
+    const uint64_t *d_tw = NULL;
+    if ((rc = ensure_twiddles(cu, a->curve, a->log_n, &a->tw, &d_tw))) goto out;
 
     /* buffers (stream-ordered on the compute stream; the copy stream waits for them) */
     if ((rc = cu->rt->alloc(cu->r, sc, &d.a, vb)) || (rc = cu->rt->alloc(cu->r, sc, &d.b, vb)) ||
         (rc = cu->rt->alloc(cu->r, sc, &d.c, vb)) || (rc = cu->rt->alloc(cu->r, sc, &d.cs, (ncs_lo + a->cs.nhi) * FR)) ||
         (with_msm && (rc = cu->rt->alloc(cu->r, sc, &d.w, (size_t)a->n_vars * FR))))
         goto out;
-    d_cs_lo = d.cs;
-    d_cs_hi = d_cs_lo + 4 * ncs_lo;
+    uint64_t *d_cs_lo = d.cs, *d_cs_hi = d_cs_lo + 4 * ncs_lo;
     if ((rc = cu->rt->record(cu->r, sc, ZP_CU_EV_H2D0)) || (rc = cu->rt->wait(cu->r, sx, ZP_CU_EV_H2D0))) goto out;
 
     /* H2D on the copy stream, one event per vector */
@@ -576,31 +900,14 @@ static int prove(zp_cu_t *cu, const zp_cu_prove_args_t *a, zp_cu_msm_out_t out[4
     if (with_msm && (rc = cu->rt->h2d(cu->r, sx, d.w, a->w, (size_t)a->n_vars * FR))) goto out;
     if ((rc = cu->rt->record(cu->r, sx, ZP_CU_EV_W))) goto out;
 
-    /* NTTs on the compute stream as each vector arrives */
-    void *vec[3] = {d.a, d.b, d.c};
-    for (int v = 0; v < 3; v++) {
-        if ((rc = cu->rt->wait(cu->r, sc, ZP_CU_EV_A + v))) goto out;
-        if (v == 0 && (rc = cu->rt->record(cu->r, sc, ZP_CU_EV_NTT0))) goto out;
-        if ((rc = cu->rt->coset(cu->r, sc, curve, vec[v], a->log_n, cu->d_tw, d_cs_lo, d_cs_hi, a->cs.k1))) goto out;
-    }
-    if ((rc = cu->rt->join(cu->r, sc, curve, d.a, d.b, d.c, n)) || (rc = cu->rt->record(cu->r, sc, ZP_CU_EV_NTT1)))
-        goto out;
-    /* h is formed (in d.a): b, c and the coset tables are done with (stream order: the compute
-     * stream waited for their copies) */
-    void **done[] = {&d.b, &d.c, &d.cs};
-    for (int i = 0; i < 3; i++) {
-        rc = cu->rt->free(cu->r, sc, *done[i]);
-        *done[i] = NULL;
-        if (rc) goto out;
-    }
+    if ((rc = prove_ntts(cu, a, &d, d_tw, ZP_CU_EV_A))) goto out;
     if (with_msm) {
-        if ((rc = prove_msms(cu, a, &d, out))) goto out;
+        if ((rc = prove_msms(cu, a, &d, &cu->keys[ki], ZP_CU_EV_KEY0 + ki, key_pending, ZP_CU_EV_W, 0, out))) goto out;
     } else if ((rc = cu->rt->record(cu->r, sc, ZP_CU_EV_D2H0)) || (rc = cu->rt->d2h(cu->r, sc, a->h, d.a, vb)) ||
                (rc = cu->rt->record(cu->r, sc, ZP_CU_EV_D2H1))) {
         goto out;
     }
     if ((rc = cu->rt->sync(cu->r, sx)) || (rc = cu->rt->sync(cu->r, sc))) goto out;
-    cu->bases_pending = 0;
     t->h2d_ns = ev_ns(cu, ZP_CU_EV_H2D0, ZP_CU_EV_W);
     t->ntt_ns = ev_ns(cu, ZP_CU_EV_NTT0, ZP_CU_EV_NTT1);
     if (!with_msm) t->d2h_ns = ev_ns(cu, ZP_CU_EV_D2H0, ZP_CU_EV_D2H1);
@@ -614,12 +921,211 @@ out:
     return rc;
 }
 
+static int prove(zp_cu_t *cu, const zp_cu_prove_args_t *a, zp_cu_msm_out_t out[4], zp_cu_times_t *t)
+{
+    int rc, ki = -1, pending = 0;
+    if (a->curve != 1 && a->curve != 2) return zp_err_set(ZP_ECURVE, "cuda prove: curve %d", a->curve);
+    if ((rc = bind(cu))) return rc;
+    if (a->w && (ki = key_take(cu, a, &pending)) < 0) return ZP_ESTATE;
+    rc = prove_with(cu, a, ki, pending, out, t);
+    if (ki >= 0) key_unref(cu, ki, rc == 0);
+    return rc;
+}
+
 int zp_cu_prove(zp_cu_t *cu, const zp_cu_prove_args_t *a, zp_cu_msm_out_t out[4], zp_cu_times_t *t)
 {
     uint64_t t0 = zp_now_ns();
     memset(t, 0, sizeof *t);
     int rc = prove(cu, a, out, t);
     t->total_ns = zp_now_ns() - t0;
+    return dev_rc(rc);
+}
+
+/* ---------------------------------------------------------------- staged proofs */
+
+static int set_ev(unsigned set, int e) { return ZP_CU_EV_SET0 + (int)set * ZP_CU_SET_NEV + e; }
+
+static void set_bufs(cu_set_t *st, proof_bufs_t *d)
+{
+    *d = (proof_bufs_t){.a = st->a, .b = st->b, .c = st->c, .w = st->w, .cs = st->cs};
+}
+
+/* the stage-in's copies of set (buffers from the pool on the copy stream, then the H2D there,
+ * one event per vector); nothing waits */
+static int stage_copies(zp_cu_t *cu, unsigned set, cu_set_t *st)
+{
+    const zp_cu_prove_args_t *a = &st->args;
+    const int sx = ZP_CU_S_COPY;
+    size_t n = (size_t)1 << a->log_n, vb = n * FR, ncs_lo = (size_t)1 << a->cs.k1, wb = (size_t)a->n_vars * FR;
+    int rc;
+    if ((rc = cu->rt->alloc(cu->r, sx, &st->a, vb)) || (rc = cu->rt->alloc(cu->r, sx, &st->b, vb)) ||
+        (rc = cu->rt->alloc(cu->r, sx, &st->c, vb)) || (rc = cu->rt->alloc(cu->r, sx, &st->w, wb ? wb : FR)) ||
+        (rc = cu->rt->alloc(cu->r, sx, &st->cs, (ncs_lo + a->cs.nhi) * FR)))
+        return rc;
+    uint64_t *cs_lo = st->cs, *cs_hi = cs_lo + 4 * ncs_lo;
+    if ((rc = cu->rt->record(cu->r, sx, set_ev(set, ZP_CU_SEV_H2D0))) ||
+        (rc = cu->rt->h2d(cu->r, sx, cs_lo, a->cs.lo, ncs_lo * FR)) ||
+        (rc = cu->rt->h2d(cu->r, sx, cs_hi, a->cs.hi, a->cs.nhi * FR)) ||
+        (rc = cu->rt->h2d(cu->r, sx, st->a, a->a, vb)) || (rc = cu->rt->record(cu->r, sx, set_ev(set, ZP_CU_SEV_A))) ||
+        (rc = cu->rt->h2d(cu->r, sx, st->b, a->b, vb)) || (rc = cu->rt->record(cu->r, sx, set_ev(set, ZP_CU_SEV_B))) ||
+        (rc = cu->rt->h2d(cu->r, sx, st->c, a->c, vb)) || (rc = cu->rt->record(cu->r, sx, set_ev(set, ZP_CU_SEV_C))) ||
+        (wb && (rc = cu->rt->h2d(cu->r, sx, st->w, a->w, wb))) ||
+        (rc = cu->rt->record(cu->r, sx, set_ev(set, ZP_CU_SEV_W))))
+        return rc;
+    return 0;
+}
+
+/* the set's device buffers back, on stream s (the caller ordered everything that used them) */
+static void set_free_bufs(zp_cu_t *cu, int s, cu_set_t *st)
+{
+    void **all[] = {&st->cs, &st->w, &st->c, &st->b, &st->a};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
+        (void)cu->rt->free(cu->r, s, *all[i]);
+        *all[i] = NULL;
+    }
+}
+
+int zp_cu_stage_in(zp_cu_t *cu, unsigned set, const zp_cu_prove_args_t *args, const void *const bases[4],
+                   const size_t counts[4])
+{
+    int rc, ki = -1, resident = 0;
+    if (set >= ZP_CU_SET_SLOTS) return zp_err_set(-EINVAL, "cuda stage_in: buffer set %u (at most %d)", set, ZP_CU_SET_SLOTS);
+    if (!args->w || !args->key_id) return zp_err_set(-EINVAL, "cuda stage_in: a proof (w) of a key (key_id) is needed");
+    if (args->curve != 1 && args->curve != 2) return zp_err_set(ZP_ECURVE, "cuda stage_in: curve %d", args->curve);
+    if ((rc = bind(cu))) return dev_rc(rc);
+    LOCK(cu);
+    int busy = cu->sets[set].state != SET_FREE;
+    UNLOCK(cu);
+    if (busy) return zp_err_set(ZP_ESTATE, "cuda stage_in: buffer set %u is in use", set);
+    if ((rc = load_bases(cu, args->curve, args->key_id, args->log_n, bases, counts, 1, &ki, &resident)))
+        return dev_rc(rc);
+    cu_set_t *st = &cu->sets[set];
+    LOCK(cu);
+    /* sets that hold device memory or will at their compute (a deferred one allocates then) */
+    unsigned live = 0;
+    for (int i = 0; i < ZP_CU_SET_SLOTS; i++) live += cu->sets[i].state == SET_STAGED || cu->sets[i].state == SET_DEFERRED;
+    int device = set < ZP_CU_MAX_SETS && (live == 0 || cu->keys[ki].two_sets);
+    int log_it = !device && !cu->one_set_logged;
+    cu->one_set_logged |= log_it;
+    memset(st, 0, sizeof *st);
+    st->state = device ? SET_STAGED : SET_DEFERRED;
+    st->key = ki;
+    st->args = *args;
+    st->bytes = set_bytes(args->log_n, args->n_vars);
+    if (device) {
+        cu->st.staged++;
+        if (live + 1 > cu->st.sets_peak) cu->st.sets_peak = live + 1;
+    } else {
+        cu->st.staged_deferred++;
+    }
+    UNLOCK(cu);
+    if (log_it)
+        zp_log(ZP_LOG_WARN, "cuda: %s: one device buffer set (the H2D of buffer set %u runs at its compute, after the "
+               "previous one)", set >= ZP_CU_MAX_SETS ? "more buffer sets than events" : "a second buffer set does not fit",
+               set);
+    if (!device) return 0;
+    if ((rc = stage_copies(cu, set, st)) == 0) return 0;
+    if (rc == -ENOMEM) {   /* memory went to the running proof: this set's copies at its compute */
+        zp_log(ZP_LOG_WARN, "cuda: stage-in of buffer set %u out of device memory (%s): deferred to its compute", set,
+               zp_err_msg());
+        set_free_bufs(cu, ZP_CU_S_COPY, st);
+        LOCK(cu);
+        st->state = SET_DEFERRED;
+        cu->st.staged--;
+        cu->st.staged_deferred++;
+        UNLOCK(cu);
+        return 0;
+    }
+    sync_all(cu);   /* queued copies still write the buffers and read the host vectors */
+    set_free_bufs(cu, ZP_CU_S_COPY, st);
+    LOCK(cu);
+    st->state = SET_FREE;
+    UNLOCK(cu);
+    key_unref(cu, ki, 0);
+    return dev_rc(rc);
+}
+
+/* compute of a staged set: the compute stream waits for the set's events */
+static int prove_staged(zp_cu_t *cu, unsigned set, cu_set_t *st, int pending, size_t reserve, zp_cu_msm_out_t out[4],
+                        zp_cu_times_t *t)
+{
+    const zp_cu_prove_args_t *a = &st->args;
+    const uint64_t *d_tw = NULL;
+    proof_bufs_t d;
+    int rc;
+    if ((rc = ensure_twiddles(cu, a->curve, a->log_n, &a->tw, &d_tw))) return rc;
+    set_bufs(st, &d);
+    rc = prove_ntts(cu, a, &d, d_tw, set_ev(set, ZP_CU_SEV_A));
+    st->b = d.b;
+    st->c = d.c;
+    st->cs = d.cs;
+    if (rc) return rc;
+    if ((rc = prove_msms(cu, a, &d, &cu->keys[st->key], ZP_CU_EV_KEY0 + st->key, pending, set_ev(set, ZP_CU_SEV_W),
+                         reserve, out)))
+        goto out;
+    if ((rc = cu->rt->sync(cu->r, ZP_CU_S_COMP))) goto out;
+    t->h2d_ns = ev_ns(cu, set_ev(set, ZP_CU_SEV_H2D0), set_ev(set, ZP_CU_SEV_W));
+    t->ntt_ns = ev_ns(cu, ZP_CU_EV_NTT0, ZP_CU_EV_NTT1);
+    for (int m = 0; m < 4; m++) t->msm_ns[m] = ev_ns(cu, ZP_CU_EV_M0 + m, ZP_CU_EV_M1 + m);
+out:
+    if (d.base) (void)cu->rt->free(cu->r, ZP_CU_S_COMP, d.base);
+    return rc;
+}
+
+int zp_cu_prove_set(zp_cu_t *cu, unsigned set, zp_cu_msm_out_t out[4], zp_cu_times_t *t)
+{
+    uint64_t t0 = zp_now_ns();
+    memset(t, 0, sizeof *t);
+    if (set >= ZP_CU_SET_SLOTS) return zp_err_set(-EINVAL, "cuda prove_set: buffer set %u", set);
+    int rc = bind(cu);
+    if (rc) return dev_rc(rc);
+    cu_set_t *st = &cu->sets[set];
+    LOCK(cu);
+    int state = st->state, ki = st->key, pending = ki >= 0 ? cu->keys[ki].pending : 0;
+    /* the MSMs leave room for the next stage-in unless one is already allocated */
+    size_t reserve = 0;
+    if (state == SET_STAGED && cu->keys[ki].two_sets) {
+        int other = 0;
+        for (int i = 0; i < ZP_CU_SET_SLOTS; i++) other |= i != (int)set && cu->sets[i].state == SET_STAGED;
+        reserve = other ? 0 : st->bytes;
+    }
+    UNLOCK(cu);
+    if (state == SET_DEFERRED) {
+        rc = prove_with(cu, &st->args, ki, pending, out, t);
+    } else if (state == SET_STAGED) {
+        rc = prove_staged(cu, set, st, pending, reserve, out, t);
+        if (rc) sync_all(cu);   /* nothing is freed while queued work may still use it */
+        set_free_bufs(cu, ZP_CU_S_COMP, st);
+    } else {
+        return zp_err_set(ZP_ESTATE, "cuda prove_set: buffer set %u holds no staged partition", set);
+    }
+    LOCK(cu);
+    st->state = SET_DONE;
+    if (rc == 0) cu->keys[ki].pending = 0;
+    UNLOCK(cu);
+    t->total_ns = zp_now_ns() - t0;
+    return dev_rc(rc);
+}
+
+int zp_cu_release_set(zp_cu_t *cu, unsigned set)
+{
+    if (set >= ZP_CU_SET_SLOTS) return zp_err_set(-EINVAL, "cuda release_set: buffer set %u", set);
+    cu_set_t *st = &cu->sets[set];
+    LOCK(cu);
+    int state = st->state, ki = st->key;
+    UNLOCK(cu);
+    if (state == SET_FREE) return 0;
+    int rc = 0;
+    if (state == SET_STAGED) {   /* never computed: its copies may still read the host vectors */
+        if ((rc = bind(cu)) == 0) rc = cu->rt->sync(cu->r, ZP_CU_S_COPY);
+        if (rc) sync_all(cu);
+        set_free_bufs(cu, ZP_CU_S_COPY, st);
+    }
+    LOCK(cu);
+    memset(st, 0, sizeof *st);
+    st->state = SET_FREE;
+    UNLOCK(cu);
+    key_unref(cu, ki, 0);
     return dev_rc(rc);
 }
 
@@ -647,7 +1153,7 @@ int zp_cu_bench_h2d(zp_cu_t *cu, size_t bytes, double *gbps_pageable, double *gb
     if (!h) return -ENOMEM;
     memset(h, 1, bytes);
     *gbps_pageable = *gbps_pinned = 0;
-    if ((rc = trim(cu)) || (rc = cu->rt->dmalloc(cu->r, &d, bytes))) goto out;
+    if ((rc = bind(cu)) || (rc = trim(cu)) || (rc = cu->rt->dmalloc(cu->r, &d, bytes))) goto out;
     if ((rc = time_h2d(cu, d, h, bytes, gbps_pageable))) goto out;
     if ((rc = zp_cu_host_register(cu, h, bytes))) goto out;
     rc = time_h2d(cu, d, h, bytes, gbps_pinned);

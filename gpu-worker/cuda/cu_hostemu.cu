@@ -16,6 +16,7 @@
  * It holds no kernels, so it runs on any machine nvcc can build for. What it cannot cover is
  * the CUDA runtime itself (launch geometry, CUB, real concurrency): tests/test_cuda.c. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -280,7 +281,7 @@ struct emu_buf {
     char *p;
     size_t bytes;
     int pool;
-    unsigned long last_use[NS];
+    unsigned long last_use[NS], last_write[NS];
 };
 
 struct emu {
@@ -300,6 +301,11 @@ struct emu {
     unsigned nreg;
     unsigned long violations;
     char first[200];
+    /* threads: one lock around every runtime call; the test hold (zp_cu_emu_hold) */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int hold_armed, hold_s, held, held_s;
+    unsigned long held_at, hold_free, hold_behind, hold_syncs, h2d_calls[NS];
 };
 
 unsigned long g_emu_leaked;
@@ -340,7 +346,10 @@ emu_buf *find(emu *e, const void *p)
     return NULL;
 }
 
-void use(emu *e, int s, const void *p, const char *what)
+/* stream s accesses device memory p as its op number at: it must be ordered after every
+ * write to p on another stream (read after write), and a copy into p (writes == 2) after every
+ * use of p on another stream (write after read); kernels count as writers (writes == 1) */
+void access(emu *e, int s, const void *p, const char *what, int writes, unsigned long at)
 {
     if (!p) return;
     emu_buf *b = find(e, p);
@@ -348,14 +357,37 @@ void use(emu *e, int s, const void *p, const char *what)
         violation(e, "%s on stream %d uses %p, which is not allocated device memory", what, s, p);
         return;
     }
-    b->last_use[s] = e->cnt[s];
+    for (int x = 0; x < NS; x++) {
+        if (x == s) continue;
+        if (b->last_write[x] > e->seen[s][x])
+            violation(e, "%s on stream %d uses %p (%zu bytes), written on stream %d by work it does not wait for", what, s,
+                      p, b->bytes, x);
+        else if (writes == 2 && b->last_use[x] > e->seen[s][x])
+            violation(e, "%s on stream %d overwrites %p (%zu bytes) while stream %d may still use it", what, s, p, b->bytes,
+                      x);
+    }
+    b->last_use[s] = at;
+    if (writes) b->last_write[s] = at;
 }
 
-void op(emu *e, int s) { e->cnt[s]++; }
+/* a kernel's operand, used by the launch that follows (its op number is the next one) */
+void use(emu *e, int s, const void *p, const char *what) { access(e, s, p, what, 1, e->cnt[s] + 1); }
+
+void op(emu *e, int s)
+{
+    e->cnt[s]++;
+    if (e->held) {   /* another thread's work while a kernel is held: free to run, or behind it? */
+        if (s == e->held_s || e->seen[s][e->held_s] >= e->held_at)
+            e->hold_behind++;
+        else
+            e->hold_free++;
+    }
+}
 
 /* host waits for stream s: later work anywhere is ordered after all of s so far */
 void host_sync(emu *e, int s)
 {
+    if (e->held && (s == e->held_s || e->seen[s][e->held_s] >= e->held_at)) e->hold_syncs++;
     e->host_seen[s] = e->cnt[s];
     for (int t = 0; t < NS; t++) {
         if (e->seen[t][s] < e->cnt[s]) e->seen[t][s] = e->cnt[s];
@@ -422,6 +454,8 @@ void emu_close(void *rp)
         zp_log(ZP_LOG_ERROR, "host emulation: closed with %u host ranges registered", e->nreg);
         g_emu_leaked += e->nreg;
     }
+    pthread_mutex_destroy(&e->mu);
+    pthread_cond_destroy(&e->cv);
     free(e->b);
     free(e);
 }
@@ -534,7 +568,8 @@ int emu_copy(emu *e, int s, char *d, char *h, size_t bytes, int to_dev)
         return zp_err_set(ZP_EDEVICE, "emulated device: %s out of bounds", what);
     }
     op(e, s);
-    use(e, s, d, what);
+    access(e, s, d, what, to_dev ? 2 : 0, e->cnt[s]);
+    if (to_dev) e->h2d_calls[s]++;
     if (to_dev)
         memcpy(d, h, bytes);
     else
@@ -764,10 +799,91 @@ int emu_join(void *rp, int s, int curve, uint64_t *a, const uint64_t *b, const u
     return zp_err_set(ZP_ECURVE, "join: curve %d", curve);
 }
 
+/* ---- the table: one lock around every call (the executor calls from several threads) ---- */
+
+struct emu_lock {
+    emu *e;
+    explicit emu_lock(void *rp) : e((emu *)rp) { pthread_mutex_lock(&e->mu); }
+    ~emu_lock() { pthread_mutex_unlock(&e->mu); }
+};
+
+/* a kernel about to run on stream s: the armed test hold blocks it here (lock released) */
+void hold_point(emu *e, int s)
+{
+    if (!e->hold_armed || e->hold_s != s) return;
+    e->hold_armed = 0;
+    op(e, s);   /* the held kernel is queued: work ordered after this is behind it */
+    e->held_at = e->cnt[s];
+    e->held_s = s;
+    e->held = 1;
+    pthread_cond_broadcast(&e->cv);
+    while (e->held) pthread_cond_wait(&e->cv, &e->mu);
+}
+
+#define EMU_LOCKED(ret, name, params, args) \
+    ret L_##name params                     \
+    {                                       \
+        emu_lock l_(rp);                    \
+        return name args;                   \
+    }
+EMU_LOCKED(int, emu_mem_info, (void *rp, size_t *fr, size_t *tot), (rp, fr, tot))
+EMU_LOCKED(int, emu_pool_usage, (void *rp, size_t *used, size_t *reserved), (rp, used, reserved))
+EMU_LOCKED(int, emu_pool_trim, (void *rp), (rp))
+EMU_LOCKED(int, emu_dmalloc, (void *rp, void **p, size_t bytes), (rp, p, bytes))
+EMU_LOCKED(int, emu_dfree, (void *rp, void *p), (rp, p))
+EMU_LOCKED(int, emu_alloc, (void *rp, int s, void **p, size_t bytes), (rp, s, p, bytes))
+EMU_LOCKED(int, emu_free, (void *rp, int s, void *p), (rp, s, p))
+EMU_LOCKED(int, emu_h2d, (void *rp, int s, void *d, const void *h, size_t bytes), (rp, s, d, h, bytes))
+EMU_LOCKED(int, emu_d2h, (void *rp, int s, void *h, const void *d, size_t bytes), (rp, s, h, d, bytes))
+EMU_LOCKED(int, emu_record, (void *rp, int s, int ev), (rp, s, ev))
+EMU_LOCKED(int, emu_wait, (void *rp, int s, int ev), (rp, s, ev))
+EMU_LOCKED(int, emu_sync, (void *rp, int s), (rp, s))
+EMU_LOCKED(int, emu_elapsed, (void *rp, int e0, int e1, float *ms), (rp, e0, e1, ms))
+EMU_LOCKED(int, emu_host_register, (void *rp, void *p, size_t len), (rp, p, len))
+EMU_LOCKED(int, emu_host_unregister, (void *rp, void *p), (rp, p))
+
+int L_emu_msm(void *rp, int s, int curve, zp_cu_msm_out_t *out, const void *pts, const uint64_t *sc, size_t n,
+              const zp_cu_msm_tune_t *tune)
+{
+    emu_lock l_(rp);
+    hold_point(l_.e, s);
+    return emu_msm(rp, s, curve, out, pts, sc, n, tune);
+}
+
+int L_emu_pow_table(void *rp, int s, int curve, uint64_t *out, size_t count, const uint64_t *lo, const uint64_t *hi,
+                    unsigned k1)
+{
+    emu_lock l_(rp);
+    hold_point(l_.e, s);
+    return emu_pow_table(rp, s, curve, out, count, lo, hi, k1);
+}
+
+int L_emu_coset(void *rp, int s, int curve, uint64_t *x, unsigned log_n, const uint64_t *tw, const uint64_t *lo,
+                const uint64_t *hi, unsigned k1)
+{
+    emu_lock l_(rp);
+    hold_point(l_.e, s);
+    return emu_coset(rp, s, curve, x, log_n, tw, lo, hi, k1);
+}
+
+int L_emu_join(void *rp, int s, int curve, uint64_t *a, const uint64_t *b, const uint64_t *c, size_t n)
+{
+    emu_lock l_(rp);
+    hold_point(l_.e, s);
+    return emu_join(rp, s, curve, a, b, c, n);
+}
+
+int emu_bind(void *rp)
+{
+    (void)rp;
+    return 0;   /* one emulated device: nothing to make current (not a counted call) */
+}
+
 const zp_cu_rt_ops_t emu_ops = {
-    "host-emulation", emu_close, emu_mem_info, emu_pool_usage, emu_pool_trim, emu_dmalloc, emu_dfree, emu_alloc,
-    emu_free, emu_h2d, emu_d2h, emu_record, emu_wait, emu_sync, emu_elapsed, emu_host_register, emu_host_unregister,
-    emu_scratch, emu_msm, emu_pow_table, emu_coset, emu_join,
+    "host-emulation", emu_close, L_emu_mem_info, L_emu_pool_usage, L_emu_pool_trim, L_emu_dmalloc, L_emu_dfree,
+    L_emu_alloc, L_emu_free, L_emu_h2d, L_emu_d2h, L_emu_record, L_emu_wait, L_emu_sync, L_emu_elapsed,
+    L_emu_host_register, L_emu_host_unregister, emu_scratch, L_emu_msm, L_emu_pow_table, L_emu_coset, L_emu_join,
+    emu_bind,
 };
 
 } /* namespace */
@@ -780,6 +896,8 @@ extern "C" int zp_cu_rt_emu_open(const zp_cu_rt_ops_t **ops, void **rtp, zp_cu_d
     if (cfg) e->cfg = *cfg;
     if (!e->cfg.mem_total) e->cfg.mem_total = (size_t)1 << 30;
     if (!e->cfg.sms) e->cfg.sms = 4;
+    pthread_mutex_init(&e->mu, NULL);
+    pthread_cond_init(&e->cv, NULL);
     info->total_mem = e->cfg.mem_total;
     info->sms = e->cfg.sms;
     info->threads_per_sm = 256;
@@ -794,7 +912,13 @@ extern "C" int zp_cu_rt_emu_open(const zp_cu_rt_ops_t **ops, void **rtp, zp_cu_d
 extern "C" int zp_cu_rt_emu_stats(void *rp, zp_cu_emu_stats_t *st)
 {
     emu *e = (emu *)rp;
+    emu_lock l_(rp);
     memset(st, 0, sizeof *st);
+    st->held = e->held;
+    st->hold_ops_free = e->hold_free;
+    st->hold_ops_behind = e->hold_behind;
+    st->hold_syncs = e->hold_syncs;
+    for (int s = 0; s < NS && s < ZP_CU_NSTREAMS_API; s++) st->h2d_calls[s] = e->h2d_calls[s];
     st->calls = e->calls;
     st->violations = e->violations;
     snprintf(st->first_violation, sizeof st->first_violation, "%s", e->first);
@@ -809,3 +933,37 @@ extern "C" int zp_cu_rt_emu_stats(void *rp, zp_cu_emu_stats_t *st)
 }
 
 extern "C" unsigned long zp_cu_emu_leaks(void) { return g_emu_leaked; }
+
+extern "C" int zp_cu_rt_emu_hold(void *rp, int s)
+{
+    emu *e = (emu *)rp;
+    if (s < 0 || s >= NS) return zp_err_set(-EINVAL, "emulated hold: stream %d", s);
+    emu_lock l_(rp);
+    e->hold_armed = 1;
+    e->hold_s = s;
+    e->hold_free = e->hold_behind = e->hold_syncs = 0;
+    return 0;
+}
+
+extern "C" int zp_cu_rt_emu_wait_held(void *rp)
+{
+    emu *e = (emu *)rp;
+    emu_lock l_(rp);
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += 300;   /* a safety net for a broken test, not a timing */
+    while (!e->held)
+        if (pthread_cond_timedwait(&e->cv, &e->mu, &dl) == ETIMEDOUT)
+            return zp_err_set(ZP_ETIMEDOUT, "emulated hold: no kernel reached the hold in 300 s");
+    return 0;
+}
+
+extern "C" int zp_cu_rt_emu_release(void *rp)
+{
+    emu *e = (emu *)rp;
+    emu_lock l_(rp);
+    e->held = 0;
+    e->hold_armed = 0;
+    pthread_cond_broadcast(&e->cv);
+    return 0;
+}

@@ -55,10 +55,18 @@ ZP_CU_DEV_API(bls12_381)
  * -ENOMEM (device memory exhausted: the caller may retry smaller; cu_exec.c turns it into
  * ZP_EDEVICE at its boundary) or an input error (ZP_ETOOBIG, ZP_ECURVE). */
 enum { ZP_CU_S_COMP = 0, ZP_CU_S_COPY = 1, ZP_CU_NSTREAM = 2 };
+/* Events: the proof's own (one proof computes at a time), then per staged buffer set (set i:
+ * ZP_CU_EV_SET0 + i * ZP_CU_SET_NEV + ZP_CU_SEV_*: recorded on the copy stream by the stage-in,
+ * waited for by the compute of that set) and per resident key (its upload). */
+enum { ZP_CU_MAX_SETS = 8, ZP_CU_MAX_KEYS = 8 };
+enum { ZP_CU_SEV_H2D0, ZP_CU_SEV_A, ZP_CU_SEV_B, ZP_CU_SEV_C, ZP_CU_SEV_W, ZP_CU_SEV_SPARE, ZP_CU_SET_NEV };
 enum {
     ZP_CU_EV_BASES, ZP_CU_EV_H2D0, ZP_CU_EV_A, ZP_CU_EV_B, ZP_CU_EV_C, ZP_CU_EV_W, ZP_CU_EV_NTT0,
     ZP_CU_EV_NTT1, ZP_CU_EV_M0, ZP_CU_EV_M1, ZP_CU_EV_M2, ZP_CU_EV_M3, ZP_CU_EV_M4, ZP_CU_EV_D2H0,
-    ZP_CU_EV_D2H1, ZP_CU_EV_T0, ZP_CU_EV_T1, ZP_CU_NEV
+    ZP_CU_EV_D2H1, ZP_CU_EV_T0, ZP_CU_EV_T1,
+    ZP_CU_EV_SET0,
+    ZP_CU_EV_KEY0 = ZP_CU_EV_SET0 + ZP_CU_MAX_SETS * ZP_CU_SET_NEV,
+    ZP_CU_NEV = ZP_CU_EV_KEY0 + ZP_CU_MAX_KEYS
 };
 
 typedef struct zp_cu_rt_ops {
@@ -88,6 +96,9 @@ typedef struct zp_cu_rt_ops {
     int (*coset)(void *rt, int s, int curve, uint64_t *x, unsigned log_n, const uint64_t *tw,
                  const uint64_t *cs_lo, const uint64_t *cs_hi, unsigned cs_k1);
     int (*join)(void *rt, int s, int curve, uint64_t *a, const uint64_t *b, const uint64_t *c, size_t n);
+    /* make the device current on the calling thread (cudaSetDevice: per thread; the executor
+     * is called from the worker's main, staging and work threads) */
+    int (*bind)(void *rt);
 } zp_cu_rt_ops_t;
 
 /* what the executor needs to know of the device */
@@ -103,6 +114,9 @@ int zp_cu_rt_cuda_open(const zp_cu_rt_ops_t **ops, void **rt, zp_cu_devinfo_t *i
 int zp_cu_rt_emu_open(const zp_cu_rt_ops_t **ops, void **rt, zp_cu_devinfo_t *info, const zp_cu_emu_cfg_t *cfg,
                       char *desc, size_t desc_cap);
 int zp_cu_rt_emu_stats(void *rt, zp_cu_emu_stats_t *st);
+int zp_cu_rt_emu_hold(void *rt, int stream);
+int zp_cu_rt_emu_wait_held(void *rt);
+int zp_cu_rt_emu_release(void *rt);
 
 #ifdef __cplusplus
 }

@@ -132,6 +132,19 @@ typedef struct zp_backend_ops {
      * May be NULL (callers then run prove_g1 per job). t: the batch's total times. */
     int (*prove_g1_batch)(zp_backend_t *be, const zp_g16_key_t *k, unsigned n, zp_g16_g1_job_t *jobs,
                           zp_g16_times_t *t);
+    /* (added, issue 10 item 2) device double buffering; NULL on the CPU backend. stage_in: the
+     * key made ready (uploaded once, referenced) and the H2D of one partition's w, a, b, c (host
+     * memory that stays unchanged until release_set) into device buffer set `set` queued on the
+     * copy stream; returns without waiting (it may run while another set computes, on another
+     * thread). prove_staged: the prove_g1 result of that set (the compute waits for the set's
+     * copies); h is not written. release_set: the set back, after prove_staged or instead of it
+     * (then its copies are waited for first); always called once a stage_in succeeded; a failed
+     * stage_in leaves nothing to release. */
+    int (*stage_in)(zp_backend_t *be, unsigned set, const zp_g16_key_t *k, const zp_scalar_t *w,
+                    const zp_scalar_t *a, const zp_scalar_t *b, const zp_scalar_t *c);
+    int (*prove_staged)(zp_backend_t *be, unsigned set, const zp_g16_key_t *k, zp_g1_any_t out[ZP_G16_NMSM],
+                        zp_g16_times_t *t);
+    int (*release_set)(zp_backend_t *be, unsigned set);
 } zp_backend_ops_t;
 extern const zp_backend_ops_t zp_backend_cpu;
 

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# stage_cuda_emu.sh ZKPIPE SOURCE_ROOT - issue 10 item 2, the CUDA half, through the real worker
+# without a GPU: the GPU worker's CUDA backend on the host-emulated device (ZP_TEST_CUDA_EMULATE=1,
+# a test hook; one fake device). The work thread is held inside partition k's compute; partition
+# k+1 must get staged meanwhile, and on this backend staging includes its stage_in (the H2D
+# queued into its own device buffer set). Then: each partition went through stage_in,
+# prove_staged and release_set (the backend's debug spans), the emulation's stream-order checker
+# saw no violation, and both proofs verify (snarkjs for one).
+. "$(dirname "$0")/stage_pipe_lib.sh"
+export ZP_TEST_CUDA_EMULATE=1 ZP_TEST_FAKE_GPUS=1
+ipc_init cudaemu "$1" "$2" --slots 4 --max-domain 1024
+F=$FIX/bn128_chain
+ipc_hold gpu-compute
+J=$(ipc_submit --zkey $F/circuit.zkey --request-id cudaemu-$$ $F/witness-0.wtns $F/witness-1.wtns)
+pipe_wait_staged 2
+g=$(ipc_worker_pid gpu)
+n_in=$(grep -c "gpu-worker\[$g\].*cuda backend: stage_in [0-9.]* ms\( \[\|$\)" "$IPC_DIR/up.log")
+[ "$n_in" -ge 2 ] || ipc_fail "expected 2 stage_in calls while partition k is held (have $n_in)"
+ipc_log "both partitions staged onto the emulated device while the first one is held in its compute"
+ipc_release gpu-compute
+"$ZKPIPE" await "$J" --timeout 300 --out "$IPC_DIR/out" >/dev/null || ipc_fail "await"
+ipc_verify_all "$IPC_DIR/out" $F/verification_key.json 2
+ipc_oracle $F/verification_key.json "$IPC_DIR/out/public-1.json" "$IPC_DIR/out/proof-1.json"
+grep -q "gpu-worker\[$g\].*backend cuda" "$IPC_DIR/up.log" || ipc_fail "the gpu worker did not use the cuda backend"
+for op in prove_staged release_set; do
+  c=$(grep -c "gpu-worker\[$g\].*cuda backend: $op [0-9.]* ms\( \[\|$\)" "$IPC_DIR/up.log")
+  [ "$c" -ge 2 ] || ipc_fail "expected 2 $op calls (have $c)"
+done
+! grep -q "stream-order violation" "$IPC_DIR/up.log" || ipc_fail "emulated device: $(grep -m1 "stream-order violation" "$IPC_DIR/up.log")"
+! grep -q "cuda backend: prove_g1 " "$IPC_DIR/up.log" || ipc_fail "a partition took the unstaged prove_g1"
+ipc_log "stage_in, prove_staged, release_set per partition; no stream-order violation; proofs verify"
+echo "ipc stage_cuda_emu: OK"
