@@ -74,7 +74,7 @@ enum { K_RUNDIR, K_ARENA, K_SYNTH, K_GPU, K_FINAL, K_SLOTS, K_MAXDOM, K_MAXVARS,
        K_BACKEND, K_DEVICES, K_GPU_CREDITS, K_SYNTH_CREDITS, K_FINAL_THREADS, K_SYNTH_THREADS, K_SYNTHS, K_FINALS,
        K_PER_CARD, K_WATCHDOG, K_STATEDIR, K_METRICS, K_PRELOAD, K_HTTP, K_HTTP_TOKENS, K_HTTP_BODY, K_HTTP_KEYS,
        K_FLEET, K_BOXNAME, K_STAGE_MS, K_DEV_SPEEDUP, K_CORES, K_KEY_BUDGET, K_KEY_STORE_BUDGET, K_KEY_AFFINITY,
-       K_SLOT_CLASSES, K_SLOT_RESERVE, K_PREEMPT, K_RESIZE, K_NKEYS };
+       K_SLOT_CLASSES, K_SLOT_RESERVE, K_PREEMPT, K_RESIZE, K_HOST_NICE, K_NKEYS };
 static const char *keys[K_NKEYS] = {"runtime-dir", "arena", "synth", "gpu", "final", "slots", "max-domain",
                                     "max-vars", "threads", "heartbeat-ms", "liveness", "max-attempts", "backend",
                                     "devices", "gpu-credits", "synth-credits", "final-threads", "synth-threads",
@@ -85,7 +85,7 @@ static const char *keys[K_NKEYS] = {"runtime-dir", "arena", "synth", "gpu", "fin
                                     "stage-ms", "device-speedup", "cores",   /* stages: finalizer sizing (up_size.c) */
                                     "key-budget", "key-store-budget", "key-affinity",   /* keys: doc/keys.md */
                                     "slot-classes", "slot-reserve", "preempt",   /* slots: doc/slot-protocol.md */
-                                    "resize-every"};   /* the running group's finalizer resize (up_size.c) */
+                                    "resize-every", "host-nice"};   /* the running group's finalizer resize (up_size.c) */
 
 typedef struct {
     const char *bin;
@@ -174,6 +174,7 @@ static void add(child_t *c, const char *opt, const char *v)
 /* ---------------------------------------------------------------- notifications */
 static char g_notify_addr[120];     /* our socket, handed to children as NOTIFY_SOCKET */
 static uint64_t g_wd_usec;          /* children's WATCHDOG_USEC, 0 = off */
+static int g_host_nice = 5;         /* synthesizers and finalizers run this much nicer than the GPU workers */
 static zp_watchdog_t g_wd;          /* our own watchdog (from our service manager) */
 
 /* ---------------------------------------------------------------- the group */
@@ -285,6 +286,12 @@ static int spawn(child_t *c)
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
         signal(SIGCHLD, SIG_DFL);
+        /* the host stages yield a core to the GPU workers: a GPU worker's launch, commit and
+         * staging between two computes must not wait behind a finalizer's G2 MSM threads */
+        if ((c->role == 0 || c->role == 2) && g_host_nice > 0) {
+            errno = 0;
+            if (nice(g_host_nice) == -1 && errno) { /* best effort: the child still runs */ }
+        }
         /* we are the child's service manager: our socket, its own watchdog (up is single
          * threaded, so setenv between fork and exec is safe) */
         unsetenv("WATCHDOG_USEC");
@@ -669,7 +676,7 @@ static void usage(FILE *f)
             "                 [--http-key-dir DIR] [--stage-ms gpu=MS,final=MS[@T]] [--device-speedup D]\n"
             "                 [--cores N] [--key-budget BYTES] [--key-store-budget BYTES]\n"
             "                 [--key-affinity on|off|N] [--slot-classes SPEC] [--slot-reserve C[,H[,N]]]\n"
-            "                 [--preempt critical|high|normal|none] [--resize-every S] [--dry-run]\n"
+            "                 [--preempt critical|high|normal|none] [--resize-every S] [--host-nice N] [--dry-run]\n"
             "GPU workers: K per CUDA device found (CUDA_VISIBLE_DEVICES respected), or one on the CPU\n"
             "backend when there is none; --gpu N sets the total instead. --synth/--final: old names of\n"
             "--synths/--finalizers. --watchdog-sec: children's watchdog (default 30, 0 = off).\n"
@@ -687,7 +694,9 @@ static void usage(FILE *f)
             "the host cores the rule may use (default: this process's CPUs). The running group then re-sizes\n"
             "from the broker's measured stage rates every --resize-every S seconds (default 20, 0 = off):\n"
             "while the finalizer stage limits, finalizers are added (same threads, within --cores; never\n"
-            "removed). --dry-run: print the plan, exit.\n"
+            "removed). --host-nice N: synthesizers and finalizers run N nicer than the GPU workers\n"
+            "(default 5, 0 = equal), so a GPU worker's work between two computes never waits for a core.\n"
+            "--dry-run: print the plan, exit.\n"
             "Config file: `key = value` lines with the same keys. Ctrl-C stops the group.\n");
 }
 
@@ -917,6 +926,8 @@ static int up_cmd(int argc, char **argv, char *val[K_NKEYS])
         return 2;
     int resize_s = parse_count(val[K_RESIZE], 20, 0, 86400, "resize-every");
     if (resize_s < 0) return 2;
+    g_host_nice = parse_count(val[K_HOST_NICE], 5, 0, 19, "host-nice");
+    if (g_host_nice < 0) return 2;
     if (fin_auto) fin_threads_v = fin_threads;
     if (dry_run) return 0;
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # up_cpu.sh ZKPIPE SOURCE_ROOT - `zkpipe up --gpu-workers-per-card 2 --synths 2 --finalizers 2`
 # with no CUDA device visible (CUDA_VISIBLE_DEVICES="" hides any real one) starts exactly one
-# GPU worker, on the CPU backend, and logs why; it still proves and verifies a job. And
+# GPU worker, on the CPU backend, and logs why; it still proves and verifies a job; the
+# synthesizers and finalizers run 5 nicer than the GPU worker (--host-nice). And
 # `--backend cuda` with no device refuses to start with a clear message.
 . "$(dirname "$0")/lib.sh"
 export CUDA_VISIBLE_DEVICES=
@@ -23,6 +24,13 @@ grep -q "no CUDA device to use (.*): starting 1 gpu worker(s) on the CPU backend
 pid=$(ipc_worker_pid gpu)
 grep -q "started gpu #0 (cpu backend): pid $pid\$" "$IPC_DIR/up.log" || ipc_fail "gpu worker $pid not started for the CPU backend"
 [ "$(ipc_jq '[.workers[] | select(.role == "gpu")][0].name')" = "gpu-worker cpu" ] || ipc_fail "gpu worker name"
+# the host stages run --host-nice (default 5) nicer than the GPU worker
+nice_of() { ps -o ni= -p "$1" | tr -d ' '; }
+gn=$(nice_of "$pid")
+for r in synth final; do
+  p=$(ipc_worker_pid $r); n=$(nice_of "$p")
+  [ "$n" = $((gn + 5)) ] || ipc_fail "$r (pid $p) runs at nice $n, the gpu worker at $gn: want +5"
+done
 F=$FIX/bn128_chain
 J=$(ipc_submit --zkey $F/circuit.zkey --r1cs $F/circuit.r1cs $F/witness-0.wtns $F/witness-1.wtns)
 "$ZKPIPE" await "$J" --timeout 300 --out "$IPC_DIR/out" >/dev/null || ipc_fail "await"
