@@ -363,35 +363,19 @@ int zp_cuda_bench_h2d(zp_backend_t *be, size_t bytes, double *gbps_pageable, dou
     return zp_cu_bench_h2d(be->cu, bytes, gbps_pageable, gbps_pinned);
 }
 
-const zp_backend_ops_t zp_backend_cuda = {
-    .name = "cuda",
-    .open = be_open,
-    .close = be_close,
-    .host_register = be_host_register,
-    .host_unregister = be_host_unregister,
-    .load_key = be_load_key,
-    .prove_g1 = be_prove_g1,
-    .stage_in = be_stage_in,
-    .prove_staged = be_prove_staged,
-    .release_set = be_release_set,
-};
+/* the ops table over an open function (the real device or the host emulation) */
+#define CUDA_OPS(open_fn)                                                                                  \
+    {.name = "cuda", .open = open_fn, .close = be_close, .host_register = be_host_register,               \
+     .host_unregister = be_host_unregister, .load_key = be_load_key, .prove_g1 = be_prove_g1,             \
+     .stage_in = be_stage_in, .prove_staged = be_prove_staged, .release_set = be_release_set}
+
+const zp_backend_ops_t zp_backend_cuda = CUDA_OPS(be_open);
 
 /* tests only: the same backend on the host-emulated device (the worker takes it when
  * ZP_TEST_CUDA_EMULATE=1, so the ipc tests run the CUDA staging path without a GPU) */
 static int be_open_emulated(zp_backend_t **bep, const zp_backend_cfg_t *cfg) { return zp_cuda_open_emulated(bep, cfg, NULL); }
 
-const zp_backend_ops_t zp_backend_cuda_emulated = {
-    .name = "cuda",
-    .open = be_open_emulated,
-    .close = be_close,
-    .host_register = be_host_register,
-    .host_unregister = be_host_unregister,
-    .load_key = be_load_key,
-    .prove_g1 = be_prove_g1,
-    .stage_in = be_stage_in,
-    .prove_staged = be_prove_staged,
-    .release_set = be_release_set,
-};
+const zp_backend_ops_t zp_backend_cuda_emulated = CUDA_OPS(be_open_emulated);
 
 /* the test and bench verbs (lib/groth16/backend_test.h), off the production table */
 static const zp_backend_test_ops_t cuda_test_ops = {
