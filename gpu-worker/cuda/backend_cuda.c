@@ -30,6 +30,9 @@ struct zp_backend {
     int device;
     pthread_mutex_t mu;     /* the tables (the staging and the work thread both look them up) */
     pow_tab_t *tabs;
+    /* the window sums of one proof's 4 MSMs: the work thread's (prove_g1, prove_staged), kept
+     * here so no proof allocates between two computes */
+    zp_cu_msm_out_t mo[ZP_G16_NMSM];
 };
 
 /* ---------------------------------------------------------------- host helpers */
@@ -276,26 +279,41 @@ static void copy_times(zp_g16_times_t *t, const zp_cu_times_t *ct)
     t->total_ns = ct->total_ns;
 }
 
-static int run_prove(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_t *w, zp_scalar_t *a,
-                     zp_scalar_t *b, const zp_scalar_t *c, zp_scalar_t *h, zp_g1_any_t *out, zp_g16_times_t *t)
+/* the executor's description of a proof of key k (bases and counts filled when w != NULL) */
+static int proof_args(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_t *w, const zp_scalar_t *a,
+                      const zp_scalar_t *b, const zp_scalar_t *c, zp_scalar_t *h, zp_cu_prove_args_t *args,
+                      const void *bases[4], size_t counts[4])
 {
     int rc;
     const pow_tab_t *tab;
     if ((rc = check_key(k)) || (rc = tables(be, k->curve, k->log_n, &tab))) return rc;
-    const void *bases[4];
-    size_t counts[4];
-    zp_cu_prove_args_t args = {
+    *args = (zp_cu_prove_args_t){
         .curve = k->curve, .log_n = k->log_n, .n_vars = k->n_vars, .n_public = k->n_public,
         .tw = tab->tw, .cs = tab->cs, .w = w ? w[0].l : NULL,
-        .a = a[0].l, .b = b[0].l, .c = c[0].l, .h = h[0].l,
+        .a = a[0].l, .b = b[0].l, .c = c[0].l, .h = h ? h[0].l : NULL,
         .key_id = w ? key_bases(k, bases, counts) : 0,
     };
-    zp_cu_msm_out_t *m = NULL;
-    if (w && !(m = malloc(4 * sizeof *m))) return -ENOMEM;
+    return 0;
+}
+
+/* out[i] from the window sums in be->mo, after a successful proof (rc) */
+static int combine_all(zp_backend_t *be, int rc, zp_curve_id_t curve, zp_g1_any_t *out)
+{
+    for (int i = 0; rc == 0 && i < ZP_G16_NMSM; i++) rc = zp_cuda_msm_combine(curve, &out[i], &be->mo[i]);
+    return rc;
+}
+
+static int run_prove(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_t *w, zp_scalar_t *a,
+                     zp_scalar_t *b, const zp_scalar_t *c, zp_scalar_t *h, zp_g1_any_t *out, zp_g16_times_t *t)
+{
+    const void *bases[4];
+    size_t counts[4];
+    zp_cu_prove_args_t args;
+    int rc = proof_args(be, k, w, a, b, c, h, &args, bases, counts);
+    if (rc) return rc;
     zp_cu_times_t ct;
-    rc = zp_cu_prove(be->cu, &args, m, &ct);
-    for (int i = 0; rc == 0 && w && i < ZP_G16_NMSM; i++) rc = zp_cuda_msm_combine(k->curve, &out[i], &m[i]);
-    free(m);
+    rc = zp_cu_prove(be->cu, &args, w ? be->mo : NULL, &ct);
+    if (w) rc = combine_all(be, rc, k->curve, out);
     copy_times(t, &ct);
     return rc;
 }
@@ -330,28 +348,18 @@ static int be_prove_g1(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_
 static int be_stage_in(zp_backend_t *be, unsigned set, const zp_g16_key_t *k, const zp_scalar_t *w,
                        const zp_scalar_t *a, const zp_scalar_t *b, const zp_scalar_t *c)
 {
-    int rc;
-    const pow_tab_t *tab;
-    if ((rc = check_key(k)) || (rc = tables(be, k->curve, k->log_n, &tab))) return rc;
     const void *bases[4];
     size_t counts[4];
-    zp_cu_prove_args_t args = {
-        .curve = k->curve, .log_n = k->log_n, .n_vars = k->n_vars, .n_public = k->n_public,
-        .tw = tab->tw, .cs = tab->cs, .w = w[0].l, .a = a[0].l, .b = b[0].l, .c = c[0].l, .h = NULL,
-        .key_id = key_bases(k, bases, counts),
-    };
-    return zp_cu_stage_in(be->cu, set, &args, bases, counts);
+    zp_cu_prove_args_t args;
+    int rc = proof_args(be, k, w, a, b, c, NULL, &args, bases, counts);
+    return rc ? rc : zp_cu_stage_in(be->cu, set, &args, bases, counts);
 }
 
 static int be_prove_staged(zp_backend_t *be, unsigned set, const zp_g16_key_t *k, zp_g1_any_t out[ZP_G16_NMSM],
                            zp_g16_times_t *t)
 {
-    zp_cu_msm_out_t *m = malloc(4 * sizeof *m);
-    if (!m) return -ENOMEM;
     zp_cu_times_t ct;
-    int rc = zp_cu_prove_set(be->cu, set, m, &ct);
-    for (int i = 0; rc == 0 && i < ZP_G16_NMSM; i++) rc = zp_cuda_msm_combine(k->curve, &out[i], &m[i]);
-    free(m);
+    int rc = combine_all(be, zp_cu_prove_set(be->cu, set, be->mo, &ct), k->curve, out);
     copy_times(t, &ct);
     return rc;
 }
