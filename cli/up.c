@@ -768,16 +768,18 @@ static int size_plan(int *nfinal, char *threads, size_t tn, bool fin_auto, int n
     return 0;
 }
 
-/* one value of the broker's Prometheus text: `name{stage="role"} v`; -1 when absent */
+/* one value of the broker's Prometheus text: a line `name{stage="role"} v`; -1 when absent */
 static double stage_metric(const char *text, const char *name, const char *role)
 {
     char pat[128];
-    snprintf(pat, sizeof pat, "\n%s{stage=\"%s\"} ", name, role);
-    const char *p = strstr(text, pat);
-    if (!p) return -1;
-    char *e;
-    double v = strtod(p + strlen(pat), &e);
-    return e == p + strlen(pat) || !(v >= 0) ? -1 : v;
+    int k = snprintf(pat, sizeof pat, "%s{stage=\"%s\"} ", name, role);
+    for (const char *p = strstr(text, pat); p; p = strstr(p + 1, pat)) {
+        if (p != text && p[-1] != '\n') continue;   /* a line's start only */
+        char *e;
+        double v = strtod(p + k, &e);
+        return e == p + k || !(v >= 0) ? -1 : v;
+    }
+    return -1;
 }
 
 /* The resize's poll: the finalizers the measured rates call for (up_resize_want), after the
@@ -789,16 +791,10 @@ static unsigned resize_poll(zp_client_t **cl, const char *rundir, unsigned nfina
     if (!*cl && (*cl = zp_client_new(rundir))) zp_client_set_timeout(*cl, 1000);   /* the loop must keep turning */
     char *text = NULL;
     if (!*cl || zp_client_metrics(*cl, &text) != 0 || !text) { *strikes = 0; return nfinal; }
-    size_t len = strlen(text);
-    char *t = malloc(len + 2);   /* a leading newline: every line matches "\nname" */
-    if (!t) { zp_client_free(text); return nfinal; }
-    t[0] = '\n';
-    memcpy(t + 1, text, len + 1);
+    double rg = stage_metric(text, "zkpipe_stage_partitions_per_second", "gpu");
+    double rf = stage_metric(text, "zkpipe_stage_partitions_per_second", "final");
+    bool lim = stage_metric(text, "zkpipe_stage_limiting", "final") == 1;
     zp_client_free(text);
-    double rg = stage_metric(t, "zkpipe_stage_partitions_per_second", "gpu");
-    double rf = stage_metric(t, "zkpipe_stage_partitions_per_second", "final");
-    bool lim = stage_metric(t, "zkpipe_stage_limiting", "final") == 1;
-    free(t);
     unsigned th = threads_v && atoi(threads_v) > 0 ? (unsigned)atoi(threads_v) : cores;
     bool capped;
     unsigned want = up_resize_want(nfinal, th, cores, rg, rf, lim, &capped);
