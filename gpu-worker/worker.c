@@ -130,7 +130,7 @@ static void arena_closing(zp_stage_t *s)
  * logged and left pageable */
 static int key_register(gpu_t *g, zp_keyent_t *ke, const char *path)
 {
-    if (!ke->ks || ke->user) return 0;
+    if (!ke->ks || __atomic_load_n(&ke->user, __ATOMIC_ACQUIRE)) return 0;
     if (g->in_work) {
         g->task_registrations++;
         zp_log(ZP_LOG_WARN, "proving key %s registered inside a task (registration #%llu in a task; "
@@ -142,7 +142,7 @@ static int key_register(gpu_t *g, zp_keyent_t *ke, const char *path)
         zp_log(ZP_LOG_WARN, "host_register of key %s (%zu MiB, read-only shm) failed: %s %s; its copies will be pageable",
                path, ke->ks->data_len >> 20, zp_strerror(rc), zp_err_msg());
     } else {
-        ke->user = ke->ks->data;
+        __atomic_store_n(&ke->user, ke->ks->data, __ATOMIC_RELEASE);   /* the heartbeat's listing reads it */
     }
     zp_err_clear();
     return 0;
@@ -180,8 +180,19 @@ static int prepare(zp_stage_t *s)
 static void key_release(void *ctx, zp_keyent_t *e)
 {
     gpu_t *g = ctx;
-    if (e->user && g->bk.be) zp_bk_host_unregister(&g->bk, e->user);
-    e->user = NULL;
+    void *p = __atomic_exchange_n(&e->user, NULL, __ATOMIC_ACQ_REL);
+    if (p && g->bk.be) zp_bk_host_unregister(&g->bk, p);
+}
+
+/* keycache (the heartbeat's key listing, any thread): pinned and on the device as the backend
+ * sees it now (a key the device table evicted is no longer listed there); nothing of either
+ * on the CPU backend */
+static uint32_t key_tiers(void *ctx, const zp_keyent_t *e)
+{
+    gpu_t *g = ctx;
+    int r = zp_bk_key_resident(&g->bk, &e->key);
+    if (r < 0) return 0;
+    return (__atomic_load_n(&e->user, __ATOMIC_ACQUIRE) ? ZP_KEYTIER_PINNED : 0) | (r ? ZP_KEYTIER_DEVICE : 0);
 }
 
 /* a backend call failed: the wrapper's rule decides whether the device is gone (DEVICE: the
@@ -538,6 +549,7 @@ static int init(zp_stage_t *s)
     }
     zp_log(ZP_LOG_INFO, "backend %s", bname);
     zp_keycache_set_release(s->kc, key_release, g);
+    zp_keycache_set_tier_fn(s->kc, key_tiers, g);
     const char *eb = getenv("ZP_GPU_BATCH");
     if (!g->batch_given && eb && *eb && parse_batch(s, "ZP_GPU_BATCH", eb) < 0) {
         zp_bk_close(&g->bk);

@@ -30,6 +30,8 @@ struct zp_keycache {
     zp_pool_t *pool;
     void (*on_release)(void *ctx, zp_keyent_t *e);
     void *on_release_ctx;
+    zp_keycache_tier_fn tier_fn;
+    void *tier_ctx;
     uint64_t budget, store_budget, clock, loads, evictions;
 };
 
@@ -58,6 +60,14 @@ void zp_keycache_set_release(zp_keycache_t *kc, void (*fn)(void *ctx, zp_keyent_
     pthread_mutex_lock(&kc->mu);
     kc->on_release = fn;
     kc->on_release_ctx = ctx;
+    pthread_mutex_unlock(&kc->mu);
+}
+
+void zp_keycache_set_tier_fn(zp_keycache_t *kc, zp_keycache_tier_fn fn, void *ctx)
+{
+    pthread_mutex_lock(&kc->mu);
+    kc->tier_fn = fn;
+    kc->tier_ctx = ctx;
     pthread_mutex_unlock(&kc->mu);
 }
 
@@ -376,9 +386,10 @@ int zp_keycache_list(zp_keycache_t *kc, zp_keycache_info_t **out, size_t *n)
         const zp_keyent_t *e = order[i];
         v[i].path = strdup(e->path);
         v[i].bytes = e->bytes;
-        /* user / backend_tag are the stage's (GPU worker: pinned, uploaded) */
-        v[i].tier = (e->ks ? ZP_KEYTIER_SHM : ZP_KEYTIER_PRIVATE) | (e->user ? ZP_KEYTIER_PINNED : 0) |
-                    (e->backend_tag ? ZP_KEYTIER_DEVICE : 0);
+        /* pinned / on the device: the stage's to say (its backend knows; the entry's user and
+         * backend_tag only say what was once done, not what still holds) */
+        v[i].tier = (e->ks ? ZP_KEYTIER_SHM : ZP_KEYTIER_PRIVATE) |
+                    (kc->tier_fn ? kc->tier_fn(kc->tier_ctx, e) & (ZP_KEYTIER_PINNED | ZP_KEYTIER_DEVICE) : 0);
         v[i].refs = e->refs;
         if (!v[i].path) { pthread_mutex_unlock(&kc->mu); zp_keycache_list_free(v, i); return -ENOMEM; }
     }

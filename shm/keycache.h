@@ -46,7 +46,7 @@ typedef struct zp_keyent {
     zp_keystore_key_t *ks;
     bool hot;                       /* found READY in the store (not parsed by this process) */
     uint64_t load_ns;
-    void *user;                     /* free for the user (e.g. a host registration) */
+    void *user;                     /* free for the user (e.g. a host registration; atomic if another thread reads it) */
     /* the cache's own (under its mutex) */
     unsigned refs;                  /* references handed out and not released */
     uint64_t last_use;              /* LRU clock of the cache */
@@ -93,6 +93,13 @@ int zp_keycache_set_store(zp_keycache_t *kc, const char *prefix, zp_pool_t *pool
 /* called with each entry just before its key memory goes away (file changed, destroy): e.g.
  * to host_unregister e->ks->data. */
 void zp_keycache_set_release(zp_keycache_t *kc, void (*fn)(void *ctx, zp_keyent_t *e), void *ctx);
+/* the tiers a stage adds to a listed entry (the GPU worker: ZP_KEYTIER_PINNED, _DEVICE, from
+ * its backend); zp_keycache_list calls fn under the cache's mutex for each listed entry (its
+ * key memory is valid then), so fn must not call into the cache. Without one, an entry lists
+ * as SHM or PRIVATE only. The fields fn reads that another thread writes (e.g. e->user) must be
+ * written and read atomically. */
+typedef uint32_t (*zp_keycache_tier_fn)(void *ctx, const zp_keyent_t *e);
+void zp_keycache_set_tier_fn(zp_keycache_t *kc, zp_keycache_tier_fn fn, void *ctx);
 /* load one key with its point arrays (a --preload); the error names the path */
 int zp_keycache_preload(zp_keycache_t *kc, const char *path);
 #endif

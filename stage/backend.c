@@ -159,6 +159,12 @@ bool zp_bk_has_stage_in(const zp_bk_t *bk)
     return bk->ops && bk->ops->stage_in && bk->ops->prove_staged && bk->ops->release_set;
 }
 
+int zp_bk_key_resident(const zp_bk_t *bk, const zp_g16_key_t *k)
+{
+    if (!bk->ops || !bk->be || !bk->ops->key_resident) return -1;
+    return bk->ops->key_resident(bk->be, k) > 0;
+}
+
 int zp_bk_stage_in(zp_bk_t *bk, unsigned set, const zp_g16_key_t *k, const zp_scalar_t *w, const zp_scalar_t *a,
                    const zp_scalar_t *b, const zp_scalar_t *c)
 {

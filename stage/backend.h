@@ -58,6 +58,9 @@ int zp_bk_prove_g1(zp_bk_t *bk, const zp_g16_key_t *k, const zp_scalar_t *w, zp_
 int zp_bk_prove_g1_batch(zp_bk_t *bk, const zp_g16_key_t *k, unsigned n, zp_g16_g1_job_t *jobs, zp_g16_times_t *t);
 /* (added, issue 10 item 2) device double buffering: does the backend stage onto the device? */
 bool zp_bk_has_stage_in(const zp_bk_t *bk);
+/* 1 / 0: key k's bases are / are not resident on the device now; -1: the backend has no device
+ * (the CPU backend). Any thread; not a span (the heartbeat asks it), no fault injection. */
+int zp_bk_key_resident(const zp_bk_t *bk, const zp_g16_key_t *k);
 /* the backend's stage_in / prove_staged (groth16.h); faults apply ("stage_in=EDEVICE@2") */
 int zp_bk_stage_in(zp_bk_t *bk, unsigned set, const zp_g16_key_t *k, const zp_scalar_t *w, const zp_scalar_t *a,
                    const zp_scalar_t *b, const zp_scalar_t *c);

@@ -705,6 +705,9 @@ static void test_keys_alternate(void)
         fprintf(stderr, "alternating in %zu KiB: %lu uploads, %lu evictions, %u resident\n", m2 >> 10, st.key_uploads,
                 st.key_evictions, st.keys_resident);
     CHECK(st.key_uploads == 2 && st.key_evictions == 0 && st.keys_resident == 2);
+    /* what the worker's key listing asks (the heartbeat's "device" tier) */
+    CHECK(zp_backend_cuda.key_resident(be, &a->key) == 1 && zp_backend_cuda.key_resident(be, &b->key) == 1);
+    CHECK(zp_backend_cuda.key_resident(be, &c->key) == 0);
     /* a third key: the least recently used (b, after a was used again) goes, a stays */
     CHECK(staged_prove(be, 0, a, got) == 0);
     CHECK(staged_prove(be, 0, c, got) == 0 && same_g1(ZP_CURVE_BN254, wc, got));
@@ -713,6 +716,8 @@ static void test_keys_alternate(void)
         fprintf(stderr, "third key: %lu evictions, %lu uploads, %u resident of %u\n", st.key_evictions, st.key_uploads,
                 st.keys_resident, st.keys);
     CHECK(st.key_evictions == 1 && st.key_uploads == 3);
+    CHECK(zp_backend_cuda.key_resident(be, &b->key) == 0 && zp_backend_cuda.key_resident(be, &c->key) == 1 &&
+          zp_backend_cuda.key_resident(be, &a->key) == 1);   /* b went, as the listing then says */
     CHECK(staged_prove(be, 1, a, got) == 0 && same_g1(ZP_CURVE_BN254, wa, got));
     zp_cu_stats_t st2 = cu_stats(be);
     if (st2.key_uploads != 3) fprintf(stderr, "LRU: the recently used key was evicted (%lu uploads)\n", st2.key_uploads);

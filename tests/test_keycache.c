@@ -86,6 +86,15 @@ static void *racer(void *arg)
     return NULL;
 }
 
+/* a stage's tier function: DEVICE for the entry it names, PINNED for every entry, and a bit
+ * the cache must not let through (SHM: only the cache says where the memory is) */
+static const zp_keyent_t *tier_dev;
+static uint32_t test_tiers(void *ctx, const zp_keyent_t *e)
+{
+    (*(unsigned *)ctx)++;
+    return ZP_KEYTIER_PINNED | ZP_KEYTIER_SHM | (e == tier_dev ? ZP_KEYTIER_DEVICE : 0);
+}
+
 static int tiers_and_budget(void)
 {
     int fails = 0;
@@ -103,6 +112,16 @@ static int tiers_and_budget(void)
     CHECK(zp_keycache_key(kc, A, true, &ea) == 0 && ea->refs == 1);
     uint32_t tier = 0;
     CHECK(listed(kc, A, &tier) && tier == ZP_KEYTIER_PRIVATE);
+    /* the stage's tiers (the GPU worker's backend: pinned, on the device) come from its function,
+     * asked at every listing (a key the device evicted is no longer listed there) */
+    unsigned calls = 0;
+    zp_keycache_set_tier_fn(kc, test_tiers, &calls);
+    tier_dev = ea;
+    CHECK(listed(kc, A, &tier) && tier == (ZP_KEYTIER_PRIVATE | ZP_KEYTIER_PINNED | ZP_KEYTIER_DEVICE) && calls == 1);
+    tier_dev = NULL;
+    CHECK(listed(kc, A, &tier) && tier == (ZP_KEYTIER_PRIVATE | ZP_KEYTIER_PINNED) && calls == 2);
+    zp_keycache_set_tier_fn(kc, NULL, NULL);
+    CHECK(listed(kc, A, &tier) && tier == ZP_KEYTIER_PRIVATE && calls == 2);
     CHECK(zp_keycache_key(kc, B, true, &eb) == 0);
     CHECK(listed(kc, A, NULL) && listed(kc, B, NULL));        /* A in use: kept, over budget */
     CHECK(ea->key.mem != NULL && ea->key.n_vars > 0);

@@ -269,6 +269,20 @@ static int be_load_key(zp_backend_t *be, const zp_g16_key_t *k)
     return zp_cu_load_bases(be->cu, k->curve, id, k->log_n, bases, counts, &resident);
 }
 
+static int be_key_resident(zp_backend_t *be, const zp_g16_key_t *k)
+{
+    if (check_key(k)) return 0;
+    const void *bases[4];
+    size_t counts[4];
+    uintptr_t id = key_bases(k, bases, counts);
+    zp_cu_key_info_t ki[16];   /* more than the executor's table holds */
+    unsigned n = zp_cu_keys(be->cu, ki, 16);
+    if (n > 16) n = 16;
+    for (unsigned i = 0; i < n; i++)
+        if (ki[i].key_id == id) return ki[i].resident ? 1 : 0;
+    return 0;
+}
+
 static void copy_times(zp_g16_times_t *t, const zp_cu_times_t *ct)
 {
     if (!t) return;
@@ -375,7 +389,8 @@ int zp_cuda_bench_h2d(zp_backend_t *be, size_t bytes, double *gbps_pageable, dou
 #define CUDA_OPS(open_fn)                                                                                  \
     {.name = "cuda", .open = open_fn, .close = be_close, .host_register = be_host_register,               \
      .host_unregister = be_host_unregister, .load_key = be_load_key, .prove_g1 = be_prove_g1,             \
-     .stage_in = be_stage_in, .prove_staged = be_prove_staged, .release_set = be_release_set}
+     .stage_in = be_stage_in, .prove_staged = be_prove_staged, .release_set = be_release_set,          \
+     .key_resident = be_key_resident}
 
 const zp_backend_ops_t zp_backend_cuda = CUDA_OPS(be_open);
 

@@ -145,6 +145,10 @@ typedef struct zp_backend_ops {
     int (*prove_staged)(zp_backend_t *be, unsigned set, const zp_g16_key_t *k, zp_g1_any_t out[ZP_G16_NMSM],
                         zp_g16_times_t *t);
     int (*release_set)(zp_backend_t *be, unsigned set);
+    /* (added) 1 if key k's bases are resident in the device's memory now (a later proof of k
+     * uploads nothing), 0 if not; O(1) in the key's size, thread-safe (the heartbeat's key
+     * listing asks it while a proof runs). NULL: the backend keeps nothing on a device (CPU). */
+    int (*key_resident)(zp_backend_t *be, const zp_g16_key_t *k);
 } zp_backend_ops_t;
 extern const zp_backend_ops_t zp_backend_cpu;
 

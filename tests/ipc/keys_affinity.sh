@@ -73,6 +73,8 @@ held=$(ipc_jq '[.workers[] | select(.role == "gpu") | .keys.held | length] | map
 [ "$held" = 2 ] || ipc_fail "the GPU workers do not hold one key each: $(ipc_jq '[.workers[] | select(.role == "gpu") | .keys]')"
 ipc_jq '[.workers[] | select(.role == "gpu") | .keys.held[] | .tier] | all(test("shm"))' | grep -qx true ||
   ipc_fail "a GPU worker's key is not in the shm tier"
+ipc_jq '[.workers[] | select(.role == "gpu") | .keys.held[] | .tier] | any(test("device|pinned"))' | grep -qx false ||
+  ipc_fail "a CPU-backend GPU worker lists a key as pinned or on a device: $(ipc_jq '[.workers[] | select(.role == "gpu") | .keys.held]')"
 "$ZKPIPE" status | grep -A20 "^keys by worker" | grep -q "$A/circuit.zkey" || ipc_fail "text status lacks worker -> keys"
 
 # ---- zkpipe keys on the running group

@@ -5,7 +5,7 @@
 # k+1 must get staged meanwhile, and on this backend staging includes its stage_in (the H2D
 # queued into its own device buffer set). Then: each partition went through stage_in,
 # prove_staged and release_set (the backend's debug spans), the emulation's stream-order checker
-# saw no violation, and both proofs verify (snarkjs for one).
+# saw no violation, both proofs verify (snarkjs for one), and status lists the key on the device.
 . "$(dirname "$0")/stage_pipe_lib.sh"
 export ZP_TEST_CUDA_EMULATE=1 ZP_TEST_FAKE_GPUS=1
 ipc_init cudaemu "$1" "$2" --slots 4 --max-domain 1024
@@ -29,4 +29,7 @@ done
 ! grep -q "stream-order violation" "$IPC_DIR/up.log" || ipc_fail "emulated device: $(grep -m1 "stream-order violation" "$IPC_DIR/up.log")"
 ! grep -q "cuda backend: prove_g1 " "$IPC_DIR/up.log" || ipc_fail "a partition took the unstaged prove_g1"
 ipc_log "stage_in, prove_staged, release_set per partition; no stream-order violation; proofs verify"
+# the worker's key listing (heartbeat -> status) says the key is on the (emulated) device
+ipc_wait_for '[.workers[] | select(.role == "gpu") | .keys.held[] | .tier] | any(test("device"))' 30 ||
+  ipc_fail "status does not list the GPU worker's key on the device: $(ipc_jq '[.workers[] | select(.role == "gpu") | .keys]')"
 echo "ipc stage_cuda_emu: OK"
