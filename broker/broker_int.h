@@ -113,6 +113,7 @@ typedef struct brk_worker {
     uint8_t id[BRK_ID_MAX];
     size_t id_len;
     uint32_t role, instance, pid, caps, credits;
+    uint64_t pid_start;             /* pid's start time (/proc), read at its first slot hold; 0 unknown */
     uint64_t incarnation;
     char name[ZP_MSG_NAME_MAX + 1];
     uint64_t last_seen, first_seen;
@@ -163,6 +164,7 @@ typedef struct brk_slot {
     bool held;
     uint32_t h_role, h_instance, h_pid;
     uint64_t h_inc, h_gen, h_since;
+    uint64_t h_start;               /* h_pid's start time when it got the slot (0: unknown) */
     uint64_t lease;             /* deadline of the live assignment (monotonic ns); 0: none */
 } brk_slot_t;
 
@@ -259,7 +261,9 @@ void brk_worker_lost(brk_t *b, brk_worker_t *w, const char *why);
 /* HELLO: reconcile the (slot, gen) pairs the worker lists with what we think it holds */
 void brk_worker_held(brk_t *b, brk_worker_t *w, const zp_held_t *held, size_t n);
 /* w is assigned slot s at gen: record the holder and its lease */
-void brk_slot_hold(brk_t *b, uint32_t s, const brk_worker_t *w, uint64_t gen, uint64_t lease);
+void brk_slot_hold(brk_t *b, uint32_t s, brk_worker_t *w, uint64_t gen, uint64_t lease);
+/* why a slot holder's process is known to write no more (gone, exited, pid reused), or NULL */
+const char *brk_pid_gone(uint32_t pid, uint64_t start);
 /* w reported (DONE/FAIL, stale or not) on (slot, gen): if it is the holder, release it */
 void brk_slot_reported(brk_t *b, const brk_worker_t *w, uint32_t s, uint64_t gen);
 /* may dispatch give slot s to a new holder? (not held by anyone) */

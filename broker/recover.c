@@ -42,10 +42,15 @@ static uint64_t grace_ns(const brk_t *b)
     return g < 2000000000u ? 2000000000u : g;
 }
 
-static bool pid_alive(uint64_t pid)
+/* a live process has that pid (not a zombie); *start: its start time */
+static bool pid_alive(uint64_t pid, uint64_t *start)
 {
-    if (pid <= 1 || pid > 0x7fffffff) return false;
-    return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+    *start = 0;
+    if (pid <= 1 || pid > 0x7fffffff || brk_pid_gone((uint32_t)pid, 0)) return false;
+    char st;
+    if (zp_proc_stat((uint32_t)pid, &st, start) < 0) *start = 0;
+    zp_err_clear();
+    return true;
 }
 
 /* the unfinished, unbound partition slot s names, or NULL */
@@ -55,13 +60,15 @@ static void recover_holder(brk_t *b, uint32_t s, unsigned st, uint64_t g)
     zp_shm_slot_t *d = zp_shm_slot(b->arena, s);
     uint64_t pid = atomic_load(&d->owner_pid), inc = atomic_load(&d->owner_inc);
     brk_slot_t *sl = &b->slots[s];
-    if (!pid || !pid_alive(pid)) {
+    uint64_t start;
+    if (!pid || !pid_alive(pid, &start)) {
         zp_shm_slot_clear_owner(b->arena, s);
         return;
     }
     bool busy = st == ZP_SLOT_SYNTH || st == ZP_SLOT_PROVING || st == ZP_SLOT_FINALIZING;
     sl->held = true;
     sl->h_pid = (uint32_t)pid;
+    sl->h_start = start;   /* from now on a later process with this pid is not the holder */
     sl->h_inc = inc;
     sl->h_role = busy ? (st == ZP_SLOT_SYNTH ? ZP_ROLE_SYNTH : st == ZP_SLOT_PROVING ? ZP_ROLE_GPU : ZP_ROLE_FINAL)
                       : ZP_NROLES;   /* unknown: released by its report, its HELLO or its exit */
@@ -166,7 +173,8 @@ static void recover_slot(brk_t *b, uint32_t s, uint64_t now, unsigned *kept, uns
         if (st == ZP_SLOT_FINALIZING) p->result_gen = rg;
         p->state = PS_RUNNING;
         p->worker = NULL;
-        bool alive = pid_alive(owner);
+        uint64_t ostart;
+        bool alive = pid_alive(owner, &ostart);
         zp_log(ZP_LOG_INFO, "recovery: job %llu part %u: slot %u %s gen %llu, owner pid %llu %s", (unsigned long long)p->job->id,
                p->idx, s, zp_shm_state_name(st), (unsigned long long)g, (unsigned long long)owner,
                alive ? "alive: waiting for its HELLO" : "gone: requeueing at its stage");

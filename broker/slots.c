@@ -34,13 +34,21 @@ uint64_t brk_lease_ns(const brk_t *b, const brk_job_t *j, unsigned stage)
     return ms * 1000000u;
 }
 
-void brk_slot_hold(brk_t *b, uint32_t s, const brk_worker_t *w, uint64_t gen, uint64_t lease)
+void brk_slot_hold(brk_t *b, uint32_t s, brk_worker_t *w, uint64_t gen, uint64_t lease)
 {
     brk_slot_t *sl = &b->slots[s];
     uint64_t now = zp_now_ns();
     sl->held = true;
     sl->h_role = w->role; sl->h_instance = w->instance; sl->h_pid = w->pid;
     sl->h_inc = w->incarnation; sl->h_gen = gen; sl->h_since = now;
+    /* the holder's start time, read once per worker: a later process with the same pid is not it */
+    if (!w->pid_start) {
+        char st;
+        uint64_t t;
+        if (zp_proc_stat(w->pid, &st, &t) == 0) w->pid_start = t;
+        zp_err_clear();
+    }
+    sl->h_start = w->pid_start;
     sl->lease = lease ? now + lease : 0;
     static const unsigned busy[ZP_NROLES] = {ZP_SLOT_SYNTH, ZP_SLOT_PROVING, ZP_SLOT_FINALIZING};
     zp_shm_slot_set_owner(b->arena, s, busy[w->role < ZP_NROLES ? w->role : 0], gen, w->pid, w->incarnation,
@@ -83,10 +91,22 @@ bool brk_slot_usable(const brk_t *b, uint32_t s)
     return s < b->n_slots && !b->slots[s].held;
 }
 
-static bool pid_gone(uint32_t pid)
+/* why process pid (started at start, 0 unknown) is known to write no more, or NULL: it does not
+ * exist, it has exited (a zombie its parent has not reaped yet), or its pid now belongs to a
+ * later process (the holder's start time differs) */
+const char *brk_pid_gone(uint32_t pid, uint64_t start)
 {
-    if (pid <= 1 || pid > 0x7fffffff) return false;
-    return kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+    if (pid <= 1 || pid > 0x7fffffff) return NULL;
+    if (kill((pid_t)pid, 0) < 0 && errno == ESRCH) return "is gone";
+    char st;
+    uint64_t t;
+    int rc = zp_proc_stat(pid, &st, &t);
+    zp_err_clear();
+    if (rc == -ENOENT) return "is gone";
+    if (rc < 0) return NULL;   /* unreadable /proc: only the kill test above */
+    if (st == 'Z' || st == 'X') return "has exited";
+    if (start && t != start) return "is gone (its pid now belongs to a later process)";
+    return NULL;
 }
 
 /* why the quarantined holder of s is known not to write any more, or NULL */
@@ -105,8 +125,7 @@ static const char *holder_gone(const brk_t *b, uint32_t s)
         if (w->role == sl->h_role && w->instance == sl->h_instance && sl->h_role < ZP_NROLES)
             return "was replaced by a new incarnation";
     }
-    if (pid_gone(sl->h_pid)) return "is gone";
-    return NULL;
+    return brk_pid_gone(sl->h_pid, sl->h_start);
 }
 
 void brk_slots_tick(brk_t *b)

@@ -813,7 +813,9 @@ static void reg_cancel_quarantine(void)
 }
 
 /* defect 1: a GPU worker declared dead while it runs: its slot waits until it is gone */
-static void reg_dead_alive_quarantine(void)
+/* a GPU worker declared dead while its process still runs, inside its partition: its slot *sl
+ * quarantined; NULL (world closed) if the partition never reached a GPU worker */
+static sim_t *gpu_quarantined(uint32_t *sl)
 {
     world_open(2);
     start_all();
@@ -825,15 +827,23 @@ static void reg_dead_alive_quarantine(void)
         for (unsigned k = 0; k < NSIM; k++) if (sims[k].role == ZP_ROLE_GPU && sims[k].nt) g = &sims[k];
     }
     CHECK(g != NULL);
-    if (!g) { world_close(); return; }
+    if (!g) { world_close(); return NULL; }
     sim_step(g);                                  /* payload verified: working */
-    uint32_t sl = g->t[0].a.slot;
+    *sl = g->t[0].a.slot;
     brk_worker_dead(&B, broker_rec(g), "missed heartbeats", true);
     brk_dispatch(&B);
     check_invariants("dead-alive");
-    CHECK(B.slots[sl].held && B.slots[sl].h_inc == g->inc);
+    CHECK(B.slots[*sl].held && B.slots[*sl].h_inc == g->inc);
     brk_slots_tick(&B);
-    CHECK(B.slots[sl].held);                      /* still alive: still quarantined */
+    CHECK(B.slots[*sl].held);                     /* still alive: still quarantined */
+    return g;
+}
+
+static void reg_dead_alive_quarantine(void)
+{
+    uint32_t sl;
+    sim_t *g = gpu_quarantined(&sl);
+    if (!g) return;
     sim_step(g);                                  /* a stale write into h */
     check_invariants("dead-alive: stale write");
     sim_kill(g);                                  /* the supervisor fences it */
@@ -842,6 +852,48 @@ static void reg_dead_alive_quarantine(void)
     brk_part_t *p = part_of(mjobs[0].id, 0);
     CHECK(p && p->attempt == 1 && p->n_uncharged == 1);   /* worker class: not charged */
     drain("dead-alive drain");
+    CHECK(mjobs[0].done_seen[0]);
+    world_close();
+}
+
+/* The quarantined holder's process exits but is not reaped yet (a zombie: kill(pid, 0) still
+ * succeeds): the slot comes out of quarantine. Then a holder whose pid now belongs to a later
+ * process (modelled by pointing the slot's holder pid at another live process while keeping
+ * the recorded start time): out of quarantine too; the same pid with its own start time stays. */
+static void reg_zombie_reused_quarantine(void)
+{
+    uint32_t sl;
+    sim_t *g = gpu_quarantined(&sl);
+    if (!g) return;
+    CHECK(B.slots[sl].h_start != 0);              /* the holder's start time was recorded */
+    kill(g->pid, SIGKILL);
+    siginfo_t si;
+    while (waitid(P_PID, (id_t)g->pid, &si, WEXITED | WNOWAIT) < 0 && errno == EINTR) {}
+    CHECK(kill(g->pid, 0) == 0);                  /* a zombie: the old pid test saw it alive */
+    brk_slots_tick(&B);
+    CHECK(!B.slots[sl].held);
+    sim_kill(g);                                  /* reaped */
+    drain("zombie drain");
+    CHECK(mjobs[0].done_seen[0]);
+    world_close();
+
+    g = gpu_quarantined(&sl);
+    if (!g) return;
+    pid_t other = spawn_child();
+    uint32_t own = B.slots[sl].h_pid;
+    char st;
+    uint64_t t;
+    CHECK(zp_proc_stat((uint32_t)other, &st, &t) == 0);
+    B.slots[sl].h_pid = (uint32_t)other;          /* the holder's pid now names a later process */
+    brk_slots_tick(&B);
+    CHECK(!B.slots[sl].held);
+    uint64_t own_t;                               /* the check itself, on the live old holder */
+    CHECK(zp_proc_stat(own, &st, &own_t) == 0 && own == (uint32_t)g->pid);
+    CHECK(brk_pid_gone(own, own_t) == NULL && brk_pid_gone(own, 0) == NULL && brk_pid_gone(own, own_t + 1) != NULL);
+    CHECK(brk_pid_gone((uint32_t)other, t) == NULL);
+    reap(other);
+    sim_kill(g);
+    drain("reused drain");
     CHECK(mjobs[0].done_seen[0]);
     world_close();
 }
@@ -1329,6 +1381,7 @@ int main(int argc, char **argv)
     } else {
         static const struct { const char *name; void (*fn)(void); } regs[] = {
             {"cancel-quarantine", reg_cancel_quarantine}, {"dead-alive-quarantine", reg_dead_alive_quarantine},
+            {"zombie-reused-quarantine", reg_zombie_reused_quarantine},
             {"verify-redo", reg_verify_redo}, {"restart-after-death", reg_restart_after_death}, {"lease", reg_lease},
             {"breaker", reg_breaker}, {"bounded", reg_bounded}, {"takeback-ready", reg_takeback_ready},
             {"takeback-revoke", reg_takeback_revoke}, {"takeback-gpu", reg_takeback_gpu}, {"reserve", reg_reserve}, {"classes", reg_classes},

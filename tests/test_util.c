@@ -1,7 +1,11 @@
-/* test_util.c - errors, pool, split. */
+/* test_util.c - errors, pool, split, /proc stat. */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "lib/util/util.h"
@@ -45,9 +49,46 @@ static void test_pool_first(void)
     CHECK(zp_pool_first(NULL, 3, is_marked, (const unsigned char[]){0, 1, 1}) == 1);
 }
 
+/* zp_proc_stat: a child whose command name holds ") S 1 (" parses to its real state and start
+ * time (not fooled by the name); a zombie reads Z; a reaped pid is -ENOENT */
+static void test_proc_stat(void)
+{
+    char st, st2;
+    uint64_t me, t, t2;
+    CHECK(zp_proc_stat((uint32_t)getpid(), &st, &me) == 0 && st == 'R' && me > 0);
+    int go[2];
+    CHECK(pipe(go) == 0);
+    pid_t c = fork();
+    if (c == 0) {
+        prctl(PR_SET_NAME, "x) Z 1 (9 9");
+        char ch;
+        close(go[1]);
+        (void)!read(go[0], &ch, 1);   /* until the parent closes its end */
+        _exit(0);
+    }
+    CHECK(c > 0);
+    close(go[0]);
+    for (int i = 0; i < 2000; i++) {   /* until the child has renamed itself and sleeps in read */
+        char path[64], comm[32] = "";
+        snprintf(path, sizeof path, "/proc/%d/comm", (int)c);
+        FILE *f = fopen(path, "r");
+        if (f) { if (!fgets(comm, sizeof comm, f)) comm[0] = 0; fclose(f); }
+        if (!strncmp(comm, "x) Z 1 (9 9", 11) && zp_proc_stat((uint32_t)c, &st, &t) == 0 && st == 'S') break;
+        usleep(1000);
+    }
+    CHECK(zp_proc_stat((uint32_t)c, &st, &t) == 0 && st == 'S' && t >= me);
+    close(go[1]);
+    siginfo_t si;
+    while (waitid(P_PID, (id_t)c, &si, WEXITED | WNOWAIT) < 0 && errno == EINTR) {}
+    CHECK(zp_proc_stat((uint32_t)c, &st2, &t2) == 0 && st2 == 'Z' && t2 == t);
+    CHECK(waitpid(c, NULL, 0) == c);
+    CHECK(zp_proc_stat((uint32_t)c, &st2, &t2) == -ENOENT);
+}
+
 int main(void)
 {
     test_pool_first();
+    test_proc_stat();
     CHECK(strcmp(zp_strerror(ZP_EFORMAT), "malformed or corrupt input") == 0);
     CHECK(strcmp(zp_strerror(-2), "No such file or directory") == 0);
     CHECK(zp_err_set(ZP_EUNSAT, "constraint %d", 7) == ZP_EUNSAT);

@@ -149,6 +149,28 @@ int zp_random_bytes(void *buf, size_t len)
     return 0;
 }
 
+int zp_proc_stat(uint32_t pid, char *state, uint64_t *start)
+{
+    char path[40], buf[1024];
+    snprintf(path, sizeof path, "/proc/%u/stat", pid);
+    FILE *f = fopen(path, "re");
+    if (!f) return errno == ENOENT ? -ENOENT : zp_err_set(-errno, "%s: %s", path, strerror(errno));
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    /* "pid (comm) S ppid ...": comm may hold spaces and parentheses, so fields count from the
+     * last ')'; the state is field 3, the start time field 22 */
+    const char *p = strrchr(buf, ')');
+    char st = 0;
+    unsigned long long t = 0;
+    if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu", &st,
+                     &t) != 2)
+        return zp_err_set(ZP_EFORMAT, "%s: no state and start time after the command name", path);
+    *state = st;
+    *start = t;
+    return 0;
+}
+
 void zp_sbuf_printf(zp_sbuf_t *s, const char *fmt, ...)
 {
     if (s->oom) return;

@@ -81,4 +81,9 @@ char *zp_sbuf_take(zp_sbuf_t *s);
 
 /* Fill buf with len bytes from the OS's random source (getrandom). */
 int zp_random_bytes(void *buf, size_t len);
+
+/* A local process's state letter and start time (clock ticks after boot), from /proc/PID/stat:
+ * what tells a process from a later one that got the same pid. 0; -ENOENT: no such process;
+ * other negative: unreadable or malformed (zp_err names the file). */
+int zp_proc_stat(uint32_t pid, char *state, uint64_t *start);
 #endif
