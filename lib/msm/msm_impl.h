@@ -294,8 +294,10 @@ static inline bool S(fetch)(PA_T *q, const S(src_t) *src, size_t ii, bool negd)
  * in the base field Fq on the denominators' norms (G2: N(d) = d0^2 + d1^2, d^-1 = conj(d) /
  * N(d)): per addition 1 wide-squares norm + 3 Fq products + 2 for conj(d) N^-1, against 3
  * Fq2 products (~8.4 Fq products); on G1 the norm is d itself. ws->pre holds the prefix
- * products of the norms and, where an element has room for two (Fq2), the norm. */
-static void S(flush)(S(ws_t) *ws)
+ * products of the norms and, where an element has room for two (Fq2), the norm.
+ * flatten: G2's Fq2 and Fq products were calls here (G1's were inlined already); inlined
+ * they measured -0.6% (BN254) / -1.6% (BLS12-381) on G2 2^16, two alternating rounds. */
+__attribute__((flatten)) static void S(flush)(S(ws_t) *ws)
 {
     unsigned m = ws->cnt;
     if (m == 0) return;
