@@ -295,9 +295,10 @@ static inline bool S(fetch)(PA_T *q, const S(src_t) *src, size_t ii, bool negd)
  * N(d)): per addition 1 wide-squares norm + 3 Fq products + 2 for conj(d) N^-1, against 3
  * Fq2 products (~8.4 Fq products); on G1 the norm is d itself. ws->pre holds the prefix
  * products of the norms and, where an element has room for two (Fq2), the norm.
- * flatten: G2's Fq2 and Fq products were calls here (G1's were inlined already); inlined
- * they measured -0.6% (BN254) / -1.6% (BLS12-381) on G2 2^16, two alternating rounds. */
-__attribute__((flatten)) static void S(flush)(S(ws_t) *ws)
+ * (G2's Fq2 products are calls here; __attribute__((flatten)) inlined them for -0.6..-1.6%
+ * on G2 2^16, within noise, but left the ASan+UBSan build without registers for the Fq
+ * asm: "impossible constraints". Not kept.) */
+static void S(flush)(S(ws_t) *ws)
 {
     unsigned m = ws->cnt;
     if (m == 0) return;
