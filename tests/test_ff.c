@@ -608,6 +608,77 @@ static void test_roots(void)
 TOWER_TESTS(bn254, fq_bn254, 4, 9)
 TOWER_TESTS(bls12_381, fq_bls12_381, 6, 1)
 
+/* the variable-time (safegcd) inversion against Fermat's a^(p-2), and a a^-1 = 1, on 0, 1,
+ * 2, 3, p-1, p-2, (p-1)/2, (p+1)/2, 2^k - 1, 2^k, 2^k + 1 for every k below p's bit length,
+ * the Montgomery one and R^2, single-limb values, and random elements */
+static bool inv_edge(uint64_t *l, unsigned nl, const uint64_t *p, unsigned i)
+{
+    memset(l, 0, nl * sizeof *l);
+    unsigned bits = 64 * nl;
+    while (!((p[(bits - 1) / 64] >> ((bits - 1) % 64)) & 1)) bits--;
+    if (i < 4) { l[0] = i; return true; }
+    i -= 4;
+    if (i < 4) {                                 /* p-1, p-2, (p-1)/2, (p+1)/2 */
+        memcpy(l, p, nl * sizeof *l);
+        l[0] -= i == 1 ? 2 : 1;
+        if (i >= 2) {
+            for (unsigned j = 0; j < nl; j++) l[j] = (l[j] >> 1) | (j + 1 < nl ? l[j + 1] << 63 : 0);
+            if (i == 3) l[0] += 1;
+        }
+        return true;
+    }
+    i -= 4;
+    unsigned k = 1 + i / 3, v = i % 3;
+    if (k >= bits) return false;
+    l[k / 64] = (uint64_t)1 << (k % 64);         /* 2^k */
+    if (v == 1) l[0] += 1;
+    if (v == 2) {                                /* 2^k - 1 */
+        for (unsigned j = 0; j < nl; j++) {
+            bool borrow = l[j] == 0;
+            l[j]--;
+            if (!borrow) break;
+        }
+    }
+    return true;
+}
+
+#define INV_TEST(F)                                                                            \
+    static void test_inv_vartime_##F(void)                                                     \
+    {                                                                                          \
+        enum { NL = ZP_##F##_LIMBS };                                                          \
+        zp_##F##_t a, x, y, t;                                                                 \
+        unsigned n = 0;                                                                        \
+        for (unsigned i = 0; inv_edge(a.l, NL, zp_##F##_modulus.l, i); i++, n++) {            \
+            CHECK(zp_##F##_is_canonical(&a));                                                  \
+            zp_##F##_inv(&x, &a);                                                              \
+            zp_##F##_inv_vartime(&y, &a);                                                      \
+            CHECK(zp_##F##_eq(&x, &y) && zp_##F##_is_canonical(&y));                           \
+            zp_##F##_mul(&t, &a, &y);                                                          \
+            CHECK(i == 0 ? zp_##F##_is_zero(&y) : zp_##F##_is_one(&t));                        \
+        }                                                                                      \
+        CHECK(n > 3 * 250);                                                                    \
+        const zp_##F##_t special[2] = {zp_##F##_one, zp_##F##_r2};                             \
+        for (unsigned i = 0; i < 2; i++) {                                                     \
+            zp_##F##_inv(&x, &special[i]);                                                     \
+            zp_##F##_inv_vartime(&y, &special[i]);                                             \
+            CHECK(zp_##F##_eq(&x, &y));                                                        \
+        }                                                                                      \
+        for (unsigned i = 0; i < 20 * ITERS; i++) {                                            \
+            zp_##F##_random(&a, rnd, NULL);                                                    \
+            if (i % 4 == 1) for (unsigned j = 1; j < NL; j++) a.l[j] = 0;  /* one limb */      \
+            if (i % 4 == 2) a.l[NL - 1] = 0;             /* shorter */                         \
+            zp_##F##_inv(&x, &a);                                                              \
+            zp_##F##_inv_vartime(&y, &a);                                                      \
+            CHECK(zp_##F##_eq(&x, &y) && zp_##F##_is_canonical(&y));                           \
+            zp_##F##_inv_vartime(&t, &y);                /* (a^-1)^-1 = a */                   \
+            CHECK(zp_##F##_eq(&t, &a));                                                        \
+        }                                                                                      \
+    }
+INV_TEST(fr_bn254)
+INV_TEST(fq_bn254)
+INV_TEST(fr_bls12_381)
+INV_TEST(fq_bls12_381)
+
 int main(void)
 {
     const char *seed = getenv("ZP_TEST_SEED");
@@ -620,6 +691,10 @@ int main(void)
     test_fq_bls12_381();
     test_tower_bn254();
     test_tower_bls12_381();
+    test_inv_vartime_fr_bn254();
+    test_inv_vartime_fq_bn254();
+    test_inv_vartime_fr_bls12_381();
+    test_inv_vartime_fq_bls12_381();
     printf("test_ff: all ok\n");
     return 0;
 }

@@ -57,6 +57,7 @@ static double now_ns(void)
 #define FIELD(F)                                                                               \
     static void F##_sqr3(zp_##F##_t *r, const zp_##F##_t *a, const zp_##F##_t *b) { (void)b; zp_##F##_sqr(r, a); } \
     static void F##_inv3(zp_##F##_t *r, const zp_##F##_t *a, const zp_##F##_t *b) { (void)b; zp_##F##_inv(r, a); } \
+    static void F##_invv3(zp_##F##_t *r, const zp_##F##_t *a, const zp_##F##_t *b) { (void)b; zp_##F##_inv_vartime(r, a); } \
     static void bench_##F(void)                                                                \
     {                                                                                          \
         BENCH(zp_##F##_t, #F " mul", SET1(F), zp_##F##_mul);                                   \
@@ -66,6 +67,7 @@ static double now_ns(void)
         BENCH(zp_##F##_t, #F " add_inl", SET1(F), zp_##F##_add_inl);                           \
         BENCH(zp_##F##_t, #F " sub_inl", SET1(F), zp_##F##_sub_inl);                           \
         BENCH(zp_##F##_t, #F " inv", SET1(F), F##_inv3);                                       \
+        BENCH(zp_##F##_t, #F " inv_vartime", SET1(F), F##_invv3);                               \
     }
 FIELD(fr_bn254)
 FIELD(fq_bn254)

@@ -7,6 +7,7 @@
 
 #include "lib/ff/ff.h"
 #include "lib/ff/ff_inline.h"
+#include "lib/ff/ff_inv.h"
 #include "lib/util/util.h"
 
 #define FF_STR_(x) #x

@@ -37,6 +37,8 @@ typedef struct { uint64_t l[4]; } zp_scalar_t;   /* standard-form scalar, < r */
     void zp_##F##_mul(zp_##F##_t *r, const zp_##F##_t *a, const zp_##F##_t *b);            \
     void zp_##F##_sqr(zp_##F##_t *r, const zp_##F##_t *a);                                  \
     void zp_##F##_inv(zp_##F##_t *r, const zp_##F##_t *a);      /* inv(0) = 0 */            \
+    /* the same, variable time (safegcd, ff_inv.h: ~10x faster); public inputs only */       \
+    void zp_##F##_inv_vartime(zp_##F##_t *r, const zp_##F##_t *a);                         \
     /* batch inverse of n elements in place; zeros stay zero; scratch: n elements */         \
     void zp_##F##_batch_inv(zp_##F##_t *a, size_t n, zp_##F##_t *scratch);                  \
     void zp_##F##_pow(zp_##F##_t *r, const zp_##F##_t *a, const uint64_t *e, size_t elimbs); \

@@ -64,6 +64,21 @@ void FN(inv)(FT *r, const FT *a)
     FN(pow)(r, a, pm2, FF_N);
 }
 
+void FN(inv_vartime)(FT *r, const FT *a)
+{
+    enum { L = 64 * FF_N / 62 + 1 };             /* signed62 limbs: 5 for 4 limbs, 7 for 6 */
+    if (FN(is_zero_inl)(a)) {
+        *r = *a;
+        return;
+    }
+    int64_t p62[L], c62[L];
+    ffi_to62(p62, FN(modulus).l, FF_N, L);
+    ffi_to62(c62, FN(r2).l, FF_N, L);           /* R^2 / (a R) = a^-1 R */
+    uint64_t out[FF_N];
+    ffi_inv(out, a->l, FN(modulus).l, p62, c62, FF_N, L);
+    memcpy(r->l, out, sizeof out);
+}
+
 void FN(batch_inv)(FT *a, size_t n, FT *scratch)
 {
     FT acc = FN(one);

@@ -26,8 +26,9 @@
     static inline bool mf_fq_##C##_is_zero(const zp_fq_##C##_t *a) { return zp_fq_##C##_is_zero_inl(a); } \
     static inline bool mf_fq_##C##_eq(const zp_fq_##C##_t *a, const zp_fq_##C##_t *b)         \
     { return zp_fq_##C##_eq_inl(a, b); }                                                       \
+    /* variable time (safegcd): the MSM's inputs are public */                                 \
     static inline void mf_fq_##C##_inv(zp_fq_##C##_t *r, const zp_fq_##C##_t *a)               \
-    { zp_fq_##C##_inv(r, a); }                                                                 \
+    { zp_fq_##C##_inv_vartime(r, a); }                                                         \
     static inline void mf_fq_##C##_one(zp_fq_##C##_t *r) { *r = zp_fq_##C##_one; }             \
     /* times an element of the base field Fq */                                                \
     static inline void mf_fq_##C##_mulb(zp_fq_##C##_t *r, const zp_fq_##C##_t *a, const zp_fq_##C##_t *b) \
