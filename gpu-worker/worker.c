@@ -312,7 +312,7 @@ static void stage(zp_stage_t *s, zp_stage_task_t *t)
 static int verify(zp_stage_t *s, zp_stage_task_t *t)
 {
     const zp_msg_assign_t *a = &t->a;
-    zp_stage_test_hold_at("gpu-verify", NULL);
+    zp_stage_test_hold_at("gpu-verify", &t->revoked);
     uint64_t t0 = zp_now_ns();
     int rc = zp_shm_payload_verify_pool(s->arena, a->slot, a->payload_gen, s->stage_pool);
     t->dt[ZP_DT_VERIFY_IN] = zp_now_ns() - t0;

@@ -6,7 +6,11 @@
  * (todo, ready, done), `running`, `staging` and the buffer sets are guarded by one mutex; both
  * threads wake the loop through an eventfd. Staging: ASSIGN -> todo -> staging thread (stage()
  * into a free buffer set) -> ready -> work thread (work()/work_batch()) -> done; without
- * def->stage an ASSIGN goes to ready directly. A staged task holds its set until it is reported
+ * def->stage an ASSIGN goes to ready directly. With def->deferred the staging thread, right after
+ * it put a task on ready, runs the task's deferred check (`verifying`; the work thread may already
+ * compute it) and hands the verdict to zp_stage_deferred_wait; the task is unstaged, finished or
+ * dropped only after that check returned (a drop meanwhile marks it `unqueued`: the staging
+ * thread finishes it). A staged task holds its set until it is reported
  * or dropped; the HELLO lists the running tasks only (staged ones have written nothing and are
  * dropped on a RESET like queued ones; one being staged then is discarded when staging ends). A task is reported exactly once (DONE or
  * FAIL); queued tasks are dropped silently on a RESET (the broker forgot them); the running one
@@ -559,7 +563,7 @@ static void drop_queued(loop_t *h, bool all, uint32_t slot, uint64_t gen, bool r
             if ((all || (t->a.slot == slot && t->a.gen == gen)) && q && t == h->verifying) {
                 /* its deferred check is running: the staging thread finishes it after */
                 t->unqueued = true;
-                if (report_them) unstarted(t, stopping, why);
+                if (report_them) { t->revoked = 1; unstarted(t, stopping, why); }
                 else t->dropped = 1;
             } else if (all || (t->a.slot == slot && t->a.gen == gen)) {
                 if (q && h->staged_mode) h->sets_busy &= ~(UINT64_C(1) << t->set);
