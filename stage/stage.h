@@ -132,9 +132,10 @@ typedef struct zp_stage_def {
      * staged ahead) or, staged ahead, the previous task's. It gates the task's result, not its
      * start: work() calls zp_stage_deferred_wait() before it commits anything and drops the
      * result on an error. Returns 0 or an error code with the message set (zp_err_set); it
-     * must not touch the task's result fields (work() owns them). The runtime keeps the task
-     * (and its buffer set) until deferred() returned: it is unstaged, reported or dropped only
-     * after (a REVOKE / RESET meanwhile is applied then). Runs on s->stage_pool. */
+     * must not touch the task's result fields (work() owns them) except dt[] entries of its
+     * own (the GPU worker: dt[ZP_DT_VERIFY_IN]). The runtime keeps the task (and its buffer
+     * set) until deferred() returned: it is unstaged, reported or dropped only after (a
+     * REVOKE / RESET meanwhile is applied then). Runs on s->stage_pool. */
     int (*deferred)(zp_stage_t *s, zp_stage_task_t *t);
     void *ctx;                      /* the daemon's state */
 } zp_stage_def_t;
