@@ -309,7 +309,8 @@ char *brk_trace_json(brk_t *b, uint32_t max_parts)
                                                    "verify_in_ns", "spare_ns"};
                 for (unsigned d = 0; d < ZP_DT_N; d++)
                     if (p->dt[r][d]) zp_sbuf_printf(&s, ", \"%s\": %llu", dtn[d], (unsigned long long)p->dt[r][d]);
-                static const char *tmn[ZP_TM_N] = {"t_stage_start", "t_stage_end", "t_compute_start", "t_compute_end"};
+                static const char *tmn[ZP_TM_N] = {"t_stage_start", "t_stage_end", "t_compute_start", "t_compute_end",
+                                                   "t_verify_end"};
                 for (unsigned d = 0; d < ZP_TM_N; d++)
                     if (p->tm[r][d]) zp_sbuf_printf(&s, ", \"%s\": %llu", tmn[d], (unsigned long long)p->tm[r][d]);
                 zp_sbuf_printf(&s, "}}");

@@ -10,20 +10,25 @@
  * the next partition is already assigned (and its data in the slot) while one computes.
  * Double buffering (issue 10 items 1-2): the stage runtime's staging thread runs stage() for
  * task k+1 while the work thread computes task k: arena, key lookup, check the slot is
- * (PROVING, gen), verify the synth's sealed payload (the chunked checksum on the staging pool;
- * a partition whose vectors were damaged goes back to synthesis), the layout checks, and the
- * copies into the task's buffer set (one set per credit). The work thread then only runs
- * prove_g1 (h = (a*b - c) over the coset, MSMs A, B1, C, H) and commits the four Jacobian
- * points into the slot's result area (fenced: PROVING(gen) -> PROVED(gen+1)): nothing O(n)
- * besides the compute. Why the early verify still protects: see stage() below.
+ * (PROVING, gen), the seal's stamp and the layout checks (all O(1)), and on CUDA the H2D of the
+ * slot's vectors queued into the task's device buffer set. Nothing O(n) on the host runs
+ * between two computes, even when the worker was starved (k+1 READY only after k's compute
+ * ended): the synth's payload checksum is deferred (stage.h def->deferred: verify() on the
+ * staging thread and pool, right after the task went to the work thread, beside its compute
+ * or the previous one's) and gates the commit, not the start: the work thread waits for its
+ * verdict before it commits the four Jacobian points into the slot's result area (fenced:
+ * PROVING(gen) -> PROVED(gen+1)); a payload that does not verify has its result dropped and
+ * goes back to synthesis (payload_bad), as before. Why that still protects: see stage().
  * --batch B: up to B staged tasks of one zkey in one zp_bk_prove_g1_batch (B + 1 credits).
- * The slot's vectors stay intact: the CPU backend clobbers a and b and writes h, so it works
- * on private copies (a retry of this stage reads the same payload); the CUDA backend reads the
- * host vectors only: stage() also queues their H2D into the task's device buffer set
- * (zp_bk_stage_in: the copy stream, from the pinned arena, while the previous set computes) and
- * work() runs zp_bk_prove_staged on that set; unstage() releases it (after the compute, or for
- * a task dropped or revoked while staged). The key is made ready (pinned, uploaded once,
- * referenced so that it is not evicted) by the stage-in too, on the staging thread.
+ * The slot's vectors stay intact: the CPU backend clobbers a and b and writes h, so it computes
+ * in the set's work buffers, and its first pass (the inverse NTTs' out-of-place bit reversal,
+ * zp_bk_prove_g1_from) reads a, b, c from the slot and writes them there: no separate copy (a
+ * retry of this stage reads the same payload). The CUDA backend reads the host vectors only:
+ * stage() queues their H2D into the task's device buffer set (zp_bk_stage_in: the copy
+ * stream, from the pinned arena, while the previous set computes) and work() runs
+ * zp_bk_prove_staged on that set; unstage() releases it (after the compute, or for a task
+ * dropped or revoked while staged). The key is made ready (pinned, uploaded once, referenced
+ * so that it is not evicted) by the stage-in too, on the staging thread.
  * --device accepts N or N-K (a systemd instance name: zkpipe-gpu@N-K is worker K on device N,
  * `--device %i`); without --instance, N-K gives instance N*64+K, unique per (device, k).
  * Every backend call goes through the wrapper stage/backend.h (spans, fault injection, and the
@@ -31,10 +36,12 @@
  * runtime then exits (ZP_STAGE_EXIT_DEVICE) so the supervisor restarts this worker clean.
  * ZP_TEST_FAULT=OP=CODE[@N] arms the wrapper's fault injection (tests only);
  * ZP_TEST_CUDA_EMULATE=1 opens the CUDA backend on the host-emulated device (tests only);
- * ZP_TEST_HOLD_DIR/hold-gpu-compute holds a task inside its compute (tests only).
+ * ZP_TEST_HOLD_DIR/hold-gpu-compute holds a task inside its compute, hold-gpu-verify its
+ * deferred payload verify (tests only).
  * Options, signals, key cache, loop: the stage runtime (stage/stage.h).
  * Tests: tests/ipc/ (up_gpus.sh for the device arguments, stage_device.sh for device errors,
- * stage_overlap.sh / stage_corrupt.sh / stage_batch.sh for staging and batching). */
+ * stage_overlap.sh / stage_corrupt.sh / stage_batch.sh for staging and batching,
+ * stage_deferred.sh for the deferred verify). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,8 +60,9 @@ static_assert(ZP_G16_NMSM * sizeof(zp_g1_any_t) <= ZP_SHM_RESULT_BYTES, "result 
 /* one buffer set: what stage() prepared for work() (the set is the task's until it is reported) */
 typedef struct {
     zp_keyent_t *ke;                    /* referenced until unstage */
-    zp_scalar_t *w, *a, *b, *c, *h;     /* what the compute reads/writes: slot vectors or the copies */
-    zp_scalar_t *pa, *pb, *ph;          /* private copies (CPU backend: it clobbers a and b, writes h) */
+    zp_scalar_t *w, *a, *b, *c, *h;     /* the slot's vectors (read only) */
+    zp_scalar_t *pa, *pb, *ph;          /* work buffers (CPU backend: its first NTT pass reads a, b, c
+                                           from the slot and writes them here; it clobbers them) */
     size_t pcap;                        /* elements */
     bool dev;                           /* a device buffer set was staged (release it in unstage) */
 } bset_t;
@@ -69,7 +77,7 @@ typedef struct {
     bool in_stage, in_work;
     unsigned long long arena_registrations, task_registrations;
     zp_bk_t bk;
-    bool private_vectors;        /* backend clobbers a, b: work on copies */
+    bool private_vectors;        /* backend clobbers a, b: compute in work buffers (prove_g1_from) */
     bset_t set[64];              /* buffer sets (s->stage_sets used): one per task staged or running */
     unsigned long long batches, batched_tasks;
     bool batch_given;            /* --batch was given (else $ZP_GPU_BATCH) */
@@ -213,17 +221,8 @@ static int ensure_private(bset_t *bs, size_t n)
     return bs->pcap ? 0 : zp_err_set(-ENOMEM, "private vectors of %zu elements", n);
 }
 
-/* parallel copy of a and b into the set's private vectors (staging pool) */
-typedef struct { zp_scalar_t *dst[2]; const zp_scalar_t *src[2]; size_t n; } copy_job_t;
-static void copy_run(void *arg, unsigned tid, unsigned nt)
-{
-    copy_job_t *j = arg;
-    size_t lo, hi;
-    zp_split(j->n, tid, nt, &lo, &hi);
-    for (int v = 0; v < 2; v++) memcpy(j->dst[v] + lo, j->src[v] + lo, (hi - lo) * sizeof(zp_scalar_t));
-}
-
-/* stage(): the slot, the payload and the copies for key entry ke; 0, or t failed */
+/* stage(): the O(1) checks of the slot and the payload for key entry ke (the checksum is
+ * deferred: verify()); 0, or t failed */
 static int stage_checks(zp_stage_t *s, zp_stage_task_t *t, zp_keyent_t *ke, bset_t *bs)
 {
     gpu_t *g = s->ctx;
@@ -234,13 +233,13 @@ static int stage_checks(zp_stage_t *s, zp_stage_task_t *t, zp_keyent_t *ke, bset
         zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "slot");
         return rc;
     }
-    uint64_t t0 = zp_now_ns();
-    if ((rc = zp_shm_payload_verify_pool(s->arena, a->slot, a->payload_gen, s->stage_pool)) < 0) {
+    /* the seal's stamp, mask and vector offsets (O(1)): a payload of another generation is
+     * refused before the compute */
+    if ((rc = zp_shm_payload_stamp(s->arena, a->slot, a->payload_gen)) < 0) {
         zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "synthesized payload");
         t->payload_bad = true;
         return rc;
     }
-    t->dt[ZP_DT_VERIFY_IN] = zp_now_ns() - t0;
     const zp_shm_slot_t *d = zp_shm_slot(s->arena, a->slot);
     size_t lw, la, lb, lc, lh;
     zp_scalar_t *w = zp_shm_slot_vec(s->arena, a->slot, ZP_SHM_VEC_W, &lw);
@@ -256,14 +255,10 @@ static int stage_checks(zp_stage_t *s, zp_stage_task_t *t, zp_keyent_t *ke, bset
         t->payload_bad = true;
         return ZP_EFORMAT;
     }
-    if (g->private_vectors) {
-        if ((rc = ensure_private(bs, n)) < 0) {
-            zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "memory");
-            return rc;
-        }
-        copy_job_t cj = {.dst = {bs->pa, bs->pb}, .src = {va, vb}, .n = n};
-        zp_pool_run(s->stage_pool, copy_run, &cj);
-        va = bs->pa; vb = bs->pb; vh = bs->ph;
+    /* the work buffers (allocated once per set and size; nothing is copied into them here) */
+    if (g->private_vectors && (rc = ensure_private(bs, n)) < 0) {
+        zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "memory");
+        return rc;
     }
     *bs = (bset_t){.ke = ke, .w = w, .a = va, .b = vb, .c = vc, .h = vh, .pa = bs->pa, .pb = bs->pb, .ph = bs->ph,
                    .pcap = bs->pcap};
@@ -287,16 +282,15 @@ static int stage_device(zp_stage_t *s, zp_stage_task_t *t, bset_t *bs)
     return 0;
 }
 
-/* Staging thread (stage.h def->stage), for task k+1 while task k computes: arena, key lookup,
- * slot check (PROVING, gen), the payload's checksum (chunks on the staging pool), the layout
- * checks and the copies into the task's buffer set. Everything O(n) the task needs before its
- * compute happens here. Protection: the checksum is verified here, before the compute; the
- * slot stays PROVING(gen) held by this worker until the commit (fenced on that word), and the
- * quarantine rules keep every other writer out of it (doc/slot-protocol.md "Holders and
- * quarantine"), so nothing legitimate changes the payload between this verify and the compute.
- * A corruption in that window (a stray write) is still caught before the proof is released:
- * the finalizer verifies the same sealed payload again (payload_bad: back to synthesis), and
- * the CPU backend computes on the copies taken here. */
+/* Staging thread (stage.h def->stage), for task k+1 (while task k computes, or at once when
+ * the worker was starved): arena, key lookup, slot check (PROVING, gen), the seal's stamp, the
+ * layout checks, the work buffers (CPU) or the device set's H2D (queued, CUDA): nothing O(n)
+ * on the host. The payload's checksum is deferred: verify() below runs right after, on this
+ * thread and its pool, beside the compute, and gates the commit (work() waits for its verdict
+ * before PROVING -> PROVED). Protection: a payload that does not verify is never committed
+ * (payload_bad: back to synthesis, as when it was checked before the compute); a corruption
+ * after the verify read it (a stray write into a slot held PROVING(gen) by this worker) is
+ * caught by the finalizer's verify of the same seal before the proof is released. */
 static void stage(zp_stage_t *s, zp_stage_task_t *t)
 {
     gpu_t *g = s->ctx;
@@ -318,8 +312,42 @@ static void stage(zp_stage_t *s, zp_stage_task_t *t)
         return;
     }
     t->staged = true;
-    zp_log(ZP_LOG_DEBUG, "slot %u staged in buffer set %u (payload verified in %.1f ms)", a->slot, t->set,
-           t->dt[ZP_DT_VERIFY_IN] / 1e6);
+    zp_log(ZP_LOG_DEBUG, "slot %u staged in buffer set %u (payload checksum deferred: beside the compute)", a->slot,
+           t->set);
+}
+
+/* Staging thread (stage.h def->deferred), right after stage() handed the task to the work
+ * thread: the sealed payload's checksum (chunks on the staging pool), overlapped with this
+ * task's compute (or the previous one's when staged ahead). ZP_TEST_HOLD_DIR/hold-gpu-verify
+ * holds it (tests: the compute then starts and ends before the verdict). */
+static int verify(zp_stage_t *s, zp_stage_task_t *t)
+{
+    const zp_msg_assign_t *a = &t->a;
+    zp_stage_test_hold_at("gpu-verify", &t->revoked);
+    uint64_t t0 = zp_now_ns();
+    int rc = zp_shm_payload_verify_pool(s->arena, a->slot, a->payload_gen, s->stage_pool);
+    t->dt[ZP_DT_VERIFY_IN] = zp_now_ns() - t0;
+    zp_log(ZP_LOG_DEBUG, "slot %u payload %s in %.1f ms (deferred, beside the compute)", a->slot,
+           rc < 0 ? "does NOT verify" : "verified", t->dt[ZP_DT_VERIFY_IN] / 1e6);
+    return rc;
+}
+
+/* work thread, before the commit: the deferred verify's verdict (waiting for it if the compute
+ * ended first); 0, or t failed payload_bad (its result is dropped, nothing committed) */
+static int verdict(zp_stage_t *s, zp_stage_task_t *t)
+{
+    uint64_t w0 = zp_now_ns();
+    int rc = zp_stage_deferred_wait(s, t);
+    uint64_t waited = zp_now_ns() - w0;
+    if (waited > 1000000)
+        zp_log(ZP_LOG_DEBUG, "slot %u: the commit waited %.1f ms for the payload verify", t->a.slot, waited / 1e6);
+    if (rc < 0) {
+        zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "synthesized payload");
+        t->payload_bad = true;
+        zp_log(ZP_LOG_WARN, "slot %u gen %llu: the payload did not verify: the computed result is dropped, "
+               "nothing committed (back to synthesis)", t->a.slot, (unsigned long long)t->a.gen);
+    }
+    return rc;
 }
 
 static void unstage(zp_stage_t *s, zp_stage_task_t *t)
@@ -387,10 +415,13 @@ static void work(zp_stage_t *s, zp_stage_task_t *t)
     t->tm[ZP_TM_COMPUTE_START] = zp_now_ns();
     zp_stage_test_hold_at("gpu-compute", &t->revoked);   /* tests: task k held in its compute */
     int rc = bs->dev ? zp_bk_prove_staged(&g->bk, t->set, &bs->ke->key, out, &tm)
-                     : zp_bk_prove_g1(&g->bk, &bs->ke->key, bs->w, bs->a, bs->b, bs->c, bs->h, out, &tm);
+           : g->private_vectors ? zp_bk_prove_g1_from(&g->bk, &bs->ke->key, bs->w, bs->a, bs->b, bs->c, bs->pa,
+                                                      bs->pb, bs->ph, out, &tm)
+                                : zp_bk_prove_g1(&g->bk, &bs->ke->key, bs->w, bs->a, bs->b, bs->c, bs->h, out, &tm);
     t->tm[ZP_TM_COMPUTE_END] = zp_now_ns();
     if (rc < 0) return backend_failed(t, rc, bs->dev ? "prove_staged" : "prove_g1");
     times_to_task(t, &tm);
+    if (verdict(s, t) < 0) return;
     commit(s, t, out);
 }
 
@@ -417,7 +448,10 @@ static void work_batch(zp_stage_t *s, zp_stage_task_t **ts, unsigned n)
     zp_g16_g1_job_t jobs[ZP_MSG_MAX_CREDITS];
     for (unsigned i = 0; i < n; i++) {
         const bset_t *bs = &g->set[ts[i]->set];
-        jobs[i] = (zp_g16_g1_job_t){.w = bs->w, .a = bs->a, .b = bs->b, .c = bs->c, .h = bs->h};
+        jobs[i] = g->private_vectors   /* the slot's a, b, c read by the first NTT pass, never written */
+                  ? (zp_g16_g1_job_t){.w = bs->w, .a = bs->pa, .b = bs->pb, .c = bs->c, .h = bs->ph, .a_in = bs->a,
+                                      .b_in = bs->b}
+                  : (zp_g16_g1_job_t){.w = bs->w, .a = bs->a, .b = bs->b, .c = bs->c, .h = bs->h};
     }
     zp_g16_times_t tm;
     uint64_t c0 = zp_now_ns();
@@ -434,6 +468,7 @@ static void work_batch(zp_stage_t *s, zp_stage_task_t **ts, unsigned n)
         t->tm[ZP_TM_COMPUTE_END] = c1;
         if (rc < 0) { backend_failed(t, rc, "prove_g1_batch"); continue; }
         times_to_task(t, &tm);
+        if (verdict(s, t) < 0) continue;
         commit(s, t, jobs[i].out);
     }
 }
@@ -594,7 +629,7 @@ int main(int argc, char **argv)
                       "  --backends:    print the backends this build has (\"cuda cpu\" or \"cpu\") and exit\n"
                       "  --batch B:     compute up to B staged partitions of one key together (default 1,\n"
                       "                or $ZP_GPU_BATCH); the credits become at least B + 1\n",
-        .init = init, .work = work, .stage = stage, .unstage = unstage, .work_batch = work_batch,
+        .init = init, .work = work, .stage = stage, .unstage = unstage, .work_batch = work_batch, .deferred = verify,
         .arena_opened = arena_opened, .arena_closing = arena_closing, .fini = fini,
         .arena_first = true, .prepare = prepare,
         .ctx = &G};

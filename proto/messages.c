@@ -241,7 +241,8 @@ int zp_msg_heartbeat_decode(zp_msg_heartbeat_t *m, const zp_frame_t *f)
 }
 
 /* ---- DONE ---- 1 slot 2 gen 3 new_gen 4 job 5 part 6 t_start 7 t_end 8 dt[] 9 proof 10 public 11 bin
- *                 12 tm[] (optional: staging start, staging end, compute start, compute end; written when set) */
+ *                 12 tm[] (optional: staging start, staging end, compute start, compute end,
+ *                 verify end; written when set) */
 int zp_msg_done_encode(uint8_t **buf, size_t *len, const zp_msg_done_t *m)
 {
     zp_enc_t e;
@@ -253,7 +254,8 @@ int zp_msg_done_encode(uint8_t **buf, size_t *len, const zp_msg_done_t *m)
     if (m->proof_json.len) enc_strref(&e, 9, m->proof_json);
     if (m->public_json.len) enc_strref(&e, 10, m->public_json);
     if (m->proof_bin_len) zp_enc_bin(&e, 11, m->proof_bin, m->proof_bin_len);
-    if (m->tm[ZP_TM_STAGE_START] || m->tm[ZP_TM_STAGE_END] || m->tm[ZP_TM_COMPUTE_START] || m->tm[ZP_TM_COMPUTE_END])
+    if (m->tm[ZP_TM_STAGE_START] || m->tm[ZP_TM_STAGE_END] || m->tm[ZP_TM_COMPUTE_START] || m->tm[ZP_TM_COMPUTE_END] ||
+        m->tm[ZP_TM_VERIFY_END])
         zp_enc_u64_array(&e, 12, m->tm, ZP_TM_N);
     return enc_done(&e, buf, len);
 }
@@ -280,6 +282,8 @@ int zp_msg_done_decode(zp_msg_done_t *m, const zp_frame_t *f)
     TRY(zp_map_get_u64_array(mp, ZP_OPT(12), ZP_TM_N, 0, U64MAX, m->tm, &n));
     if (m->tm[ZP_TM_COMPUTE_END] < m->tm[ZP_TM_COMPUTE_START] || m->tm[ZP_TM_STAGE_END] < m->tm[ZP_TM_STAGE_START])
         return zp_err_set(ZP_EPROTO, "key 12: an end before its start");
+    if (m->tm[ZP_TM_VERIFY_END] && m->tm[ZP_TM_VERIFY_END] < m->tm[ZP_TM_STAGE_END])
+        return zp_err_set(ZP_EPROTO, "key 12: the deferred verify ended before the staging did");
     return 0;
 }
 

@@ -128,6 +128,27 @@ int zp_bk_prove_g1(zp_bk_t *bk, const zp_g16_key_t *k, const zp_scalar_t *w, zp_
     return rc_;
 }
 
+/* a_in, b_in copied into the work buffers a, b: for a backend without prove_g1_from */
+static void copy_in(const zp_g16_key_t *k, const zp_scalar_t *a_in, const zp_scalar_t *b_in, zp_scalar_t *a,
+                    zp_scalar_t *b)
+{
+    size_t nb = (size_t)k->domain_size * sizeof *a;
+    if (a != a_in) memcpy(a, a_in, nb);
+    if (b != b_in) memcpy(b, b_in, nb);
+}
+
+int zp_bk_prove_g1_from(zp_bk_t *bk, const zp_g16_key_t *k, const zp_scalar_t *w, const zp_scalar_t *a_in,
+                        const zp_scalar_t *b_in, const zp_scalar_t *c, zp_scalar_t *a, zp_scalar_t *b, zp_scalar_t *h,
+                        zp_g1_any_t out[ZP_G16_NMSM], zp_g16_times_t *t)
+{
+    if (!bk->ops->prove_g1_from) {
+        copy_in(k, a_in, b_in, a, b);
+        return zp_bk_prove_g1(bk, k, w, a, b, c, h, out, t);
+    }
+    BK_CALL(bk, ZP_BK_PROVE_G1, bk->ops->prove_g1_from(bk->be, k, w, a_in, b_in, c, a, b, h, out, t));
+    return rc_;
+}
+
 static void times_add(zp_g16_times_t *acc, const zp_g16_times_t *t)
 {
     acc->h2d_ns += t->h2d_ns;
@@ -140,6 +161,13 @@ static void times_add(zp_g16_times_t *acc, const zp_g16_times_t *t)
 int zp_bk_prove_g1_batch(zp_bk_t *bk, const zp_g16_key_t *k, unsigned n, zp_g16_g1_job_t *jobs, zp_g16_times_t *t)
 {
     if (t) memset(t, 0, sizeof *t);
+    if (!bk->ops->prove_g1_from)   /* a backend that does not read a_in / b_in itself */
+        for (unsigned i = 0; i < n; i++)
+            if (jobs[i].a_in || jobs[i].b_in) {
+                copy_in(k, jobs[i].a_in ? jobs[i].a_in : jobs[i].a, jobs[i].b_in ? jobs[i].b_in : jobs[i].b, jobs[i].a,
+                        jobs[i].b);
+                jobs[i].a_in = jobs[i].b_in = NULL;
+            }
     if (bk->ops->prove_g1_batch) {
         BK_CALL(bk, ZP_BK_PROVE_G1_BATCH, bk->ops->prove_g1_batch(bk->be, k, n, jobs, t));
         return rc_;
@@ -147,7 +175,11 @@ int zp_bk_prove_g1_batch(zp_bk_t *bk, const zp_g16_key_t *k, unsigned n, zp_g16_
     for (unsigned i = 0; i < n; i++) {
         zp_g16_times_t ti;
         memset(&ti, 0, sizeof ti);
-        int rc = zp_bk_prove_g1(bk, k, jobs[i].w, jobs[i].a, jobs[i].b, jobs[i].c, jobs[i].h, jobs[i].out, &ti);
+        int rc = jobs[i].a_in || jobs[i].b_in
+                     ? zp_bk_prove_g1_from(bk, k, jobs[i].w, jobs[i].a_in ? jobs[i].a_in : jobs[i].a,
+                                           jobs[i].b_in ? jobs[i].b_in : jobs[i].b, jobs[i].c, jobs[i].a, jobs[i].b,
+                                           jobs[i].h, jobs[i].out, &ti)
+                     : zp_bk_prove_g1(bk, k, jobs[i].w, jobs[i].a, jobs[i].b, jobs[i].c, jobs[i].h, jobs[i].out, &ti);
         if (rc < 0) return rc;
         if (t) times_add(t, &ti);
     }

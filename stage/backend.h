@@ -53,8 +53,15 @@ int zp_bk_host_unregister(zp_bk_t *bk, void *p);
 int zp_bk_load_key(zp_bk_t *bk, const zp_g16_key_t *k);
 int zp_bk_prove_g1(zp_bk_t *bk, const zp_g16_key_t *k, const zp_scalar_t *w, zp_scalar_t *a, zp_scalar_t *b,
                    const zp_scalar_t *c, zp_scalar_t *h, zp_g1_any_t out[ZP_G16_NMSM], zp_g16_times_t *t);
+/* (added, issue 10 item 1) prove_g1 that leaves a_in, b_in, c intact: the backend's
+ * prove_g1_from (the first NTT pass reads them and writes the work buffers a, b, h), or, for
+ * one without it, a copy into a, b then prove_g1. Counted and faulted as prove_g1. */
+int zp_bk_prove_g1_from(zp_bk_t *bk, const zp_g16_key_t *k, const zp_scalar_t *w, const zp_scalar_t *a_in,
+                        const zp_scalar_t *b_in, const zp_scalar_t *c, zp_scalar_t *a, zp_scalar_t *b, zp_scalar_t *h,
+                        zp_g1_any_t out[ZP_G16_NMSM], zp_g16_times_t *t);
 /* n partitions of key k at once (same-circuit batching): the backend's prove_g1_batch, or, when
- * the backend has none, zp_bk_prove_g1 per job (each counted, faults apply). t: the totals. */
+ * the backend has none, zp_bk_prove_g1 per job (each counted, faults apply). t: the totals.
+ * Jobs with a_in / b_in: copied into a / b first for a backend without prove_g1_from. */
 int zp_bk_prove_g1_batch(zp_bk_t *bk, const zp_g16_key_t *k, unsigned n, zp_g16_g1_job_t *jobs, zp_g16_times_t *t);
 /* (added, issue 10 item 2) device double buffering: does the backend stage onto the device? */
 bool zp_bk_has_stage_in(const zp_bk_t *bk);

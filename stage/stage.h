@@ -67,7 +67,16 @@ typedef struct zp_stage_task {
     char msg[512];
     zp_keyent_t *key;           /* a key cache entry work() took for the task: the runtime releases
                                    it (zp_keycache_release) when the task ends */
+    /* def->deferred (the runtime's, under its lock): not run / running / ended, its result and
+     * message (zp_stage_deferred_wait hands them to work()); unqueued: dropped from the ready
+     * queue while it ran (the staging thread then finishes the task) */
+    uint8_t dstate;
+    bool unqueued;
+    int drc;
+    char dmsg[400];
 } zp_stage_task_t;
+
+enum { ZP_STAGE_DEFERRED_NONE = 0, ZP_STAGE_DEFERRED_RUNNING = 1, ZP_STAGE_DEFERRED_DONE = 2 };
 
 #define ZP_PRELOAD_MAX 16
 
@@ -117,6 +126,17 @@ typedef struct zp_stage_def {
     void (*stage)(zp_stage_t *s, zp_stage_task_t *t);
     void (*unstage)(zp_stage_t *s, zp_stage_task_t *t);
     void (*work_batch)(zp_stage_t *s, zp_stage_task_t **t, unsigned n);
+    /* Deferred check (opt-in, with stage; the GPU worker: the payload checksum): the staging
+     * thread runs deferred() for a task right after stage() succeeded and the task went to the
+     * work thread, so the O(n) check overlaps the task's own compute (starved: nothing was
+     * staged ahead) or, staged ahead, the previous task's. It gates the task's result, not its
+     * start: work() calls zp_stage_deferred_wait() before it commits anything and drops the
+     * result on an error. Returns 0 or an error code with the message set (zp_err_set); it
+     * must not touch the task's result fields (work() owns them) except dt[] entries of its
+     * own (the GPU worker: dt[ZP_DT_VERIFY_IN]). The runtime keeps the task (and its buffer
+     * set) until deferred() returned: it is unstaged, reported or dropped only after (a
+     * REVOKE / RESET meanwhile is applied then). Runs on s->stage_pool. */
+    int (*deferred)(zp_stage_t *s, zp_stage_task_t *t);
     void *ctx;                      /* the daemon's state */
 } zp_stage_def_t;
 
@@ -141,6 +161,7 @@ struct zp_stage {
     unsigned batch;                 /* def->work_batch: at most this many tasks per call (>= 1) */
     unsigned stage_sets;            /* def->stage: buffer sets (= credits), set before the loop */
     zp_pool_t *stage_pool;          /* def->stage: the staging thread's pool (same size as pool) */
+    void *loop;                     /* the runtime's loop state (stage_loop.c), set before the threads */
 };
 
 /* Runs the stage; returns main's exit status. */
@@ -158,6 +179,11 @@ void zp_stage_fail_as(zp_stage_task_t *t, int code, zp_fail_class_t cls, const c
  * (malformed, mismatched or unsatisfying inputs, a missing or unreadable file), else
  * TRANSIENT. Device errors are classified by the backend wrapper (stage/backend.h). */
 zp_fail_class_t zp_stage_fail_class(int code);
+
+/* work thread, before a task's result is committed (def->deferred): wait until its deferred
+ * check ended; its result: 0, or its error code with its message set on this thread
+ * (zp_err_msg). 0 at once for a task without one. */
+int zp_stage_deferred_wait(zp_stage_t *s, zp_stage_task_t *t);
 
 /* test hook: ZP_TEST_HOLD_DIR=<dir>: before each task, wait while <dir>/hold-<role> exists */
 void zp_stage_test_hold(unsigned role, volatile int *revoked);

@@ -6,7 +6,11 @@
  * (todo, ready, done), `running`, `staging` and the buffer sets are guarded by one mutex; both
  * threads wake the loop through an eventfd. Staging: ASSIGN -> todo -> staging thread (stage()
  * into a free buffer set) -> ready -> work thread (work()/work_batch()) -> done; without
- * def->stage an ASSIGN goes to ready directly. A staged task holds its set until it is reported
+ * def->stage an ASSIGN goes to ready directly. With def->deferred the staging thread, right after
+ * it put a task on ready, runs the task's deferred check (`verifying`; the work thread may already
+ * compute it) and hands the verdict to zp_stage_deferred_wait; the task is unstaged, finished or
+ * dropped only after that check returned (a drop meanwhile marks it `unqueued`: the staging
+ * thread finishes it). A staged task holds its set until it is reported
  * or dropped; the HELLO lists the running tasks only (staged ones have written nothing and are
  * dropped on a RESET like queued ones; one being staged then is discarded when staging ends). A task is reported exactly once (DONE or
  * FAIL); queued tasks are dropped silently on a RESET (the broker forgot them); the running one
@@ -59,6 +63,7 @@ typedef struct {
      * takes from ready (running: the task, or the batch chained by next, it works on);
      * staging: the task on the staging thread; sets_busy: the buffer sets held */
     zp_stage_task_t *todo, *todo_tail, *done, *running, *ready, *ready_tail, *staging;
+    zp_stage_task_t *verifying;   /* def->deferred running on the staging thread for this task */
     uint64_t sets_busy;
     bool staged_mode;       /* def->stage */
     bool device_gone;       /* a thread saw a DEVICE-class failure (the loop learns it later) */
@@ -123,6 +128,55 @@ static int free_set(const loop_t *h)
     return -1;
 }
 
+/* the staging thread, after it handed t to the work thread: def->deferred (the check that gates
+ * t's result); its verdict goes into t for zp_stage_deferred_wait. A task that drop_queued took
+ * off the ready queue meanwhile (unqueued: RESET, REVOKE, stop) is finished here: unstaged,
+ * then reported (unstarted, set by drop_queued) or, after a RESET, dropped. */
+static void run_deferred(loop_t *h, zp_stage_task_t *t)
+{
+    zp_stage_t *s = h->s;
+    zp_err_clear();
+    zp_log_ctx(t->a.job, t->a.part);
+    int rc = s->def->deferred(s, t);
+    zp_log_ctx(0, -1);
+    uint64_t now = zp_now_ns();
+    pthread_mutex_lock(&h->mu);
+    t->drc = rc < 0 ? rc : 0;
+    snprintf(t->dmsg, sizeof t->dmsg, "%s", rc < 0 ? zp_err_msg() : "");
+    t->tm[ZP_TM_VERIFY_END] = now;
+    t->dstate = ZP_STAGE_DEFERRED_DONE;
+    h->verifying = NULL;
+    bool orphan = t->unqueued;
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+    zp_err_clear();
+    if (!orphan) return;
+    if (s->def->unstage) s->def->unstage(s, t);
+    t->staged = false;
+    pthread_mutex_lock(&h->mu);
+    t->t_start = t->tm[ZP_TM_STAGE_START];
+    t->t_end = zp_now_ns();
+    finish_locked(h, t);
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+    wake_loop(h);
+}
+
+/* mu not held: wait until t's deferred check (if any) ended */
+static void deferred_join(loop_t *h, zp_stage_task_t *t)
+{
+    pthread_mutex_lock(&h->mu);
+    while (t->dstate == ZP_STAGE_DEFERRED_RUNNING) pthread_cond_wait(&h->cv, &h->mu);
+    pthread_mutex_unlock(&h->mu);
+}
+
+int zp_stage_deferred_wait(zp_stage_t *s, zp_stage_task_t *t)
+{
+    deferred_join(s->loop, t);
+    if (t->dstate != ZP_STAGE_DEFERRED_DONE || t->drc == 0) return 0;
+    return zp_err_set(t->drc, "%s", t->dmsg);
+}
+
 /* def->stage: take assigned tasks in order and stage them into a free buffer set while the work
  * thread computes; a task of an epoch whose arena is not the open one waits until nothing is
  * staged or running (stage() may then reopen the arena: nobody else uses it) */
@@ -174,16 +228,22 @@ static void *staging_thread(void *arg)
         }
         pthread_mutex_lock(&h->mu);
         h->staging = NULL;
-        bool to_loop = !t->staged;
+        bool to_loop = !t->staged, defer = t->staged && s->def->deferred;
         if (to_loop) {   /* never reached the work thread: the staging was all of it */
             t->t_start = t->tm[ZP_TM_STAGE_START];
             t->t_end = zp_now_ns();
             finish_locked(h, t);
+        } else {
+            push_ready(h, t);
+            if (defer) {   /* the work thread may take it now: its compute overlaps the check */
+                t->dstate = ZP_STAGE_DEFERRED_RUNNING;
+                h->verifying = t;
+            }
         }
-        else push_ready(h, t);
         pthread_cond_broadcast(&h->cv);
         pthread_mutex_unlock(&h->mu);
         if (to_loop) wake_loop(h);
+        if (defer) run_deferred(h, t);
     }
     return NULL;
 }
@@ -228,6 +288,7 @@ static void run_tasks(loop_t *h, zp_stage_task_t *first)
     }
     for (zp_stage_task_t *t = first; t; t = t->next) {
         if (!t->ok && t->fail_class == ZP_FAIL_DEVICE) gone = true;
+        deferred_join(h, t);   /* the staging thread may still read t's buffer set */
         if (t->staged && s->def->unstage) s->def->unstage(s, t);
         t->staged = false;
         if (t->key) zp_keycache_release(s->kc, t->key);
@@ -499,7 +560,12 @@ static void drop_queued(loop_t *h, bool all, uint32_t slot, uint64_t gen, bool r
         for (zp_stage_task_t *t = *head, *nx; t; t = nx) {
             nx = t->next;
             t->next = NULL;
-            if (all || (t->a.slot == slot && t->a.gen == gen)) {
+            if ((all || (t->a.slot == slot && t->a.gen == gen)) && q && t == h->verifying) {
+                /* its deferred check is running: the staging thread finishes it after */
+                t->unqueued = true;
+                if (report_them) { t->revoked = 1; unstarted(t, stopping, why); }
+                else t->dropped = 1;
+            } else if (all || (t->a.slot == slot && t->a.gen == gen)) {
                 if (q && h->staged_mode) h->sets_busy &= ~(UINT64_C(1) << t->set);
                 t->next = drop; drop = t;
             } else { if (keep_tail) keep_tail->next = t; else keep = t; keep_tail = t; }
@@ -533,7 +599,7 @@ static void drop_queued(loop_t *h, bool all, uint32_t slot, uint64_t gen, bool r
 static void epoch_switch(loop_t *h)
 {
     pthread_mutex_lock(&h->mu);
-    bool go = h->hold && !h->running && !h->staging && !h->ready;
+    bool go = h->hold && !h->running && !h->staging && !h->ready && !h->verifying;
     pthread_mutex_unlock(&h->mu);
     if (!go) return;
     uint64_t t0 = zp_now_ns();
@@ -652,6 +718,7 @@ int zp_stage_loop(zp_stage_t *s)
     *h = (loop_t){.s = s, .inc = zp_incarnation_new(), .epoch = s->arena ? zp_shm_epoch(s->arena) : 0,
                   .staged_mode = s->def->stage != NULL};
     s->stage_sets = s->credits < 64 ? s->credits : 64;
+    s->loop = h;
     int hb = (int)s->hb_ms;
     pthread_t th, sth;
     int rc;
@@ -699,7 +766,7 @@ int zp_stage_loop(zp_stage_t *s)
         }
         if (stopping) {
             pthread_mutex_lock(&h->mu);
-            bool idle = !h->running && !h->todo && !h->done && !h->staging && !h->ready;
+            bool idle = !h->running && !h->todo && !h->done && !h->staging && !h->ready && !h->verifying;
             pthread_mutex_unlock(&h->mu);
             if (idle) break;
         }

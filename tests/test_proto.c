@@ -138,6 +138,16 @@ static void t_assign_done_fail(void)
     CHECK(zp_msg_done_encode(&b, &n, &d) == 0);
     CHECK(decode(&f, b, n) == 0 && zp_msg_done_decode(&dd, &f) == ZP_EPROTO && strstr(zp_err_msg(), "key 12"));
     free(b);
+    /* (added) the deferred verify's end (it may come after the compute's) round-trips; one
+     * before the staging's end is refused */
+    d.tm[ZP_TM_COMPUTE_END] = 190; d.tm[ZP_TM_VERIFY_END] = 250;
+    CHECK(zp_msg_done_encode(&b, &n, &d) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_done_decode(&dd, &f) == 0 && dd.tm[ZP_TM_VERIFY_END] == 250);
+    free(b);
+    d.tm[ZP_TM_VERIFY_END] = 94;
+    CHECK(zp_msg_done_encode(&b, &n, &d) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_done_decode(&dd, &f) == ZP_EPROTO && strstr(zp_err_msg(), "deferred verify"));
+    free(b);
     memset(d.tm, 0, sizeof d.tm);
 
     zp_msg_fail_t fl = {.slot = 1, .gen = 4, .job = 8, .part = 2, .retryable = true, .code = ZP_EUNSAT,

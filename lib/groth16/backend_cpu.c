@@ -2,8 +2,11 @@
  * Production verbs in zp_backend_cpu (groth16.h); compute_h and msm_g1 on their own are test
  * and bench verbs, in zp_backend_cpu_test_ops() (backend_test.h).
  * compute_h: three inverse NTTs, coset shift by w[log_n+1], three forward NTTs,
- * h = a*b - c, from Montgomery (lib/ntt); msm_g1 / prove_g1: Pippenger MSMs (lib/msm); A and
- * B1 (same scalars w) run as one multi-MSM. prove_g1_batch (same-circuit batching): n jobs
+ * h = a*b - c, from Montgomery (lib/ntt); prove_g1_from (the GPU worker: the slot's vectors stay
+ * intact) runs the same with the inverse NTTs out of place (their bit reversal reads a, b, c
+ * and writes the caller's work buffers: the copy is that pass, not a pass before the compute);
+ * prove_g1 is prove_g1_from in place, and h != c is out of place too (no memmove of c).
+ * msm_g1 / prove_g1: Pippenger MSMs (lib/msm); A and B1 (same scalars w) run as one multi-MSM. prove_g1_batch (same-circuit batching): n jobs
  * of one key, their h per job, then their MSMs: those over the witnesses (A+B1, C) with the
  * shared-read batched MSMs of lib/msm/msm_batch.h from 2^16 points, everything else per
  * job (measured: batch_pays_* and doc/batch.md); any mix can be forced for tests/benches.
@@ -12,7 +15,7 @@
  * and one MSM scratch area grown to the largest size seen (load_key sizes it for the key, so
  * proofs do not allocate). It is the reference the CUDA backend is tested against.
  * Not thread-safe: one call at a time per instance.
- * Tests: tests/test_groth16.c */
+ * Tests: tests/test_groth16.c, tests/test_stage_oop.c (out of place against in place) */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,18 +152,27 @@ static int cpu_load_key(zp_backend_t *be, const zp_g16_key_t *k)
     return ensure_scratch(be, key_scratch(cv, k, zp_pool_size(be->pool)));
 }
 
-static int cpu_compute_h(zp_backend_t *be, const zp_g16_key_t *k, zp_scalar_t *a, zp_scalar_t *b,
-                         const zp_scalar_t *c, zp_scalar_t *h, zp_g16_times_t *t)
+/* h from a_in, b_in, c into the work buffers a, b, h: the inverse NTTs' first pass (the bit
+ * reversal) reads the sources and writes the work buffers, so nothing is copied before (a
+ * source equal to its buffer: in place) */
+static int cpu_compute_h_from(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_t *a_in,
+                              const zp_scalar_t *b_in, const zp_scalar_t *c, zp_scalar_t *a, zp_scalar_t *b,
+                              zp_scalar_t *h, zp_g16_times_t *t)
 {
     const g16_curve_t *cv = g16_curve(k->curve);
     if (!cv) return ZP_ECURVE;
     int rc = ensure_domain(be, cv, k->log_n);
     if (rc) return rc;
     uint64_t t0 = zp_now_ns();
-    if (h != c) memmove(h, c, (size_t)k->domain_size * sizeof *h);
-    cv->compute_h(be->dom[cv->id], k->log_n, a, b, h, be->pool);
+    cv->compute_h_from(be->dom[cv->id], k->log_n, a_in, b_in, c, a, b, h, be->pool);
     if (t) t->ntt_ns = zp_now_ns() - t0;
     return 0;
+}
+
+static int cpu_compute_h(zp_backend_t *be, const zp_g16_key_t *k, zp_scalar_t *a, zp_scalar_t *b,
+                         const zp_scalar_t *c, zp_scalar_t *h, zp_g16_times_t *t)
+{
+    return cpu_compute_h_from(be, k, a, b, c, a, b, h, t);
 }
 
 static int cpu_msm_g1(zp_backend_t *be, zp_curve_id_t curve, zp_g1_any_t *out, const void *points,
@@ -174,16 +186,17 @@ static int cpu_msm_g1(zp_backend_t *be, zp_curve_id_t curve, zp_g1_any_t *out, c
     return 0;
 }
 
-static int cpu_prove_g1(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_t *w, zp_scalar_t *a,
-                        zp_scalar_t *b, const zp_scalar_t *c, zp_scalar_t *h, zp_g1_any_t out[ZP_G16_NMSM],
-                        zp_g16_times_t *t)
+/* prove_g1 (a_in == a, b_in == b) and prove_g1_from (a, b, h the caller's work buffers) */
+static int cpu_prove_g1_from(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_t *w, const zp_scalar_t *a_in,
+                             const zp_scalar_t *b_in, const zp_scalar_t *c, zp_scalar_t *a, zp_scalar_t *b,
+                             zp_scalar_t *h, zp_g1_any_t out[ZP_G16_NMSM], zp_g16_times_t *t)
 {
     const g16_curve_t *cv = g16_curve(k->curve);
     if (!cv) return ZP_ECURVE;
     uint64_t t0 = zp_now_ns();
     zp_g16_times_t tt;
     memset(&tt, 0, sizeof tt);
-    int rc = cpu_compute_h(be, k, a, b, c, h, &tt);
+    int rc = cpu_compute_h_from(be, k, a_in, b_in, c, a, b, h, &tt);
     if (!rc) rc = ensure_scratch(be, key_scratch(cv, k, zp_pool_size(be->pool)));
     if (rc) return rc;
     /* a and b are dead now (clobbered, by the contract): their pages go back before the MSMs
@@ -211,6 +224,17 @@ static int cpu_prove_g1(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar
     if (t) *t = tt;
     return 0;
 }
+
+static int cpu_prove_g1(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_t *w, zp_scalar_t *a,
+                        zp_scalar_t *b, const zp_scalar_t *c, zp_scalar_t *h, zp_g1_any_t out[ZP_G16_NMSM],
+                        zp_g16_times_t *t)
+{
+    return cpu_prove_g1_from(be, k, w, a, b, c, a, b, h, out, t);
+}
+
+/* a job's sources: a_in / b_in when given (read by the first NTT pass only), else a / b */
+static const zp_scalar_t *job_a(const zp_g16_g1_job_t *j) { return j->a_in ? j->a_in : j->a; }
+static const zp_scalar_t *job_b(const zp_g16_g1_job_t *j) { return j->b_in ? j->b_in : j->b; }
 
 /* ---- same-circuit batching (issue 10 item 5): prove_g1_batch ----
  * The jobs' h (NTTs) one job after another, then the MSMs over the key's bases with the jobs'
@@ -337,7 +361,9 @@ static int cpu_prove_g1_batch_mode(zp_backend_t *be, const zp_g16_key_t *k, unsi
         if (m > 1 && (sw || sh)) {
             /* a group: its h's, then its MSMs (shared where they pay) */
             for (unsigned i = j; i < j + m; i++) {
-                if ((rc = cpu_compute_h(be, k, jobs[i].a, jobs[i].b, jobs[i].c, jobs[i].h, &tj))) return rc;
+                if ((rc = cpu_compute_h_from(be, k, job_a(&jobs[i]), job_b(&jobs[i]), jobs[i].c, jobs[i].a, jobs[i].b,
+                                             jobs[i].h, &tj)))
+                    return rc;
                 tt.ntt_ns += tj.ntt_ns;
             }
             size_t a = key_scratch(cv, k, zp_pool_size(be->pool)), b = batch_scratch(k, m, zp_pool_size(be->pool), sw, sh);
@@ -346,7 +372,8 @@ static int cpu_prove_g1_batch_mode(zp_backend_t *be, const zp_g16_key_t *k, unsi
             j += m - 1;
             continue;
         }
-        rc = cpu_prove_g1(be, k, jobs[j].w, jobs[j].a, jobs[j].b, jobs[j].c, jobs[j].h, jobs[j].out, &tj);
+        rc = cpu_prove_g1_from(be, k, jobs[j].w, job_a(&jobs[j]), job_b(&jobs[j]), jobs[j].c, jobs[j].a, jobs[j].b,
+                               jobs[j].h, jobs[j].out, &tj);
         if (rc) return rc;
         tt.ntt_ns += tj.ntt_ns;
         for (int i = 0; i < ZP_G16_NMSM; i++) tt.msm_ns[i] += tj.msm_ns[i];
@@ -371,6 +398,7 @@ const zp_backend_ops_t zp_backend_cpu = {
     .load_key = cpu_load_key,
     .prove_g1 = cpu_prove_g1,
     .prove_g1_batch = cpu_prove_g1_batch,
+    .prove_g1_from = cpu_prove_g1_from,
 };
 
 /* the test and bench verbs (backend_test.h), off the production table */
@@ -379,6 +407,7 @@ static const zp_backend_test_ops_t cpu_test_ops = {
     .compute_h = cpu_compute_h,
     .msm_g1 = cpu_msm_g1,
     .prove_g1_batch_mode = cpu_prove_g1_batch_mode,
+    .compute_h_from = cpu_compute_h_from,
 };
 
 const zp_backend_test_ops_t *zp_backend_cpu_test_ops(void)

@@ -29,6 +29,10 @@ typedef struct zp_backend_test_ops {
      * (A+B1, C) batched and H per job (AUTO's choice on the CPU from 2^16 points). May be NULL. */
     int (*prove_g1_batch_mode)(zp_backend_t *be, const zp_g16_key_t *k, unsigned n, zp_g16_g1_job_t *jobs,
                                zp_g16_times_t *t, int mode);
+    /* (added, issue 10 item 1) compute_h out of place: a_in, b_in, c only read, a and b work
+     * buffers (clobbered), h out (equal to compute_h on copies, bit for bit). May be NULL. */
+    int (*compute_h_from)(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_t *a_in, const zp_scalar_t *b_in,
+                          const zp_scalar_t *c, zp_scalar_t *a, zp_scalar_t *b, zp_scalar_t *h, zp_g16_times_t *t);
 } zp_backend_test_ops_t;
 enum { ZP_G16_BATCH_AUTO = 0, ZP_G16_BATCH_SHARED = 1, ZP_G16_BATCH_PER_JOB = 2, ZP_G16_BATCH_SHARED_WITNESS = 3 };
 

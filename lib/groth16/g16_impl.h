@@ -148,8 +148,11 @@ static void L(join_job)(void *arg, unsigned tid, unsigned nt)
     }
 }
 
-static void L(compute_h)(const void *dom, unsigned log_n, zp_scalar_t *a, zp_scalar_t *b, zp_scalar_t *h,
-                         zp_pool_t *pool)
+/* (issue 10 item 1) out of place: the inverse NTTs read a_in, b_in, c (never written) and write
+ * a, b, h (their first pass, the bit reversal, is the copy); a source equal to its destination
+ * is transformed in place */
+static void L(compute_h_from)(const void *dom, unsigned log_n, const zp_scalar_t *a_in, const zp_scalar_t *b_in,
+                              const zp_scalar_t *c, zp_scalar_t *a, zp_scalar_t *b, zp_scalar_t *h, zp_pool_t *pool)
 {
     const NTT_DOM *d = dom;
     size_t n = (size_t)1 << log_n;
@@ -157,13 +160,20 @@ static void L(compute_h)(const void *dom, unsigned log_n, zp_scalar_t *a, zp_sca
     if (log_n + 1 <= G16_CAT3(ZP_FR_, ZC_UP, _TWO_ADICITY)) g = *FR(root)(log_n + 1);
     else FR(set_u64)(&g, 25);   /* snarkjs Fr.shift when the domain uses the largest root */
     FR_T *x[3] = {FRS(a), FRS(b), FRS(h)};
+    const FR_T *src[3] = {CFRS(a_in), CFRS(b_in), CFRS(c)};
     for (int i = 0; i < 3; i++) {
-        NTT(inverse)(d, x[i], pool);
+        NTT(inverse_from)(d, x[i], src[i], pool);
         NTT(coset_shift)(x[i], n, &g, pool);
         NTT(forward)(d, x[i], pool);
     }
     L(join_t) j = {FRS(a), FRS(b), FRS(h), n};
     zp_pool_run(pool, L(join_job), &j);
+}
+
+static void L(compute_h)(const void *dom, unsigned log_n, zp_scalar_t *a, zp_scalar_t *b, zp_scalar_t *h,
+                         zp_pool_t *pool)
+{
+    L(compute_h_from)(dom, log_n, a, b, h, a, b, h, pool);
 }
 
 /* ---------------------------------------------------------------- MSM */
@@ -430,6 +440,7 @@ const g16_curve_t G16_CAT(g16_curve_, ZC) = {
     .dom_new = L(dom_new),
     .dom_free = L(dom_free),
     .compute_h = L(compute_h),
+    .compute_h_from = L(compute_h_from),
     .msm_g1_scratch = L(msm_g1_scratch),
     .msm_g1 = L(msm_g1),
     .msm_g2_scratch = L(msm_g2_scratch),

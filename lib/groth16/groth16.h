@@ -111,6 +111,10 @@ typedef struct zp_g16_g1_job {
     const zp_scalar_t *c;
     zp_scalar_t *h;
     zp_g1_any_t out[ZP_G16_NMSM];
+    /* (added, issue 10 item 1) non-NULL: a and b are read from here (never written) by the
+     * first NTT pass, which writes them into a and b, the job's work buffers (prove_g1_from);
+     * only for a backend with prove_g1_from (the stage wrapper copies for the others) */
+    const zp_scalar_t *a_in, *b_in;
 } zp_g16_g1_job_t;
 typedef struct zp_backend_ops {
     const char *name;     /* "cpu", "cuda" */
@@ -149,6 +153,15 @@ typedef struct zp_backend_ops {
      * uploads nothing), 0 if not; O(1) in the key's size, thread-safe (the heartbeat's key
      * listing asks it while a proof runs). NULL: the backend keeps nothing on a device (CPU). */
     int (*key_resident)(zp_backend_t *be, const zp_g16_key_t *k);
+    /* (added, issue 10 item 1) prove_g1 on vectors that stay intact, with no copy before the
+     * compute: a_in, b_in and c are only read, by the compute's first pass (the inverse NTTs'
+     * out-of-place bit reversal), which writes them into the caller's work buffers a, b and h
+     * (domain_size each; a and b are clobbered, h gets h). out equals prove_g1 on copies of
+     * a_in, b_in (bit for bit). NULL (CUDA: its prove_g1 writes nothing on the host): the
+     * caller copies and calls prove_g1. */
+    int (*prove_g1_from)(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_t *w, const zp_scalar_t *a_in,
+                         const zp_scalar_t *b_in, const zp_scalar_t *c, zp_scalar_t *a, zp_scalar_t *b,
+                         zp_scalar_t *h, zp_g1_any_t out[ZP_G16_NMSM], zp_g16_times_t *t);
 } zp_backend_ops_t;
 extern const zp_backend_ops_t zp_backend_cpu;
 

@@ -37,6 +37,10 @@ typedef struct g16_curve {
     /* a, b: Montgomery evaluations (clobbered); h: in c (Montgomery), out h (standard) */
     void (*compute_h)(const void *dom, unsigned log_n, zp_scalar_t *a, zp_scalar_t *b, zp_scalar_t *h,
                       zp_pool_t *pool);
+    /* (added) the same out of place: a_in, b_in, c read only (by the first NTT pass), a, b work
+     * buffers (clobbered), h out; a source may equal its destination (in place) */
+    void (*compute_h_from)(const void *dom, unsigned log_n, const zp_scalar_t *a_in, const zp_scalar_t *b_in,
+                           const zp_scalar_t *c, zp_scalar_t *a, zp_scalar_t *b, zp_scalar_t *h, zp_pool_t *pool);
     size_t (*msm_g1_scratch)(size_t n, unsigned nthreads);
     void (*msm_g1)(zp_g1_any_t *out, const void *pts, const zp_scalar_t *s, size_t n, void *scratch,
                    zp_pool_t *pool);

@@ -36,6 +36,13 @@
     size_t zp_ntt_##C##_domain_bytes(const zp_ntt_##C##_domain_t *d);                         \
     void zp_ntt_##C##_forward(const zp_ntt_##C##_domain_t *d, zp_fr_##C##_t *x, zp_pool_t *pool); \
     void zp_ntt_##C##_inverse(const zp_ntt_##C##_domain_t *d, zp_fr_##C##_t *x, zp_pool_t *pool); \
+    /* out of place: the transform of src into dst (src is only read, by the first pass; equal \
+     * to copying src into dst and transforming in place, bit for bit); dst == src: in place; \
+     * otherwise they must not overlap */                                                     \
+    void zp_ntt_##C##_forward_from(const zp_ntt_##C##_domain_t *d, zp_fr_##C##_t *dst,        \
+                                   const zp_fr_##C##_t *src, zp_pool_t *pool);                 \
+    void zp_ntt_##C##_inverse_from(const zp_ntt_##C##_domain_t *d, zp_fr_##C##_t *dst,        \
+                                   const zp_fr_##C##_t *src, zp_pool_t *pool);                 \
     /* x_k *= g^k for k < n */                                                                \
     void zp_ntt_##C##_coset_shift(zp_fr_##C##_t *x, size_t n, const zp_fr_##C##_t *g, zp_pool_t *pool);
 

@@ -10,6 +10,9 @@
  *      tile of 2^k rows (stride = first half-span of the pass) x W contiguous elements to the
  *      stack, runs k stages there and copies it back. A copy avoids the cache-set conflicts of
  *      power-of-two strides; each pass is one streaming read and write of the array.
+ * Out of place (forward_from / inverse_from): step 1 reads the source and writes the
+ * destination (dst[i] = src[rev(i)], the same tiles), the later steps work on the destination:
+ * the copy costs nothing beyond the pass that was there anyway, and the source is never written.
  * Threads split bit-reversal tiles, blocks and column tiles; each step is one zp_pool_run, so
  * the pool's join is the barrier. Results do not depend on the thread count (same operations
  * on the same elements in the same order, only distributed differently).
@@ -29,6 +32,7 @@
 typedef struct {
     const DT *d;
     FT *x;
+    const FT *src;    /* out of place: the bit reversal reads here and writes x (NULL: in place) */
     size_t n;
     const FT *roots;  /* n/2 + 1 powers of w */
     const FT *tw;     /* phase-1 twiddles: 2^(tw_log-1) + 1 powers of the block's root */
@@ -66,6 +70,33 @@ static inline void SN(bfly1)(FT *a, FT *b)
 }
 
 /* ---- bit reversal ---- */
+/* out of place: x[i] = src[rev(i)] for every i (the same tiles, each read and written once) */
+static void SN(bitrev_from_job)(void *arg, unsigned tid, unsigned nt)
+{
+    const SN(job_t) *j = arg;
+    FT *x = j->x;
+    const FT *src = j->src;
+    unsigned L = j->d->log_n;
+    if (L < 2 * NTT_RB + 1) {
+        size_t lo, hi;
+        zp_split(j->n, tid, nt, &lo, &hi);
+        for (size_t i = lo; i < hi; i++) x[i] = src[ntt_rev(i, L)];
+        return;
+    }
+    unsigned M = L - 2 * NTT_RB;
+    size_t nbm = (size_t)1 << M, R = (size_t)1 << NTT_RB;
+    for (size_t b = tid; b < nbm; b += nt) {
+        size_t rb = ntt_rev(b, M);
+        for (size_t a = 0; a < R; a++) {
+            size_t ra = ntt_rev(a, NTT_RB);
+            for (size_t c = 0; c < R; c++) {
+                size_t i = (a << (M + NTT_RB)) | (b << NTT_RB) | c;
+                x[i] = src[(ntt_rev(c, NTT_RB) << (M + NTT_RB)) | (rb << NTT_RB) | ra];
+            }
+        }
+    }
+}
+
 static void SN(bitrev_job)(void *arg, unsigned tid, unsigned nt)
 {
     const SN(job_t) *j = arg;
@@ -179,12 +210,17 @@ static void SN(col_job)(void *arg, unsigned tid, unsigned nt)
     else SN(col_run)(j, tid, nt, false);
 }
 
-static void SN(run)(const DT *d, FT *x, zp_pool_t *pool, bool inv)
+/* src NULL or x: in place; else src is read by the bit reversal (its first pass) only */
+static void SN(run)(const DT *d, FT *x, const FT *src, zp_pool_t *pool, bool inv)
 {
     unsigned L = d->log_n;
-    if (L == 0) return; /* n = 1: identity (and 1/n = 1) */
+    if (src == x) src = NULL;
+    if (L == 0) { /* n = 1: identity (and 1/n = 1) */
+        if (src) x[0] = src[0];
+        return;
+    }
     if (L < ZP_NTT_PAR_MIN_LOG) pool = NULL;
-    SN(job_t) j = {.d = d, .x = x, .n = d->n, .inv = inv};
+    SN(job_t) j = {.d = d, .x = x, .src = src, .n = d->n, .inv = inv};
     j.roots = d->roots;
     j.tw_log = d->tw ? d->blk_log : L;
     j.tw = d->tw ? d->tw : d->roots;
@@ -192,7 +228,7 @@ static void SN(run)(const DT *d, FT *x, zp_pool_t *pool, bool inv)
     j.blk = d->blk_log < L ? d->blk_log : L;
     unsigned nt = zp_pool_size(pool);
     while (j.blk > 1 && (d->n >> j.blk) < nt) j.blk--;
-    zp_pool_run(pool, SN(bitrev_job), &j);
+    zp_pool_run(pool, src ? SN(bitrev_from_job) : SN(bitrev_job), &j);
     zp_pool_run(pool, SN(block_job), &j);
     unsigned left = L - j.blk, cur = j.blk;
     if (!left) return;
@@ -209,9 +245,13 @@ static void SN(run)(const DT *d, FT *x, zp_pool_t *pool, bool inv)
     }
 }
 
-void NN(forward)(const DT *d, FT *x, zp_pool_t *pool) { SN(run)(d, x, pool, false); }
+void NN(forward)(const DT *d, FT *x, zp_pool_t *pool) { SN(run)(d, x, NULL, pool, false); }
 
-void NN(inverse)(const DT *d, FT *x, zp_pool_t *pool) { SN(run)(d, x, pool, true); }
+void NN(inverse)(const DT *d, FT *x, zp_pool_t *pool) { SN(run)(d, x, NULL, pool, true); }
+
+void NN(forward_from)(const DT *d, FT *dst, const FT *src, zp_pool_t *pool) { SN(run)(d, dst, src, pool, false); }
+
+void NN(inverse_from)(const DT *d, FT *dst, const FT *src, zp_pool_t *pool) { SN(run)(d, dst, src, pool, true); }
 
 /* x[k] *= g^k (mul = true) or x[k] = g^k (mul = false), split over threads */
 typedef struct { FT *x; size_t n; const FT *g; bool mul; } SN(pow_job_t);
