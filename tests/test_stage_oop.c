@@ -25,12 +25,14 @@
 #include "lib/ntt/ntt_int.h"
 #include "lib/util/util.h"
 
-static int failures;
+#define TEST_SEED 424242
+#include "tests/test_common.h"   /* the seeded generator (rnd_cb); CHECK redefined with the case's name */
+#undef CHECK
 #define CHECK(c)                                                                                        \
     do {                                                                                                \
         if (!(c)) {                                                                                     \
             fprintf(stderr, "%s:%d: [%s] CHECK(%s) failed (%s)\n", __FILE__, __LINE__, cur, #c, zp_err_msg()); \
-            failures++;                                                                                 \
+            fails++;                                                                                 \
         }                                                                                               \
     } while (0)
 static char cur[160] = "";
@@ -39,22 +41,6 @@ static char cur[160] = "";
 #define STR_(a) #a
 #define XSTR(a) STR_(a)
 
-/* deterministic generator (splitmix64) so failures reproduce */
-static int det_rnd(void *ctx, void *buf, size_t len)
-{
-    uint64_t *s = ctx;
-    unsigned char *b = buf;
-    for (size_t i = 0; i < len; i += 8) {
-        uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        z ^= z >> 31;
-        memcpy(b + i, &z, len - i < 8 ? len - i : 8);
-    }
-    return 0;
-}
-
-static uint64_t seed = 424242;
 static zp_pool_t *pools[4];   /* pools[t]: t threads; pools[0] = NULL (the caller only) */
 
 #define TC bn254
@@ -69,8 +55,8 @@ static zp_pool_t *pools[4];   /* pools[t]: t threads; pools[0] = NULL (the calle
 static void random_vec(zp_curve_id_t c, zp_scalar_t *v, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        if (c == ZP_CURVE_BN254) zp_fr_bn254_random((zp_fr_bn254_t *)&v[i], det_rnd, &seed);
-        else zp_fr_bls12_381_random((zp_fr_bls12_381_t *)&v[i], det_rnd, &seed);
+        if (c == ZP_CURVE_BN254) zp_fr_bn254_random((zp_fr_bn254_t *)&v[i], rnd_cb, NULL);
+        else zp_fr_bls12_381_random((zp_fr_bls12_381_t *)&v[i], rnd_cb, NULL);
     }
 }
 
@@ -208,8 +194,8 @@ int main(void)
         free(names[i]);
     }
     for (unsigned t = 1; t <= 3; t++) zp_pool_destroy(&pools[t]);
-    if (failures) {
-        fprintf(stderr, "stage_oop: %d check(s) FAILED\n", failures);
+    if (fails) {
+        fprintf(stderr, "stage_oop: %d check(s) FAILED\n", fails);
         return 1;
     }
     printf("stage_oop: ok (ntt, compute_h, %d fixtures)\n", nn);
@@ -230,7 +216,7 @@ static void TN(check_domain)(const DT *d, zp_pool_t *pool, const char *what)
     FT *src = malloc(nb), *keep = malloc(nb), *a = malloc(nb), *b = malloc(nb);
     CHECK(src && keep && a && b);
     if (!src || !keep || !a || !b) return;
-    for (size_t i = 0; i < n; i++) FN(random)(&src[i], det_rnd, &seed);
+    for (size_t i = 0; i < n; i++) FN(random)(&src[i], rnd_cb, NULL);
     memcpy(keep, src, nb);
     for (int inv = 0; inv < 2; inv++) {
         snprintf(cur, sizeof cur, "%s %s 2^%u %s %u thread(s)", XSTR(TC), inv ? "inverse_from" : "forward_from",
