@@ -164,8 +164,7 @@ int zp_bk_prove_g1_batch(zp_bk_t *bk, const zp_g16_key_t *k, unsigned n, zp_g16_
     if (!bk->ops->prove_g1_from)   /* a backend that does not read a_in / b_in itself */
         for (unsigned i = 0; i < n; i++)
             if (jobs[i].a_in || jobs[i].b_in) {
-                copy_in(k, jobs[i].a_in ? jobs[i].a_in : jobs[i].a, jobs[i].b_in ? jobs[i].b_in : jobs[i].b, jobs[i].a,
-                        jobs[i].b);
+                copy_in(k, zp_g16_job_a(&jobs[i]), zp_g16_job_b(&jobs[i]), jobs[i].a, jobs[i].b);
                 jobs[i].a_in = jobs[i].b_in = NULL;
             }
     if (bk->ops->prove_g1_batch) {
@@ -175,11 +174,9 @@ int zp_bk_prove_g1_batch(zp_bk_t *bk, const zp_g16_key_t *k, unsigned n, zp_g16_
     for (unsigned i = 0; i < n; i++) {
         zp_g16_times_t ti;
         memset(&ti, 0, sizeof ti);
-        int rc = jobs[i].a_in || jobs[i].b_in
-                     ? zp_bk_prove_g1_from(bk, k, jobs[i].w, jobs[i].a_in ? jobs[i].a_in : jobs[i].a,
-                                           jobs[i].b_in ? jobs[i].b_in : jobs[i].b, jobs[i].c, jobs[i].a, jobs[i].b,
-                                           jobs[i].h, jobs[i].out, &ti)
-                     : zp_bk_prove_g1(bk, k, jobs[i].w, jobs[i].a, jobs[i].b, jobs[i].c, jobs[i].h, jobs[i].out, &ti);
+        /* sources equal to the work buffers (no a_in / b_in): prove_g1_from is prove_g1 in place */
+        int rc = zp_bk_prove_g1_from(bk, k, jobs[i].w, zp_g16_job_a(&jobs[i]), zp_g16_job_b(&jobs[i]), jobs[i].c,
+                                     jobs[i].a, jobs[i].b, jobs[i].h, jobs[i].out, &ti);
         if (rc < 0) return rc;
         if (t) times_add(t, &ti);
     }

@@ -232,10 +232,6 @@ static int cpu_prove_g1(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar
     return cpu_prove_g1_from(be, k, w, a, b, c, a, b, h, out, t);
 }
 
-/* a job's sources: a_in / b_in when given (read by the first NTT pass only), else a / b */
-static const zp_scalar_t *job_a(const zp_g16_g1_job_t *j) { return j->a_in ? j->a_in : j->a; }
-static const zp_scalar_t *job_b(const zp_g16_g1_job_t *j) { return j->b_in ? j->b_in : j->b; }
-
 /* ---- same-circuit batching (issue 10 item 5): prove_g1_batch ----
  * The jobs' h (NTTs) one job after another, then the MSMs over the key's bases with the jobs'
  * scalars, batched (lib/msm/msm_batch.h: each point read once for all jobs of a group):
@@ -361,8 +357,8 @@ static int cpu_prove_g1_batch_mode(zp_backend_t *be, const zp_g16_key_t *k, unsi
         if (m > 1 && (sw || sh)) {
             /* a group: its h's, then its MSMs (shared where they pay) */
             for (unsigned i = j; i < j + m; i++) {
-                if ((rc = cpu_compute_h_from(be, k, job_a(&jobs[i]), job_b(&jobs[i]), jobs[i].c, jobs[i].a, jobs[i].b,
-                                             jobs[i].h, &tj)))
+                if ((rc = cpu_compute_h_from(be, k, zp_g16_job_a(&jobs[i]), zp_g16_job_b(&jobs[i]), jobs[i].c,
+                                             jobs[i].a, jobs[i].b, jobs[i].h, &tj)))
                     return rc;
                 tt.ntt_ns += tj.ntt_ns;
             }
@@ -372,8 +368,8 @@ static int cpu_prove_g1_batch_mode(zp_backend_t *be, const zp_g16_key_t *k, unsi
             j += m - 1;
             continue;
         }
-        rc = cpu_prove_g1_from(be, k, jobs[j].w, job_a(&jobs[j]), job_b(&jobs[j]), jobs[j].c, jobs[j].a, jobs[j].b,
-                               jobs[j].h, jobs[j].out, &tj);
+        rc = cpu_prove_g1_from(be, k, jobs[j].w, zp_g16_job_a(&jobs[j]), zp_g16_job_b(&jobs[j]), jobs[j].c,
+                               jobs[j].a, jobs[j].b, jobs[j].h, jobs[j].out, &tj);
         if (rc) return rc;
         tt.ntt_ns += tj.ntt_ns;
         for (int i = 0; i < ZP_G16_NMSM; i++) tt.msm_ns[i] += tj.msm_ns[i];

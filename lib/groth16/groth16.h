@@ -116,6 +116,9 @@ typedef struct zp_g16_g1_job {
      * only for a backend with prove_g1_from (the stage wrapper copies for the others) */
     const zp_scalar_t *a_in, *b_in;
 } zp_g16_g1_job_t;
+/* a job's sources of a and b: a_in / b_in when given, else a / b themselves (in place) */
+static inline const zp_scalar_t *zp_g16_job_a(const zp_g16_g1_job_t *j) { return j->a_in ? j->a_in : j->a; }
+static inline const zp_scalar_t *zp_g16_job_b(const zp_g16_g1_job_t *j) { return j->b_in ? j->b_in : j->b; }
 typedef struct zp_backend_ops {
     const char *name;     /* "cpu", "cuda" */
     int (*open)(zp_backend_t **be, const zp_backend_cfg_t *cfg);   /* ZP_ENODEV: no device */
