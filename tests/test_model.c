@@ -879,11 +879,18 @@ static void reg_zombie_reused_quarantine(void)
 
     g = gpu_quarantined(&sl);
     if (!g) return;
+    /* a later process: its start time (clock ticks) differs from the holder's, as any process
+     * that got a reused pid would; two forks within one tick would share it, so fork again */
     pid_t other = spawn_child();
     uint32_t own = B.slots[sl].h_pid;
     char st;
-    uint64_t t;
-    CHECK(zp_proc_stat((uint32_t)other, &st, &t) == 0);
+    uint64_t t = 0;
+    for (int i = 0; i < 100 && zp_proc_stat((uint32_t)other, &st, &t) == 0 && t == B.slots[sl].h_start; i++) {
+        reap(other);
+        usleep(20000);
+        other = spawn_child();
+    }
+    CHECK(zp_proc_stat((uint32_t)other, &st, &t) == 0 && t != B.slots[sl].h_start);
     B.slots[sl].h_pid = (uint32_t)other;          /* the holder's pid now names a later process */
     brk_slots_tick(&B);
     CHECK(!B.slots[sl].held);
