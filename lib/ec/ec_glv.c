@@ -60,21 +60,21 @@ static const zp_fq_bls12_381_t psi2_a_bls12_381 = GLS_BLS12_381_PSI2_A;
 
 typedef unsigned __int128 u128;
 
-/* c = (k g + 2^319) >> 320 (c < 2^256: g < 2^320) */
-static void glv_round(uint64_t c[4], const zp_scalar_t *k, const uint64_t g[5])
+/* c = (k g + 2^319) >> 320 (c < 2^256: g < 2^320) for g of gl limbs, a constant
+ * where inlined so the loops unroll (with gl found at run time the split pre-pass was 4.6% of
+ * a G1 BN254 2^16 MSM's samples, 2.9% unrolled) */
+static inline __attribute__((always_inline)) void glv_round_n(uint64_t c[4], const zp_scalar_t *k,
+                                                             const uint64_t g[5], const int gl)
 {
     uint64_t t[9] = {0};
-    int gl = 5;                                   /* g's limbs in use (GLV: 4) */
-    while (gl > 1 && !g[gl - 1]) gl--;
     for (int i = 0; i < 4; i++) {
         uint64_t carry = 0;
-        int j = 0;
-        for (; j < gl; j++) {
+        for (int j = 0; j < gl; j++) {
             u128 p = (u128)k->l[i] * g[j] + t[i + j] + carry;
             t[i + j] = (uint64_t)p;
             carry = (uint64_t)(p >> 64);
         }
-        t[i + j] = carry;
+        t[i + gl] = carry;
     }
     u128 s = (u128)t[4] + ((uint64_t)1 << 63);    /* + 2^319 */
     uint64_t cy = (uint64_t)(s >> 64);
@@ -83,6 +83,14 @@ static void glv_round(uint64_t c[4], const zp_scalar_t *k, const uint64_t g[5])
         c[j] = (uint64_t)s;
         cy = (uint64_t)(s >> 64);
     }
+}
+
+static void glv_round(uint64_t c[4], const zp_scalar_t *k, const uint64_t g[5])
+{
+    if (g[4])
+        glv_round_n(c, k, g, 5);
+    else                                          /* GLV: g < 2^256 */
+        glv_round_n(c, k, g, 4);
 }
 
 /* acc += c m (mod 2^256) */
