@@ -77,7 +77,7 @@ static inline bool FN(eq_inl)(const FT *a, const FT *b)
     return o == 0;
 }
 
-static inline void FN(neg_inl)(FT *r, const FT *a)
+static inline void FN(neg_ref)(FT *r, const FT *a)
 {
     uint64_t nz = 0;
     for (int j = 0; j < FF_N; j++)
@@ -246,6 +246,19 @@ static inline void FN(add_nr_inl)(FT *r, const FT *a, const FT *b)
 static inline void FN(dbl_inl)(FT *r, const FT *a)
 {
     FN(add_inl)(r, a, a);
+}
+
+/* -a: with the assembly, 0 - a by its subtraction (p - a, or 0 for 0): GCC spilled the C
+ * form's 128-bit borrow chain through the stack, and negating y was ~a third of an MSM
+ * window task's time (the sign of every Booth digit) */
+static inline void FN(neg_inl)(FT *r, const FT *a)
+{
+#if defined(ZP_FF_ASM)
+    static const FT zero;
+    FN(sub_inl)(r, &zero, a);
+#else
+    FN(neg_ref)(r, a);
+#endif
 }
 
 #undef FT
