@@ -137,7 +137,9 @@ static void run_deferred(loop_t *h, zp_stage_task_t *t)
     zp_stage_t *s = h->s;
     zp_err_clear();
     zp_log_ctx(t->a.job, t->a.part);
+    zp_rt_pause();   /* the O(n) check at the normal policy: it must not hog a core */
     int rc = s->def->deferred(s, t);
+    zp_rt_resume();
     zp_log_ctx(0, -1);
     uint64_t now = zp_now_ns();
     pthread_mutex_lock(&h->mu);
@@ -184,6 +186,7 @@ static void *staging_thread(void *arg)
 {
     loop_t *h = arg;
     zp_stage_t *s = h->s;
+    zp_rt_enter();   /* a control thread (lib/util/rt.c; a no-op unless the daemon set it up) */
     for (;;) {
         pthread_mutex_lock(&h->mu);
         zp_stage_task_t *t = NULL;
@@ -311,6 +314,7 @@ static void *work_thread(void *arg)
 {
     loop_t *h = arg;
     zp_stage_t *s = h->s;
+    zp_rt_enter();
     for (;;) {
         pthread_mutex_lock(&h->mu);
         /* without staging an epoch switch holds the work thread; with staging it holds the
@@ -744,6 +748,7 @@ int zp_stage_loop(zp_stage_t *s)
     if (rc != 0) { rc = zp_err_set(-rc, "pthread_create failed"); goto out_efd; }
     zp_log(ZP_LOG_INFO, "%s #%u (%s) connecting to %s, %u credit(s)%s", zp_role_name(s->def->role), s->instance,
            s->name, s->endpoint, s->credits, h->staged_mode ? ", a staging thread (double buffering)" : "");
+    zp_rt_enter();   /* after the threads were made: they enter themselves */
     send_hello(h);
     title(h, "idle");
 
@@ -815,6 +820,7 @@ int zp_stage_loop(zp_stage_t *s)
     pthread_mutex_unlock(&h->mu);
     pthread_join(th, NULL);
     if (h->staged_mode) pthread_join(sth, NULL);
+    zp_rt_leave();   /* fini (main thread) unregisters and frees: O(n), at the normal policy */
     rc = fatal < 0 ? fatal : h->refused ? ZP_STAGE_EXIT_REFUSED : h->device_failed ? ZP_STAGE_EXIT_DEVICE : 0;
     zp_log(ZP_LOG_INFO, "stopped%s", h->refused ? ": refused by the broker" : h->device_failed ? " after a device failure" : "");
 out_efd:
