@@ -700,8 +700,9 @@ static void usage(FILE *f)
             "(default 5, 0 = equal), so a GPU worker's work between two computes never waits for a core.\n"
             "--gpu-rt-priority P (1-99; default 0 = off): the GPU workers' control threads (socket loop,\n"
             "staging, work thread) run SCHED_FIFO at P except during O(n) host work (key loads, the\n"
-            "payload checksum, a compute on the CPU backend): their wake-up between two computes never\n"
-            "waits behind host stages (needs CAP_SYS_NICE or RLIMIT_RTPRIO >= P; refused: a log line).\n"
+            "payload checksum, arena pinning; on the CPU backend the work thread's share of each compute\n"
+            "keeps it): their wake-up between two computes never waits behind host stages (needs\n"
+            "CAP_SYS_NICE or RLIMIT_RTPRIO >= P; refused: a log line).\n"
             "--dry-run: print the plan, exit.\n"
             "Config file: `key = value` lines with the same keys. Ctrl-C stops the group.\n");
 }

@@ -82,8 +82,6 @@ typedef struct {
     unsigned long long batches, batched_tasks;
     bool batch_given;            /* --batch was given (else $ZP_GPU_BATCH) */
     int rt_prio;                 /* --rt-priority / $ZP_GPU_RT_PRIORITY (-1: not given): lib/util/rt.c */
-    bool host_compute;           /* the backend computes on host cores (CPU, emulated CUDA): the work
-                                  * thread leaves real-time priority for the compute */
 } gpu_t;
 
 #define REG_CHUNK ((size_t)256 << 20)   /* arena registration step: one backend call per 256 MiB */
@@ -425,7 +423,6 @@ static void work(zp_stage_t *s, zp_stage_task_t *t)
     zp_g16_times_t tm;
     memset(out, 0, sizeof out);
     memset(&tm, 0, sizeof tm);
-    if (g->host_compute) zp_rt_pause();   /* before the stamp: a wait for a core counts as gap */
     t->tm[ZP_TM_COMPUTE_START] = zp_now_ns();
     zp_stage_test_hold_at("gpu-compute", &t->revoked);   /* tests: task k held in its compute */
     int rc = bs->dev ? zp_bk_prove_staged(&g->bk, t->set, &bs->ke->key, out, &tm)
@@ -433,7 +430,6 @@ static void work(zp_stage_t *s, zp_stage_task_t *t)
                                                       bs->pb, bs->ph, out, &tm)
                                 : zp_bk_prove_g1(&g->bk, &bs->ke->key, bs->w, bs->a, bs->b, bs->c, bs->h, out, &tm);
     t->tm[ZP_TM_COMPUTE_END] = zp_now_ns();
-    if (g->host_compute) zp_rt_resume();
     if (rc < 0) return backend_failed(t, rc, bs->dev ? "prove_staged" : "prove_g1");
     times_to_task(t, &tm);
     if (verdict(s, t) < 0) return;
@@ -469,12 +465,10 @@ static void work_batch(zp_stage_t *s, zp_stage_task_t **ts, unsigned n)
                   : (zp_g16_g1_job_t){.w = bs->w, .a = bs->a, .b = bs->b, .c = bs->c, .h = bs->h};
     }
     zp_g16_times_t tm;
-    if (g->host_compute) zp_rt_pause();
     uint64_t c0 = zp_now_ns();
     zp_stage_test_hold_at("gpu-compute", &ts[0]->revoked);
     int rc = zp_bk_prove_g1_batch(&g->bk, &ke->key, n, jobs, &tm);
     uint64_t c1 = zp_now_ns();
-    if (g->host_compute) zp_rt_resume();
     g->batches++;
     g->batched_tasks += n;
     zp_log(ZP_LOG_INFO, "batch of %u partitions of %s computed in %.1f ms%s", n, ts[0]->zkey, (c1 - c0) / 1e6,
@@ -584,7 +578,6 @@ static int open_backend(gpu_t *g, unsigned threads, char *name, size_t nn)
         rc = zp_bk_open(&g->bk, emulated ? &zp_backend_cuda_emulated : &zp_backend_cuda, &cfg);
         if (rc == 0) {
             g->private_vectors = false;
-            g->host_compute = emulated;
             snprintf(name, nn, "cuda:%d", g->device);
             return 0;
         }
@@ -598,7 +591,6 @@ static int open_backend(gpu_t *g, unsigned threads, char *name, size_t nn)
 #endif
     if ((rc = zp_bk_open(&g->bk, &zp_backend_cpu, &cfg)) < 0) return rc;
     g->private_vectors = true;
-    g->host_compute = true;
     snprintf(name, nn, "cpu");
     return 0;
 }
@@ -635,7 +627,7 @@ static int init(zp_stage_t *s)
     zp_rt_setup(g->rt_prio > 0 ? g->rt_prio : 0);
     if (g->rt_prio > 0)
         zp_log(ZP_LOG_INFO, "control threads at SCHED_FIFO %d%s", g->rt_prio,
-               g->host_compute ? " (the CPU compute itself at the normal policy)" : "");
+               g->private_vectors ? " (the CPU backend: the work thread's share of each compute too)" : "");
     /* --batch B: B tasks compute while the next one stages: B + 1 credits (buffer sets) */
     if (s->batch > 1 && s->credits < s->batch + 1) s->credits = s->batch + 1;
     if (s->batch > 1) zp_log(ZP_LOG_INFO, "batching up to %u partitions of one key per compute, %u credits", s->batch,
@@ -678,8 +670,9 @@ int main(int argc, char **argv)
                       "                or $ZP_GPU_BATCH); the credits become at least B + 1\n"
                       "  --rt-priority P: the control threads (socket loop, staging, work thread) run\n"
                       "                SCHED_FIFO at P (1-99; default 0 = off, or $ZP_GPU_RT_PRIORITY) except\n"
-                      "                during O(n) host work (key loads, the payload checksum, a CPU-backend\n"
-                      "                compute); refused by the kernel: a log line, the normal policy\n",
+                      "                during O(n) host work (key loads, the payload checksum, arena pinning);\n"
+                      "                on the CPU backend the work thread's share of each compute keeps it;\n"
+                      "                refused by the kernel: a log line, the normal policy\n",
         .init = init, .work = work, .stage = stage, .unstage = unstage, .work_batch = work_batch, .deferred = verify,
         .arena_opened = arena_opened, .arena_closing = arena_closing, .fini = fini,
         .arena_first = true, .prepare = prepare,

@@ -4,8 +4,14 @@
  * on the path between two device computes must not wait for a core behind the host's other
  * stages. zp_rt_setup(prio) configures the process (prio 1..99: SCHED_FIFO at prio; 0: off);
  * zp_rt_enter() makes the calling thread one of the real-time threads; zp_rt_pause() /
- * zp_rt_resume() bracket any O(n) host work such a thread does (a key load, a checksum, a
- * compute on the CPU backend), which runs at the normal policy so that it never hogs a core.
+ * zp_rt_resume() bracket any O(n) host work such a thread does (a key load, the payload
+ * checksum, pinning an arena), which runs at the normal policy so that it never hogs a core.
+ * The one exception is the CPU backend's compute: there the work thread (thread 0 of the
+ * compute's pool) stands in for the device and keeps the priority for its share (the pool's
+ * other threads run at the normal policy; the kernel's RT throttling, sched_rt_runtime_us,
+ * 95% of a core by default, bounds it). Dropping it for the compute was measured: the switch
+ * back to the normal policy reschedules, and the compute then began up to 5 ms late behind a
+ * finalizer thread (the gap the priority exists to remove; doc/gpu-hot-path.md).
  * Pause and resume are O(1) (one sched_setscheduler each) and nest (a depth counter).
  * When the kernel refuses (no CAP_SYS_NICE, RLIMIT_RTPRIO below prio) the first refusal is
  * logged with the reason and the fix, and the process carries on at the normal policy (never
