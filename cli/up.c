@@ -699,10 +699,11 @@ static void usage(FILE *f)
             "removed). --host-nice N: synthesizers and finalizers run N nicer than the GPU workers\n"
             "(default 5, 0 = equal), so a GPU worker's work between two computes never waits for a core.\n"
             "--gpu-rt-priority P (1-99; default 0 = off): the GPU workers' control threads (socket loop,\n"
-            "staging, work thread) run SCHED_FIFO at P except during O(n) host work (key loads, the\n"
-            "payload checksum, arena pinning; on the CPU backend the work thread's share of each compute\n"
-            "keeps it): their wake-up between two computes never waits behind host stages (needs\n"
-            "CAP_SYS_NICE or RLIMIT_RTPRIO >= P; refused: a log line).\n"
+            "staging, work thread, message I/O) and the broker's loop run SCHED_FIFO at P, except during\n"
+            "O(n) host work (key loads, the payload checksum, arena pinning, HTTP bodies; on the CPU\n"
+            "backend the work thread's share of each compute keeps it): their wake-up between two\n"
+            "computes never waits behind host stages (needs CAP_SYS_NICE or RLIMIT_RTPRIO >= P;\n"
+            "refused: a log line, the normal policy).\n"
             "--dry-run: print the plan, exit.\n"
             "Config file: `key = value` lines with the same keys. Ctrl-C stops the group.\n");
 }
@@ -966,6 +967,7 @@ static int up_cmd(int argc, char **argv, char *val[K_NKEYS])
     add(&ch[0], "--slot-classes", val[K_SLOT_CLASSES]);  /* slots: the broker validates them */
     add(&ch[0], "--slot-reserve", val[K_SLOT_RESERVE]);
     add(&ch[0], "--preempt", val[K_PREEMPT]);
+    add(&ch[0], "--rt-priority", val[K_GPU_RT]);         /* READY -> ASSIGN: on the GPU's path too */
     if (val[K_FLEET]) {   /* fleet: the URL travels in the environment, never in the broker's argv */
         add(&ch[0], "--fleet-env", "ZP_FLEET");
         add(&ch[0], "--box-name", val[K_BOXNAME]);

@@ -727,7 +727,8 @@ int zp_stage_loop(zp_stage_t *s)
     pthread_t th, sth;
     int rc;
 
-    if ((rc = zp_peer_open(&h->p, s->endpoint, ZP_FRAME_MAX_DEFAULT)) < 0) return rc;
+    zp_rt_enter();   /* before the socket: libzmq's I/O thread gets the same policy (proto/peer.c) */
+    if ((rc = zp_peer_open(&h->p, s->endpoint, ZP_FRAME_MAX_DEFAULT)) < 0) { zp_rt_leave(); return rc; }
     h->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (h->efd < 0) { rc = zp_err_set(-errno, "eventfd: %s", strerror(errno)); goto out_peer; }
     pthread_mutex_init(&h->mu, NULL);
@@ -748,7 +749,6 @@ int zp_stage_loop(zp_stage_t *s)
     if (rc != 0) { rc = zp_err_set(-rc, "pthread_create failed"); goto out_efd; }
     zp_log(ZP_LOG_INFO, "%s #%u (%s) connecting to %s, %u credit(s)%s", zp_role_name(s->def->role), s->instance,
            s->name, s->endpoint, s->credits, h->staged_mode ? ", a staging thread (double buffering)" : "");
-    zp_rt_enter();   /* after the threads were made: they enter themselves */
     send_hello(h);
     title(h, "idle");
 
@@ -820,7 +820,6 @@ int zp_stage_loop(zp_stage_t *s)
     pthread_mutex_unlock(&h->mu);
     pthread_join(th, NULL);
     if (h->staged_mode) pthread_join(sth, NULL);
-    zp_rt_leave();   /* fini (main thread) unregisters and frees: O(n), at the normal policy */
     rc = fatal < 0 ? fatal : h->refused ? ZP_STAGE_EXIT_REFUSED : h->device_failed ? ZP_STAGE_EXIT_DEVICE : 0;
     zp_log(ZP_LOG_INFO, "stopped%s", h->refused ? ": refused by the broker" : h->device_failed ? " after a device failure" : "");
 out_efd:
@@ -828,5 +827,6 @@ out_efd:
 out_peer:
     while (h->out) { out_frame_t *o = h->out; h->out = o->next; free(o); }
     zp_peer_close(&h->p);
+    zp_rt_leave();   /* fini (main thread) unregisters and frees: O(n), at the normal policy */
     return rc;
 }

@@ -80,8 +80,9 @@ void zp_rt_resume(void)
 
 void zp_rt_leave(void)
 {
-    if (!rt_mine) return;
-    (void)set_policy(0);
+    int pol;
+    struct sched_param sp;
+    if (rt_mine || (pthread_getschedparam(pthread_self(), &pol, &sp) == 0 && pol != SCHED_OTHER)) (void)set_policy(0);
     rt_mine = 0;
     rt_depth = 0;
 }

@@ -90,7 +90,8 @@ int zp_proc_stat(uint32_t pid, char *state, uint64_t *start);
  * once (1..99: SCHED_FIFO at prio for the threads that enter; 0: off); zp_rt_enter() on each such
  * thread (false: off or refused, the first refusal logged with the fix); zp_rt_pause() /
  * zp_rt_resume() around O(n) host work on such a thread (nests; no-ops on other threads);
- * zp_rt_active(): the calling thread runs real-time now; zp_rt_leave(): back to normal. */
+ * zp_rt_active(): the calling thread runs real-time now; zp_rt_leave(): back to the normal policy
+ * (also a thread that inherited a real-time policy from its creator). */
 void zp_rt_setup(int prio);
 int zp_rt_priority(void);
 bool zp_rt_enter(void);
