@@ -335,7 +335,7 @@ static void usage(FILE *f)
                "                     [--key-affinity on|off|N] [--rt-priority P]\n"
                "--rt-priority P (0-99, default 0 = off): the loop and libzmq's I/O thread at SCHED_FIFO P\n"
                "(READY -> ASSIGN lies between two GPU computes; `zkpipe up --gpu-rt-priority` sets it);\n"
-               "HTTP bodies and file sweeps run at the normal policy; refused by the kernel: a log line.\n"
+               "HTTP API requests run at the normal policy; refused by the kernel: a log line.\n"
                "--fleet-env VAR: also take partitions from the PostgreSQL fleet queue whose connection string\n"
                "is in environment variable VAR (`zkpipe up --fleet URL` sets it); --box-name: this box's name\n"
                "in the fleet (default: the host name).\n"
@@ -630,11 +630,13 @@ int main(int argc, char **argv, char **envp)
         brk_fleet_service(b);   /* fleet: claimed partitions in, lost leases out, capacity published */
         brk_dispatch(b);
         brk_waiters_poll(b, false);
-        zp_rt_pause();   /* request bodies and file sweeps: O(n), at the normal policy */
+        /* request bodies are O(n): at the normal policy (only with the HTTP API: a pause
+         * reschedules, so the loop never takes one it does not need) */
+        if (http_listen) zp_rt_pause();
         brk_http_service(b);                            /* client: HTTP requests and timeouts */
+        if (http_listen) zp_rt_resume();
         brk_mx_tick(b);                                 /* obs: idle accounting */
         brk_inline_sweep(b);                            /* client: finished jobs' inline witnesses */
-        zp_rt_resume();
         static uint64_t last_title;
         if (now - last_title > 1000000000u) {
             zp_shm_stats_t st;
