@@ -20,6 +20,7 @@
 #include <bsd/unistd.h>
 #include <errno.h>
 #include <getopt.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -331,7 +332,10 @@ static void usage(FILE *f)
                "                     [--fleet-env VAR [--box-name NAME]]\n"
                "                     [--lease-ms BASE[,SYNTH,GPU,FINAL]] [--max-deaths N] [--breaker K[,COOL_MS]]\n"
                "                     [--retain-s S] [--retain-jobs N] [--max-waiters N[,PER_CLIENT]]\n"
-               "                     [--key-affinity on|off|N]\n"
+               "                     [--key-affinity on|off|N] [--rt-priority P]\n"
+               "--rt-priority P (0-99, default 0 = off): the loop and libzmq's I/O thread at SCHED_FIFO P\n"
+               "(READY -> ASSIGN lies between two GPU computes; `zkpipe up --gpu-rt-priority` sets it);\n"
+               "HTTP API requests run at the normal policy; refused by the kernel: a log line.\n"
                "--fleet-env VAR: also take partitions from the PostgreSQL fleet queue whose connection string\n"
                "is in environment variable VAR (`zkpipe up --fleet URL` sets it); --box-name: this box's name\n"
                "in the fleet (default: the host name).\n"
@@ -386,7 +390,7 @@ int main(int argc, char **argv, char **envp)
     uint32_t http_max_body = 0;
     const char *fleet_env = NULL, *box_name = NULL;              /* fleet */
     bool reset_state = false, arena_reused = false;
-    uint32_t hb = 500, maxframe = ZP_FRAME_MAX_DEFAULT;
+    uint32_t hb = 500, maxframe = ZP_FRAME_MAX_DEFAULT, rt_prio = 0;
     int rc;
 
     setproctitle_init(argc, argv, envp);
@@ -415,7 +419,8 @@ int main(int argc, char **argv, char **envp)
         {"retain-jobs", 1, 0, 1004}, {"max-waiters", 1, 0, 1005}, {"key-affinity", 1, 0, 1006},
         {"slot-classes", 1, 0, 1007}, {"slot-reserve", 1, 0, 1008}, {"preempt", 1, 0, 1009},
         {"http-listen", 1, 0, 'W'}, {"http-token-file", 1, 0, 'T'}, {"http-max-body", 1, 0, 'X'},
-        {"http-key-dir", 1, 0, 'Y'}, {"fleet-env", 1, 0, 1101}, {"box-name", 1, 0, 1102}, {0, 0, 0, 0}};
+        {"http-key-dir", 1, 0, 'Y'}, {"fleet-env", 1, 0, 1101}, {"box-name", 1, 0, 1102},
+        {"rt-priority", 1, 0, 1103}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -437,6 +442,7 @@ int main(int argc, char **argv, char **envp)
         case 'X': if (parse_u32(optarg, 1024, 1u << 30, &http_max_body, "http-max-body")) return 2; break;
         case 1101: fleet_env = optarg; break;        /* fleet */
         case 1102: box_name = optarg; break;
+        case 1103: if (parse_u32(optarg, 0, 99, &rt_prio, "rt-priority")) return 2; break;
         case 1000: case 1001: case 1002: case 1003: case 1004: case 1005: case 1006: case 1007: case 1008: case 1009:
             if (brk_config_set(b, opts[c - 1000 + 13].name, optarg) < 0) {
                 fprintf(stderr, "zkpipe-broker: --%s: %s\n", opts[c - 1000 + 13].name, zp_err_msg());
@@ -540,7 +546,15 @@ int main(int argc, char **argv, char **envp)
     }
 
     zp_broker_endpoint(b->endpoint, sizeof b->endpoint, b->rundir);
+    /* --rt-priority: the loop (READY -> ASSIGN is on the path between two GPU computes) and
+     * libzmq's I/O thread at SCHED_FIFO (lib/util/rt.c); the fleet thread leaves it */
+    zp_rt_setup((int)rt_prio);
+    if (rt_prio && zp_rt_enter()) zp_log(ZP_LOG_INFO, "loop and message I/O threads at SCHED_FIFO %u", rt_prio);
     b->ctx = zmq_ctx_new();
+    if (b->ctx && zp_rt_active()) {   /* only once permitted: libzmq aborts when it cannot set it */
+        zmq_ctx_set(b->ctx, ZMQ_THREAD_SCHED_POLICY, SCHED_FIFO);
+        zmq_ctx_set(b->ctx, ZMQ_THREAD_PRIORITY, (int)rt_prio);
+    }
     b->sock = zmq_socket(b->ctx, ZMQ_ROUTER);
     int one = 1, linger = 0;
     int64_t hard = BRK_TRANSPORT_MAX;
@@ -616,7 +630,11 @@ int main(int argc, char **argv, char **envp)
         brk_fleet_service(b);   /* fleet: claimed partitions in, lost leases out, capacity published */
         brk_dispatch(b);
         brk_waiters_poll(b, false);
+        /* request bodies are O(n): at the normal policy (only with the HTTP API: a pause
+         * reschedules, so the loop never takes one it does not need) */
+        if (http_listen) zp_rt_pause();
         brk_http_service(b);                            /* client: HTTP requests and timeouts */
+        if (http_listen) zp_rt_resume();
         brk_mx_tick(b);                                 /* obs: idle accounting */
         brk_inline_sweep(b);                            /* client: finished jobs' inline witnesses */
         static uint64_t last_title;

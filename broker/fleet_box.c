@@ -440,6 +440,7 @@ static int cut_off(const fl_box_t *x)
 void *fl_thread_main(void *arg)
 {
     fl_box_t X = {.fl = arg, .backoff_ms = 100}, *x = &X;
+    zp_rt_leave();   /* database work: never at the loop's real-time policy (inherited: lib/util/rt.c) */
     zp_log_init("broker");
     outbox_scan(x);
     for (;;) {

@@ -74,7 +74,7 @@ enum { K_RUNDIR, K_ARENA, K_SYNTH, K_GPU, K_FINAL, K_SLOTS, K_MAXDOM, K_MAXVARS,
        K_BACKEND, K_DEVICES, K_GPU_CREDITS, K_SYNTH_CREDITS, K_FINAL_THREADS, K_SYNTH_THREADS, K_SYNTHS, K_FINALS,
        K_PER_CARD, K_WATCHDOG, K_STATEDIR, K_METRICS, K_PRELOAD, K_HTTP, K_HTTP_TOKENS, K_HTTP_BODY, K_HTTP_KEYS,
        K_FLEET, K_BOXNAME, K_STAGE_MS, K_DEV_SPEEDUP, K_CORES, K_KEY_BUDGET, K_KEY_STORE_BUDGET, K_KEY_AFFINITY,
-       K_SLOT_CLASSES, K_SLOT_RESERVE, K_PREEMPT, K_RESIZE, K_HOST_NICE, K_NKEYS };
+       K_SLOT_CLASSES, K_SLOT_RESERVE, K_PREEMPT, K_RESIZE, K_HOST_NICE, K_GPU_RT, K_NKEYS };
 static const char *keys[K_NKEYS] = {"runtime-dir", "arena", "synth", "gpu", "final", "slots", "max-domain",
                                     "max-vars", "threads", "heartbeat-ms", "liveness", "max-attempts", "backend",
                                     "devices", "gpu-credits", "synth-credits", "final-threads", "synth-threads",
@@ -85,7 +85,8 @@ static const char *keys[K_NKEYS] = {"runtime-dir", "arena", "synth", "gpu", "fin
                                     "stage-ms", "device-speedup", "cores",   /* stages: finalizer sizing (up_size.c) */
                                     "key-budget", "key-store-budget", "key-affinity",   /* keys: doc/keys.md */
                                     "slot-classes", "slot-reserve", "preempt",   /* slots: doc/slot-protocol.md */
-                                    "resize-every", "host-nice"};   /* the running group's finalizer resize (up_size.c) */
+                                    "resize-every", "host-nice",   /* the running group's finalizer resize (up_size.c) */
+                                    "gpu-rt-priority"};   /* the GPU workers' control threads (lib/util/rt.c) */
 
 typedef struct {
     const char *bin;
@@ -676,7 +677,8 @@ static void usage(FILE *f)
             "                 [--http-key-dir DIR] [--stage-ms gpu=MS,final=MS[@T]] [--device-speedup D]\n"
             "                 [--cores N] [--key-budget BYTES] [--key-store-budget BYTES]\n"
             "                 [--key-affinity on|off|N] [--slot-classes SPEC] [--slot-reserve C[,H[,N]]]\n"
-            "                 [--preempt critical|high|normal|none] [--resize-every S] [--host-nice N] [--dry-run]\n"
+            "                 [--preempt critical|high|normal|none] [--resize-every S] [--host-nice N]\n"
+            "                 [--gpu-rt-priority P] [--dry-run]\n"
             "GPU workers: K per CUDA device found (CUDA_VISIBLE_DEVICES respected), or one on the CPU\n"
             "backend when there is none; --gpu N sets the total instead. --synth/--final: old names of\n"
             "--synths/--finalizers. --watchdog-sec: children's watchdog (default 30, 0 = off).\n"
@@ -696,6 +698,12 @@ static void usage(FILE *f)
             "while the finalizer stage limits, finalizers are added (same threads, within --cores; never\n"
             "removed). --host-nice N: synthesizers and finalizers run N nicer than the GPU workers\n"
             "(default 5, 0 = equal), so a GPU worker's work between two computes never waits for a core.\n"
+            "--gpu-rt-priority P (1-99; default 0 = off): the GPU workers' control threads (socket loop,\n"
+            "staging, work thread, message I/O) and the broker's loop run SCHED_FIFO at P, except during\n"
+            "O(n) host work (key loads, the payload checksum, arena pinning, HTTP bodies; on the CPU\n"
+            "backend the work thread's share of each compute keeps it): their wake-up between two\n"
+            "computes never waits behind host stages (needs CAP_SYS_NICE or RLIMIT_RTPRIO >= P;\n"
+            "refused: a log line, the normal policy).\n"
             "--dry-run: print the plan, exit.\n"
             "Config file: `key = value` lines with the same keys. Ctrl-C stops the group.\n");
 }
@@ -840,6 +848,7 @@ static void child_setup(child_t *x, int role, int inst, const char *rundir, char
         }
         add(x, "--credits", val[K_GPU_CREDITS]);
         add(x, "--threads", val[K_THREADS]);
+        add(x, "--rt-priority", val[K_GPU_RT]);
     } else {
         add(x, "--threads", fin_threads_v);
     }
@@ -924,6 +933,7 @@ static int up_cmd(int argc, char **argv, char *val[K_NKEYS])
     if (resize_s < 0) return 2;
     g_host_nice = parse_count(val[K_HOST_NICE], 5, 0, 19, "host-nice");
     if (g_host_nice < 0) return 2;
+    if (parse_count(val[K_GPU_RT], 0, 0, 99, "gpu-rt-priority") < 0) return 2;   /* the workers take it as given */
     if (fin_auto) fin_threads_v = fin_threads;
     if (dry_run) return 0;
 
@@ -957,6 +967,7 @@ static int up_cmd(int argc, char **argv, char *val[K_NKEYS])
     add(&ch[0], "--slot-classes", val[K_SLOT_CLASSES]);  /* slots: the broker validates them */
     add(&ch[0], "--slot-reserve", val[K_SLOT_RESERVE]);
     add(&ch[0], "--preempt", val[K_PREEMPT]);
+    add(&ch[0], "--rt-priority", val[K_GPU_RT]);         /* READY -> ASSIGN: on the GPU's path too */
     if (val[K_FLEET]) {   /* fleet: the URL travels in the environment, never in the broker's argv */
         add(&ch[0], "--fleet-env", "ZP_FLEET");
         add(&ch[0], "--box-name", val[K_BOXNAME]);

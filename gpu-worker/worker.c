@@ -81,6 +81,7 @@ typedef struct {
     bset_t set[64];              /* buffer sets (s->stage_sets used): one per task staged or running */
     unsigned long long batches, batched_tasks;
     bool batch_given;            /* --batch was given (else $ZP_GPU_BATCH) */
+    int rt_prio;                 /* --rt-priority / $ZP_GPU_RT_PRIORITY (-1: not given): lib/util/rt.c */
 } gpu_t;
 
 #define REG_CHUNK ((size_t)256 << 20)   /* arena registration step: one backend call per 256 MiB */
@@ -366,10 +367,20 @@ static void unstage(zp_stage_t *s, zp_stage_task_t *t)
 
 /* work thread (staging thread for a device stage-in): the key resident in the backend (once
  * per key and process: pinned and uploaded; a preloaded key already is); 0 or the task failed */
+static int key_ready_load(zp_stage_t *s, zp_stage_task_t *t, zp_keyent_t *ke, bool staging);
 static int key_ready(zp_stage_t *s, zp_stage_task_t *t, zp_keyent_t *ke, bool staging)
 {
     gpu_t *g = s->ctx;
     if (ke->backend_tag == g->bk.be) return 0;
+    zp_rt_pause();   /* pinning and the upload: O(key) host work at the normal policy */
+    int rc = key_ready_load(s, t, ke, staging);
+    zp_rt_resume();
+    return rc;
+}
+
+static int key_ready_load(zp_stage_t *s, zp_stage_task_t *t, zp_keyent_t *ke, bool staging)
+{
+    gpu_t *g = s->ctx;
     uint64_t t0 = zp_now_ns();
     /* the shared key region: pinned once, so the upload below is a DMA (a preloaded key was
      * pinned before HELLO) */
@@ -505,6 +516,20 @@ static int parse_batch(zp_stage_t *s, const char *what, const char *arg)
     return 0;
 }
 
+/* --rt-priority / $ZP_GPU_RT_PRIORITY: 0 (off) .. 99 */
+static int parse_rt(int *out, const char *what, const char *arg)
+{
+    char *e;
+    errno = 0;
+    long v = strtol(arg, &e, 10);
+    if (errno || e == arg || *e || v < 0 || v > 99) {
+        fprintf(stderr, "zkpipe-gpu-worker: %s '%s': expected 0 (off) to 99\n", what, arg);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
 static int opt(zp_stage_t *s, int c, const char *arg)
 {
     gpu_t *g = s->ctx;
@@ -525,6 +550,9 @@ static int opt(zp_stage_t *s, int c, const char *arg)
     case 'n':
         if (parse_batch(s, "--batch", arg) < 0) return 2;
         g->batch_given = true;
+        return -1;
+    case 'R':
+        if (parse_rt(&g->rt_prio, "--rt-priority", arg) < 0) return 2;
         return -1;
     case 'B':   /* for `zkpipe up`: the backends this build has */
 #ifdef ZP_HAVE_CUDA
@@ -590,6 +618,16 @@ static int init(zp_stage_t *s)
         zp_bk_close(&g->bk);
         return 2;
     }
+    const char *er = getenv("ZP_GPU_RT_PRIORITY");
+    if (g->rt_prio < 0 && er && *er && parse_rt(&g->rt_prio, "ZP_GPU_RT_PRIORITY", er) < 0) {
+        zp_bk_close(&g->bk);
+        return 2;
+    }
+    /* the control threads (the runtime's loop, staging and work threads) enter it themselves */
+    zp_rt_setup(g->rt_prio > 0 ? g->rt_prio : 0);
+    if (g->rt_prio > 0)
+        zp_log(ZP_LOG_INFO, "control threads at SCHED_FIFO %d%s", g->rt_prio,
+               g->private_vectors ? " (the CPU backend: the work thread's share of each compute too)" : "");
     /* --batch B: B tasks compute while the next one stages: B + 1 credits (buffer sets) */
     if (s->batch > 1 && s->credits < s->batch + 1) s->credits = s->batch + 1;
     if (s->batch > 1) zp_log(ZP_LOG_INFO, "batching up to %u partitions of one key per compute, %u credits", s->batch,
@@ -617,18 +655,24 @@ static void fini(zp_stage_t *s)
 
 int main(int argc, char **argv)
 {
-    static gpu_t G = {.backend = "auto", .dev_k = -1};
+    static gpu_t G = {.backend = "auto", .dev_k = -1, .rt_prio = -1};
     static const struct option opts[] = {
-        {"device", 1, 0, 'd'}, {"backend", 1, 0, 'b'}, {"backends", 0, 0, 'B'}, {"batch", 1, 0, 'n'}, {0, 0, 0, 0}};
+        {"device", 1, 0, 'd'}, {"backend", 1, 0, 'b'}, {"backends", 0, 0, 'B'}, {"batch", 1, 0, 'n'},
+        {"rt-priority", 1, 0, 'R'}, {0, 0, 0, 0}};
     static const zp_stage_def_t def = {
         .role = ZP_ROLE_GPU, .prog = "zkpipe-gpu-worker", .log_role = "gpu-worker", .credits = 2,
         .opts = opts, .opt = opt,
-        .usage_args = "[--device N|N-K] [--backend auto|cuda|cpu] [--backends] [--batch B]",
+        .usage_args = "[--device N|N-K] [--backend auto|cuda|cpu] [--backends] [--batch B] [--rt-priority P]",
         .usage_text = "  --device N-K: worker K on CUDA device N (as systemd's zkpipe-gpu@N-K passes it);\n"
                       "                the default instance is then N*64+K (K < 64)\n"
                       "  --backends:    print the backends this build has (\"cuda cpu\" or \"cpu\") and exit\n"
                       "  --batch B:     compute up to B staged partitions of one key together (default 1,\n"
-                      "                or $ZP_GPU_BATCH); the credits become at least B + 1\n",
+                      "                or $ZP_GPU_BATCH); the credits become at least B + 1\n"
+                      "  --rt-priority P: the control threads (socket loop, staging, work thread) run\n"
+                      "                SCHED_FIFO at P (1-99; default 0 = off, or $ZP_GPU_RT_PRIORITY) except\n"
+                      "                during O(n) host work (key loads, the payload checksum, arena pinning);\n"
+                      "                on the CPU backend the work thread's share of each compute keeps it;\n"
+                      "                refused by the kernel: a log line, the normal policy\n",
         .init = init, .work = work, .stage = stage, .unstage = unstage, .work_batch = work_batch, .deferred = verify,
         .arena_opened = arena_opened, .arena_closing = arena_closing, .fini = fini,
         .arena_first = true, .prepare = prepare,

@@ -2,6 +2,7 @@
  * runtime that synth, gpu-worker and finalizer share lives in stage/ (stage/stage.c).
  * Tests: tests/ipc/. */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,10 @@ int zp_peer_open(zp_peer_t *p, const char *endpoint, size_t max_frame)
     p->max_frame = max_frame ? max_frame : ZP_FRAME_MAX_LIMIT;
     p->ctx = zmq_ctx_new();
     if (!p->ctx) return zp_err_set(-errno, "zmq_ctx_new: %s", zmq_strerror(errno));
+    if (zp_rt_active()) {   /* a real-time caller (lib/util/rt.c): libzmq's I/O thread carries its frames */
+        zmq_ctx_set(p->ctx, ZMQ_THREAD_SCHED_POLICY, SCHED_FIFO);
+        zmq_ctx_set(p->ctx, ZMQ_THREAD_PRIORITY, zp_rt_priority());
+    }
     p->sock = zmq_socket(p->ctx, ZMQ_DEALER);
     p->rx = calloc(1, sizeof(zmq_msg_t));
     if (!p->sock || !p->rx) { zp_peer_close(p); return zp_err_set(-ENOMEM, "zmq_socket failed"); }

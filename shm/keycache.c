@@ -268,9 +268,11 @@ int zp_keycache_key(zp_keycache_t *kc, const char *path, bool with_key, zp_keyen
     nv = 0;
     if (!fresh && !need) { *out = e; return 0; }
 
+    zp_rt_pause();   /* a load is O(key): never at a real-time thread's policy (lib/util/rt.c) */
     rc = fresh ? zp_zkey_open(&e->zkey, e->path) : 0;
     bool opened = fresh && rc == 0;
     if (rc == 0 && need) rc = keyent_load(kc, e, store_budget);
+    zp_rt_resume();
 
     pthread_mutex_lock(&kc->mu);
     e->loading = false;

@@ -81,13 +81,14 @@ void zp_stage_fail(zp_stage_task_t *t, int code, const char *what)
 int zp_stage_arena(zp_stage_t *s, uint64_t epoch)
 {
     if (s->arena && zp_shm_epoch(s->arena) == epoch) return 0;
+    zp_rt_pause();   /* unpinning, mapping and pinning an arena: O(arena), at the normal policy */
     if (s->arena && s->def->arena_closing) s->def->arena_closing(s);
     zp_shm_close(&s->arena);
     int rc = zp_shm_open(&s->arena, s->arena_name, NULL, epoch);
-    if (rc < 0)
-        return zp_err_set(rc, "arena %s (epoch %016llx): %s", s->arena_name, (unsigned long long)epoch, zp_err_msg());
-    if (s->def->arena_opened) s->def->arena_opened(s);
-    return 0;
+    if (rc < 0) rc = zp_err_set(rc, "arena %s (epoch %016llx): %s", s->arena_name, (unsigned long long)epoch, zp_err_msg());
+    else if (s->def->arena_opened) s->def->arena_opened(s);
+    zp_rt_resume();
+    return rc < 0 ? rc : 0;
 }
 
 int zp_stage_arena_wait(zp_stage_t *s)

@@ -137,7 +137,9 @@ static void run_deferred(loop_t *h, zp_stage_task_t *t)
     zp_stage_t *s = h->s;
     zp_err_clear();
     zp_log_ctx(t->a.job, t->a.part);
+    zp_rt_pause();   /* the O(n) check at the normal policy: it must not hog a core */
     int rc = s->def->deferred(s, t);
+    zp_rt_resume();
     zp_log_ctx(0, -1);
     uint64_t now = zp_now_ns();
     pthread_mutex_lock(&h->mu);
@@ -184,6 +186,7 @@ static void *staging_thread(void *arg)
 {
     loop_t *h = arg;
     zp_stage_t *s = h->s;
+    zp_rt_enter();   /* a control thread (lib/util/rt.c; a no-op unless the daemon set it up) */
     for (;;) {
         pthread_mutex_lock(&h->mu);
         zp_stage_task_t *t = NULL;
@@ -311,6 +314,7 @@ static void *work_thread(void *arg)
 {
     loop_t *h = arg;
     zp_stage_t *s = h->s;
+    zp_rt_enter();
     for (;;) {
         pthread_mutex_lock(&h->mu);
         /* without staging an epoch switch holds the work thread; with staging it holds the
@@ -723,7 +727,8 @@ int zp_stage_loop(zp_stage_t *s)
     pthread_t th, sth;
     int rc;
 
-    if ((rc = zp_peer_open(&h->p, s->endpoint, ZP_FRAME_MAX_DEFAULT)) < 0) return rc;
+    zp_rt_enter();   /* before the socket: libzmq's I/O thread gets the same policy (proto/peer.c) */
+    if ((rc = zp_peer_open(&h->p, s->endpoint, ZP_FRAME_MAX_DEFAULT)) < 0) { zp_rt_leave(); return rc; }
     h->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (h->efd < 0) { rc = zp_err_set(-errno, "eventfd: %s", strerror(errno)); goto out_peer; }
     pthread_mutex_init(&h->mu, NULL);
@@ -822,5 +827,6 @@ out_efd:
 out_peer:
     while (h->out) { out_frame_t *o = h->out; h->out = o->next; free(o); }
     zp_peer_close(&h->p);
+    zp_rt_leave();   /* fini (main thread) unregisters and frees: O(n), at the normal policy */
     return rc;
 }

@@ -1,5 +1,7 @@
-/* test_util.c - errors, pool, split, /proc stat. */
+/* test_util.c - errors, pool, split, /proc stat, real-time control threads. */
 #include <errno.h>
+#include <sched.h>
+#include <sys/resource.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,10 +87,101 @@ static void test_proc_stat(void)
     CHECK(zp_proc_stat((uint32_t)c, &st2, &t2) == -ENOENT);
 }
 
+static void record_policy(void *arg, unsigned tid, unsigned n)
+{
+    int *pol = arg;
+    if (tid < n && tid < 4) pol[tid] = sched_getscheduler(0);
+}
+
+/* the permitted path, in a child (the policy is per thread; nothing leaks into this process):
+ * enter -> FIFO at the priority; pause/resume nest; a pool made by a real-time thread runs its
+ * threads at the normal policy; leave -> normal. Exit 0 pass, 1 fail, 77 not permitted here. */
+static int rt_permitted_child(void)
+{
+    struct sched_param sp;
+    zp_rt_setup(3);
+    if (!zp_rt_enter()) return 77;
+    if (sched_getscheduler(0) != SCHED_FIFO || sched_getparam(0, &sp) != 0 || sp.sched_priority != 3) return 1;
+    if (!zp_rt_active()) return 1;
+    zp_rt_pause();
+    if (sched_getscheduler(0) != SCHED_OTHER || zp_rt_active()) return 1;
+    zp_rt_pause();   /* nested: one resume does not end the outer pause */
+    zp_rt_resume();
+    if (sched_getscheduler(0) != SCHED_OTHER) return 1;
+    zp_rt_resume();
+    if (sched_getscheduler(0) != SCHED_FIFO || !zp_rt_active()) return 1;
+    zp_rt_resume();  /* unbalanced: ignored */
+    if (sched_getscheduler(0) != SCHED_FIFO) return 1;
+    int pol[4] = {-1, -1, -1, -1};
+    zp_pool_t *p = zp_pool_new(3);
+    if (!p) return 1;
+    zp_pool_run(p, record_policy, pol);
+    zp_pool_destroy(&p);
+    if (pol[0] != SCHED_FIFO || pol[1] != SCHED_OTHER || pol[2] != SCHED_OTHER) return 1;
+    zp_rt_leave();
+    if (sched_getscheduler(0) != SCHED_OTHER || zp_rt_active()) return 1;
+    zp_rt_pause();   /* not a real-time thread any more: no-ops */
+    zp_rt_resume();
+    return sched_getscheduler(0) == SCHED_OTHER ? 0 : 1;
+}
+
+/* the refused path, in a child without the right (no RLIMIT_RTPRIO; root drops to nobody):
+ * enter is false, the policy stays normal, one log line names the priority and the fix, the
+ * setting turns itself off (a second enter neither tries nor logs) */
+static int rt_refused_child(const char *logpath)
+{
+    FILE *f = freopen(logpath, "w", stderr);   /* before dropping to nobody: the file is ours */
+    if (!f) return 1;
+    struct rlimit rl = {0, 0};
+    if (setrlimit(RLIMIT_RTPRIO, &rl) != 0) return 1;
+    if (getuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) return 77;
+    zp_log_init("rt-test");
+    zp_rt_setup(5);
+    if (zp_rt_priority() != 5) return 1;
+    if (zp_rt_enter() || zp_rt_active() || sched_getscheduler(0) != SCHED_OTHER || zp_rt_priority() != 0) return 1;
+    if (zp_rt_enter()) return 1;
+    zp_rt_pause();   /* not entered: no-ops */
+    zp_rt_resume();
+    fflush(stderr);
+    return sched_getscheduler(0) == SCHED_OTHER ? 0 : 1;
+}
+
+static void test_rt(void)
+{
+    pid_t c = fork();
+    CHECK(c >= 0);
+    if (c == 0) _exit(rt_permitted_child());
+    int st;
+    CHECK(waitpid(c, &st, 0) == c && WIFEXITED(st));
+    bool root = getuid() == 0;
+    if (root) CHECK(WEXITSTATUS(st) == 0);   /* root may always: the path must have been run */
+    else CHECK(WEXITSTATUS(st) == 0 || WEXITSTATUS(st) == 77);
+    char logpath[] = "/tmp/zp-test-rt-XXXXXX";
+    int fd = mkstemp(logpath);
+    CHECK(fd >= 0);
+    close(fd);
+    if ((c = fork()) == 0) _exit(rt_refused_child(logpath));
+    CHECK(c >= 0 && waitpid(c, &st, 0) == c && WIFEXITED(st));
+    CHECK(WEXITSTATUS(st) == 0 || (!root && WEXITSTATUS(st) == 77));
+    if (WEXITSTATUS(st) == 0) {
+        char buf[2048] = "";
+        FILE *f = fopen(logpath, "r");
+        CHECK(f);
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        const char *a = strstr(buf, "real-time priority 5 refused");
+        CHECK(a && strstr(a, "RLIMIT_RTPRIO >= 5"));
+        CHECK(!strstr(a + 1, "real-time priority 5 refused"));   /* logged once */
+    }
+    unlink(logpath);
+}
+
 int main(void)
 {
     test_pool_first();
     test_proc_stat();
+    test_rt();
     CHECK(strcmp(zp_strerror(ZP_EFORMAT), "malformed or corrupt input") == 0);
     CHECK(strcmp(zp_strerror(-2), "No such file or directory") == 0);
     CHECK(zp_err_set(ZP_EUNSAT, "constraint %d", 7) == ZP_EUNSAT);

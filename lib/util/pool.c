@@ -64,13 +64,22 @@ zp_pool_t *zp_pool_new(unsigned nthreads)
     pthread_cond_init(&p->done, NULL);
     p->th = calloc(nthreads, sizeof *p->th);
     if (!p->th) { free(p); return NULL; }
+    /* explicit normal policy: a pool made by a real-time thread (zp_rt_enter) must not inherit it */
+    pthread_attr_t attr;
+    bool attr_init = pthread_attr_init(&attr) == 0, attr_ok = attr_init;
+    if (attr_ok) {
+        struct sched_param sp = {.sched_priority = 0};
+        attr_ok = pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED) == 0 &&
+                  pthread_attr_setschedpolicy(&attr, SCHED_OTHER) == 0 && pthread_attr_setschedparam(&attr, &sp) == 0;
+    }
     for (unsigned i = 1; i < nthreads; i++) {
         pool_arg_t *a = malloc(sizeof *a);
         if (!a) { p->n = i; break; }
         a->p = p;
         a->tid = i;
-        if (pthread_create(&p->th[i], NULL, pool_main, a) != 0) { free(a); p->n = i; break; }
+        if (pthread_create(&p->th[i], attr_ok ? &attr : NULL, pool_main, a) != 0) { free(a); p->n = i; break; }
     }
+    if (attr_init) pthread_attr_destroy(&attr);
     return p;
 }
 
