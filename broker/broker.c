@@ -20,7 +20,6 @@
 #include <bsd/unistd.h>
 #include <errno.h>
 #include <getopt.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -551,10 +550,7 @@ int main(int argc, char **argv, char **envp)
     zp_rt_setup((int)rt_prio);
     if (rt_prio && zp_rt_enter()) zp_log(ZP_LOG_INFO, "loop and message I/O threads at SCHED_FIFO %u", rt_prio);
     b->ctx = zmq_ctx_new();
-    if (b->ctx && zp_rt_active()) {   /* only once permitted: libzmq aborts when it cannot set it */
-        zmq_ctx_set(b->ctx, ZMQ_THREAD_SCHED_POLICY, SCHED_FIFO);
-        zmq_ctx_set(b->ctx, ZMQ_THREAD_PRIORITY, (int)rt_prio);
-    }
+    zp_zmq_ctx_rt(b->ctx);
     b->sock = zmq_socket(b->ctx, ZMQ_ROUTER);
     int one = 1, linger = 0;
     int64_t hard = BRK_TRANSPORT_MAX;

@@ -365,19 +365,7 @@ static void unstage(zp_stage_t *s, zp_stage_task_t *t)
     bs->ke = NULL;
 }
 
-/* work thread (staging thread for a device stage-in): the key resident in the backend (once
- * per key and process: pinned and uploaded; a preloaded key already is); 0 or the task failed */
-static int key_ready_load(zp_stage_t *s, zp_stage_task_t *t, zp_keyent_t *ke, bool staging);
-static int key_ready(zp_stage_t *s, zp_stage_task_t *t, zp_keyent_t *ke, bool staging)
-{
-    gpu_t *g = s->ctx;
-    if (ke->backend_tag == g->bk.be) return 0;
-    zp_rt_pause();   /* pinning and the upload: O(key) host work at the normal policy */
-    int rc = key_ready_load(s, t, ke, staging);
-    zp_rt_resume();
-    return rc;
-}
-
+/* key_ready's O(key) part: pin the key's region, upload it */
 static int key_ready_load(zp_stage_t *s, zp_stage_task_t *t, zp_keyent_t *ke, bool staging)
 {
     gpu_t *g = s->ctx;
@@ -393,6 +381,18 @@ static int key_ready_load(zp_stage_t *s, zp_stage_task_t *t, zp_keyent_t *ke, bo
     zp_log(ZP_LOG_INFO, "proving key %s loaded into the %s backend in %.1f ms", t->zkey, zp_bk_name(&g->bk),
            (zp_now_ns() - t0) / 1e6);
     return 0;
+}
+
+/* work thread (staging thread for a device stage-in): the key resident in the backend (once
+ * per key and process: pinned and uploaded; a preloaded key already is); 0 or the task failed */
+static int key_ready(zp_stage_t *s, zp_stage_task_t *t, zp_keyent_t *ke, bool staging)
+{
+    gpu_t *g = s->ctx;
+    if (ke->backend_tag == g->bk.be) return 0;
+    zp_rt_pause();   /* pinning and the upload: O(key) host work at the normal policy */
+    int rc = key_ready_load(s, t, ke, staging);
+    zp_rt_resume();
+    return rc;
 }
 
 static void times_to_task(zp_stage_task_t *t, const zp_g16_times_t *tm)
@@ -502,31 +502,33 @@ static int parse_device(const char *s, int *dev, int *k)
     return 0;
 }
 
-/* --batch / $ZP_GPU_BATCH: 1..32 */
-static int parse_batch(zp_stage_t *s, const char *what, const char *arg)
-{
-    char *e;
-    errno = 0;
-    unsigned long v = strtoul(arg, &e, 10);
-    if (errno || e == arg || *e || *arg == '-' || v < 1 || v > 32) {
-        fprintf(stderr, "zkpipe-gpu-worker: %s '%s': expected a number from 1 to 32\n", what, arg);
-        return -1;
-    }
-    s->batch = (unsigned)v;
-    return 0;
-}
-
-/* --rt-priority / $ZP_GPU_RT_PRIORITY: 0 (off) .. 99 */
-static int parse_rt(int *out, const char *what, const char *arg)
+/* a number from lo to hi for option or variable `what` (--batch 1..32, --rt-priority 0..99) */
+static int parse_range(const char *what, const char *arg, long lo, long hi, long *out)
 {
     char *e;
     errno = 0;
     long v = strtol(arg, &e, 10);
-    if (errno || e == arg || *e || v < 0 || v > 99) {
-        fprintf(stderr, "zkpipe-gpu-worker: %s '%s': expected 0 (off) to 99\n", what, arg);
+    if (errno || e == arg || *e || v < lo || v > hi) {
+        fprintf(stderr, "zkpipe-gpu-worker: %s '%s': expected a number from %ld to %ld\n", what, arg, lo, hi);
         return -1;
     }
-    *out = (int)v;
+    *out = v;
+    return 0;
+}
+
+static int parse_batch(zp_stage_t *s, const char *what, const char *arg)
+{
+    long v;
+    if (parse_range(what, arg, 1, 32, &v) < 0) return -1;
+    s->batch = (unsigned)v;
+    return 0;
+}
+
+static int parse_rt(gpu_t *g, const char *what, const char *arg)   /* 0: off */
+{
+    long v;
+    if (parse_range(what, arg, 0, 99, &v) < 0) return -1;
+    g->rt_prio = (int)v;
     return 0;
 }
 
@@ -552,7 +554,7 @@ static int opt(zp_stage_t *s, int c, const char *arg)
         g->batch_given = true;
         return -1;
     case 'R':
-        if (parse_rt(&g->rt_prio, "--rt-priority", arg) < 0) return 2;
+        if (parse_rt(g, "--rt-priority", arg) < 0) return 2;
         return -1;
     case 'B':   /* for `zkpipe up`: the backends this build has */
 #ifdef ZP_HAVE_CUDA
@@ -619,7 +621,7 @@ static int init(zp_stage_t *s)
         return 2;
     }
     const char *er = getenv("ZP_GPU_RT_PRIORITY");
-    if (g->rt_prio < 0 && er && *er && parse_rt(&g->rt_prio, "ZP_GPU_RT_PRIORITY", er) < 0) {
+    if (g->rt_prio < 0 && er && *er && parse_rt(g, "ZP_GPU_RT_PRIORITY", er) < 0) {
         zp_bk_close(&g->bk);
         return 2;
     }

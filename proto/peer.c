@@ -40,16 +40,20 @@ int zp_broker_endpoint(char *buf, size_t n, const char *rundir)
     return 0;
 }
 
+void zp_zmq_ctx_rt(void *ctx)
+{
+    if (!ctx || !zp_rt_active()) return;
+    zmq_ctx_set(ctx, ZMQ_THREAD_SCHED_POLICY, SCHED_FIFO);
+    zmq_ctx_set(ctx, ZMQ_THREAD_PRIORITY, zp_rt_priority());
+}
+
 int zp_peer_open(zp_peer_t *p, const char *endpoint, size_t max_frame)
 {
     memset(p, 0, sizeof *p);
     p->max_frame = max_frame ? max_frame : ZP_FRAME_MAX_LIMIT;
     p->ctx = zmq_ctx_new();
     if (!p->ctx) return zp_err_set(-errno, "zmq_ctx_new: %s", zmq_strerror(errno));
-    if (zp_rt_active()) {   /* a real-time caller (lib/util/rt.c): libzmq's I/O thread carries its frames */
-        zmq_ctx_set(p->ctx, ZMQ_THREAD_SCHED_POLICY, SCHED_FIFO);
-        zmq_ctx_set(p->ctx, ZMQ_THREAD_PRIORITY, zp_rt_priority());
-    }
+    zp_zmq_ctx_rt(p->ctx);   /* libzmq's I/O thread carries a real-time caller's frames */
     p->sock = zmq_socket(p->ctx, ZMQ_DEALER);
     p->rx = calloc(1, sizeof(zmq_msg_t));
     if (!p->sock || !p->rx) { zp_peer_close(p); return zp_err_set(-ENOMEM, "zmq_socket failed"); }

@@ -26,6 +26,10 @@ typedef struct zp_peer {
 
 /* DEALER connected to endpoint; max_frame bounds what we accept (0 = ZP_FRAME_MAX_LIMIT) */
 int zp_peer_open(zp_peer_t *p, const char *endpoint, size_t max_frame);
+/* a new libzmq context's I/O and reaper threads at the calling thread's real-time policy when
+ * it runs one (lib/util/rt.c zp_rt_active; set before the first socket). Only then: libzmq
+ * aborts when it cannot apply the policy. zp_peer_open calls it; the broker for its own. */
+void zp_zmq_ctx_rt(void *ctx);
 void zp_peer_close(zp_peer_t *p);
 /* send and free buf (always freed) */
 int zp_peer_send(zp_peer_t *p, uint8_t *buf, size_t len);
