@@ -273,6 +273,10 @@ static void handle_one(brk_t *b)
     zmq_msg_t msg;
     zmq_msg_init(&msg);
     if (zmq_msg_recv(&msg, b->sock, ZMQ_DONTWAIT) < 0) { zmq_msg_close(&msg); return; }
+    if (!b->zmq_adopted) {   /* the I/O thread has carried a message (and named itself) */
+        b->zmq_adopted = true;
+        (void)zp_rt_adopt_threads("ZMQbg");
+    }
     bool extra = zmq_msg_more(&msg);
     while (zmq_msg_more(&msg)) {      /* drain and count multi-part junk */
         zmq_msg_close(&msg);
@@ -331,10 +335,12 @@ static void usage(FILE *f)
                "                     [--fleet-env VAR [--box-name NAME]]\n"
                "                     [--lease-ms BASE[,SYNTH,GPU,FINAL]] [--max-deaths N] [--breaker K[,COOL_MS]]\n"
                "                     [--retain-s S] [--retain-jobs N] [--max-waiters N[,PER_CLIENT]]\n"
-               "                     [--key-affinity on|off|N] [--rt-priority P]\n"
+               "                     [--key-affinity on|off|N] [--rt-priority P] [--rt-slice US]\n"
                "--rt-priority P (0-99, default 0 = off): the loop and libzmq's I/O thread at SCHED_FIFO P\n"
                "(READY -> ASSIGN lies between two GPU computes; `zkpipe up --gpu-rt-priority` sets it);\n"
-               "HTTP API requests run at the normal policy; refused by the kernel: a log line.\n"
+               "HTTP API requests run at the normal policy; refused by the kernel: a log line, then --rt-slice.\n"
+               "--rt-slice US (100-100000, default 100; 0 = off): without FIFO, the same threads at the normal\n"
+               "policy with a US-microsecond scheduling slice (Linux >= 6.12: a wake-up preempts longer slices).\n"
                "--fleet-env VAR: also take partitions from the PostgreSQL fleet queue whose connection string\n"
                "is in environment variable VAR (`zkpipe up --fleet URL` sets it); --box-name: this box's name\n"
                "in the fleet (default: the host name).\n"
@@ -389,7 +395,7 @@ int main(int argc, char **argv, char **envp)
     uint32_t http_max_body = 0;
     const char *fleet_env = NULL, *box_name = NULL;              /* fleet */
     bool reset_state = false, arena_reused = false;
-    uint32_t hb = 500, maxframe = ZP_FRAME_MAX_DEFAULT, rt_prio = 0;
+    uint32_t hb = 500, maxframe = ZP_FRAME_MAX_DEFAULT, rt_prio = 0, rt_slice = 100;
     int rc;
 
     setproctitle_init(argc, argv, envp);
@@ -419,7 +425,7 @@ int main(int argc, char **argv, char **envp)
         {"slot-classes", 1, 0, 1007}, {"slot-reserve", 1, 0, 1008}, {"preempt", 1, 0, 1009},
         {"http-listen", 1, 0, 'W'}, {"http-token-file", 1, 0, 'T'}, {"http-max-body", 1, 0, 'X'},
         {"http-key-dir", 1, 0, 'Y'}, {"fleet-env", 1, 0, 1101}, {"box-name", 1, 0, 1102},
-        {"rt-priority", 1, 0, 1103}, {0, 0, 0, 0}};
+        {"rt-priority", 1, 0, 1103}, {"rt-slice", 1, 0, 1104}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -442,6 +448,7 @@ int main(int argc, char **argv, char **envp)
         case 1101: fleet_env = optarg; break;        /* fleet */
         case 1102: box_name = optarg; break;
         case 1103: if (parse_u32(optarg, 0, 99, &rt_prio, "rt-priority")) return 2; break;
+        case 1104: if (parse_u32(optarg, 0, 100000, &rt_slice, "rt-slice")) return 2; break;
         case 1000: case 1001: case 1002: case 1003: case 1004: case 1005: case 1006: case 1007: case 1008: case 1009:
             if (brk_config_set(b, opts[c - 1000 + 13].name, optarg) < 0) {
                 fprintf(stderr, "zkpipe-broker: --%s: %s\n", opts[c - 1000 + 13].name, zp_err_msg());
@@ -547,8 +554,11 @@ int main(int argc, char **argv, char **envp)
     zp_broker_endpoint(b->endpoint, sizeof b->endpoint, b->rundir);
     /* --rt-priority: the loop (READY -> ASSIGN is on the path between two GPU computes) and
      * libzmq's I/O thread at SCHED_FIFO (lib/util/rt.c); the fleet thread leaves it */
-    zp_rt_setup((int)rt_prio);
-    if (rt_prio && zp_rt_enter()) zp_log(ZP_LOG_INFO, "loop and message I/O threads at SCHED_FIFO %u", rt_prio);
+    zp_rt_setup((int)rt_prio, rt_slice);
+    if (zp_rt_enter()) {
+        if (zp_rt_priority()) zp_log(ZP_LOG_INFO, "loop and message I/O threads at SCHED_FIFO %d", zp_rt_priority());
+        else zp_log(ZP_LOG_INFO, "loop and message I/O threads with a %u us scheduling slice", zp_rt_slice_us());
+    }
     b->ctx = zmq_ctx_new();
     zp_zmq_ctx_rt(b->ctx);
     b->sock = zmq_socket(b->ctx, ZMQ_ROUTER);

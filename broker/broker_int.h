@@ -188,6 +188,7 @@ typedef struct brk {
                                    this many partitions per credit of its holders */
     /* runtime */
     void *ctx, *sock;
+    bool zmq_adopted;            /* libzmq's threads given the loop's short slice (lib/util/rt.c) */
     zp_shm_t *arena;
     uint64_t epoch;
     brk_slot_t *slots;          /* n_slots */

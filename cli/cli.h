@@ -7,6 +7,7 @@ int zp_cmd_prove(int argc, char **argv);    /* cli/prove.c   */
 int zp_cmd_verify(int argc, char **argv);   /* cli/verify.c  */
 int zp_cmd_bench(int argc, char **argv);    /* cli/bench.c   */
 int zp_bench_arith(int argc, char **argv); /* cli/bench_arith.c: `zkpipe bench arith` */
+int zp_bench_wakeup(int argc, char **argv); /* cli/bench_wakeup.c: `zkpipe bench wakeup` */
 int zp_cmd_up(int argc, char **argv);       /* cli/up.c      */
 int zp_cmd_submit(int argc, char **argv);   /* cli/client.c  */
 int zp_cmd_await(int argc, char **argv);    /* cli/client.c  */

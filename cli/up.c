@@ -74,7 +74,7 @@ enum { K_RUNDIR, K_ARENA, K_SYNTH, K_GPU, K_FINAL, K_SLOTS, K_MAXDOM, K_MAXVARS,
        K_BACKEND, K_DEVICES, K_GPU_CREDITS, K_SYNTH_CREDITS, K_FINAL_THREADS, K_SYNTH_THREADS, K_SYNTHS, K_FINALS,
        K_PER_CARD, K_WATCHDOG, K_STATEDIR, K_METRICS, K_PRELOAD, K_HTTP, K_HTTP_TOKENS, K_HTTP_BODY, K_HTTP_KEYS,
        K_FLEET, K_BOXNAME, K_STAGE_MS, K_DEV_SPEEDUP, K_CORES, K_KEY_BUDGET, K_KEY_STORE_BUDGET, K_KEY_AFFINITY,
-       K_SLOT_CLASSES, K_SLOT_RESERVE, K_PREEMPT, K_RESIZE, K_HOST_NICE, K_GPU_RT, K_NKEYS };
+       K_SLOT_CLASSES, K_SLOT_RESERVE, K_PREEMPT, K_RESIZE, K_HOST_NICE, K_GPU_RT, K_GPU_RT_SLICE, K_NKEYS };
 static const char *keys[K_NKEYS] = {"runtime-dir", "arena", "synth", "gpu", "final", "slots", "max-domain",
                                     "max-vars", "threads", "heartbeat-ms", "liveness", "max-attempts", "backend",
                                     "devices", "gpu-credits", "synth-credits", "final-threads", "synth-threads",
@@ -86,7 +86,7 @@ static const char *keys[K_NKEYS] = {"runtime-dir", "arena", "synth", "gpu", "fin
                                     "key-budget", "key-store-budget", "key-affinity",   /* keys: doc/keys.md */
                                     "slot-classes", "slot-reserve", "preempt",   /* slots: doc/slot-protocol.md */
                                     "resize-every", "host-nice",   /* the running group's finalizer resize (up_size.c) */
-                                    "gpu-rt-priority"};   /* the GPU workers' control threads (lib/util/rt.c) */
+                                    "gpu-rt-priority", "gpu-rt-slice"};   /* the GPU workers' control threads (lib/util/rt.c) */
 
 typedef struct {
     const char *bin;
@@ -678,7 +678,7 @@ static void usage(FILE *f)
             "                 [--cores N] [--key-budget BYTES] [--key-store-budget BYTES]\n"
             "                 [--key-affinity on|off|N] [--slot-classes SPEC] [--slot-reserve C[,H[,N]]]\n"
             "                 [--preempt critical|high|normal|none] [--resize-every S] [--host-nice N]\n"
-            "                 [--gpu-rt-priority P] [--dry-run]\n"
+            "                 [--gpu-rt-priority P] [--gpu-rt-slice US] [--dry-run]\n"
             "GPU workers: K per CUDA device found (CUDA_VISIBLE_DEVICES respected), or one on the CPU\n"
             "backend when there is none; --gpu N sets the total instead. --synth/--final: old names of\n"
             "--synths/--finalizers. --watchdog-sec: children's watchdog (default 30, 0 = off).\n"
@@ -703,7 +703,10 @@ static void usage(FILE *f)
             "O(n) host work (key loads, the payload checksum, arena pinning, HTTP bodies; on the CPU\n"
             "backend the work thread's share of each compute keeps it): their wake-up between two\n"
             "computes never waits behind host stages (needs CAP_SYS_NICE or RLIMIT_RTPRIO >= P;\n"
-            "refused: a log line, the normal policy).\n"
+            "refused: a log line, then --gpu-rt-slice).\n"
+            "--gpu-rt-slice US (100-100000; default 100, 0 = off): without FIFO the same threads run at the\n"
+            "normal policy with a US-microsecond scheduling slice: on Linux >= 6.12 their wake-ups preempt\n"
+            "the host stages' longer slices (no privilege needed; older kernels ignore it).\n"
             "--dry-run: print the plan, exit.\n"
             "Config file: `key = value` lines with the same keys. Ctrl-C stops the group.\n");
 }
@@ -849,6 +852,7 @@ static void child_setup(child_t *x, int role, int inst, const char *rundir, char
         add(x, "--credits", val[K_GPU_CREDITS]);
         add(x, "--threads", val[K_THREADS]);
         add(x, "--rt-priority", val[K_GPU_RT]);
+        add(x, "--rt-slice", val[K_GPU_RT_SLICE]);
     } else {
         add(x, "--threads", fin_threads_v);
     }
@@ -934,6 +938,7 @@ static int up_cmd(int argc, char **argv, char *val[K_NKEYS])
     g_host_nice = parse_count(val[K_HOST_NICE], 5, 0, 19, "host-nice");
     if (g_host_nice < 0) return 2;
     if (parse_count(val[K_GPU_RT], 0, 0, 99, "gpu-rt-priority") < 0) return 2;   /* the workers take it as given */
+    if (parse_count(val[K_GPU_RT_SLICE], 100, 0, 100000, "gpu-rt-slice") < 0) return 2;
     if (fin_auto) fin_threads_v = fin_threads;
     if (dry_run) return 0;
 
@@ -968,6 +973,7 @@ static int up_cmd(int argc, char **argv, char *val[K_NKEYS])
     add(&ch[0], "--slot-reserve", val[K_SLOT_RESERVE]);
     add(&ch[0], "--preempt", val[K_PREEMPT]);
     add(&ch[0], "--rt-priority", val[K_GPU_RT]);         /* READY -> ASSIGN: on the GPU's path too */
+    add(&ch[0], "--rt-slice", val[K_GPU_RT_SLICE]);
     if (val[K_FLEET]) {   /* fleet: the URL travels in the environment, never in the broker's argv */
         add(&ch[0], "--fleet-env", "ZP_FLEET");
         add(&ch[0], "--box-name", val[K_BOXNAME]);

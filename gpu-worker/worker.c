@@ -82,6 +82,7 @@ typedef struct {
     unsigned long long batches, batched_tasks;
     bool batch_given;            /* --batch was given (else $ZP_GPU_BATCH) */
     int rt_prio;                 /* --rt-priority / $ZP_GPU_RT_PRIORITY (-1: not given): lib/util/rt.c */
+    int rt_slice;                /* --rt-slice / $ZP_GPU_RT_SLICE in us (-1: not given, 100) */
 } gpu_t;
 
 #define REG_CHUNK ((size_t)256 << 20)   /* arena registration step: one backend call per 256 MiB */
@@ -524,11 +525,11 @@ static int parse_batch(zp_stage_t *s, const char *what, const char *arg)
     return 0;
 }
 
-static int parse_rt(gpu_t *g, const char *what, const char *arg)   /* 0: off */
+static int parse_rt(int *out, const char *what, const char *arg, long hi)   /* 0: off */
 {
     long v;
-    if (parse_range(what, arg, 0, 99, &v) < 0) return -1;
-    g->rt_prio = (int)v;
+    if (parse_range(what, arg, 0, hi, &v) < 0) return -1;
+    *out = (int)v;
     return 0;
 }
 
@@ -554,7 +555,10 @@ static int opt(zp_stage_t *s, int c, const char *arg)
         g->batch_given = true;
         return -1;
     case 'R':
-        if (parse_rt(g, "--rt-priority", arg) < 0) return 2;
+        if (parse_rt(&g->rt_prio, "--rt-priority", arg, 99) < 0) return 2;
+        return -1;
+    case 'S':
+        if (parse_rt(&g->rt_slice, "--rt-slice", arg, 100000) < 0) return 2;
         return -1;
     case 'B':   /* for `zkpipe up`: the backends this build has */
 #ifdef ZP_HAVE_CUDA
@@ -620,16 +624,18 @@ static int init(zp_stage_t *s)
         zp_bk_close(&g->bk);
         return 2;
     }
-    const char *er = getenv("ZP_GPU_RT_PRIORITY");
-    if (g->rt_prio < 0 && er && *er && parse_rt(g, "ZP_GPU_RT_PRIORITY", er) < 0) {
+    const char *er = getenv("ZP_GPU_RT_PRIORITY"), *es = getenv("ZP_GPU_RT_SLICE");
+    if ((g->rt_prio < 0 && er && *er && parse_rt(&g->rt_prio, "ZP_GPU_RT_PRIORITY", er, 99) < 0) ||
+        (g->rt_slice < 0 && es && *es && parse_rt(&g->rt_slice, "ZP_GPU_RT_SLICE", es, 100000) < 0)) {
         zp_bk_close(&g->bk);
         return 2;
     }
     /* the control threads (the runtime's loop, staging and work threads) enter it themselves */
-    zp_rt_setup(g->rt_prio > 0 ? g->rt_prio : 0);
-    if (g->rt_prio > 0)
-        zp_log(ZP_LOG_INFO, "control threads at SCHED_FIFO %d%s", g->rt_prio,
-               g->private_vectors ? " (the CPU backend: the work thread's share of each compute too)" : "");
+    zp_rt_setup(g->rt_prio > 0 ? g->rt_prio : 0, g->rt_slice < 0 ? 100 : (unsigned)g->rt_slice);
+    const char *cpu_share = g->private_vectors ? " (the CPU backend: the work thread's share of each compute too)" : "";
+    if (zp_rt_priority() > 0) zp_log(ZP_LOG_INFO, "control threads at SCHED_FIFO %d%s", zp_rt_priority(), cpu_share);
+    else if (zp_rt_slice_us() > 0)
+        zp_log(ZP_LOG_INFO, "control threads with a %u us scheduling slice%s", zp_rt_slice_us(), cpu_share);
     /* --batch B: B tasks compute while the next one stages: B + 1 credits (buffer sets) */
     if (s->batch > 1 && s->credits < s->batch + 1) s->credits = s->batch + 1;
     if (s->batch > 1) zp_log(ZP_LOG_INFO, "batching up to %u partitions of one key per compute, %u credits", s->batch,
@@ -657,14 +663,14 @@ static void fini(zp_stage_t *s)
 
 int main(int argc, char **argv)
 {
-    static gpu_t G = {.backend = "auto", .dev_k = -1, .rt_prio = -1};
+    static gpu_t G = {.backend = "auto", .dev_k = -1, .rt_prio = -1, .rt_slice = -1};
     static const struct option opts[] = {
         {"device", 1, 0, 'd'}, {"backend", 1, 0, 'b'}, {"backends", 0, 0, 'B'}, {"batch", 1, 0, 'n'},
-        {"rt-priority", 1, 0, 'R'}, {0, 0, 0, 0}};
+        {"rt-priority", 1, 0, 'R'}, {"rt-slice", 1, 0, 'S'}, {0, 0, 0, 0}};
     static const zp_stage_def_t def = {
         .role = ZP_ROLE_GPU, .prog = "zkpipe-gpu-worker", .log_role = "gpu-worker", .credits = 2,
         .opts = opts, .opt = opt,
-        .usage_args = "[--device N|N-K] [--backend auto|cuda|cpu] [--backends] [--batch B] [--rt-priority P]",
+        .usage_args = "[--device N|N-K] [--backend auto|cuda|cpu] [--backends] [--batch B] [--rt-priority P] [--rt-slice US]",
         .usage_text = "  --device N-K: worker K on CUDA device N (as systemd's zkpipe-gpu@N-K passes it);\n"
                       "                the default instance is then N*64+K (K < 64)\n"
                       "  --backends:    print the backends this build has (\"cuda cpu\" or \"cpu\") and exit\n"
@@ -674,7 +680,11 @@ int main(int argc, char **argv)
                       "                SCHED_FIFO at P (1-99; default 0 = off, or $ZP_GPU_RT_PRIORITY) except\n"
                       "                during O(n) host work (key loads, the payload checksum, arena pinning);\n"
                       "                on the CPU backend the work thread's share of each compute keeps it;\n"
-                      "                refused by the kernel: a log line, the normal policy\n",
+                      "                refused by the kernel: a log line, then --rt-slice\n"
+                      "  --rt-slice US: without FIFO, the same threads at the normal policy with a\n"
+                      "                US-microsecond scheduling slice (100-100000; default 100, or\n"
+                      "                $ZP_GPU_RT_SLICE; 0 = the kernel's): on Linux >= 6.12 their wake-ups\n"
+                      "                preempt longer slices (the host's other stages), no privilege needed\n",
         .init = init, .work = work, .stage = stage, .unstage = unstage, .work_batch = work_batch, .deferred = verify,
         .arena_opened = arena_opened, .arena_closing = arena_closing, .fini = fini,
         .arena_first = true, .prepare = prepare,

@@ -42,7 +42,7 @@ int zp_broker_endpoint(char *buf, size_t n, const char *rundir)
 
 void zp_zmq_ctx_rt(void *ctx)
 {
-    if (!ctx || !zp_rt_active()) return;
+    if (!ctx || !zp_rt_active() || zp_rt_priority() <= 0) return;
     zmq_ctx_set(ctx, ZMQ_THREAD_SCHED_POLICY, SCHED_FIFO);
     zmq_ctx_set(ctx, ZMQ_THREAD_PRIORITY, zp_rt_priority());
 }
@@ -101,6 +101,10 @@ int zp_peer_recv(zp_peer_t *p, zp_frame_t *f, int timeout_ms, uint64_t cmd_mask)
     zmq_msg_close(p->rx);
     zmq_msg_init(p->rx);
     if (zmq_msg_recv(p->rx, p->sock, ZMQ_DONTWAIT) < 0) return errno == EAGAIN ? -EAGAIN : -errno;
+    if (!p->threads_adopted) {   /* the I/O thread has run (and named itself): the caller's slice */
+        p->threads_adopted = true;
+        (void)zp_rt_adopt_threads("ZMQbg");
+    }
     /* drain any extra parts: one frame per message */
     int more = zmq_msg_more(p->rx);
     while (more) {

@@ -22,13 +22,16 @@ typedef struct zp_peer {
     void *ctx, *sock;
     size_t max_frame;
     void *rx;              /* zmq_msg_t of the last received frame (frames point into it) */
+    bool threads_adopted;  /* libzmq's threads given the caller's short slice (zp_rt_adopt_threads) */
 } zp_peer_t;
 
 /* DEALER connected to endpoint; max_frame bounds what we accept (0 = ZP_FRAME_MAX_LIMIT) */
 int zp_peer_open(zp_peer_t *p, const char *endpoint, size_t max_frame);
-/* a new libzmq context's I/O and reaper threads at the calling thread's real-time policy when
- * it runs one (lib/util/rt.c zp_rt_active; set before the first socket). Only then: libzmq
- * aborts when it cannot apply the policy. zp_peer_open calls it; the broker for its own. */
+/* a new libzmq context's I/O and reaper threads at the calling thread's SCHED_FIFO policy when
+ * it runs one (lib/util/rt.c zp_rt_active, zp_rt_priority; set before the first socket). Only
+ * then: libzmq aborts when it cannot apply the policy. zp_peer_open calls it; the broker for its
+ * own. The short-slice tier has no libzmq option: the threads are adopted by name once they have
+ * carried a message (zp_peer_recv's first frame; the broker's first). */
 void zp_zmq_ctx_rt(void *ctx);
 void zp_peer_close(zp_peer_t *p);
 /* send and free buf (always freed) */

@@ -1,5 +1,8 @@
 /* test_util.c - errors, pool, split, /proc stat, real-time control threads. */
 #include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/syscall.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <signal.h>
@@ -87,6 +90,44 @@ static void test_proc_stat(void)
     CHECK(zp_proc_stat((uint32_t)c, &st2, &t2) == -ENOENT);
 }
 
+/* the kernel's struct sched_attr (linux/sched/types.h clashes with glibc's) */
+struct test_sched_attr {
+    uint32_t size, policy;
+    uint64_t flags;
+    int32_t nice;
+    uint32_t prio;
+    uint64_t runtime, deadline, period;
+    uint32_t umin, umax;
+};
+
+/* thread tid's (0: the caller's) scheduling slice in ns: sched_getattr's runtime (0 on kernels
+ * without custom slices) */
+static uint64_t slice_ns(pid_t tid)
+{
+    struct test_sched_attr a;
+    memset(&a, 0, sizeof a);
+    if (syscall(SYS_sched_getattr, tid, &a, sizeof a, 0) != 0) return UINT64_MAX;
+    return a.runtime;
+}
+
+static void record_slice(void *arg, unsigned tid, unsigned n)
+{
+    uint64_t *sl = arg;
+    if (tid < n && tid < 4) sl[tid] = slice_ns(0);
+}
+
+struct named_arg { const char *name; int fd; pid_t *tid; };
+
+static void *named_thread(void *arg)   /* names itself, says its tid, sleeps until fd closes */
+{
+    struct named_arg *a = arg;
+    char ch;
+    prctl(PR_SET_NAME, a->name);
+    __atomic_store_n(a->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+    (void)!read(a->fd, &ch, 1);
+    return NULL;
+}
+
 static void record_policy(void *arg, unsigned tid, unsigned n)
 {
     int *pol = arg;
@@ -99,7 +140,7 @@ static void record_policy(void *arg, unsigned tid, unsigned n)
 static int rt_permitted_child(void)
 {
     struct sched_param sp;
-    zp_rt_setup(3);
+    zp_rt_setup(3, 0);
     if (!zp_rt_enter()) return 77;
     if (sched_getscheduler(0) != SCHED_FIFO || sched_getparam(0, &sp) != 0 || sp.sched_priority != 3) return 1;
     if (!zp_rt_active()) return 1;
@@ -136,14 +177,63 @@ static int rt_refused_child(const char *logpath)
     if (setrlimit(RLIMIT_RTPRIO, &rl) != 0) return 1;
     if (getuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) return 77;
     zp_log_init("rt-test");
-    zp_rt_setup(5);
+    zp_rt_setup(5, 0);
     if (zp_rt_priority() != 5) return 1;
     if (zp_rt_enter() || zp_rt_active() || sched_getscheduler(0) != SCHED_OTHER || zp_rt_priority() != 0) return 1;
     if (zp_rt_enter()) return 1;
     zp_rt_pause();   /* not entered: no-ops */
     zp_rt_resume();
+    /* refused with a short slice configured: the slice tier instead (logged as such) */
+    zp_rt_setup(6, 250);
+    if (!zp_rt_enter() || sched_getscheduler(0) != SCHED_OTHER || zp_rt_priority() != 0 || !zp_rt_active()) return 1;
+    if (slice_ns(0) != 0 && slice_ns(0) != 250000) return 1;   /* 0: a kernel without custom slices */
     fflush(stderr);
     return sched_getscheduler(0) == SCHED_OTHER ? 0 : 1;
+}
+
+/* the short-slice tier, unprivileged (root drops to nobody), niced: enter sets the slice and
+ * keeps the nice value; pause/resume nest; a pool's threads and leave get the kernel's default;
+ * adopt gives the slice to the named threads only. 77: a kernel without custom slices. */
+static int rt_slice_child(void)
+{
+    if (getuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) return 1;
+    if (setpriority(PRIO_PROCESS, 0, 3) != 0) return 1;
+    uint64_t dflt = slice_ns(0);
+    zp_rt_setup(0, 100);
+    if (zp_rt_priority() != 0 || zp_rt_slice_us() != 100 || !zp_rt_enter() || !zp_rt_active()) return 1;
+    if (slice_ns(0) != 100000) return dflt == 0 ? 77 : 1;
+    if (getpriority(PRIO_PROCESS, 0) != 3 || sched_getscheduler(0) != SCHED_OTHER) return 1;
+    zp_rt_pause();
+    zp_rt_pause();
+    zp_rt_resume();
+    if (slice_ns(0) != dflt || zp_rt_active()) return 1;
+    zp_rt_resume();
+    if (slice_ns(0) != 100000 || getpriority(PRIO_PROCESS, 0) != 3) return 1;
+    uint64_t pool_slice[4] = {0, 0, 0, 0};
+    zp_pool_t *p = zp_pool_new(3);
+    if (!p) return 1;
+    zp_pool_run(p, record_slice, pool_slice);
+    zp_pool_destroy(&p);
+    if (pool_slice[0] != 100000 || pool_slice[1] != dflt || pool_slice[2] != dflt) return 1;
+    pthread_t named[2];
+    pid_t tids[2] = {0, 0};
+    int go[2];
+    if (pipe(go) != 0) return 1;
+    struct named_arg na[2] = {{"ZMQbg/IO/0", go[0], &tids[0]}, {"other", go[0], &tids[1]}};
+    zp_rt_pause();   /* created at the default slice (a thread inherits its creator's) */
+    for (int i = 0; i < 2; i++)
+        if (pthread_create(&named[i], NULL, named_thread, &na[i]) != 0) return 1;
+    for (int i = 0; i < 2000 && (!__atomic_load_n(&tids[0], __ATOMIC_ACQUIRE) || !__atomic_load_n(&tids[1], __ATOMIC_ACQUIRE)); i++)
+        usleep(1000);
+    zp_rt_resume();
+    int adopted = zp_rt_adopt_threads("ZMQbg");
+    bool ok = adopted == 1 && slice_ns(tids[0]) == 100000 && slice_ns(tids[1]) == dflt;
+    close(go[1]);
+    for (int i = 0; i < 2; i++) pthread_join(named[i], NULL);
+    if (!ok) return 1;
+    zp_rt_leave();
+    if (slice_ns(0) != dflt || zp_rt_active() || zp_rt_adopt_threads("ZMQbg") != 0) return 1;
+    return getpriority(PRIO_PROCESS, 0) == 3 ? 0 : 1;
 }
 
 static void test_rt(void)
@@ -171,10 +261,15 @@ static void test_rt(void)
         fclose(f);
         buf[n] = 0;
         const char *a = strstr(buf, "real-time priority 5 refused");
-        CHECK(a && strstr(a, "RLIMIT_RTPRIO >= 5"));
+        CHECK(a && strstr(a, "RLIMIT_RTPRIO >= 5") && strstr(a, "run at the normal policy;"));
         CHECK(!strstr(a + 1, "real-time priority 5 refused"));   /* logged once */
+        CHECK(strstr(buf, "real-time priority 6 refused") && strstr(buf, "the normal policy with a 250 us slice"));
     }
     unlink(logpath);
+    if ((c = fork()) == 0) _exit(rt_slice_child());
+    CHECK(c >= 0 && waitpid(c, &st, 0) == c && WIFEXITED(st));
+    CHECK(WEXITSTATUS(st) == 0 || WEXITSTATUS(st) == 77);
+    if (WEXITSTATUS(st) == 77) fprintf(stderr, "rt: this kernel has no custom scheduling slices (Linux < 6.12)\n");
 }
 
 int main(void)

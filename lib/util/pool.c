@@ -29,6 +29,7 @@ static void *pool_main(void *v)
     free(v);
     zp_pool_t *p = a.p;
     unsigned long seen = 0;
+    zp_rt_leave();   /* a creator's short slice is inherited whatever the attributes (lib/util/rt.c) */
     pthread_mutex_lock(&p->mu);
     for (;;) {
         while (p->gen == seen && !p->stop) pthread_cond_wait(&p->go, &p->mu);

@@ -86,17 +86,22 @@ int zp_random_bytes(void *buf, size_t len);
  * what tells a process from a later one that got the same pid. 0; -ENOENT: no such process;
  * other negative: unreadable or malformed (zp_err names the file). */
 int zp_proc_stat(uint32_t pid, char *state, uint64_t *start);
-/* Real-time scheduling of a process's latency-critical threads (rt.c): zp_rt_setup(prio)
- * once (1..99: SCHED_FIFO at prio for the threads that enter; 0: off); zp_rt_enter() on each such
- * thread (false: off or refused, the first refusal logged with the fix); zp_rt_pause() /
- * zp_rt_resume() around O(n) host work on such a thread (nests; no-ops on other threads);
- * zp_rt_active(): the calling thread runs real-time now; zp_rt_leave(): back to the normal policy
- * (also a thread that inherited a real-time policy from its creator). */
-void zp_rt_setup(int prio);
+/* Scheduling of a process's latency-critical threads (rt.c): zp_rt_setup(prio, slice_us) once
+ * (prio 1..99: SCHED_FIFO at prio for the threads that enter, 0: not; slice_us: otherwise, or
+ * when FIFO is refused, SCHED_OTHER with that EEVDF slice, 100..100000 us, 0: not);
+ * zp_rt_enter() on each such thread (false: neither, or refused, the first refusal logged with
+ * the fix); zp_rt_pause() / zp_rt_resume() around O(n) host work on such a thread (nests; no-ops
+ * on other threads); zp_rt_active(): the calling thread runs at the policy now; zp_rt_leave():
+ * back to the normal policy and slice (also a thread that inherited them from its creator);
+ * zp_rt_adopt_threads(prefix): from an active thread in the short-slice tier, give the slice to
+ * this process's threads whose name starts with prefix (libzmq's), the number adopted. */
+void zp_rt_setup(int prio, unsigned slice_us);
 int zp_rt_priority(void);
+unsigned zp_rt_slice_us(void);
 bool zp_rt_enter(void);
 bool zp_rt_active(void);
 void zp_rt_pause(void);
 void zp_rt_resume(void);
 void zp_rt_leave(void);
+int zp_rt_adopt_threads(const char *comm_prefix);
 #endif

@@ -10,25 +10,44 @@
 #   - released, the three are back, and the proof verifies (zkpipe verify and snarkjs).
 # Where the kernel refuses (not root, RLIMIT_RTPRIO below P): one log line names the refusal and
 # the fix, no thread is real-time, and the proof is still made and verifies.
+# RT_MODE=slice (tests/ipc/stage_slice.sh): the same checks for the default tier, no option
+# given: the same threads at the normal policy with a 100 us scheduling slice (se.slice in
+# /proc/PID/task/*/sched), every other thread at the kernel's default slice; 77 on a kernel
+# without custom slices (Linux < 6.12) or without that file.
 . "$(dirname "$0")/stage_pipe_lib.sh"
+RT_MODE=${RT_MODE:-fifo}
 P=7
-ipc_init rt "$1" "$2" --slots 4 --max-domain 1024 --threads 2 --gpu-rt-priority $P
+if [ "$RT_MODE" = slice ]; then
+  f=/proc/self/sched
+  [ -r $f ] && grep -q '^se.slice' $f || { echo "no se.slice in $f: skipped"; exit 77; }
+  ipc_init slice "$1" "$2" --slots 4 --max-domain 1024 --threads 2
+  TIER="with a 100 us scheduling slice"
+else
+  ipc_init rt "$1" "$2" --slots 4 --max-domain 1024 --threads 2 --gpu-rt-priority $P
+  TIER="at SCHED_FIFO $P"
+fi
 F=$FIX/bn128_chain
 permitted=1
-[ "$(id -u)" = 0 ] || [ "$(ulimit -r)" = unlimited ] || [ "$(ulimit -r)" -ge $P ] || permitted=0
+[ "$RT_MODE" = slice ] || [ "$(id -u)" = 0 ] || [ "$(ulimit -r)" = unlimited ] || [ "$(ulimit -r)" -ge $P ] || permitted=0
 
-# "fifo zmq other" over a process's threads: its own threads at SCHED_FIFO P (policy 1,
-# rt_priority P), libzmq's (comm ZMQbg/...: the I/O thread and the reaper) at SCHED_FIFO P, and
-# threads at the normal policy
+# "tier zmq other" over a process's threads: its own threads in the tier (fifo: policy 1,
+# rt_priority P; slice: policy 0, se.slice 100000 ns), libzmq's (comm ZMQbg/...: the I/O thread
+# and the reaper) in the tier, and threads at the normal policy and slice
 rt_counts() {
-  local fifo=0 zmq=0 other=0 t f
+  local fifo=0 zmq=0 other=0 t f in
   for t in /proc/"$1"/task/*; do
     f=$(sed 's/.*) //' "$t/stat" 2>/dev/null) || continue
     set -- $f
     # after the command name: field 3 (state) is $1, so rt_priority (40) is ${38}, policy (41) ${39}
-    if [ "${39}" = 1 ] && [ "${38}" = $P ]; then
+    in=0
+    if [ "$RT_MODE" = slice ]; then
+      [ "${39}" = 0 ] || continue
+      [ "$(awk '$1 == "se.slice" {print $3}' "$t/sched" 2>/dev/null)" = 100000 ] && in=1
+    elif [ "${39}" = 1 ] && [ "${38}" = $P ]; then in=1
+    elif [ "${39}" != 0 ]; then continue; fi
+    if [ $in = 1 ]; then
       case "$(cat "$t/comm" 2>/dev/null)" in ZMQbg*) zmq=$((zmq + 1));; *) fifo=$((fifo + 1));; esac
-    elif [ "${39}" = 0 ]; then other=$((other + 1)); fi
+    else other=$((other + 1)); fi
   done
   echo "$fifo $zmq $other"
 }
@@ -44,15 +63,15 @@ G=
 for _ in $(seq 1 300); do G=$(ipc_worker_pid gpu 2>/dev/null || true); [ -n "$G" ] && [ "$G" != null ] && break; sleep 0.1; done
 [ -n "$G" ] && [ "$G" != null ] || ipc_fail "no gpu worker"
 if [ $permitted = 1 ]; then
-  pipe_wait_log "gpu-worker\[$G\].*control threads at SCHED_FIFO $P"
+  pipe_wait_log "gpu-worker\[$G\].*control threads $TIER"
   c=$(wait_counts "$G" "3 2") ||
-    ipc_fail "idle: expected 3 control threads and libzmq's 2 at SCHED_FIFO $P, got (fifo zmq other) $c"
-  [ "${c##* }" -ge 2 ] || ipc_fail "idle: the pools' threads are not at the normal policy (fifo zmq other: $c)"
-  ipc_log "idle: 3 control threads + libzmq's I/O and reaper at SCHED_FIFO $P, ${c##* } at the normal policy"
+    ipc_fail "idle: expected 3 control threads and libzmq's 2 $TIER, got (tier zmq other) $c"
+  [ "${c##* }" -ge 2 ] || ipc_fail "idle: the pools' threads are not at the normal policy (tier zmq other: $c)"
+  ipc_log "idle: 3 control threads + libzmq's I/O and reaper $TIER, ${c##* } at the normal policy"
   B=$(ipc_jq .pid)
-  pipe_wait_log "broker\[$B\].*loop and message I/O threads at SCHED_FIFO $P"
-  c=$(wait_counts "$B" "1 2") || ipc_fail "broker: expected its loop and libzmq's 2 at SCHED_FIFO $P, got $c"
-  ipc_log "broker: the loop + libzmq's threads at SCHED_FIFO $P"
+  pipe_wait_log "broker\[$B\].*loop and message I/O threads $TIER"
+  c=$(wait_counts "$B" "1 2") || ipc_fail "broker: expected its loop and libzmq's 2 $TIER, got $c"
+  ipc_log "broker: the loop + libzmq's threads $TIER"
 else
   pipe_wait_log "gpu-worker\[$G\].*real-time priority $P refused .*RLIMIT_RTPRIO >= $P"
   c=$(rt_counts "$G"); [ "${c% *}" = "0 0" ] || ipc_fail "refused, yet threads are real-time (fifo zmq other: $c)"
@@ -60,20 +79,20 @@ else
 fi
 
 ipc_hold gpu-verify
-J=$(ipc_submit --zkey $F/circuit.zkey --request-id rt-$$ $F/witness-0.wtns)
+J=$(ipc_submit --zkey $F/circuit.zkey --request-id $RT_MODE-$$ $F/witness-0.wtns)
 pipe_wait_staged 1
 pipe_wait_log "gpu-worker\[$G\].*cpu backend: prove_g1 [0-9.]+ ms"
 if [ $permitted = 1 ]; then
   c=$(wait_counts "$G" "2 2") ||
-    ipc_fail "with the payload checksum held the staging thread kept SCHED_FIFO (fifo zmq other: $c)"
-  ipc_log "payload checksum held: the staging thread at the normal policy, 2 still real-time"
+    ipc_fail "with the payload checksum held the staging thread stayed $TIER (tier zmq other: $c)"
+  ipc_log "payload checksum held: the staging thread at the normal policy, 2 still $TIER"
 fi
 ipc_release gpu-verify
 "$ZKPIPE" await "$J" --timeout 300 --out "$IPC_DIR/out" >/dev/null || ipc_fail "await"
 if [ $permitted = 1 ]; then
-  c=$(wait_counts "$G" "3 2") || ipc_fail "after the task: expected 3 + 2 threads at SCHED_FIFO $P again, got $c"
+  c=$(wait_counts "$G" "3 2") || ipc_fail "after the task: expected 3 + 2 threads $TIER again, got $c"
 fi
 [ "$(ipc_worker_pid gpu)" = "$G" ] || ipc_fail "the gpu worker was restarted"
 ipc_verify_all "$IPC_DIR/out" $F/verification_key.json 1
 ipc_oracle $F/verification_key.json "$IPC_DIR/out/public-0.json" "$IPC_DIR/out/proof-0.json"
-echo "ipc stage_rt: OK"
+echo "ipc stage_rt ($RT_MODE): OK"
