@@ -21,11 +21,11 @@
  * 95% of a core by default, bounds it). Dropping it for the compute was measured: the switch
  * back reschedules, and the compute then began up to 5 ms late behind a finalizer thread (the
  * gap the policy exists to remove; doc/gpu-hot-path.md).
- * Pause and resume are O(1) (one system call each) and nest (a depth counter).
- * Threads created by a FIFO thread would inherit its policy: zp_pool creates its threads with an
- * explicit normal policy (which also resets the slice). Threads this code does not create
- * (libzmq's) take the short slice through zp_rt_adopt_threads. Tests: tests/test_util.c (rt),
- * tests/ipc/stage_rt.sh. */
+ * Pause and resume are O(1) (a few system calls each) and nest (a depth counter).
+ * A thread inherits its creator's policy and slice: zp_pool creates its threads with an explicit
+ * normal policy, and they reset the slice when they start (the attributes do not: measured).
+ * Threads this code does not create (libzmq's) take the short slice through
+ * zp_rt_adopt_threads. Tests: tests/test_util.c (rt), tests/ipc/stage_rt.sh, stage_slice.sh. */
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
