@@ -3,13 +3,8 @@
 # spinner) and ends with one JSON line holding the three tiers (FIFO null where not permitted,
 # never where root runs it), each p50 <= p99 <= max; bad options exit 2 naming the option.
 # Checks the bench's shape, never its speed.
-set -uo pipefail
-[ $# -eq 1 ] || { echo "usage: bench_wakeup_cli.sh ZKPIPE" >&2; exit 2; }
-Z=$1
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL $*" >&2; fails=$((fails + 1)); }
+. "$(dirname "$0")/cli_lib.sh"
+cli_init bench_wakeup_cli.sh "$@"
 "$Z" bench wakeup --wakes 200 --sleep-us 200 --spinners 1 --json >"$T/out" 2>"$T/err" || fail "exit $?: $(cat "$T/err")"
 python3 - "$T/out" "$(id -u)" <<'PY' || fail "JSON: $(cat "$T/out")"
 import json, sys
@@ -31,5 +26,4 @@ grep -q "^   default  p50" "$T/err" || fail "no human-readable line for the defa
 [ $rc -eq 2 ] && grep -q -- "--wakes" "$T/err" || fail "--wakes without a value: exit $rc, $(cat "$T/err")"
 "$Z" bench wakeup --frobnicate >/dev/null 2>"$T/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "usage" "$T/err" || fail "unknown option: exit $rc"
-[ $fails -eq 0 ] && echo "bench_wakeup_cli: OK"
-exit $((fails > 0))
+cli_done bench_wakeup_cli

@@ -2,13 +2,8 @@
 # testkey_cli.sh ZKPIPE - `zkpipe testkey` as a command: refuses without --insecure-known-tau
 # (exit 2, says why, writes nothing), rejects bad options (exit 2), and with the flag writes a
 # key over which `zkpipe prove` (with the r1cs check) and `zkpipe verify` succeed.
-set -uo pipefail
-[ $# -eq 1 ] || { echo "usage: testkey_cli.sh ZKPIPE" >&2; exit 2; }
-Z=$1
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL $*" >&2; fails=$((fails + 1)); }
+. "$(dirname "$0")/cli_lib.sh"
+cli_init testkey_cli.sh "$@"
 "$Z" testkey --curve bn128 --power 5 --out "$T/k" 2>"$T/err"; rc=$?
 [ $rc -eq 2 ] || fail "no --insecure-known-tau: exit $rc, want 2"
 grep -q "INSECURE" "$T/err" && grep -q -- "--insecure-known-tau" "$T/err" || fail "refusal does not say why: $(cat "$T/err")"
@@ -23,5 +18,4 @@ for c in bn128 bls12-381; do
     || fail "$c: prove: $(cat "$T/err")"
   "$Z" verify "$T/$c/verification_key.json" "$T/$c/pub.json" "$T/$c/p.json" 2>&1 | grep -q "OK!" || fail "$c: verify"
 done
-[ $fails -eq 0 ] || exit 1
-echo "testkey_cli: ok"
+cli_done testkey_cli
