@@ -273,10 +273,7 @@ static void handle_one(brk_t *b)
     zmq_msg_t msg;
     zmq_msg_init(&msg);
     if (zmq_msg_recv(&msg, b->sock, ZMQ_DONTWAIT) < 0) { zmq_msg_close(&msg); return; }
-    if (!b->zmq_adopted) {   /* the I/O thread has carried a message (and named itself) */
-        b->zmq_adopted = true;
-        (void)zp_rt_adopt_threads("ZMQbg");
-    }
+    zp_zmq_threads_adopt(&b->zmq_adopted);
     bool extra = zmq_msg_more(&msg);
     while (zmq_msg_more(&msg)) {      /* drain and count multi-part junk */
         zmq_msg_close(&msg);

@@ -47,6 +47,13 @@ void zp_zmq_ctx_rt(void *ctx)
     zmq_ctx_set(ctx, ZMQ_THREAD_PRIORITY, zp_rt_priority());
 }
 
+void zp_zmq_threads_adopt(bool *done)
+{
+    if (*done) return;
+    *done = true;
+    (void)zp_rt_adopt_threads("ZMQbg");   /* libzmq's thread names: ZMQbg/IO/N, ZMQbg/Reaper */
+}
+
 int zp_peer_open(zp_peer_t *p, const char *endpoint, size_t max_frame)
 {
     memset(p, 0, sizeof *p);
@@ -101,10 +108,7 @@ int zp_peer_recv(zp_peer_t *p, zp_frame_t *f, int timeout_ms, uint64_t cmd_mask)
     zmq_msg_close(p->rx);
     zmq_msg_init(p->rx);
     if (zmq_msg_recv(p->rx, p->sock, ZMQ_DONTWAIT) < 0) return errno == EAGAIN ? -EAGAIN : -errno;
-    if (!p->threads_adopted) {   /* the I/O thread has run (and named itself): the caller's slice */
-        p->threads_adopted = true;
-        (void)zp_rt_adopt_threads("ZMQbg");
-    }
+    zp_zmq_threads_adopt(&p->threads_adopted);
     /* drain any extra parts: one frame per message */
     int more = zmq_msg_more(p->rx);
     while (more) {

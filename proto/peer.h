@@ -33,6 +33,9 @@ int zp_peer_open(zp_peer_t *p, const char *endpoint, size_t max_frame);
  * own. The short-slice tier has no libzmq option: the threads are adopted by name once they have
  * carried a message (zp_peer_recv's first frame; the broker's first). */
 void zp_zmq_ctx_rt(void *ctx);
+/* once per context (*done), after its first received message (the I/O thread has run and named
+ * itself): libzmq's threads get the calling thread's short slice (zp_rt_adopt_threads) */
+void zp_zmq_threads_adopt(bool *done);
 void zp_peer_close(zp_peer_t *p);
 /* send and free buf (always freed) */
 int zp_peer_send(zp_peer_t *p, uint8_t *buf, size_t len);
