@@ -445,7 +445,13 @@ int main(int argc, char **argv, char **envp)
         case 1101: fleet_env = optarg; break;        /* fleet */
         case 1102: box_name = optarg; break;
         case 1103: if (parse_u32(optarg, 0, 99, &rt_prio, "rt-priority")) return 2; break;
-        case 1104: if (parse_u32(optarg, 0, 100000, &rt_slice, "rt-slice")) return 2; break;
+        case 1104:
+            if (parse_u32(optarg, 0, 100000, &rt_slice, "rt-slice")) return 2;
+            if (rt_slice > 0 && rt_slice < 100) {   /* the kernel's minimum: not clamped silently */
+                fprintf(stderr, "zkpipe-broker: --rt-slice '%s': expected 0 (off) or 100..100000\n", optarg);
+                return 2;
+            }
+            break;
         case 1000: case 1001: case 1002: case 1003: case 1004: case 1005: case 1006: case 1007: case 1008: case 1009:
             if (brk_config_set(b, opts[c - 1000 + 13].name, optarg) < 0) {
                 fprintf(stderr, "zkpipe-broker: --%s: %s\n", opts[c - 1000 + 13].name, zp_err_msg());

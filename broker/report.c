@@ -310,7 +310,7 @@ char *brk_trace_json(brk_t *b, uint32_t max_parts)
                 for (unsigned d = 0; d < ZP_DT_N; d++)
                     if (p->dt[r][d]) zp_sbuf_printf(&s, ", \"%s\": %llu", dtn[d], (unsigned long long)p->dt[r][d]);
                 static const char *tmn[ZP_TM_N] = {"t_stage_start", "t_stage_end", "t_compute_start", "t_compute_end",
-                                                   "t_verify_end"};
+                                                   "t_verify_end", "t_run_start", "t_run_end"};
                 for (unsigned d = 0; d < ZP_TM_N; d++)
                     if (p->tm[r][d]) zp_sbuf_printf(&s, ", \"%s\": %llu", tmn[d], (unsigned long long)p->tm[r][d]);
                 zp_sbuf_printf(&s, "}}");

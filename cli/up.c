@@ -938,7 +938,12 @@ static int up_cmd(int argc, char **argv, char *val[K_NKEYS])
     g_host_nice = parse_count(val[K_HOST_NICE], 5, 0, 19, "host-nice");
     if (g_host_nice < 0) return 2;
     if (parse_count(val[K_GPU_RT], 0, 0, 99, "gpu-rt-priority") < 0) return 2;   /* the workers take it as given */
-    if (parse_count(val[K_GPU_RT_SLICE], 100, 0, 100000, "gpu-rt-slice") < 0) return 2;
+    int slice = parse_count(val[K_GPU_RT_SLICE], 100, 0, 100000, "gpu-rt-slice");
+    if (slice < 0) return 2;
+    if (slice > 0 && slice < 100) {   /* the kernel's minimum: the workers refuse less */
+        fprintf(stderr, "zkpipe up: --gpu-rt-slice '%s': expected 0 (off) or 100..100000\n", val[K_GPU_RT_SLICE]);
+        return 2;
+    }
     if (fin_auto) fin_threads_v = fin_threads;
     if (dry_run) return 0;
 

@@ -83,6 +83,8 @@ typedef struct {
     bool batch_given;            /* --batch was given (else $ZP_GPU_BATCH) */
     int rt_prio;                 /* --rt-priority / $ZP_GPU_RT_PRIORITY (-1: not given): lib/util/rt.c */
     int rt_slice;                /* --rt-slice / $ZP_GPU_RT_SLICE in us (-1: not given, 100) */
+    bool inline_compute;         /* --inline-compute / $ZP_GPU_INLINE_COMPUTE=1: the CPU backend's
+                                    compute on the work thread (its pool's thread 0), not detached */
 } gpu_t;
 
 #define REG_CHUNK ((size_t)256 << 20)   /* arena registration step: one backend call per 256 MiB */
@@ -431,6 +433,7 @@ static void work(zp_stage_t *s, zp_stage_task_t *t)
                                                       bs->pb, bs->ph, out, &tm)
                                 : zp_bk_prove_g1(&g->bk, &bs->ke->key, bs->w, bs->a, bs->b, bs->c, bs->h, out, &tm);
     t->tm[ZP_TM_COMPUTE_END] = zp_now_ns();
+    zp_bk_last_run(&g->bk, &t->tm[ZP_TM_RUN_START], &t->tm[ZP_TM_RUN_END]);
     if (rc < 0) return backend_failed(t, rc, bs->dev ? "prove_staged" : "prove_g1");
     times_to_task(t, &tm);
     if (verdict(s, t) < 0) return;
@@ -469,7 +472,8 @@ static void work_batch(zp_stage_t *s, zp_stage_task_t **ts, unsigned n)
     uint64_t c0 = zp_now_ns();
     zp_stage_test_hold_at("gpu-compute", &ts[0]->revoked);
     int rc = zp_bk_prove_g1_batch(&g->bk, &ke->key, n, jobs, &tm);
-    uint64_t c1 = zp_now_ns();
+    uint64_t c1 = zp_now_ns(), r0, r1;
+    zp_bk_last_run(&g->bk, &r0, &r1);
     g->batches++;
     g->batched_tasks += n;
     zp_log(ZP_LOG_INFO, "batch of %u partitions of %s computed in %.1f ms%s", n, ts[0]->zkey, (c1 - c0) / 1e6,
@@ -478,6 +482,8 @@ static void work_batch(zp_stage_t *s, zp_stage_task_t **ts, unsigned n)
         zp_stage_task_t *t = ts[i];
         t->tm[ZP_TM_COMPUTE_START] = c0;
         t->tm[ZP_TM_COMPUTE_END] = c1;
+        t->tm[ZP_TM_RUN_START] = r0;
+        t->tm[ZP_TM_RUN_END] = r1;
         if (rc < 0) { backend_failed(t, rc, "prove_g1_batch"); continue; }
         times_to_task(t, &tm);
         if (verdict(s, t) < 0) continue;
@@ -525,10 +531,14 @@ static int parse_batch(zp_stage_t *s, const char *what, const char *arg)
     return 0;
 }
 
-static int parse_rt(int *out, const char *what, const char *arg, long hi)   /* 0: off */
+static int parse_rt(int *out, const char *what, const char *arg, long lo, long hi)   /* 0 (off) or lo..hi */
 {
     long v;
     if (parse_range(what, arg, 0, hi, &v) < 0) return -1;
+    if (v != 0 && v < lo) {
+        fprintf(stderr, "zkpipe-gpu-worker: %s '%s': expected 0 (off) or a number from %ld to %ld\n", what, arg, lo, hi);
+        return -1;
+    }
     *out = (int)v;
     return 0;
 }
@@ -555,10 +565,13 @@ static int opt(zp_stage_t *s, int c, const char *arg)
         g->batch_given = true;
         return -1;
     case 'R':
-        if (parse_rt(&g->rt_prio, "--rt-priority", arg, 99) < 0) return 2;
+        if (parse_rt(&g->rt_prio, "--rt-priority", arg, 1, 99) < 0) return 2;
         return -1;
     case 'S':
-        if (parse_rt(&g->rt_slice, "--rt-slice", arg, 100000) < 0) return 2;
+        if (parse_rt(&g->rt_slice, "--rt-slice", arg, 100, 100000) < 0) return 2;
+        return -1;
+    case 'I':
+        g->inline_compute = true;
         return -1;
     case 'B':   /* for `zkpipe up`: the backends this build has */
 #ifdef ZP_HAVE_CUDA
@@ -597,6 +610,17 @@ static int open_backend(gpu_t *g, unsigned threads, char *name, size_t nn)
 #endif
     if ((rc = zp_bk_open(&g->bk, &zp_backend_cpu, &cfg)) < 0) return rc;
     g->private_vectors = true;
+    /* the compute on its own thread, the work thread asleep meanwhile as on a device */
+    const char *ei = getenv("ZP_GPU_INLINE_COMPUTE");
+    if (ei && *ei && strcmp(ei, "0") && strcmp(ei, "1")) {
+        zp_bk_close(&g->bk);
+        return zp_err_set(ZP_EFORMAT, "ZP_GPU_INLINE_COMPUTE '%s': expected 0 or 1", ei);
+    }
+    if (ei && !strcmp(ei, "1")) g->inline_compute = true;
+    if (!g->inline_compute && (rc = zp_bk_detach(&g->bk)) < 0) {
+        zp_bk_close(&g->bk);
+        return rc;
+    }
     snprintf(name, nn, "cpu");
     return 0;
 }
@@ -625,14 +649,16 @@ static int init(zp_stage_t *s)
         return 2;
     }
     const char *er = getenv("ZP_GPU_RT_PRIORITY"), *es = getenv("ZP_GPU_RT_SLICE");
-    if ((g->rt_prio < 0 && er && *er && parse_rt(&g->rt_prio, "ZP_GPU_RT_PRIORITY", er, 99) < 0) ||
-        (g->rt_slice < 0 && es && *es && parse_rt(&g->rt_slice, "ZP_GPU_RT_SLICE", es, 100000) < 0)) {
+    if ((g->rt_prio < 0 && er && *er && parse_rt(&g->rt_prio, "ZP_GPU_RT_PRIORITY", er, 1, 99) < 0) ||
+        (g->rt_slice < 0 && es && *es && parse_rt(&g->rt_slice, "ZP_GPU_RT_SLICE", es, 100, 100000) < 0)) {
         zp_bk_close(&g->bk);
         return 2;
     }
     /* the control threads (the runtime's loop, staging and work threads) enter it themselves */
     zp_rt_setup(g->rt_prio > 0 ? g->rt_prio : 0, g->rt_slice < 0 ? 100 : (unsigned)g->rt_slice);
-    const char *cpu_share = g->private_vectors ? " (the CPU backend: the work thread's share of each compute too)" : "";
+    const char *cpu_share = g->private_vectors && g->inline_compute
+                                ? " (the CPU backend inline: the work thread's share of each compute too)"
+                                : g->private_vectors ? " (the CPU backend's compute on its own thread, at the normal policy)" : "";
     if (zp_rt_priority() > 0) zp_log(ZP_LOG_INFO, "control threads at SCHED_FIFO %d%s", zp_rt_priority(), cpu_share);
     else if (zp_rt_slice_us() > 0)
         zp_log(ZP_LOG_INFO, "control threads with a %u us scheduling slice%s", zp_rt_slice_us(), cpu_share);
@@ -666,11 +692,12 @@ int main(int argc, char **argv)
     static gpu_t G = {.backend = "auto", .dev_k = -1, .rt_prio = -1, .rt_slice = -1};
     static const struct option opts[] = {
         {"device", 1, 0, 'd'}, {"backend", 1, 0, 'b'}, {"backends", 0, 0, 'B'}, {"batch", 1, 0, 'n'},
-        {"rt-priority", 1, 0, 'R'}, {"rt-slice", 1, 0, 'S'}, {0, 0, 0, 0}};
+        {"rt-priority", 1, 0, 'R'}, {"rt-slice", 1, 0, 'S'}, {"inline-compute", 0, 0, 'I'},
+        {0, 0, 0, 0}};
     static const zp_stage_def_t def = {
         .role = ZP_ROLE_GPU, .prog = "zkpipe-gpu-worker", .log_role = "gpu-worker", .credits = 2,
         .opts = opts, .opt = opt,
-        .usage_args = "[--device N|N-K] [--backend auto|cuda|cpu] [--backends] [--batch B] [--rt-priority P] [--rt-slice US]",
+        .usage_args = "[--device N|N-K] [--backend auto|cuda|cpu] [--backends] [--batch B] [--rt-priority P] [--rt-slice US] [--inline-compute]",
         .usage_text = "  --device N-K: worker K on CUDA device N (as systemd's zkpipe-gpu@N-K passes it);\n"
                       "                the default instance is then N*64+K (K < 64)\n"
                       "  --backends:    print the backends this build has (\"cuda cpu\" or \"cpu\") and exit\n"
@@ -679,12 +706,15 @@ int main(int argc, char **argv)
                       "  --rt-priority P: the control threads (socket loop, staging, work thread) run\n"
                       "                SCHED_FIFO at P (1-99; default 0 = off, or $ZP_GPU_RT_PRIORITY) except\n"
                       "                during O(n) host work (key loads, the payload checksum, arena pinning);\n"
-                      "                on the CPU backend the work thread's share of each compute keeps it;\n"
+                      "                the CPU backend's compute (own thread) runs at the normal policy;\n"
                       "                refused by the kernel: a log line, then --rt-slice\n"
                       "  --rt-slice US: without FIFO, the same threads at the normal policy with a\n"
                       "                US-microsecond scheduling slice (100-100000; default 100, or\n"
                       "                $ZP_GPU_RT_SLICE; 0 = the kernel's): on Linux >= 6.12 their wake-ups\n"
-                      "                preempt longer slices (the host's other stages), no privilege needed\n",
+                      "                preempt longer slices (the host's other stages), no privilege needed\n"
+                      "  --inline-compute: the CPU backend's compute on the work thread (its pool's\n"
+                      "                thread 0; or $ZP_GPU_INLINE_COMPUTE=1) instead of on its own thread\n"
+                      "                while the work thread sleeps, as it does on a GPU (the default)\n",
         .init = init, .work = work, .stage = stage, .unstage = unstage, .work_batch = work_batch, .deferred = verify,
         .arena_opened = arena_opened, .arena_closing = arena_closing, .fini = fini,
         .arena_first = true, .prepare = prepare,

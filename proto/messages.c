@@ -254,9 +254,9 @@ int zp_msg_done_encode(uint8_t **buf, size_t *len, const zp_msg_done_t *m)
     if (m->proof_json.len) enc_strref(&e, 9, m->proof_json);
     if (m->public_json.len) enc_strref(&e, 10, m->public_json);
     if (m->proof_bin_len) zp_enc_bin(&e, 11, m->proof_bin, m->proof_bin_len);
-    if (m->tm[ZP_TM_STAGE_START] || m->tm[ZP_TM_STAGE_END] || m->tm[ZP_TM_COMPUTE_START] || m->tm[ZP_TM_COMPUTE_END] ||
-        m->tm[ZP_TM_VERIFY_END])
-        zp_enc_u64_array(&e, 12, m->tm, ZP_TM_N);
+    bool any_tm = false;
+    for (unsigned i = 0; i < ZP_TM_N; i++) any_tm |= m->tm[i] != 0;
+    if (any_tm) zp_enc_u64_array(&e, 12, m->tm, ZP_TM_N);
     return enc_done(&e, buf, len);
 }
 int zp_msg_done_decode(zp_msg_done_t *m, const zp_frame_t *f)
@@ -284,6 +284,11 @@ int zp_msg_done_decode(zp_msg_done_t *m, const zp_frame_t *f)
         return zp_err_set(ZP_EPROTO, "key 12: an end before its start");
     if (m->tm[ZP_TM_VERIFY_END] && m->tm[ZP_TM_VERIFY_END] < m->tm[ZP_TM_STAGE_END])
         return zp_err_set(ZP_EPROTO, "key 12: the deferred verify ended before the staging did");
+    const uint64_t *tm = m->tm;
+    if ((tm[ZP_TM_RUN_START] || tm[ZP_TM_RUN_END]) &&
+        !(tm[ZP_TM_COMPUTE_START] <= tm[ZP_TM_RUN_START] && tm[ZP_TM_RUN_START] <= tm[ZP_TM_RUN_END] &&
+          tm[ZP_TM_RUN_END] <= tm[ZP_TM_COMPUTE_END]))
+        return zp_err_set(ZP_EPROTO, "key 12: the compute thread's span is not inside the compute's");
     return 0;
 }
 

@@ -126,7 +126,7 @@ typedef struct {
 enum { ZP_DT_H2D = 0, ZP_DT_NTT = 1, ZP_DT_MSM = 2, ZP_DT_D2H = 3, ZP_DT_MSM_G2 = 4, ZP_DT_CHECK = 5,
        ZP_DT_VERIFY_IN = 6, ZP_DT_N = 8 };
 enum { ZP_TM_STAGE_START = 0, ZP_TM_STAGE_END = 1, ZP_TM_COMPUTE_START = 2, ZP_TM_COMPUTE_END = 3, ZP_TM_VERIFY_END = 4,
-       ZP_TM_N = 5 };
+       ZP_TM_RUN_START = 5, ZP_TM_RUN_END = 6, ZP_TM_N = 7 };
 typedef struct {
     uint32_t slot;
     uint64_t gen, new_gen;
@@ -139,7 +139,9 @@ typedef struct {
     /* optional (key 12; absent = 0): absolute monotonic ns of the task's phases (ZP_TM_*):
      * staging start and end (a staging stage: the GPU worker; t_start..t_end is then the work
      * thread's part) and the backend compute's start and end; (added) the end of the deferred
-     * payload verify that gates the commit (GPU worker: it runs beside the compute) */
+     * payload verify that gates the commit (GPU worker: it runs beside the compute); (added)
+     * the compute's own start and end on the backend's compute thread (a detached CPU backend:
+     * inside [compute start, compute end], which are the work thread's dispatch and wake-up) */
     uint64_t tm[ZP_TM_N];
 } zp_msg_done_t;
 

@@ -24,8 +24,22 @@ int zp_bk_open(zp_bk_t *bk, const zp_backend_ops_t *ops, const zp_backend_cfg_t 
     return rc;
 }
 
+int zp_bk_detach(zp_bk_t *bk)
+{
+    if (bk->runner) return 0;
+    bk->runner = zp_runner_new("zp-compute");
+    return bk->runner ? 0 : zp_err_set(-ENOMEM, "cannot start the compute thread");
+}
+
+void zp_bk_last_run(const zp_bk_t *bk, uint64_t *start, uint64_t *end)
+{
+    *start = bk->run_start;
+    *end = bk->run_end;
+}
+
 void zp_bk_close(zp_bk_t *bk)
 {
+    zp_runner_destroy(&bk->runner);
     if (bk->ops && bk->be) bk->ops->close(&bk->be);
     bk->be = NULL;
     if (bk->ops) pthread_mutex_destroy(&bk->mu);
@@ -99,6 +113,42 @@ static int call_end(zp_bk_t *bk, int op, uint64_t t0, int rc)
     if (rc_ == 0) rc_ = (expr);                                       \
     rc_ = call_end((bk), (op), t0_, rc_)
 
+/* one compute verb's arguments: run here, or on the compute thread while the caller sleeps */
+typedef struct {
+    zp_bk_t *bk;
+    int op;
+    bool from;                 /* ZP_BK_PROVE_G1: prove_g1_from */
+    const zp_g16_key_t *k;
+    const zp_scalar_t *w, *a_in, *b_in, *c;
+    zp_scalar_t *a, *b, *h;
+    zp_g1_any_t *out;
+    zp_g16_times_t *t;
+    unsigned n, set;
+    zp_g16_g1_job_t *jobs;
+} compute_t;
+
+static int compute_fn(void *v)
+{
+    const compute_t *x = v;
+    const zp_backend_ops_t *o = x->bk->ops;
+    zp_backend_t *be = x->bk->be;
+    switch (x->op) {
+    case ZP_BK_PROVE_G1:
+        return x->from ? o->prove_g1_from(be, x->k, x->w, x->a_in, x->b_in, x->c, x->a, x->b, x->h, x->out, x->t)
+                       : o->prove_g1(be, x->k, x->w, x->a, x->b, x->c, x->h, x->out, x->t);
+    case ZP_BK_PROVE_G1_BATCH: return o->prove_g1_batch(be, x->k, x->n, x->jobs, x->t);
+    default: return o->prove_staged(be, x->set, x->k, x->out, x->t);
+    }
+}
+
+static int compute(compute_t x)
+{
+    zp_bk_t *bk = x.bk;
+    bk->run_start = bk->run_end = 0;
+    if (!bk->runner) return compute_fn(&x);
+    return zp_runner_call(bk->runner, compute_fn, &x, &bk->run_start, &bk->run_end);
+}
+
 int zp_bk_host_register(zp_bk_t *bk, void *p, size_t len)
 {
     BK_CALL(bk, ZP_BK_HOST_REGISTER, bk->ops->host_register(bk->be, p, len));
@@ -124,7 +174,9 @@ int zp_bk_load_key(zp_bk_t *bk, const zp_g16_key_t *k)
 int zp_bk_prove_g1(zp_bk_t *bk, const zp_g16_key_t *k, const zp_scalar_t *w, zp_scalar_t *a, zp_scalar_t *b,
                    const zp_scalar_t *c, zp_scalar_t *h, zp_g1_any_t out[ZP_G16_NMSM], zp_g16_times_t *t)
 {
-    BK_CALL(bk, ZP_BK_PROVE_G1, bk->ops->prove_g1(bk->be, k, w, a, b, c, h, out, t));
+    BK_CALL(bk, ZP_BK_PROVE_G1,
+            compute((compute_t){.bk = bk, .op = ZP_BK_PROVE_G1, .k = k, .w = w, .a = a, .b = b, .c = c, .h = h,
+                                .out = out, .t = t}));
     return rc_;
 }
 
@@ -145,7 +197,9 @@ int zp_bk_prove_g1_from(zp_bk_t *bk, const zp_g16_key_t *k, const zp_scalar_t *w
         copy_in(k, a_in, b_in, a, b);
         return zp_bk_prove_g1(bk, k, w, a, b, c, h, out, t);
     }
-    BK_CALL(bk, ZP_BK_PROVE_G1, bk->ops->prove_g1_from(bk->be, k, w, a_in, b_in, c, a, b, h, out, t));
+    BK_CALL(bk, ZP_BK_PROVE_G1,
+            compute((compute_t){.bk = bk, .op = ZP_BK_PROVE_G1, .from = true, .k = k, .w = w, .a_in = a_in,
+                                .b_in = b_in, .c = c, .a = a, .b = b, .h = h, .out = out, .t = t}));
     return rc_;
 }
 
@@ -168,7 +222,8 @@ int zp_bk_prove_g1_batch(zp_bk_t *bk, const zp_g16_key_t *k, unsigned n, zp_g16_
                 jobs[i].a_in = jobs[i].b_in = NULL;
             }
     if (bk->ops->prove_g1_batch) {
-        BK_CALL(bk, ZP_BK_PROVE_G1_BATCH, bk->ops->prove_g1_batch(bk->be, k, n, jobs, t));
+        BK_CALL(bk, ZP_BK_PROVE_G1_BATCH,
+                compute((compute_t){.bk = bk, .op = ZP_BK_PROVE_G1_BATCH, .k = k, .n = n, .jobs = jobs, .t = t}));
         return rc_;
     }
     for (unsigned i = 0; i < n; i++) {
@@ -203,7 +258,8 @@ int zp_bk_stage_in(zp_bk_t *bk, unsigned set, const zp_g16_key_t *k, const zp_sc
 
 int zp_bk_prove_staged(zp_bk_t *bk, unsigned set, const zp_g16_key_t *k, zp_g1_any_t out[ZP_G16_NMSM], zp_g16_times_t *t)
 {
-    BK_CALL(bk, ZP_BK_PROVE_STAGED, bk->ops->prove_staged(bk->be, set, k, out, t));
+    BK_CALL(bk, ZP_BK_PROVE_STAGED,
+            compute((compute_t){.bk = bk, .op = ZP_BK_PROVE_STAGED, .set = set, .k = k, .out = out, .t = t}));
     return rc_;
 }
 

@@ -35,11 +35,21 @@ typedef struct zp_bk {
     int fault_op, fault_code;       /* fault_op < 0: none */
     uint64_t fault_at;              /* 1-based call number of fault_op from which it fails */
     pthread_mutex_t mu;             /* (added) the fields above, for calls from two threads */
+    zp_runner_t *runner;            /* (added, issue 10) zp_bk_detach: the compute verbs' own thread */
+    uint64_t run_start, run_end;    /* the last compute verb's span on that thread (0: not detached) */
 } zp_bk_t;
 
 /* open ops on cfg into bk (no faults armed) */
 int zp_bk_open(zp_bk_t *bk, const zp_backend_ops_t *ops, const zp_backend_cfg_t *cfg);
 void zp_bk_close(zp_bk_t *bk);
+/* (added, issue 10) from now on the compute verbs (prove_g1, prove_g1_from, prove_g1_batch,
+ * prove_staged) run on the wrapper's own thread ("zp-compute", normal policy and slice) while the
+ * caller sleeps until they return, as it waits on a GPU stream: for the CPU backend, whose pool
+ * then has that thread as its thread 0, so the GPU worker's work thread does not compute. Spans,
+ * faults and errors as before. zp_bk_last_run: the last compute verb's start and end on that
+ * thread (both 0 when not detached); the caller's own call times bracket them. */
+int zp_bk_detach(zp_bk_t *bk);
+void zp_bk_last_run(const zp_bk_t *bk, uint64_t *start, uint64_t *end);
 /* spec NULL or "": nothing armed. ZP_EFORMAT with a message on a bad spec. */
 int zp_bk_fault_arm(zp_bk_t *bk, const char *spec);
 const char *zp_bk_name(const zp_bk_t *bk);

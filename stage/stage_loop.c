@@ -58,6 +58,9 @@ typedef struct {
     uint64_t inc;
     pthread_mutex_t mu;
     pthread_cond_t cv;
+    pthread_cond_t wcv;   /* the work thread's idle wait alone (ready, hold, quit): the other
+                             threads' broadcasts on cv must not wake it for nothing, which left it
+                             runnable behind the staging thread's checksum when its task came */
     /* todo: assigned, not yet taken; with def->stage the staging thread takes from todo and
      * appends what it staged to ready, else on_assign appends to ready directly; the work thread
      * takes from ready (running: the task, or the batch chained by next, it works on);
@@ -104,6 +107,7 @@ static void push_ready(loop_t *h, zp_stage_task_t *t)
     t->next = NULL;
     if (h->ready_tail) h->ready_tail->next = t; else h->ready = t;
     h->ready_tail = t;
+    pthread_cond_signal(&h->wcv);
 }
 
 /* mu held: a finished (or never staged) task goes to the loop; its buffer set is free again */
@@ -186,6 +190,7 @@ static void *staging_thread(void *arg)
 {
     loop_t *h = arg;
     zp_stage_t *s = h->s;
+    pthread_setname_np(pthread_self(), "zp-staging");   /* top -H, perf sched */
     zp_rt_enter();   /* a control thread (lib/util/rt.c; a no-op unless the daemon set it up) */
     for (;;) {
         pthread_mutex_lock(&h->mu);
@@ -314,12 +319,13 @@ static void *work_thread(void *arg)
 {
     loop_t *h = arg;
     zp_stage_t *s = h->s;
+    pthread_setname_np(pthread_self(), "zp-work");
     zp_rt_enter();
     for (;;) {
         pthread_mutex_lock(&h->mu);
         /* without staging an epoch switch holds the work thread; with staging it holds the
          * staging thread, and the work thread drains what was staged from the old arena */
-        while ((!h->ready || (h->hold && !h->staged_mode)) && !h->quit) pthread_cond_wait(&h->cv, &h->mu);
+        while ((!h->ready || (h->hold && !h->staged_mode)) && !h->quit) pthread_cond_wait(&h->wcv, &h->mu);
         if (!h->ready || (h->hold && !h->staged_mode)) { pthread_mutex_unlock(&h->mu); break; }
         zp_stage_task_t *first = h->ready, *last = first;
         h->ready = first->next;
@@ -617,6 +623,7 @@ static void epoch_switch(loop_t *h)
     h->epoch = h->want_epoch;
     h->hold = false;
     pthread_cond_broadcast(&h->cv);
+    pthread_cond_signal(&h->wcv);
     pthread_mutex_unlock(&h->mu);
 }
 
@@ -733,6 +740,7 @@ int zp_stage_loop(zp_stage_t *s)
     if (h->efd < 0) { rc = zp_err_set(-errno, "eventfd: %s", strerror(errno)); goto out_peer; }
     pthread_mutex_init(&h->mu, NULL);
     pthread_cond_init(&h->cv, NULL);
+    pthread_cond_init(&h->wcv, NULL);
     sigset_t set, old;
     sigemptyset(&set);
     sigaddset(&set, SIGTERM); sigaddset(&set, SIGINT); sigaddset(&set, SIGHUP);
@@ -742,6 +750,7 @@ int zp_stage_loop(zp_stage_t *s)
         pthread_mutex_lock(&h->mu);
         h->quit = true;
         pthread_cond_broadcast(&h->cv);
+        pthread_cond_signal(&h->wcv);
         pthread_mutex_unlock(&h->mu);
         pthread_join(th, NULL);
     }
@@ -817,6 +826,7 @@ int zp_stage_loop(zp_stage_t *s)
     pthread_mutex_lock(&h->mu);
     h->quit = true;
     pthread_cond_broadcast(&h->cv);
+    pthread_cond_signal(&h->wcv);
     pthread_mutex_unlock(&h->mu);
     pthread_join(th, NULL);
     if (h->staged_mode) pthread_join(sth, NULL);

@@ -148,6 +148,21 @@ static void t_assign_done_fail(void)
     CHECK(zp_msg_done_encode(&b, &n, &d) == 0);
     CHECK(decode(&f, b, n) == 0 && zp_msg_done_decode(&dd, &f) == ZP_EPROTO && strstr(zp_err_msg(), "deferred verify"));
     free(b);
+    /* (added) the compute thread's span round-trips inside [compute start, end]; outside, or
+     * with its end before its start, it is refused */
+    d.tm[ZP_TM_VERIFY_END] = 250; d.tm[ZP_TM_RUN_START] = 121; d.tm[ZP_TM_RUN_END] = 189;
+    CHECK(zp_msg_done_encode(&b, &n, &d) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_done_decode(&dd, &f) == 0 && dd.tm[ZP_TM_RUN_START] == 121 &&
+          dd.tm[ZP_TM_RUN_END] == 189 && dd.tm[ZP_TM_VERIFY_END] == 250);
+    free(b);
+    const uint64_t bad_run[][2] = {{119, 189}, {121, 191}, {150, 140}, {0, 150}, {150, 0}};
+    for (size_t i = 0; i < sizeof bad_run / sizeof bad_run[0]; i++) {
+        d.tm[ZP_TM_RUN_START] = bad_run[i][0]; d.tm[ZP_TM_RUN_END] = bad_run[i][1];
+        CHECK(zp_msg_done_encode(&b, &n, &d) == 0);
+        CHECK(decode(&f, b, n) == 0 && zp_msg_done_decode(&dd, &f) == ZP_EPROTO && strstr(zp_err_msg(), "compute thread"));
+        free(b);
+    }
+    d.tm[ZP_TM_RUN_START] = d.tm[ZP_TM_RUN_END] = 0;
     memset(d.tm, 0, sizeof d.tm);
 
     zp_msg_fail_t fl = {.slot = 1, .gen = 4, .job = 8, .part = 2, .retryable = true, .code = ZP_EUNSAT,

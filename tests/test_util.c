@@ -1,4 +1,4 @@
-/* test_util.c - errors, pool, split, /proc stat, real-time control threads. */
+/* test_util.c - errors, pool, runner, split, /proc stat, real-time control threads. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -272,9 +273,79 @@ static void test_rt(void)
     if (WEXITSTATUS(st) == 77) fprintf(stderr, "rt: this kernel has no custom scheduling slices (Linux < 6.12)\n");
 }
 
+/* the runner: the call runs on its own (named) thread with the caller's log context, the caller
+ * sleeps meanwhile, rc / error / span come back, a pool's thread 0 may be the runner */
+typedef struct {
+    pid_t tid;
+    uint64_t job, cpu_ns, t_in;
+    int64_t part;
+    unsigned calls;
+    zp_pool_t *pool;
+    unsigned long pool_sum;
+    char comm[32];
+} runner_probe_t;
+
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int runner_probe(void *arg)
+{
+    runner_probe_t *p = arg;
+    p->t_in = zp_now_ns();
+    p->tid = (pid_t)syscall(SYS_gettid);
+    zp_log_ctx_get(&p->job, &p->part);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)p->tid);
+    FILE *f = fopen(path, "r");
+    if (f) { if (!fgets(p->comm, sizeof p->comm, f)) p->comm[0] = 0; fclose(f); }
+    uint64_t c0 = thread_cpu_ns();
+    volatile uint64_t x = 0;
+    while (thread_cpu_ns() - c0 < 40000000u) x = x + 1;   /* 40 ms of this thread's CPU */
+    p->cpu_ns = thread_cpu_ns() - c0;
+    if (p->pool) zp_pool_run(p->pool, add_tid, &p->pool_sum);
+    p->calls++;
+    return zp_err_set(-EIO, "probe call %u failed on purpose", p->calls);
+}
+
+static int runner_count(void *arg) { return (int)++*(unsigned *)arg; }
+
+static void test_runner(void)
+{
+    zp_runner_t *r = zp_runner_new("zp-test-run");
+    CHECK(r);
+    runner_probe_t p = {.pool = zp_pool_new(2)};
+    CHECK(p.pool);
+    zp_log_ctx(77, 5);
+    zp_err_set(-ENOENT, "stale");
+    uint64_t before = zp_now_ns(), c0 = thread_cpu_ns(), t_run = 0, t_done = 0;
+    int rc = zp_runner_call(r, runner_probe, &p, &t_run, &t_done);
+    uint64_t caller_cpu = thread_cpu_ns() - c0, after = zp_now_ns();
+    CHECK(rc == -EIO && strcmp(zp_err_msg(), "probe call 1 failed on purpose") == 0);
+    CHECK(p.tid != (pid_t)syscall(SYS_gettid) && strcmp(p.comm, "zp-test-run\n") == 0);
+    CHECK(p.job == 77 && p.part == 5);
+    CHECK(before <= t_run && t_run <= p.t_in && p.t_in < t_done && t_done <= after);
+    CHECK(p.cpu_ns >= 40000000u && caller_cpu * 4 < p.cpu_ns);   /* the caller slept through it */
+    CHECK(p.pool_sum == 3);   /* the pool ran with the runner as its thread 0 (tids 0 and 1, +1 each) */
+    zp_log_ctx(0, -1);
+    p.pool_sum = 0;
+    CHECK(zp_runner_call(r, runner_probe, &p, NULL, NULL) == -EIO && p.part == -1 && p.pool_sum == 3);
+    unsigned n = 0;
+    for (unsigned i = 1; i <= 2000; i++) CHECK(zp_runner_call(r, runner_count, &n, NULL, NULL) == (int)i);
+    CHECK(zp_err_msg()[0] == 0);   /* a call that set no message clears the caller's */
+    zp_pool_destroy(&p.pool);
+    zp_runner_destroy(&r);
+    CHECK(r == NULL);
+    zp_runner_destroy(&r);   /* NULL: a no-op */
+}
+
 int main(void)
 {
     test_pool_first();
+    test_runner();
     test_proc_stat();
     test_rt();
     CHECK(strcmp(zp_strerror(ZP_EFORMAT), "malformed or corrupt input") == 0);

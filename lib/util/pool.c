@@ -1,8 +1,10 @@
 /* pool.c - a fixed pthread pool running one function on every thread (SPMD), with the
  * caller as thread 0. Generation counter + condvars; no allocation per run.
- * Invariant: at most one zp_pool_run in flight per pool. Tests: tests/test_util.c */
+ * Invariant: at most one zp_pool_run in flight per pool. Also the runner (zp_runner_*): one
+ * thread running one call at a time for a sleeping caller. Tests: tests/test_util.c */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -153,4 +155,100 @@ size_t zp_pool_first(zp_pool_t *p, size_t n, bool (*bad)(const void *arg, size_t
     atomic_init(&j.first, n);
     zp_pool_run(p, first_run, &j);
     return atomic_load(&j.first);
+}
+
+struct zp_runner {
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t go, done;
+    int (*fn)(void *);
+    void *arg;
+    uint64_t job;              /* the caller's log context */
+    int64_t part;
+    int rc;
+    uint64_t t_run, t_done;
+    bool posted, finished, stop;
+    char err[512];             /* fn's zp_err message, for the caller */
+    char name[16];
+};
+
+static void *runner_main(void *v)
+{
+    zp_runner_t *r = v;
+    zp_rt_leave();   /* as a pool thread: the creator's slice or policy is not inherited */
+    pthread_setname_np(pthread_self(), r->name);
+    pthread_mutex_lock(&r->mu);
+    for (;;) {
+        while (!r->posted && !r->stop) pthread_cond_wait(&r->go, &r->mu);
+        if (r->stop) break;
+        r->posted = false;
+        pthread_mutex_unlock(&r->mu);
+        uint64_t t0 = zp_now_ns();
+        zp_log_ctx(r->job, r->part);
+        zp_err_clear();
+        int rc = r->fn(r->arg);
+        uint64_t t1 = zp_now_ns();
+        pthread_mutex_lock(&r->mu);
+        snprintf(r->err, sizeof r->err, "%s", zp_err_msg());
+        r->rc = rc;
+        r->t_run = t0;
+        r->t_done = t1;
+        r->finished = true;
+        pthread_cond_signal(&r->done);
+    }
+    pthread_mutex_unlock(&r->mu);
+    return NULL;
+}
+
+zp_runner_t *zp_runner_new(const char *name)
+{
+    zp_runner_t *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
+    snprintf(r->name, sizeof r->name, "%s", name ? name : "zp-runner");
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_cond_init(&r->go, NULL);
+    pthread_cond_init(&r->done, NULL);
+    if (pthread_create(&r->th, NULL, runner_main, r) != 0) {
+        pthread_mutex_destroy(&r->mu);
+        pthread_cond_destroy(&r->go);
+        pthread_cond_destroy(&r->done);
+        free(r);
+        return NULL;
+    }
+    return r;
+}
+
+void zp_runner_destroy(zp_runner_t **rp)
+{
+    if (!rp || !*rp) return;
+    zp_runner_t *r = *rp;
+    pthread_mutex_lock(&r->mu);
+    r->stop = true;
+    pthread_cond_signal(&r->go);
+    pthread_mutex_unlock(&r->mu);
+    pthread_join(r->th, NULL);
+    pthread_mutex_destroy(&r->mu);
+    pthread_cond_destroy(&r->go);
+    pthread_cond_destroy(&r->done);
+    free(r);
+    *rp = NULL;
+}
+
+int zp_runner_call(zp_runner_t *r, int (*fn)(void *), void *arg, uint64_t *t_run, uint64_t *t_done)
+{
+    pthread_mutex_lock(&r->mu);
+    r->fn = fn;
+    r->arg = arg;
+    zp_log_ctx_get(&r->job, &r->part);
+    r->finished = false;
+    r->posted = true;
+    pthread_cond_signal(&r->go);
+    while (!r->finished) pthread_cond_wait(&r->done, &r->mu);
+    int rc = r->rc;
+    if (t_run) *t_run = r->t_run;
+    if (t_done) *t_done = r->t_done;
+    zp_err_clear();
+    if (r->err[0]) zp_err_set(rc, "%s", r->err);
+    pthread_mutex_unlock(&r->mu);
+    return rc;
 }

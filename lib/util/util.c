@@ -64,6 +64,12 @@ void zp_log_ctx(uint64_t job, int64_t part)
     log_part = part >= 0 ? (uint32_t)part : 0;
 }
 
+void zp_log_ctx_get(uint64_t *job, int64_t *part)
+{
+    *job = log_job;
+    *part = log_has_part ? (int64_t)log_part : -1;
+}
+
 /* msg appended to line[n..] as a JSON string body (quotes added by the caller) */
 static size_t json_escape(char *line, size_t n, size_t cap, const char *msg)
 {

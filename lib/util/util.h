@@ -53,6 +53,7 @@ void zp_log_write(int level, const char *fmt, ...) __attribute__((format(printf,
  *   {"time":"...Z","level":"info","role":"synth","pid":4242,"job":5,"part":2,"msg":"message"} */
 extern bool zp_log_json;
 void zp_log_ctx(uint64_t job, int64_t part);            /* this thread's job/partition; (0, -1): none */
+void zp_log_ctx_get(uint64_t *job, int64_t *part);      /* this thread's, as zp_log_ctx set them */
 size_t zp_log_format(char *line, size_t cap, int level, const char *msg);  /* one line with '\n'; its length */
 #define zp_log(level, ...) do { if ((level) <= zp_log_level) zp_log_write((level), __VA_ARGS__); } while (0)
 
@@ -71,6 +72,17 @@ void zp_split(size_t total, unsigned tid, unsigned n, size_t *lo, size_t *hi);
 /* The smallest i in [0, n) with bad(arg, i) true, checked on the pool (each thread scans its
  * zp_split range up to its first hit); n when there is none. Same answer for any pool size. */
 size_t zp_pool_first(zp_pool_t *p, size_t n, bool (*bad)(const void *arg, size_t i), const void *arg);
+/* A runner (pool.c): one thread that runs one call at a time while its caller sleeps, as a host
+ * thread waits on a GPU stream (issue 10: the CPU backend's compute off the GPU worker's work
+ * thread, so that thread is asleep, not pre-empted, when a compute ends). The thread runs at the
+ * normal policy and slice (zp_rt_leave) and is named `name` (<= 15 chars). zp_runner_call: fn(arg)
+ * on that thread with the caller's log context; returns fn's value, with its zp_err message
+ * copied to the caller; *t_run / *t_done (may be NULL): CLOCK_MONOTONIC ns when the thread began
+ * fn and when fn returned. One call at a time per runner. NULL from zp_runner_new: no thread. */
+typedef struct zp_runner zp_runner_t;
+zp_runner_t *zp_runner_new(const char *name);
+void zp_runner_destroy(zp_runner_t **rp);
+int zp_runner_call(zp_runner_t *r, int (*fn)(void *arg), void *arg, uint64_t *t_run, uint64_t *t_done);
 
 /* A growing text buffer: printf appends; on allocation failure it stops growing and
  * zp_sbuf_take returns NULL. zp_sbuf_take hands the NUL-terminated text to the caller
