@@ -658,7 +658,7 @@ static int init(zp_stage_t *s)
     zp_rt_setup(g->rt_prio > 0 ? g->rt_prio : 0, g->rt_slice < 0 ? 100 : (unsigned)g->rt_slice);
     const char *cpu_share = g->private_vectors && g->inline_compute
                                 ? " (the CPU backend inline: the work thread's share of each compute too)"
-                                : g->private_vectors ? " (the CPU backend's compute on its own thread, at the normal policy)" : "";
+                                : g->private_vectors ? " (the CPU backend's compute on its own thread, in the tier too)" : "";
     if (zp_rt_priority() > 0) zp_log(ZP_LOG_INFO, "control threads at SCHED_FIFO %d%s", zp_rt_priority(), cpu_share);
     else if (zp_rt_slice_us() > 0)
         zp_log(ZP_LOG_INFO, "control threads with a %u us scheduling slice%s", zp_rt_slice_us(), cpu_share);
@@ -706,7 +706,7 @@ int main(int argc, char **argv)
                       "  --rt-priority P: the control threads (socket loop, staging, work thread) run\n"
                       "                SCHED_FIFO at P (1-99; default 0 = off, or $ZP_GPU_RT_PRIORITY) except\n"
                       "                during O(n) host work (key loads, the payload checksum, arena pinning);\n"
-                      "                the CPU backend's compute (own thread) runs at the normal policy;\n"
+                      "                the CPU backend's compute thread (it stands in for the device) too;\n"
                       "                refused by the kernel: a log line, then --rt-slice\n"
                       "  --rt-slice US: without FIFO, the same threads at the normal policy with a\n"
                       "                US-microsecond scheduling slice (100-100000; default 100, or\n"

@@ -27,7 +27,7 @@ int zp_bk_open(zp_bk_t *bk, const zp_backend_ops_t *ops, const zp_backend_cfg_t 
 int zp_bk_detach(zp_bk_t *bk)
 {
     if (bk->runner) return 0;
-    bk->runner = zp_runner_new("zp-compute");
+    bk->runner = zp_runner_new("zp-compute", true);
     return bk->runner ? 0 : zp_err_set(-ENOMEM, "cannot start the compute thread");
 }
 

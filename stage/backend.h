@@ -43,7 +43,8 @@ typedef struct zp_bk {
 int zp_bk_open(zp_bk_t *bk, const zp_backend_ops_t *ops, const zp_backend_cfg_t *cfg);
 void zp_bk_close(zp_bk_t *bk);
 /* (added, issue 10) from now on the compute verbs (prove_g1, prove_g1_from, prove_g1_batch,
- * prove_staged) run on the wrapper's own thread ("zp-compute", normal policy and slice) while the
+ * prove_staged) run on the wrapper's own thread ("zp-compute", in the control threads' tier, as
+ * the device it stands in for would start at once; its pool's other threads are not) while the
  * caller sleeps until they return, as it waits on a GPU stream: for the CPU backend, whose pool
  * then has that thread as its thread 0, so the GPU worker's work thread does not compute. Spans,
  * faults and errors as before. zp_bk_last_run: the last compute verb's start and end on that

@@ -315,7 +315,7 @@ static int runner_count(void *arg) { return (int)++*(unsigned *)arg; }
 
 static void test_runner(void)
 {
-    zp_runner_t *r = zp_runner_new("zp-test-run");
+    zp_runner_t *r = zp_runner_new("zp-test-run", false);
     CHECK(r);
     runner_probe_t p = {.pool = zp_pool_new(2)};
     CHECK(p.pool);

@@ -167,7 +167,7 @@ struct zp_runner {
     int64_t part;
     int rc;
     uint64_t t_run, t_done;
-    bool posted, finished, stop;
+    bool posted, finished, stop, tier;
     char err[512];             /* fn's zp_err message, for the caller */
     char name[16];
 };
@@ -183,6 +183,7 @@ static void *runner_main(void *v)
         if (r->stop) break;
         r->posted = false;
         pthread_mutex_unlock(&r->mu);
+        if (r->tier && !zp_rt_active()) zp_rt_enter();   /* once set up (a no-op while it is not) */
         uint64_t t0 = zp_now_ns();
         zp_log_ctx(r->job, r->part);
         zp_err_clear();
@@ -200,10 +201,11 @@ static void *runner_main(void *v)
     return NULL;
 }
 
-zp_runner_t *zp_runner_new(const char *name)
+zp_runner_t *zp_runner_new(const char *name, bool tier)
 {
     zp_runner_t *r = calloc(1, sizeof *r);
     if (!r) return NULL;
+    r->tier = tier;
     snprintf(r->name, sizeof r->name, "%s", name ? name : "zp-runner");
     pthread_mutex_init(&r->mu, NULL);
     pthread_cond_init(&r->go, NULL);

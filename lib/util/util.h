@@ -74,13 +74,15 @@ void zp_split(size_t total, unsigned tid, unsigned n, size_t *lo, size_t *hi);
 size_t zp_pool_first(zp_pool_t *p, size_t n, bool (*bad)(const void *arg, size_t i), const void *arg);
 /* A runner (pool.c): one thread that runs one call at a time while its caller sleeps, as a host
  * thread waits on a GPU stream (issue 10: the CPU backend's compute off the GPU worker's work
- * thread, so that thread is asleep, not pre-empted, when a compute ends). The thread runs at the
- * normal policy and slice (zp_rt_leave) and is named `name` (<= 15 chars). zp_runner_call: fn(arg)
+ * thread, so that thread is asleep, not pre-empted, when a compute ends). The thread is named
+ * `name` (<= 15 chars) and runs at the normal policy and slice (zp_rt_leave), or with `tier` in
+ * the process's control-thread tier (zp_rt_enter before a call, once zp_rt_setup has set one up:
+ * for a compute that stands in for a device, which a control thread must not wait to start on). zp_runner_call: fn(arg)
  * on that thread with the caller's log context; returns fn's value, with its zp_err message
  * copied to the caller; *t_run / *t_done (may be NULL): CLOCK_MONOTONIC ns when the thread began
  * fn and when fn returned. One call at a time per runner. NULL from zp_runner_new: no thread. */
 typedef struct zp_runner zp_runner_t;
-zp_runner_t *zp_runner_new(const char *name);
+zp_runner_t *zp_runner_new(const char *name, bool tier);
 void zp_runner_destroy(zp_runner_t **rp);
 int zp_runner_call(zp_runner_t *r, int (*fn)(void *arg), void *arg, uint64_t *t_run, uint64_t *t_done);
 

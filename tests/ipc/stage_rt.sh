@@ -5,9 +5,12 @@
 #   - idle, exactly the three control threads (socket loop, staging, work thread) and libzmq's
 #     I/O and reaper threads run SCHED_FIFO at P; every other thread (the compute and staging
 #     pools) at the normal policy; the broker's loop and its libzmq threads too;
+#   - the CPU backend's compute thread (zp-compute: it stands in for the device) joins them at
+#     its first compute;
 #   - during O(n) host work the thread doing it leaves the priority: with the deferred payload
-#     verify held (hook hold-gpu-verify, inside the checksum) only two are real-time;
-#   - released, the three are back, and the proof verifies (zkpipe verify and snarkjs).
+#     verify held (hook hold-gpu-verify, inside the checksum, after the compute) three are
+#     real-time (loop, work, compute threads);
+#   - released, the four are back, and the proof verifies (zkpipe verify and snarkjs).
 # Where the kernel refuses (not root, RLIMIT_RTPRIO below P): one log line names the refusal and
 # the fix, no thread is real-time, and the proof is still made and verifies.
 # RT_MODE=slice (tests/ipc/stage_slice.sh): the same checks for the default tier, no option
@@ -83,14 +86,14 @@ J=$(ipc_submit --zkey $F/circuit.zkey --request-id $RT_MODE-$$ $F/witness-0.wtns
 pipe_wait_staged 1
 pipe_wait_log "gpu-worker\[$G\].*cpu backend: prove_g1 [0-9.]+ ms"
 if [ $permitted = 1 ]; then
-  c=$(wait_counts "$G" "2 2") ||
+  c=$(wait_counts "$G" "3 2") ||
     ipc_fail "with the payload checksum held the staging thread stayed $TIER (tier zmq other: $c)"
-  ipc_log "payload checksum held: the staging thread at the normal policy, 2 still $TIER"
+  ipc_log "payload checksum held: the staging thread at the normal policy, 3 (loop, work, compute) $TIER"
 fi
 ipc_release gpu-verify
 "$ZKPIPE" await "$J" --timeout 300 --out "$IPC_DIR/out" >/dev/null || ipc_fail "await"
 if [ $permitted = 1 ]; then
-  c=$(wait_counts "$G" "3 2") || ipc_fail "after the task: expected 3 + 2 threads $TIER again, got $c"
+  c=$(wait_counts "$G" "4 2") || ipc_fail "after the task: expected 4 (3 + the compute thread) + 2 threads $TIER, got $c"
 fi
 [ "$(ipc_worker_pid gpu)" = "$G" ] || ipc_fail "the gpu worker was restarted"
 ipc_verify_all "$IPC_DIR/out" $F/verification_key.json 1
