@@ -925,14 +925,7 @@ static int up_cmd(int argc, char **argv, char *val[K_NKEYS])
         find_bin(bins[2], PATH_MAX, "zkpipe-gpu-worker", "gpu-worker") < 0 ||
         find_bin(bins[3], PATH_MAX, "zkpipe-finalizer", "finalizer") < 0)
         return 1;
-    static char devarg[UP_MAX_GPU][16];
-    int ngpu = plan_gpus(devarg, UP_MAX_GPU, backend, val[K_DEVICES], val[K_GPU], per_card, bins[2]);
-    if (ngpu < 0) return 1;
-    char fin_threads[16];
-    const char *fin_threads_v = val[K_FINAL_THREADS] ? val[K_FINAL_THREADS] : val[K_THREADS];
-    unsigned cores = 1;
-    if (size_plan(&nfinal, fin_threads, sizeof fin_threads, fin_auto, ngpu, devarg[0][0] != 0, val, dry_run, &cores) < 0)
-        return 2;
+    /* the plain option values first: a bad one is refused before any plan is printed */
     int resize_s = parse_count(val[K_RESIZE], 20, 0, 86400, "resize-every");
     if (resize_s < 0) return 2;
     g_host_nice = parse_count(val[K_HOST_NICE], 5, 0, 19, "host-nice");
@@ -944,6 +937,14 @@ static int up_cmd(int argc, char **argv, char *val[K_NKEYS])
         fprintf(stderr, "zkpipe up: --gpu-rt-slice '%s': expected 0 (off) or 100..100000\n", val[K_GPU_RT_SLICE]);
         return 2;
     }
+    static char devarg[UP_MAX_GPU][16];
+    int ngpu = plan_gpus(devarg, UP_MAX_GPU, backend, val[K_DEVICES], val[K_GPU], per_card, bins[2]);
+    if (ngpu < 0) return 1;
+    char fin_threads[16];
+    const char *fin_threads_v = val[K_FINAL_THREADS] ? val[K_FINAL_THREADS] : val[K_THREADS];
+    unsigned cores = 1;
+    if (size_plan(&nfinal, fin_threads, sizeof fin_threads, fin_auto, ngpu, devarg[0][0] != 0, val, dry_run, &cores) < 0)
+        return 2;
     if (fin_auto) fin_threads_v = fin_threads;
     if (dry_run) return 0;
 

@@ -56,5 +56,6 @@ out=$(ZP_GPU_INLINE_COMPUTE=yes timeout 20 "$GW" --backend cpu 2>&1) && ipc_fail
 echo "$out" | grep -q "ZP_GPU_INLINE_COMPUTE 'yes': expected 0 or 1" || ipc_fail "a bad ZP_GPU_INLINE_COMPUTE was not refused by name: $out"
 e=$("$ZKPIPE" up --gpu-rt-slice 50 --dry-run 2>&1) && ipc_fail "up took --gpu-rt-slice 50"
 echo "$e" | grep -q "gpu-rt-slice '50': expected 0 (off) or 100..100000" || ipc_fail "up: $e"
+! echo "$e" | grep -q "^plan:" || ipc_fail "up printed a plan before refusing its option: $e"
 ipc_log "refused: ZP_GPU_INLINE_COMPUTE=yes, --gpu-rt-slice 50 (the kernel's minimum is 100 us)"
 echo "ipc stage_compute ($MODE): OK"
