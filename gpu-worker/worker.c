@@ -320,8 +320,8 @@ static void stage(zp_stage_t *s, zp_stage_task_t *t)
            t->set);
 }
 
-/* Staging thread (stage.h def->deferred), right after stage() handed the task to the work
- * thread: the sealed payload's checksum (chunks on the staging pool), overlapped with this
+/* stage.h def->deferred (the runtime's zp-verify thread, for the staging thread), right after
+ * stage() handed the task to the work thread: the sealed payload's checksum (chunks on the staging pool), overlapped with this
  * task's compute (or the previous one's when staged ahead). ZP_TEST_HOLD_DIR/hold-gpu-verify
  * holds it (tests: the compute then starts and ends before the verdict). */
 static int verify(zp_stage_t *s, zp_stage_task_t *t)

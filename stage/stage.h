@@ -127,8 +127,9 @@ typedef struct zp_stage_def {
     void (*unstage)(zp_stage_t *s, zp_stage_task_t *t);
     void (*work_batch)(zp_stage_t *s, zp_stage_task_t **t, unsigned n);
     /* Deferred check (opt-in, with stage; the GPU worker: the payload checksum): the staging
-     * thread runs deferred() for a task right after stage() succeeded and the task went to the
-     * work thread, so the O(n) check overlaps the task's own compute (starved: nothing was
+     * thread has deferred() run for a task right after stage() succeeded and the task went to the
+     * work thread (on the runtime's "zp-verify" thread at the normal policy, the staging thread
+     * asleep until it returns: a control thread does no O(n) work itself), so the O(n) check overlaps the task's own compute (starved: nothing was
      * staged ahead) or, staged ahead, the previous task's. It gates the task's result, not its
      * start: work() calls zp_stage_deferred_wait() before it commits anything and drops the
      * result on an error. Returns 0 or an error code with the message set (zp_err_set); it

@@ -58,6 +58,10 @@ typedef struct {
     uint64_t inc;
     pthread_mutex_t mu;
     pthread_cond_t cv;
+    zp_runner_t *verifier;   /* def->deferred's thread ("zp-verify", normal policy): the staging
+                                thread sleeps through the O(n) check instead of running it, so
+                                it never has used more than its share when the next ASSIGN
+                                wakes it (a woken thread that has is not eligible to run) */
     pthread_cond_t wcv;   /* the work thread's idle wait alone (ready, hold, quit): the other
                              threads' broadcasts on cv must not wake it for nothing, which left it
                              runnable behind the staging thread's checksum when its task came */
@@ -136,14 +140,21 @@ static int free_set(const loop_t *h)
  * t's result); its verdict goes into t for zp_stage_deferred_wait. A task that drop_queued took
  * off the ready queue meanwhile (unqueued: RESET, REVOKE, stop) is finished here: unstaged,
  * then reported (unstarted, set by drop_queued) or, after a RESET, dropped. */
+typedef struct { zp_stage_t *s; zp_stage_task_t *t; } deferred_arg_t;
+static int deferred_fn(void *v)
+{
+    const deferred_arg_t *d = v;
+    return d->s->def->deferred(d->s, d->t);
+}
+
 static void run_deferred(loop_t *h, zp_stage_task_t *t)
 {
     zp_stage_t *s = h->s;
     zp_err_clear();
     zp_log_ctx(t->a.job, t->a.part);
-    zp_rt_pause();   /* the O(n) check at the normal policy: it must not hog a core */
-    int rc = s->def->deferred(s, t);
-    zp_rt_resume();
+    /* the O(n) check on its own thread at the normal policy: it must not hog a core, nor leave
+     * the staging thread (a control thread) behind in its share */
+    int rc = zp_runner_call(h->verifier, deferred_fn, &(deferred_arg_t){.s = s, .t = t}, NULL, NULL);
     zp_log_ctx(0, -1);
     uint64_t now = zp_now_ns();
     pthread_mutex_lock(&h->mu);
@@ -741,6 +752,10 @@ int zp_stage_loop(zp_stage_t *s)
     pthread_mutex_init(&h->mu, NULL);
     pthread_cond_init(&h->cv, NULL);
     pthread_cond_init(&h->wcv, NULL);
+    if (h->staged_mode && s->def->deferred && !(h->verifier = zp_runner_new("zp-verify", false))) {
+        rc = zp_err_set(-ENOMEM, "cannot start the deferred check's thread");
+        goto out_efd;
+    }
     sigset_t set, old;
     sigemptyset(&set);
     sigaddset(&set, SIGTERM); sigaddset(&set, SIGINT); sigaddset(&set, SIGHUP);
@@ -830,9 +845,11 @@ int zp_stage_loop(zp_stage_t *s)
     pthread_mutex_unlock(&h->mu);
     pthread_join(th, NULL);
     if (h->staged_mode) pthread_join(sth, NULL);
+    zp_runner_destroy(&h->verifier);
     rc = fatal < 0 ? fatal : h->refused ? ZP_STAGE_EXIT_REFUSED : h->device_failed ? ZP_STAGE_EXIT_DEVICE : 0;
     zp_log(ZP_LOG_INFO, "stopped%s", h->refused ? ": refused by the broker" : h->device_failed ? " after a device failure" : "");
 out_efd:
+    zp_runner_destroy(&h->verifier);
     close(h->efd);
 out_peer:
     while (h->out) { out_frame_t *o = h->out; h->out = o->next; free(o); }

@@ -7,10 +7,11 @@
 #     pools) at the normal policy; the broker's loop and its libzmq threads too;
 #   - the CPU backend's compute thread (zp-compute: it stands in for the device) joins them at
 #     its first compute;
-#   - during O(n) host work the thread doing it leaves the priority: with the deferred payload
-#     verify held (hook hold-gpu-verify, inside the checksum, after the compute) three are
-#     real-time (loop, work, compute threads);
-#   - released, the four are back, and the proof verifies (zkpipe verify and snarkjs).
+#   - O(n) host work runs outside the tier: with the deferred payload verify held (hook
+#     hold-gpu-verify, inside the checksum, after the compute) the four control threads (loop,
+#     staging, work, compute) are still real-time, the checksum's own thread (zp-verify, on
+#     which the staging thread waits asleep) is not;
+#   - released, the same four, and the proof verifies (zkpipe verify and snarkjs).
 # Where the kernel refuses (not root, RLIMIT_RTPRIO below P): one log line names the refusal and
 # the fix, no thread is real-time, and the proof is still made and verifies.
 # RT_MODE=slice (tests/ipc/stage_slice.sh): the same checks for the default tier, no option
@@ -86,9 +87,15 @@ J=$(ipc_submit --zkey $F/circuit.zkey --request-id $RT_MODE-$$ $F/witness-0.wtns
 pipe_wait_staged 1
 pipe_wait_log "gpu-worker\[$G\].*cpu backend: prove_g1 [0-9.]+ ms"
 if [ $permitted = 1 ]; then
-  c=$(wait_counts "$G" "3 2") ||
-    ipc_fail "with the payload checksum held the staging thread stayed $TIER (tier zmq other: $c)"
-  ipc_log "payload checksum held: the staging thread at the normal policy, 3 (loop, work, compute) $TIER"
+  c=$(wait_counts "$G" "4 2") || ipc_fail "with the payload checksum held: expected 4 + 2 threads $TIER, got $c"
+  v=; for t in /proc/$G/task/*; do [ "$(cat $t/comm 2>/dev/null)" = zp-verify ] && v=$t; done
+  [ -n "$v" ] || ipc_fail "the gpu worker has no zp-verify thread"
+  if [ "$RT_MODE" = slice ]; then
+    [ "$(awk '$1 == "se.slice" {print $3}' $v/sched)" != 100000 ] || ipc_fail "the checksum's thread is $TIER"
+  else
+    f=$(sed 's/.*) //' $v/stat); set -- $f; [ "${39}" = 0 ] || ipc_fail "the checksum's thread is $TIER (policy ${39})"
+  fi
+  ipc_log "payload checksum held: on zp-verify at the normal policy; loop, staging, work, compute threads $TIER"
 fi
 ipc_release gpu-verify
 "$ZKPIPE" await "$J" --timeout 300 --out "$IPC_DIR/out" >/dev/null || ipc_fail "await"
