@@ -187,10 +187,12 @@ static int cpu_msm_g1(zp_backend_t *be, zp_curve_id_t curve, zp_g1_any_t *out, c
 }
 
 /* prove_g1 (a_in == a, b_in == b) and prove_g1_from (a, b, h the caller's work buffers);
- * sum_ch (g16_cpu_prove_g1_sum): C and H as one MSM, out[C] = C + H, out[H] = infinity */
+ * sum_ch (g16_cpu_prove_g1_sum): C and H as one MSM, out[C] = C + H, out[H] = infinity;
+ * drop_ab: the A and B1 point arrays' pages are given back after their MSM */
 static int prove_g1_run(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_t *w, const zp_scalar_t *a_in,
                         const zp_scalar_t *b_in, const zp_scalar_t *c, zp_scalar_t *a, zp_scalar_t *b,
-                        zp_scalar_t *h, zp_g1_any_t out[ZP_G16_NMSM], zp_g16_times_t *t, bool sum_ch)
+                        zp_scalar_t *h, zp_g1_any_t out[ZP_G16_NMSM], zp_g16_times_t *t, bool sum_ch,
+                        bool drop_ab)
 {
     const g16_curve_t *cv = g16_curve(k->curve);
     if (!cv) return ZP_ECURVE;
@@ -220,6 +222,10 @@ static int prove_g1_run(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar
     ab_msm(&out[ZP_G16_A], k, w, be->scratch, be->pool);
     tt.msm_ns[ZP_G16_A] = (zp_now_ns() - m0) / 2;
     tt.msm_ns[ZP_G16_B1] = tt.msm_ns[ZP_G16_A];
+    if (drop_ab) {   /* before the C + H MSM's larger scratch is touched: not resident together */
+        g16_drop_pages(k->a, (size_t)k->n_vars * cv->g1a_size);
+        g16_drop_pages(k->b1, (size_t)k->n_vars * cv->g1a_size);
+    }
     if (sum_ch) {                                /* their time split evenly as A's and B1's */
         m0 = zp_now_ns();
         cv->msm_g1_sum2(&out[ZP_G16_C], k->c, job[ZP_G16_C].s, nc, k->h, h, k->domain_size, be->scratch,
@@ -245,13 +251,14 @@ static int cpu_prove_g1_from(zp_backend_t *be, const zp_g16_key_t *k, const zp_s
                              const zp_scalar_t *b_in, const zp_scalar_t *c, zp_scalar_t *a, zp_scalar_t *b,
                              zp_scalar_t *h, zp_g1_any_t out[ZP_G16_NMSM], zp_g16_times_t *t)
 {
-    return prove_g1_run(be, k, w, a_in, b_in, c, a, b, h, out, t, false);
+    return prove_g1_run(be, k, w, a_in, b_in, c, a, b, h, out, t, false, false);
 }
 
 int g16_cpu_prove_g1_sum(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_t *w, zp_scalar_t *a, zp_scalar_t *b,
-                         const zp_scalar_t *c, zp_scalar_t *h, zp_g1_any_t out[ZP_G16_NMSM], zp_g16_times_t *t)
+                         const zp_scalar_t *c, zp_scalar_t *h, zp_g1_any_t out[ZP_G16_NMSM], zp_g16_times_t *t,
+                         bool drop_ab)
 {
-    return prove_g1_run(be, k, w, a, b, c, a, b, h, out, t, true);
+    return prove_g1_run(be, k, w, a, b, c, a, b, h, out, t, true, drop_ab);
 }
 
 static int cpu_prove_g1(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_t *w, zp_scalar_t *a,
