@@ -286,6 +286,58 @@ static void pick_sparse(zp_scalar_t *k, const zp_scalar_t *r)
         free(k);                                                                               \
     }
 
+/* the two-array MSM (sum2: Groth16's C + H as one MSM) against the naive sum of both arrays,
+ * on general scalars (pick_scalar) in the first array and witness-like ones in the second,
+ * with the default split, without the endomorphism (two MSMs added), with each split and a
+ * forced window; sizes with either array empty, tiny totals (the naive path) and sizes
+ * whose boundary n1 falls inside a task's point range */
+#define MSM_SUM2_TESTS(G, C)                                                                   \
+    static void test_sum2_##G##_##C(zp_pool_t **pools, unsigned npools, size_t n1, size_t n2)  \
+    {                                                                                          \
+        const zp_scalar_t *r = (const zp_scalar_t *)(const void *)&zp_fr_##C##_modulus;        \
+        zp_##G##a_##C##_t *p1 = malloc((n1 + 1) * sizeof *p1), *p2 = malloc((n2 + 1) * sizeof *p2); \
+        zp_scalar_t *k1 = malloc((n1 + 1) * sizeof *k1), *k2 = malloc((n2 + 1) * sizeof *k2), rep; \
+        for (int j = 0; j < 4; j++) rep.l[j] = rnd64();                                        \
+        rep.l[3] &= r->l[3] >> 1;                                                              \
+        points_##G##_##C(p1, n1);                                                              \
+        points_##G##_##C(p2, n2);                                                              \
+        for (size_t i = 0; i < n1; i++)                                                        \
+            pick_scalar(&k1[i], i, r, &rep, &zp_glv_##C##_lambda, &zp_gls_##C##_mu, zp_gls_##C##_bits); \
+        for (size_t i = 0; i < n2; i++) pick_sparse(&k2[i], r);                                \
+        if (n1 > 2 && n2 > 2) { /* the same point and scalar across the boundary */            \
+            p2[0] = p1[n1 - 1];                                                                \
+            k2[0] = k1[n1 - 1] = rep;                                                          \
+            zp_##G##a_##C##_neg(&p2[1], &p1[n1 - 2]);                                          \
+            k2[1] = k1[n1 - 2];                                                                \
+        }                                                                                      \
+        zp_##G##_##C##_t want, t, got;                                                         \
+        naive_##G##_##C(&want, p1, k1, n1);                                                    \
+        naive_##G##_##C(&t, p2, k2, n2);                                                       \
+        zp_##G##_##C##_add(&want, &want, &t);                                                  \
+        for (unsigned pi = 0; pi < npools; pi++) {                                             \
+            unsigned nt = zp_pool_size(pools[pi]);                                             \
+            for (int mode = 0; mode < 5; mode++) {                                             \
+                zp_msm_opts_t o = {.no_endo = mode == 1, .dim = mode == 2 ? 4 : mode == 3 ? 2 : 0, \
+                                   .c = mode == 4 ? 3 + (unsigned)((n1 + n2) % 9) : 0};        \
+                size_t sz = zp_msm_##G##_##C##_sum2_scratch_size(n1, n2, nt, &o);              \
+                void *scr = NULL;                                                              \
+                if (posix_memalign(&scr, 64, sz ? sz : 64)) abort();                           \
+                memset(&got, 0xa5, sizeof got);                                                \
+                zp_msm_##G##_##C##_sum2_ex(&got, p1, k1, n1, p2, k2, n2, scr, pools[pi], &o);  \
+                if (!zp_##G##_##C##_eq(&got, &want)) {                                         \
+                    fprintf(stderr, "msm sum2 %s n1=%zu n2=%zu threads=%u mode=%d: wrong sum\n", \
+                            #G "_" #C, n1, n2, nt, mode);                                      \
+                    fails++;                                                                   \
+                }                                                                              \
+                free(scr);                                                                     \
+            }                                                                                  \
+        }                                                                                      \
+        free(p1);                                                                              \
+        free(p2);                                                                              \
+        free(k1);                                                                              \
+        free(k2);                                                                              \
+    }
+
 MSM_TESTS(g1, bn254, fq_bn254)
 MSM_TESTS(g2, bn254, fq2_bn254)
 MSM_TESTS(g1, bls12_381, fq_bls12_381)
@@ -294,6 +346,10 @@ MSM_MULTI_TESTS(g1, bn254)
 MSM_MULTI_TESTS(g2, bn254)
 MSM_MULTI_TESTS(g1, bls12_381)
 MSM_MULTI_TESTS(g2, bls12_381)
+MSM_SUM2_TESTS(g1, bn254)
+MSM_SUM2_TESTS(g2, bn254)
+MSM_SUM2_TESTS(g1, bls12_381)
+MSM_SUM2_TESTS(g2, bls12_381)
 
 /* The bucket reduction by halving folds (msm_impl.h S(weigh_fold), from 256 buckets up) and
  * the top window's digit copies, on inputs that make the folded pairs equal (P + P: the
@@ -469,6 +525,16 @@ int main(void)
         test_multi_g2_bls12_381(pools, 3, msizes[i] / 2 + 5);
     }
     test_multi_g1_bn254(wide, 2, 14000);
+    /* sum2: (n1, n2) with either empty, tiny totals, and the boundary inside task ranges */
+    static const size_t s2[][2] = {{0, 0}, {0, 17}, {23, 0}, {1, 1}, {3, 5}, {5, 4}, {9, 1},
+                                   {1, 40}, {100, 31}, {257, 700}};
+    for (size_t i = 0; i < sizeof s2 / sizeof s2[0]; i++) {
+        test_sum2_g1_bn254(pools, 3, s2[i][0], s2[i][1]);
+        test_sum2_g1_bls12_381(pools, 3, s2[i][0], s2[i][1]);
+        test_sum2_g2_bn254(pools, 3, s2[i][0] / 2 + (s2[i][0] > 0), s2[i][1] / 2 + (s2[i][1] > 0));
+        test_sum2_g2_bls12_381(pools, 3, s2[i][0] / 2 + (s2[i][0] > 0), s2[i][1] / 2 + (s2[i][1] > 0));
+    }
+    test_sum2_g1_bn254(wide, 2, 4000, 5000);
     test_norm_bn254();
     test_norm_bls12_381();
     test_fold_g1_bn254(pools[1], 3000);

@@ -186,24 +186,31 @@ static int cpu_msm_g1(zp_backend_t *be, zp_curve_id_t curve, zp_g1_any_t *out, c
     return 0;
 }
 
-/* prove_g1 (a_in == a, b_in == b) and prove_g1_from (a, b, h the caller's work buffers) */
-static int cpu_prove_g1_from(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_t *w, const zp_scalar_t *a_in,
-                             const zp_scalar_t *b_in, const zp_scalar_t *c, zp_scalar_t *a, zp_scalar_t *b,
-                             zp_scalar_t *h, zp_g1_any_t out[ZP_G16_NMSM], zp_g16_times_t *t)
+/* prove_g1 (a_in == a, b_in == b) and prove_g1_from (a, b, h the caller's work buffers);
+ * sum_ch (g16_cpu_prove_g1_sum): C and H as one MSM, out[C] = C + H, out[H] = infinity;
+ * drop_ab: the A and B1 point arrays' pages are given back after their MSM */
+static int prove_g1_run(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_t *w, const zp_scalar_t *a_in,
+                        const zp_scalar_t *b_in, const zp_scalar_t *c, zp_scalar_t *a, zp_scalar_t *b,
+                        zp_scalar_t *h, zp_g1_any_t out[ZP_G16_NMSM], zp_g16_times_t *t, bool sum_ch,
+                        bool drop_ab)
 {
     const g16_curve_t *cv = g16_curve(k->curve);
     if (!cv) return ZP_ECURVE;
     uint64_t t0 = zp_now_ns();
     zp_g16_times_t tt;
     memset(&tt, 0, sizeof tt);
+    const size_t nc = (size_t)k->n_vars - k->n_public - 1;
+    const unsigned nt = zp_pool_size(be->pool);
+    size_t need = key_scratch(cv, k, nt);
+    if (sum_ch && cv->msm_g1_sum2_scratch(nc, k->domain_size, nt) > need)
+        need = cv->msm_g1_sum2_scratch(nc, k->domain_size, nt);
     int rc = cpu_compute_h_from(be, k, a_in, b_in, c, a, b, h, &tt);
-    if (!rc) rc = ensure_scratch(be, key_scratch(cv, k, zp_pool_size(be->pool)));
+    if (!rc) rc = ensure_scratch(be, need);
     if (rc) return rc;
     /* a and b are dead now (clobbered, by the contract): their pages go back before the MSMs
      * touch their scratch (private memory: freed; a shm slot keeps its content) */
     g16_drop_pages(a, (size_t)k->domain_size * sizeof *a);
     g16_drop_pages(b, (size_t)k->domain_size * sizeof *b);
-    const size_t nc = (size_t)k->n_vars - k->n_public - 1;
     const struct { const void *pts; const zp_scalar_t *s; size_t n; } job[ZP_G16_NMSM] = {
         [ZP_G16_A] = {k->a, w, k->n_vars},
         [ZP_G16_B1] = {k->b1, w, k->n_vars},
@@ -215,7 +222,22 @@ static int cpu_prove_g1_from(zp_backend_t *be, const zp_g16_key_t *k, const zp_s
     ab_msm(&out[ZP_G16_A], k, w, be->scratch, be->pool);
     tt.msm_ns[ZP_G16_A] = (zp_now_ns() - m0) / 2;
     tt.msm_ns[ZP_G16_B1] = tt.msm_ns[ZP_G16_A];
-    for (int i = ZP_G16_C; i < ZP_G16_NMSM; i++) {
+    if (drop_ab) {   /* before the C + H MSM's larger scratch is touched: not resident together */
+        g16_drop_pages(k->a, (size_t)k->n_vars * cv->g1a_size);
+        g16_drop_pages(k->b1, (size_t)k->n_vars * cv->g1a_size);
+    }
+    if (sum_ch) {                                /* their time split evenly as A's and B1's */
+        m0 = zp_now_ns();
+        cv->msm_g1_sum2(&out[ZP_G16_C], k->c, job[ZP_G16_C].s, nc, k->h, h, k->domain_size, be->scratch,
+                        be->pool);
+        if (k->curve == ZP_CURVE_BN254)
+            zp_g1_bn254_set_inf(&out[ZP_G16_H].bn254);
+        else
+            zp_g1_bls12_381_set_inf(&out[ZP_G16_H].bls12_381);
+        tt.msm_ns[ZP_G16_C] = (zp_now_ns() - m0) / 2;
+        tt.msm_ns[ZP_G16_H] = tt.msm_ns[ZP_G16_C];
+    }
+    for (int i = ZP_G16_C; i < ZP_G16_NMSM && !sum_ch; i++) {
         uint64_t m0 = zp_now_ns();
         cv->msm_g1(&out[i], job[i].pts, job[i].s, job[i].n, be->scratch, be->pool);
         tt.msm_ns[i] = zp_now_ns() - m0;
@@ -223,6 +245,20 @@ static int cpu_prove_g1_from(zp_backend_t *be, const zp_g16_key_t *k, const zp_s
     tt.total_ns = zp_now_ns() - t0;
     if (t) *t = tt;
     return 0;
+}
+
+static int cpu_prove_g1_from(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_t *w, const zp_scalar_t *a_in,
+                             const zp_scalar_t *b_in, const zp_scalar_t *c, zp_scalar_t *a, zp_scalar_t *b,
+                             zp_scalar_t *h, zp_g1_any_t out[ZP_G16_NMSM], zp_g16_times_t *t)
+{
+    return prove_g1_run(be, k, w, a_in, b_in, c, a, b, h, out, t, false, false);
+}
+
+int g16_cpu_prove_g1_sum(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_t *w, zp_scalar_t *a, zp_scalar_t *b,
+                         const zp_scalar_t *c, zp_scalar_t *h, zp_g1_any_t out[ZP_G16_NMSM], zp_g16_times_t *t,
+                         bool drop_ab)
+{
+    return prove_g1_run(be, k, w, a, b, c, a, b, h, out, t, true, drop_ab);
 }
 
 static int cpu_prove_g1(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_t *w, zp_scalar_t *a,

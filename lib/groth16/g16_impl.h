@@ -186,6 +186,17 @@ static void L(msm_g1)(zp_g1_any_t *out, const void *pts, const zp_scalar_t *s, s
     MSM_G1(&out->ZC, pts, s, n, scratch, pool);
 }
 
+static size_t L(msm_g1_sum2_scratch)(size_t n1, size_t n2, unsigned nt)
+{
+    return G16_CAT(MSM_G1, _sum2_scratch_size)(n1, n2, nt, NULL);
+}
+
+static void L(msm_g1_sum2)(zp_g1_any_t *out, const void *p1, const zp_scalar_t *s1, size_t n1, const void *p2,
+                           const zp_scalar_t *s2, size_t n2, void *scratch, zp_pool_t *pool)
+{
+    G16_CAT(MSM_G1, _sum2_ex)(&out->ZC, p1, s1, n1, p2, s2, n2, scratch, pool, NULL);
+}
+
 static void L(msm_g2)(zp_g2_any_t *out, const void *pts, const zp_scalar_t *s, size_t n, void *scratch,
                       zp_pool_t *pool)
 {
@@ -443,6 +454,8 @@ const g16_curve_t G16_CAT(g16_curve_, ZC) = {
     .compute_h_from = L(compute_h_from),
     .msm_g1_scratch = L(msm_g1_scratch),
     .msm_g1 = L(msm_g1),
+    .msm_g1_sum2_scratch = L(msm_g1_sum2_scratch),
+    .msm_g1_sum2 = L(msm_g1_sum2),
     .msm_g2_scratch = L(msm_g2_scratch),
     .msm_g2 = L(msm_g2),
     .assemble = L(assemble),

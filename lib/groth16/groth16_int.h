@@ -44,6 +44,11 @@ typedef struct g16_curve {
     size_t (*msm_g1_scratch)(size_t n, unsigned nthreads);
     void (*msm_g1)(zp_g1_any_t *out, const void *pts, const zp_scalar_t *s, size_t n, void *scratch,
                    zp_pool_t *pool);
+    /* (added, issue 12) out = sum s1[i] p1[i] + sum s2[i] p2[i] as one MSM of n1 + n2 points
+     * (lib/msm: zp_msm_g1_<C>_sum2_ex): Groth16's C and H, which only pi_C's sum needs */
+    size_t (*msm_g1_sum2_scratch)(size_t n1, size_t n2, unsigned nthreads);
+    void (*msm_g1_sum2)(zp_g1_any_t *out, const void *p1, const zp_scalar_t *s1, size_t n1, const void *p2,
+                        const zp_scalar_t *s2, size_t n2, void *scratch, zp_pool_t *pool);
     size_t (*msm_g2_scratch)(size_t n, unsigned nthreads);
     void (*msm_g2)(zp_g2_any_t *out, const void *pts, const zp_scalar_t *s, size_t n, void *scratch,
                    zp_pool_t *pool);
@@ -71,6 +76,18 @@ const g16_curve_t *g16_curve(zp_curve_id_t id);
  * caller runs between two of its calls (zp_g16_prove: the G2 MSM in the pages the G1 MSMs
  * touched); the backend keeps owning it. NULL (message set) if it cannot grow. */
 void *g16_cpu_scratch(zp_backend_t *be, size_t len);
+
+/* (added, issue 12) the CPU backend's prove_g1 for a caller that only ever adds out[C] and
+ * out[H] (zp_g16_prove: pi_C): C and H run as one MSM of n_vars - n_public - 1 + domain_size
+ * points (cv->msm_g1_sum2), out[C] = C + H, out[H] = infinity; times split evenly between
+ * msm_ns[C] and msm_ns[H]. The backend verb itself keeps the four parts (the pipeline and the
+ * CUDA backend's tests compare them one by one). drop_ab (a one-shot proof, whose key is
+ * consumed): the pages of the A and B1 point arrays are given back right after their MSM
+ * (g16_drop_pages; their content is dead then), so that they are not resident beside the
+ * C + H MSM's scratch (2^16: 8 MiB of points against the ~8 MiB more scratch it touches). */
+int g16_cpu_prove_g1_sum(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_t *w, zp_scalar_t *a, zp_scalar_t *b,
+                         const zp_scalar_t *c, zp_scalar_t *h, zp_g1_any_t out[ZP_G16_NMSM], zp_g16_times_t *t,
+                         bool drop_ab);
 
 /* (added, issue 12) gives back the whole pages inside [p, p + n) (madvise DONTNEED): a private
  * file mapping's pages are read again from the file when touched, shared memory keeps its

@@ -245,7 +245,9 @@ typedef struct {
  * phix); with the 4-dimensional psi split (G2) psi^cls(P_i), from the pre-pass's psi_t.
  * neg[ii] says the point is negated (the sign of its scalar part). */
 typedef struct {
-    const PA_T *pts;     /* n0 points */
+    const PA_T *pts;     /* n0 points (or the first n1 of them, see pts2) */
+    const PA_T *pts2;    /* NULL, or points n1..n0-1 (S(sum2): two arrays as one MSM) */
+    size_t n1;
     const FE_T *phix;    /* dim 2: beta x_i (only where k2_i != 0) */
     const S(psi_t) *psi; /* dim 4: (only where k1..k3 are not all 0) */
     const uint8_t *neg;  /* dim n0 signs, or NULL */
@@ -262,7 +264,7 @@ static inline bool S(fetch)(PA_T *q, const S(src_t) *src, size_t ii, bool negd)
         pi -= src->n0;
         cls++;
     }
-    const PA_T *p = &src->pts[pi];
+    const PA_T *p = src->pts2 && pi >= src->n1 ? &src->pts2[pi - src->n1] : &src->pts[pi];
     if (ECA(is_inf)(p)) return false;
     if (src->neg && src->neg[ii]) negd = !negd;
     const FE_T *y = &p->y;
@@ -303,7 +305,11 @@ static void S(flush)(S(ws_t) *ws)
     unsigned m = ws->cnt;
     if (m == 0) return;
     enum { NS = sizeof(FE_T) / sizeof(FB_T) };  /* base-field slots per ws->pre element */
-    FB_T *pb = (FB_T *)(void *)ws->pre, acc = MSM_CAT3(zp_fq_, MSM_C, _one);
+    FB_T *pb = (FB_T *)(void *)ws->pre, acc;
+    pb[0] = MSM_CAT3(zp_fq_, MSM_C, _one);
+    /* the norms and the prefix products are written by the field code straight into pb (no
+     * stack temporary copied into it: a 32-byte copy of a value just stored limb by limb
+     * stalls on the store forwarding, the hottest spot of G2's flush in perf annotate) */
     for (unsigned j = 0; j < m; j++) {
         if (j + MSM_PREFETCH < m) __builtin_prefetch(&ws->bk[ws->bb[j + MSM_PREFETCH]]);
         const PA_T *b = &ws->bk[ws->bb[j]], *p = &ws->bp[j];
@@ -315,11 +321,12 @@ static void S(flush)(S(ws_t) *ws)
             else
                 F(one)(d);                       /* P + (-P): bucket empties */
         }
-        FB_T nr;
-        F(norm)(&nr, d);
-        pb[j * NS] = acc;
-        if (NS > 1) pb[j * NS + 1] = nr;
-        FBF(mul)(&acc, &acc, &nr);
+        const FB_T *nr = (const FB_T *)(const void *)d;  /* G1: N(d) = d */
+        if (NS > 1) {
+            F(norm)(&pb[j * NS + 1], d);
+            nr = &pb[j * NS + 1];
+        }
+        FBF(mul)(j + 1 < m ? &pb[(j + 1) * NS] : &acc, &pb[j * NS], nr);
     }
     FBF(inv)(&acc, &acc);
     for (unsigned j = m; j-- > 0;) {
@@ -328,13 +335,10 @@ static void S(flush)(S(ws_t) *ws)
         PA_T *b = &ws->bk[bi];
         const PA_T *p = &ws->bp[j];
         FE_T inv, lam, t;
-        FB_T nr, ni;
-        if (NS > 1)
-            nr = pb[j * NS + 1];
-        else
-            F(norm)(&nr, &ws->den[j]);
+        FB_T ni;
+        const FB_T *nr = NS > 1 ? &pb[j * NS + 1] : (const FB_T *)(const void *)&ws->den[j];
         FBF(mul)(&ni, &acc, &pb[j * NS]);
-        FBF(mul)(&acc, &acc, &nr);
+        FBF(mul)(&acc, &acc, nr);
         F(inv_norm)(&inv, &ws->den[j], &ni);
         ws->st[bi] &= (uint8_t)~MSM_ST_BUSY;
         if (F(eq)(&p->x, &b->x)) {
@@ -609,6 +613,8 @@ static void S(ones_task)(S(ws_t) *ws, const msm_plan_t *pl, const S(src_t) *src,
 typedef struct {
     const msm_plan_t *pl;
     const PA_T *const *pts;  /* m point arrays */
+    const PA_T *pts2;        /* m = 1 only: NULL, or points n1.. of the one MSM (S(sum2)) */
+    size_t n1;
     unsigned m;
     const zp_scalar_t *sc;
     const uint32_t *idx;
@@ -641,7 +647,8 @@ static void S(worker)(void *arg, unsigned tid, unsigned nthr)
         unsigned t = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
         if (t >= ntask) break;
         unsigned j = t / T, u = t % T;
-        S(src_t) src = {.pts = job->pts[j], .phix = job->phix ? job->phix + (size_t)j * job->n0 : NULL,
+        S(src_t) src = {.pts = job->pts[j], .pts2 = job->pts2, .n1 = job->n1,
+                        .phix = job->phix ? job->phix + (size_t)j * job->n0 : NULL,
                         .psi = job->psi ? job->psi + (size_t)j * job->n0 : NULL,
                         .neg = job->neg, .n0 = job->n0, .dim = job->dim};
         P_T *out = &job->res[(size_t)j * T + u];
@@ -747,6 +754,9 @@ static size_t S(scratch_size)(size_t n, unsigned m, unsigned nthreads, const zp_
 typedef struct {
     const zp_scalar_t *sc;
     const PA_T *const *pts;
+    const zp_scalar_t *sc2;  /* NULL, or scalars n1..n0-1 (m = 1: with their points pts2) */
+    const PA_T *pts2;
+    size_t n1;
     unsigned m, dim;
     size_t n0;
     zp_scalar_t *half;
@@ -754,6 +764,17 @@ typedef struct {
     FE_T *phix;
     S(psi_t) *psi;
 } S(split_job_t);
+
+/* scalar i and point i of MSM j of the pre-pass (the second array from n1 on) */
+static inline const zp_scalar_t *S(split_sc)(const S(split_job_t) *sj, size_t i)
+{
+    return sj->sc2 && i >= sj->n1 ? &sj->sc2[i - sj->n1] : &sj->sc[i];
+}
+
+static inline const PA_T *S(split_pt)(const S(split_job_t) *sj, unsigned j, size_t i)
+{
+    return sj->pts2 && i >= sj->n1 ? &sj->pts2[i - sj->n1] : &sj->pts[j][i];
+}
 
 static void S(split_worker)(void *arg, unsigned tid, unsigned nthr)
 {
@@ -766,7 +787,7 @@ static void S(split_worker)(void *arg, unsigned tid, unsigned nthr)
         for (size_t i = lo; i < hi; i++) {
             zp_scalar_t kp[4];
             unsigned ng;
-            MSM_CAT3(zp_gls_, MSM_C, _split)(kp, &ng, &sj->sc[i]);
+            MSM_CAT3(zp_gls_, MSM_C, _split)(kp, &ng, S(split_sc)(sj, i));
             uint64_t rest = 0;
             for (unsigned d = 0; d < 4; d++) {
                 sj->half[d * n0 + i] = kp[d];
@@ -777,7 +798,7 @@ static void S(split_worker)(void *arg, unsigned tid, unsigned nthr)
                 const FB_T *a = MSM_CAT3(zp_g2_, MSM_C, _psi2_a)();
                 for (unsigned j = 0; j < sj->m; j++) {
                     S(psi_t) *e = &sj->psi[(size_t)j * n0 + i];
-                    const PA_T *p = &sj->pts[j][i];
+                    const PA_T *p = S(split_pt)(sj, j, i);
                     MSM_CAT3(zp_g2a_, MSM_C, _psi)(&e->q, p);
                     F(mulb)(&e->ax, &p->x, a);
                     F(mulb)(&e->aqx, &e->q.x, a);
@@ -789,17 +810,21 @@ static void S(split_worker)(void *arg, unsigned tid, unsigned nthr)
 #endif
     for (size_t i = lo; i < hi; i++) {
         unsigned ng;
-        MSM_CAT3(zp_glv_, MSM_C, _split)(&sj->half[i], &sj->half[n0 + i], &ng, &sj->sc[i]);
+        MSM_CAT3(zp_glv_, MSM_C, _split)(&sj->half[i], &sj->half[n0 + i], &ng, S(split_sc)(sj, i));
         sj->neg[i] = (uint8_t)(ng & 1);
         sj->neg[n0 + i] = (uint8_t)(ng >> 1);
         if (sj->half[n0 + i].l[0] | sj->half[n0 + i].l[1])
-            for (unsigned j = 0; j < sj->m; j++) F(mulb)(&sj->phix[(size_t)j * n0 + i], &sj->pts[j][i].x, beta);
+            for (unsigned j = 0; j < sj->m; j++) F(mulb)(&sj->phix[(size_t)j * n0 + i], &S(split_pt)(sj, j, i)->x, beta);
     }
 }
 
-/* out[j] = sum_i scalars[i] points[j][i] for j < m, n <= MSM_CHUNK */
-static void S(multi)(P_T *out, const PA_T *const *points, unsigned m, const zp_scalar_t *scalars,
-                     size_t n, void *scratch, zp_pool_t *pool, const zp_msm_opts_t *opts)
+/* out[j] = sum_i scalars[i] points[j][i] for j < m, n <= MSM_CHUNK. With sc2 != NULL (m = 1,
+ * and the split on: S(sum2)), scalars and points from index n1 on are sc2[i - n1] and
+ * pts2[i - n1]: two arrays run as one MSM (the pre-pass writes the parts contiguously, so
+ * only the pre-pass and the point fetch see the two arrays). */
+static void S(multi2)(P_T *out, const PA_T *const *points, unsigned m, const zp_scalar_t *scalars,
+                      size_t n, void *scratch, zp_pool_t *pool, const zp_msm_opts_t *opts,
+                      const PA_T *pts2, const zp_scalar_t *sc2, size_t n1)
 {
     unsigned nthr = zp_pool_size(pool);
     for (unsigned j = 0; j < m; j++) EC(set_inf)(&out[j]);
@@ -821,8 +846,8 @@ static void S(multi)(P_T *out, const PA_T *const *points, unsigned m, const zp_s
     const S(psi_t) *psi = NULL;
     const uint8_t *neg = NULL;
     if (dim > 1) {                               /* the MSM over the dim n0 parts from here */
-        S(split_job_t) sj = {.sc = scalars, .pts = points, .m = m, .dim = dim, .n0 = n0,
-                             .half = (zp_scalar_t *)scratch};
+        S(split_job_t) sj = {.sc = scalars, .pts = points, .sc2 = sc2, .pts2 = sc2 ? pts2 : NULL,
+                             .n1 = n1, .m = m, .dim = dim, .n0 = n0, .half = (zp_scalar_t *)scratch};
         sj.neg = (uint8_t *)scratch + align64(dim * n0 * sizeof(zp_scalar_t));
         sj.phix = (FE_T *)(void *)(sj.neg + align64(dim * n0));
         sj.psi = (S(psi_t) *)(void *)sj.phix;
@@ -883,7 +908,7 @@ static void S(multi)(P_T *out, const PA_T *const *points, unsigned m, const zp_s
     } else {
         msm_sort(idx, cnt, &cl, scalars, n, pl.c, pl.W);
     }
-    S(job_t) job = {.pl = &pl, .pts = points, .m = m, .sc = scalars, .idx = idx, .cnt = cnt,
+    S(job_t) job = {.pl = &pl, .pts = points, .pts2 = sc2 ? pts2 : NULL, .n1 = n1, .m = m, .sc = scalars, .idx = idx, .cnt = cnt,
                     .nbig = cl.nbig, .none = cl.none, .P1 = P1, .n = n, .n0 = n0, .dim = dim,
                     .top_u = cl.bits % pl.c + 1 < pl.c ? 1u << (cl.bits % pl.c) : 0,
                     .phix = phix, .psi = psi, .neg = neg, .scratch = base, .res = (P_T *)(void *)base};
@@ -906,6 +931,12 @@ static void S(multi)(P_T *out, const PA_T *const *points, unsigned m, const zp_s
         for (unsigned u = 0; u < P1; u++) EC(add)(&acc, &acc, &res[u]);
         out[j] = acc;
     }
+}
+
+static void S(multi)(P_T *out, const PA_T *const *points, unsigned m, const zp_scalar_t *scalars,
+                     size_t n, void *scratch, zp_pool_t *pool, const zp_msm_opts_t *opts)
+{
+    S(multi2)(out, points, m, scalars, n, scratch, pool, opts, NULL, NULL, n);
 }
 
 /* MSM_IMPL_INTERNAL (msm_batch_*.c): only the static internals above, and the names below
@@ -954,6 +985,29 @@ void MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _multi)(P_T *out, const PA_T *const *poi
                                                  zp_pool_t *pool)
 {
     MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _multi_ex)(out, points, m, scalars, n, scratch, pool, NULL);
+}
+
+size_t MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _sum2_scratch_size)(size_t n1, size_t n2, unsigned nthreads,
+                                                               const zp_msm_opts_t *opts)
+{
+    return S(scratch_size)(n1 + n2, 1, nthreads, opts);
+}
+
+void MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _sum2_ex)(P_T *out, const PA_T *p1, const zp_scalar_t *s1, size_t n1,
+                                                   const PA_T *p2, const zp_scalar_t *s2, size_t n2,
+                                                   void *scratch, zp_pool_t *pool, const zp_msm_opts_t *opts)
+{
+    const size_t n = n1 + n2;
+    if (n1 && n2 && n > MSM_NAIVE_MAX && n <= MSM_CHUNK && S(dim)(opts, n) > 1) {
+        S(multi2)(out, &p1, 1, s1, n, scratch, pool, opts, p2, s2, n1);
+        return;
+    }
+    /* one array empty, tiny or beyond a chunk, or no split (the plain MSM reads the scalars
+     * in place, so they would have to be contiguous): the two MSMs, added */
+    P_T t;
+    MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _multi_ex)(out, &p1, 1, s1, n1, scratch, pool, opts);
+    MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _multi_ex)(&t, &p2, 1, s2, n2, scratch, pool, opts);
+    EC(add)(out, out, &t);
 }
 
 void MSM_CAT3(zp_msm_, MSM_G, MSM_CAT3(_, MSM_C, ))(P_T *out, const PA_T *points,
