@@ -187,8 +187,9 @@ static int cpu_msm_g1(zp_backend_t *be, zp_curve_id_t curve, zp_g1_any_t *out, c
 }
 
 /* prove_g1 (a_in == a, b_in == b) and prove_g1_from (a, b, h the caller's work buffers);
- * sum_ch (g16_cpu_prove_g1_sum): C and H as one MSM, out[C] = C + H, out[H] = infinity;
- * drop_ab: the A and B1 point arrays' pages are given back after their MSM */
+ * sum_ch (prove_g1_sum): C and H as one MSM, out[C] = C + H, out[H] = infinity; drop_ab: the
+ * A and B1 point arrays' pages are given back after their MSM (their time split evenly: C's
+ * and H's as A's and B1's) */
 static int prove_g1_run(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_t *w, const zp_scalar_t *a_in,
                         const zp_scalar_t *b_in, const zp_scalar_t *c, zp_scalar_t *a, zp_scalar_t *b,
                         zp_scalar_t *h, zp_g1_any_t out[ZP_G16_NMSM], zp_g16_times_t *t, bool sum_ch,
@@ -201,9 +202,8 @@ static int prove_g1_run(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar
     memset(&tt, 0, sizeof tt);
     const size_t nc = (size_t)k->n_vars - k->n_public - 1;
     const unsigned nt = zp_pool_size(be->pool);
-    size_t need = key_scratch(cv, k, nt);
-    if (sum_ch && cv->msm_g1_sum2_scratch(nc, k->domain_size, nt) > need)
-        need = cv->msm_g1_sum2_scratch(nc, k->domain_size, nt);
+    size_t need = key_scratch(cv, k, nt), sum_need = sum_ch ? cv->msm_g1_sum2_scratch(nc, k->domain_size, nt) : 0;
+    if (sum_need > need) need = sum_need;
     int rc = cpu_compute_h_from(be, k, a_in, b_in, c, a, b, h, &tt);
     if (!rc) rc = ensure_scratch(be, need);
     if (rc) return rc;
@@ -226,7 +226,7 @@ static int prove_g1_run(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar
         g16_drop_pages(k->a, (size_t)k->n_vars * cv->g1a_size);
         g16_drop_pages(k->b1, (size_t)k->n_vars * cv->g1a_size);
     }
-    if (sum_ch) {                                /* their time split evenly as A's and B1's */
+    if (sum_ch) {
         m0 = zp_now_ns();
         cv->msm_g1_sum2(&out[ZP_G16_C], k->c, job[ZP_G16_C].s, nc, k->h, h, k->domain_size, be->scratch,
                         be->pool);
@@ -254,11 +254,11 @@ static int cpu_prove_g1_from(zp_backend_t *be, const zp_g16_key_t *k, const zp_s
     return prove_g1_run(be, k, w, a_in, b_in, c, a, b, h, out, t, false, false);
 }
 
-int g16_cpu_prove_g1_sum(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_t *w, zp_scalar_t *a, zp_scalar_t *b,
-                         const zp_scalar_t *c, zp_scalar_t *h, zp_g1_any_t out[ZP_G16_NMSM], zp_g16_times_t *t,
-                         bool drop_ab)
+static int cpu_prove_g1_sum(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_t *w, zp_scalar_t *a,
+                            zp_scalar_t *b, const zp_scalar_t *c, zp_scalar_t *h, zp_g1_any_t out[ZP_G16_NMSM],
+                            zp_g16_times_t *t, bool key_done)
 {
-    return prove_g1_run(be, k, w, a, b, c, a, b, h, out, t, true, drop_ab);
+    return prove_g1_run(be, k, w, a, b, c, a, b, h, out, t, true, key_done);
 }
 
 static int cpu_prove_g1(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_t *w, zp_scalar_t *a,
@@ -431,6 +431,7 @@ const zp_backend_ops_t zp_backend_cpu = {
     .prove_g1 = cpu_prove_g1,
     .prove_g1_batch = cpu_prove_g1_batch,
     .prove_g1_from = cpu_prove_g1_from,
+    .prove_g1_sum = cpu_prove_g1_sum,
 };
 
 /* the test and bench verbs (backend_test.h), off the production table */

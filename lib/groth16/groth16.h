@@ -165,6 +165,14 @@ typedef struct zp_backend_ops {
     int (*prove_g1_from)(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_t *w, const zp_scalar_t *a_in,
                          const zp_scalar_t *b_in, const zp_scalar_t *c, zp_scalar_t *a, zp_scalar_t *b,
                          zp_scalar_t *h, zp_g1_any_t out[ZP_G16_NMSM], zp_g16_times_t *t);
+    /* (added, issue 12) optional, NULL: the caller runs prove_g1. prove_g1 for a caller that
+     * only ever adds out[C] and out[H] (a whole proof's pi_C): out[C] = C + H, out[H] =
+     * infinity (the CPU backend: one MSM of n_vars - n_public - 1 + domain_size points).
+     * key_done: the caller never reads k's A and B1 point arrays again (a one-shot proof), so
+     * their pages may go back right after their MSM. */
+    int (*prove_g1_sum)(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_t *w, zp_scalar_t *a,
+                        zp_scalar_t *b, const zp_scalar_t *c, zp_scalar_t *h, zp_g1_any_t out[ZP_G16_NMSM],
+                        zp_g16_times_t *t, bool key_done);
 } zp_backend_ops_t;
 extern const zp_backend_ops_t zp_backend_cpu;
 

@@ -77,18 +77,6 @@ const g16_curve_t *g16_curve(zp_curve_id_t id);
  * touched); the backend keeps owning it. NULL (message set) if it cannot grow. */
 void *g16_cpu_scratch(zp_backend_t *be, size_t len);
 
-/* (added, issue 12) the CPU backend's prove_g1 for a caller that only ever adds out[C] and
- * out[H] (zp_g16_prove: pi_C): C and H run as one MSM of n_vars - n_public - 1 + domain_size
- * points (cv->msm_g1_sum2), out[C] = C + H, out[H] = infinity; times split evenly between
- * msm_ns[C] and msm_ns[H]. The backend verb itself keeps the four parts (the pipeline and the
- * CUDA backend's tests compare them one by one). drop_ab (a one-shot proof, whose key is
- * consumed): the pages of the A and B1 point arrays are given back right after their MSM
- * (g16_drop_pages; their content is dead then), so that they are not resident beside the
- * C + H MSM's scratch (2^16: 8 MiB of points against the ~8 MiB more scratch it touches). */
-int g16_cpu_prove_g1_sum(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_t *w, zp_scalar_t *a, zp_scalar_t *b,
-                         const zp_scalar_t *c, zp_scalar_t *h, zp_g1_any_t out[ZP_G16_NMSM], zp_g16_times_t *t,
-                         bool drop_ab);
-
 /* (added, issue 12) gives back the whole pages inside [p, p + n) (madvise DONTNEED): a private
  * file mapping's pages are read again from the file when touched, shared memory keeps its
  * content, anonymous memory reads as zeros afterwards (only for bytes that are dead) */

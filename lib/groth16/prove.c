@@ -79,13 +79,12 @@ static int prove_run(zp_g16_proof_t *proof, const zp_g16_key_t *k, zp_g16_key_t 
         g16_drop_pages(once->coefs, (size_t)once->n_coefs * sizeof *once->coefs);
         once->coefs = NULL;
     }
-    /* the CPU backend runs C and H as one MSM here (only their sum goes into the proof):
-     * part[C] = C + H, part[H] = infinity; a one-shot proof gives the A and B1 arrays' pages
-     * back before it (the C + H scratch is larger than the A + B1 one) */
-    if (!rc && ops == &zp_backend_cpu)
-        rc = g16_cpu_prove_g1_sum(be, k, w, a, b, c, c, part, &tt.g1, once != NULL);
-    else if (!rc)
-        rc = ops->prove_g1(be, k, w, a, b, c, c, part, &tt.g1);
+    /* only pi_C's sum of C and H is needed: a backend with prove_g1_sum runs them as one
+     * (part[C] = C + H, part[H] = infinity); a one-shot proof's key is done with A and B1 after
+     * their MSM (the CPU backend gives their pages back before the larger C + H scratch) */
+    if (!rc)
+        rc = ops->prove_g1_sum ? ops->prove_g1_sum(be, k, w, a, b, c, c, part, &tt.g1, once != NULL)
+                               : ops->prove_g1(be, k, w, a, b, c, c, part, &tt.g1);
     free(buf);   /* before the G2 MSM, so that its pages are back first */
     if (once) {                                  /* so are the G1 point arrays */
         size_t g1 = cv->g1a_size, nv = once->n_vars;
