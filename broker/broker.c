@@ -446,9 +446,10 @@ int main(int argc, char **argv, char **envp)
         case 1102: box_name = optarg; break;
         case 1103: if (parse_u32(optarg, 0, 99, &rt_prio, "rt-priority")) return 2; break;
         case 1104:
-            if (parse_u32(optarg, 0, 100000, &rt_slice, "rt-slice")) return 2;
-            if (rt_slice > 0 && rt_slice < 100) {   /* the kernel's minimum: not clamped silently */
-                fprintf(stderr, "zkpipe-broker: --rt-slice '%s': expected 0 (off) or 100..100000\n", optarg);
+            if (parse_u32(optarg, 0, ZP_RT_SLICE_MAX_US, &rt_slice, "rt-slice")) return 2;
+            if (!zp_rt_slice_ok(rt_slice)) {   /* below the kernel's minimum: not clamped silently */
+                fprintf(stderr, "zkpipe-broker: --rt-slice '%s': expected 0 (off) or %d..%d\n", optarg,
+                        ZP_RT_SLICE_MIN_US, ZP_RT_SLICE_MAX_US);
                 return 2;
             }
             break;

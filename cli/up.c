@@ -931,10 +931,11 @@ static int up_cmd(int argc, char **argv, char *val[K_NKEYS])
     g_host_nice = parse_count(val[K_HOST_NICE], 5, 0, 19, "host-nice");
     if (g_host_nice < 0) return 2;
     if (parse_count(val[K_GPU_RT], 0, 0, 99, "gpu-rt-priority") < 0) return 2;   /* the workers take it as given */
-    int slice = parse_count(val[K_GPU_RT_SLICE], 100, 0, 100000, "gpu-rt-slice");
+    int slice = parse_count(val[K_GPU_RT_SLICE], ZP_RT_SLICE_MIN_US, 0, ZP_RT_SLICE_MAX_US, "gpu-rt-slice");
     if (slice < 0) return 2;
-    if (slice > 0 && slice < 100) {   /* the kernel's minimum: the workers refuse less */
-        fprintf(stderr, "zkpipe up: --gpu-rt-slice '%s': expected 0 (off) or 100..100000\n", val[K_GPU_RT_SLICE]);
+    if (!zp_rt_slice_ok(slice)) {   /* below the kernel's minimum: the workers refuse it too */
+        fprintf(stderr, "zkpipe up: --gpu-rt-slice '%s': expected 0 (off) or %d..%d\n", val[K_GPU_RT_SLICE],
+                ZP_RT_SLICE_MIN_US, ZP_RT_SLICE_MAX_US);
         return 2;
     }
     static char devarg[UP_MAX_GPU][16];

@@ -531,12 +531,13 @@ static int parse_batch(zp_stage_t *s, const char *what, const char *arg)
     return 0;
 }
 
-static int parse_rt(int *out, const char *what, const char *arg, long lo, long hi)   /* 0 (off) or lo..hi */
+static int parse_rt(int *out, const char *what, const char *arg, bool slice)   /* 0: off */
 {
     long v;
-    if (parse_range(what, arg, 0, hi, &v) < 0) return -1;
-    if (v != 0 && v < lo) {
-        fprintf(stderr, "zkpipe-gpu-worker: %s '%s': expected 0 (off) or a number from %ld to %ld\n", what, arg, lo, hi);
+    if (parse_range(what, arg, 0, slice ? ZP_RT_SLICE_MAX_US : 99, &v) < 0) return -1;
+    if (slice && !zp_rt_slice_ok(v)) {
+        fprintf(stderr, "zkpipe-gpu-worker: %s '%s': expected 0 (off) or a number from %d to %d\n", what, arg,
+                ZP_RT_SLICE_MIN_US, ZP_RT_SLICE_MAX_US);
         return -1;
     }
     *out = (int)v;
@@ -565,10 +566,10 @@ static int opt(zp_stage_t *s, int c, const char *arg)
         g->batch_given = true;
         return -1;
     case 'R':
-        if (parse_rt(&g->rt_prio, "--rt-priority", arg, 1, 99) < 0) return 2;
+        if (parse_rt(&g->rt_prio, "--rt-priority", arg, false) < 0) return 2;
         return -1;
     case 'S':
-        if (parse_rt(&g->rt_slice, "--rt-slice", arg, 100, 100000) < 0) return 2;
+        if (parse_rt(&g->rt_slice, "--rt-slice", arg, true) < 0) return 2;
         return -1;
     case 'I':
         g->inline_compute = true;
@@ -649,8 +650,8 @@ static int init(zp_stage_t *s)
         return 2;
     }
     const char *er = getenv("ZP_GPU_RT_PRIORITY"), *es = getenv("ZP_GPU_RT_SLICE");
-    if ((g->rt_prio < 0 && er && *er && parse_rt(&g->rt_prio, "ZP_GPU_RT_PRIORITY", er, 1, 99) < 0) ||
-        (g->rt_slice < 0 && es && *es && parse_rt(&g->rt_slice, "ZP_GPU_RT_SLICE", es, 100, 100000) < 0)) {
+    if ((g->rt_prio < 0 && er && *er && parse_rt(&g->rt_prio, "ZP_GPU_RT_PRIORITY", er, false) < 0) ||
+        (g->rt_slice < 0 && es && *es && parse_rt(&g->rt_slice, "ZP_GPU_RT_SLICE", es, true) < 0)) {
         zp_bk_close(&g->bk);
         return 2;
     }

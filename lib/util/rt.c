@@ -88,7 +88,10 @@ static int set_policy(bool on)
 void zp_rt_setup(int prio, unsigned slice_us)
 {
     atomic_store(&rt_prio, prio < 0 ? 0 : prio > 99 ? 99 : prio);
-    atomic_store(&rt_slice_us, slice_us == 0 ? 0 : slice_us < 100 ? 100 : slice_us > 100000 ? 100000 : slice_us);
+    atomic_store(&rt_slice_us, slice_us == 0                    ? 0
+                               : slice_us < ZP_RT_SLICE_MIN_US ? ZP_RT_SLICE_MIN_US
+                               : slice_us > ZP_RT_SLICE_MAX_US ? ZP_RT_SLICE_MAX_US
+                                                               : slice_us);
 }
 
 int zp_rt_priority(void) { return atomic_load(&rt_prio); }

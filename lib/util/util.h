@@ -109,6 +109,9 @@ int zp_proc_stat(uint32_t pid, char *state, uint64_t *start);
  * back to the normal policy and slice (also a thread that inherited them from its creator);
  * zp_rt_adopt_threads(prefix): from an active thread in the short-slice tier, give the slice to
  * this process's threads whose name starts with prefix (libzmq's), the number adopted. */
+enum { ZP_RT_SLICE_MIN_US = 100, ZP_RT_SLICE_MAX_US = 100000 };   /* the kernel's sched_runtime range */
+/* a --rt-slice value the tier takes as given: 0 (off) or MIN..MAX (the parsers refuse others) */
+static inline bool zp_rt_slice_ok(long us) { return us == 0 || (us >= ZP_RT_SLICE_MIN_US && us <= ZP_RT_SLICE_MAX_US); }
 void zp_rt_setup(int prio, unsigned slice_us);
 int zp_rt_priority(void);
 unsigned zp_rt_slice_us(void);
