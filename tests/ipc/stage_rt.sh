@@ -34,21 +34,28 @@ F=$FIX/bn128_chain
 permitted=1
 [ "$RT_MODE" = slice ] || [ "$(id -u)" = 0 ] || [ "$(ulimit -r)" = unlimited ] || [ "$(ulimit -r)" -ge $P ] || permitted=0
 
+# one thread (/proc/PID/task/TID): "1" in the tier (fifo: policy 1, rt_priority P; slice:
+# policy 0, se.slice 100000 ns), "0" at the normal policy and slice, "-" neither
+in_tier() {
+  local f
+  f=$(sed 's/.*) //' "$1/stat" 2>/dev/null) || { echo -; return; }
+  set -- "$1" $f
+  # after the command name: field 3 (state) is $2, so rt_priority (40) is ${39}, policy (41) ${40}
+  if [ "$RT_MODE" = slice ]; then
+    [ "${40}" = 0 ] || { echo -; return; }
+    [ "$(awk '$1 == "se.slice" {print $3}' "$1/sched" 2>/dev/null)" = 100000 ] && echo 1 || echo 0
+  elif [ "${40}" = 1 ] && [ "${39}" = $P ]; then echo 1
+  elif [ "${40}" = 0 ]; then echo 0
+  else echo -; fi
+}
 # "tier zmq other" over a process's threads: its own threads in the tier (fifo: policy 1,
 # rt_priority P; slice: policy 0, se.slice 100000 ns), libzmq's (comm ZMQbg/...: the I/O thread
 # and the reaper) in the tier, and threads at the normal policy and slice
 rt_counts() {
-  local fifo=0 zmq=0 other=0 t f in
+  local fifo=0 zmq=0 other=0 t in
   for t in /proc/"$1"/task/*; do
-    f=$(sed 's/.*) //' "$t/stat" 2>/dev/null) || continue
-    set -- $f
-    # after the command name: field 3 (state) is $1, so rt_priority (40) is ${38}, policy (41) ${39}
-    in=0
-    if [ "$RT_MODE" = slice ]; then
-      [ "${39}" = 0 ] || continue
-      [ "$(awk '$1 == "se.slice" {print $3}' "$t/sched" 2>/dev/null)" = 100000 ] && in=1
-    elif [ "${39}" = 1 ] && [ "${38}" = $P ]; then in=1
-    elif [ "${39}" != 0 ]; then continue; fi
+    in=$(in_tier "$t")
+    [ "$in" = - ] && continue
     if [ $in = 1 ]; then
       case "$(cat "$t/comm" 2>/dev/null)" in ZMQbg*) zmq=$((zmq + 1));; *) fifo=$((fifo + 1));; esac
     else other=$((other + 1)); fi
@@ -90,11 +97,7 @@ if [ $permitted = 1 ]; then
   c=$(wait_counts "$G" "4 2") || ipc_fail "with the payload checksum held: expected 4 + 2 threads $TIER, got $c"
   v=; for t in /proc/$G/task/*; do [ "$(cat $t/comm 2>/dev/null)" = zp-verify ] && v=$t; done
   [ -n "$v" ] || ipc_fail "the gpu worker has no zp-verify thread"
-  if [ "$RT_MODE" = slice ]; then
-    [ "$(awk '$1 == "se.slice" {print $3}' $v/sched)" != 100000 ] || ipc_fail "the checksum's thread is $TIER"
-  else
-    f=$(sed 's/.*) //' $v/stat); set -- $f; [ "${39}" = 0 ] || ipc_fail "the checksum's thread is $TIER (policy ${39})"
-  fi
+  [ "$(in_tier $v)" = 0 ] || ipc_fail "the checksum's thread is not at the normal policy and slice ($(in_tier $v))"
   ipc_log "payload checksum held: on zp-verify at the normal policy; loop, staging, work, compute threads $TIER"
 fi
 ipc_release gpu-verify
