@@ -492,13 +492,54 @@ MSM_FOLD_TESTS(g2, bls12_381)
 MSM_NORM_TESTS(bn254)
 MSM_NORM_TESTS(bls12_381)
 
-int main(void)
-{
-    zp_pool_t *pools[3] = {NULL, zp_pool_new(2), zp_pool_new(3)};
-    if (!pools[1] || !pools[2]) {
-        fprintf(stderr, "test_msm: cannot create thread pools\n");
-        return 1;
+/* G1 and G2 batches of additions on the vector path (msm_vec_impl.h) and off it: points
+ * repeated with the same scalar (a doubling lane: the bucket holds P when P comes again),
+ * negated with it (P + (-P): the bucket empties), infinity, random; windows whose batches
+ * reach the vector path's minimum (K = 2^(c-5)), batches not a multiple of its 32 lanes */
+#define MSM_VEC_TESTS(G, C)                                                                    \
+    static void test_vec_##G##_##C(zp_pool_t *pool, size_t n)                                  \
+    {                                                                                          \
+        const zp_scalar_t *r = (const zp_scalar_t *)(const void *)&zp_fr_##C##_modulus;        \
+        zp_##G##a_##C##_t *pa = malloc(n * sizeof *pa);                                        \
+        zp_scalar_t *k = malloc(n * sizeof *k);                                                \
+        points_##G##_##C(pa, n);                                                               \
+        for (size_t i = 0; i < n; i++) {                                                       \
+            for (int j = 0; j < 4; j++) k[i].l[j] = rnd64();                                   \
+            k[i].l[3] &= r->l[3] >> 1;                                                         \
+            if (i % 7 == 1) {                                                                  \
+                pa[i] = pa[0];                                                                 \
+                k[i] = k[0];                                                                   \
+            } else if (i % 7 == 2) {                                                           \
+                zp_##G##a_##C##_neg(&pa[i], &pa[0]);                                           \
+                k[i] = k[0];                                                                   \
+            }                                                                                  \
+        }                                                                                      \
+        zp_##G##_##C##_t want;                                                                 \
+        naive_##G##_##C(&want, pa, k, n);                                                      \
+        bool had = zp_msm_vector();                                                            \
+        static const unsigned cs[] = {11, 12, 16};                                             \
+        for (int vec = 0; vec < 2; vec++) {                                                    \
+            if (zp_msm_set_vector(vec) != (bool)vec) continue;   /* no IFMA on this CPU */     \
+            for (size_t ci = 0; ci < 3; ci++)                                                  \
+                for (int endo = 0; endo < 2; endo++)                                           \
+                    if (!fold_run_##G##_##C(pa, k, n, pool, cs[ci], endo, &want)) {            \
+                        fprintf(stderr, "vec %s n=%zu c=%u endo=%d vector=%d: wrong sum\n",     \
+                                #G "_" #C, n, cs[ci], endo, vec);                              \
+                        fails++;                                                               \
+                    }                                                                          \
+        }                                                                                      \
+        zp_msm_set_vector(had);                                                                \
+        free(pa);                                                                              \
+        free(k);                                                                               \
     }
+MSM_VEC_TESTS(g1, bn254)
+MSM_VEC_TESTS(g2, bn254)
+MSM_VEC_TESTS(g1, bls12_381)
+MSM_VEC_TESTS(g2, bls12_381)
+
+/* every test above, on the path zp_msm_vector() says */
+static void run_all(zp_pool_t **pools, zp_pool_t **wide)
+{
     static const size_t g1_sizes[] = {0, 1, 2, 3, 8, 9, 10, 17, 31, 64, 100, 257, 1000, 2500};
     static const size_t g2_sizes[] = {0, 1, 3, 9, 13, 50, 129, 700};
     size_t ng1 = sizeof g1_sizes / sizeof g1_sizes[0], ng2 = sizeof g2_sizes / sizeof g2_sizes[0];
@@ -506,14 +547,9 @@ int main(void)
     test_g1_bls12_381(pools, 3, g1_sizes, ng1);
     test_g2_bn254(pools, 3, g2_sizes, ng2);
     test_g2_bls12_381(pools, 3, g2_sizes, ng2);
-    /* large enough for the plan to split points across tasks with several threads */
-    /* 16 threads: more threads than windows, so the plan also splits the points (P > 1) */
-    zp_pool_t *wide[2] = {NULL, zp_pool_new(16)};
+    /* large enough for the plan to split points across tasks with several threads, and
+     * (16 threads) more threads than windows, so the plan also splits the points (P > 1) */
     static const size_t big[] = {9000};
-    if (!wide[1]) {
-        fprintf(stderr, "test_msm: cannot create thread pools\n");
-        return 1;
-    }
     test_g1_bn254(wide, 2, big, 1);
     /* multi-MSM, witness-like scalars: small n, and n large enough for several scalar-1
      * tasks (MSM_ONE_MIN = 2048 ones each) and point splits with 16 threads */
@@ -541,6 +577,30 @@ int main(void)
     test_fold_g1_bls12_381(pools[1], 3000);
     test_fold_g2_bn254(NULL, 1200);
     test_fold_g2_bls12_381(NULL, 1200);
+    test_vec_g1_bn254(pools[1], 3001);
+    test_vec_g1_bls12_381(pools[1], 3001);
+    test_vec_g2_bn254(NULL, 1500);
+    test_vec_g2_bls12_381(NULL, 1500);
+}
+
+int main(void)
+{
+    zp_pool_t *pools[3] = {NULL, zp_pool_new(2), zp_pool_new(3)};
+    zp_pool_t *wide[2] = {NULL, zp_pool_new(16)};
+    if (!pools[1] || !pools[2] || !wide[1]) {
+        fprintf(stderr, "test_msm: cannot create thread pools\n");
+        return 1;
+    }
+    /* the default path (vector where the CPU has AVX-512 IFMA), then, where that was the
+     * vector path, everything again on the scalar one */
+    bool vec = zp_msm_vector();
+    printf("test_msm: vector path %s\n", vec ? "on (then off)" : "not available on this CPU");
+    run_all(pools, wide);
+    if (vec) {
+        zp_msm_set_vector(false);
+        run_all(pools, wide);
+        zp_msm_set_vector(true);
+    }
     zp_pool_destroy(&wide[1]);
     zp_pool_destroy(&pools[1]);
     zp_pool_destroy(&pools[2]);

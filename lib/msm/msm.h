@@ -52,6 +52,13 @@ typedef struct {
     unsigned dim;  /* 0: the default (2; BLS12-381's G2: 4 from 2^17 points up); 2: the
                     * GLV split; 4: the GLS split on G2 (on G1 it means 2). (added) */
 } zp_msm_opts_t;
+
+/* G1's batched affine additions on AVX-512 IFMA (eight per instruction; lib/msm/msm_vec_impl.h),
+ * both curves, on by default where the CPU has AVX512F and AVX512IFMA; ZP_MSM_VECTOR=0 in the
+ * environment turns it off. zp_msm_set_vector(false) turns it off, (true) back on where the
+ * CPU has it; returns whether it is in use now. Results are identical either way. */
+bool zp_msm_set_vector(bool on);
+bool zp_msm_vector(void);
 #define ZP_MSM_EX_API(G, C)                                                                    \
     size_t zp_msm_##G##_##C##_ex_scratch_size(size_t n, unsigned m, unsigned nthreads,         \
                                               const zp_msm_opts_t *opts);                      \

@@ -13,5 +13,6 @@
 #define MSM_G g1
 #define MSM_C bls12_381
 #define MSM_F fq_bls12_381
+#define MSM_VEC_NL 8
 #include "lib/msm/msm_impl.h"
 #include "lib/msm/msm_batch_impl.h"

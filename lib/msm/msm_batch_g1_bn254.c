@@ -13,5 +13,6 @@
 #define MSM_G g1
 #define MSM_C bn254
 #define MSM_F fq_bn254
+#define MSM_VEC_NL 5
 #include "lib/msm/msm_impl.h"
 #include "lib/msm/msm_batch_impl.h"

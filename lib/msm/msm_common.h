@@ -42,6 +42,8 @@ enum {
     MSM_ONE_MIN = 2048,   /* scalar-1 points per scalar-1 task, at least */
     MSM_PREFETCH = 8,     /* batched additions: bucket prefetch distance */
     MSM_FOLD_MIN = 32,    /* bucket reduction: halving folds down to this many buckets */
+    MSM_VEC_MIN = 64,     /* msm_vec_impl.h: batches from this size (its 32 lanes' own inversion) */
+    MSM_VEC_PAD = 32,     /* msm_vec_impl.h: padding lanes, at most */
 };
 #define MSM_CHUNK ((size_t)1 << 29)  /* larger inputs run in chunks (32-bit index of 4n parts) */
 
@@ -57,8 +59,13 @@ typedef struct {
 
 typedef struct {
     size_t res_bytes, thread_bytes, idx_bytes;  /* idx: one uint32 per input scalar */
-    size_t off_bk, off_xb, off_st, off_bp, off_bb, off_den, off_pre, off_qp, off_qb;
+    size_t off_bk, off_xb, off_st, off_bp, off_bb, off_den, off_pre, off_qp, off_qb, off_vec;
 } msm_layout_t;
+
+/* G1's batched additions on AVX-512 IFMA (msm_vec_impl.h) in use: the CPU has it and
+ * zp_msm_set_vector / ZP_MSM_VECTOR did not turn it off (msm.c) */
+extern atomic_int msm_vec_state;
+static inline bool msm_vec_on(void) { return atomic_load_explicit(&msm_vec_state, memory_order_relaxed) > 0; }
 
 static size_t align64(size_t x) { return (x + 63) & ~(size_t)63; }
 
@@ -184,6 +191,8 @@ static void msm_layout(msm_layout_t *l, const msm_plan_t *pl, unsigned m, size_t
     o = align64(o + (kmax / MSM_Q_DIV) * pa);
     l->off_qb = o;
     o = align64(o + (kmax / MSM_Q_DIV) * sizeof(uint32_t));
+    l->off_vec = o;                                    /* msm_vec_impl.h: <= 64 bytes a lane */
+    o = align64(o + (kmax + MSM_VEC_PAD) * 64);
     l->thread_bytes = o;
 }
 

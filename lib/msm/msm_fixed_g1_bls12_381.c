@@ -14,6 +14,7 @@
 #define MSM_G g1
 #define MSM_C bls12_381
 #define MSM_F fq_bls12_381
+#define MSM_VEC_NL 8
 #include "lib/msm/msm_impl.h"
 #define MSM_FX_GROUP ZP_MSM_FIXED_G1_BLS12_381
 #include "lib/msm/msm_fixed_impl.h"

@@ -14,6 +14,7 @@
 #define MSM_G g1
 #define MSM_C bn254
 #define MSM_F fq_bn254
+#define MSM_VEC_NL 5
 #include "lib/msm/msm_impl.h"
 #define MSM_FX_GROUP ZP_MSM_FIXED_G1_BN254
 #include "lib/msm/msm_fixed_impl.h"

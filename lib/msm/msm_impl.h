@@ -210,6 +210,7 @@ typedef struct {
     FE_T *pre;           /* K prefix products */
     PA_T *qp;            /* qmax deferred points (their bucket was pending) */
     uint32_t *qb;        /* qmax deferred bucket indices */
+    uint8_t *vec;        /* S(flush_v)'s prefix products (msm_vec_impl.h) */
     unsigned cnt, K;     /* pending count, batch size */
     unsigned qn, qmax;   /* deferred count, capacity */
 } S(ws_t);
@@ -227,6 +228,7 @@ static inline S(ws_t) S(ws_carve)(uint8_t *base, const msm_layout_t *lay, const 
         .pre = (FE_T *)(void *)(base + lay->off_pre),
         .qp = (PA_T *)(void *)(base + lay->off_qp),
         .qb = (uint32_t *)(void *)(base + lay->off_qb),
+        .vec = base + lay->off_vec,
         .K = pl->K,
         .qmax = pl->K / MSM_Q_DIV,
     };
@@ -300,10 +302,19 @@ static inline bool S(fetch)(PA_T *q, const S(src_t) *src, size_t ii, bool negd)
  * (G2's Fq2 products are calls here; __attribute__((flatten)) inlined them for -0.6..-1.6%
  * on G2 2^16, within noise, but left the ASan+UBSan build without registers for the Fq
  * asm: "impossible constraints". Not kept.) */
+#ifdef MSM_VEC_NL
+#include "lib/msm/msm_vec_impl.h"
+#endif
 static void S(flush)(S(ws_t) *ws)
 {
     unsigned m = ws->cnt;
     if (m == 0) return;
+#ifdef MSM_VEC_NL
+    if (m >= MSM_VEC_MIN && msm_vec_on()) {
+        S(flush_v)(ws);
+        return;
+    }
+#endif
     enum { NS = sizeof(FE_T) / sizeof(FB_T) };  /* base-field slots per ws->pre element */
     FB_T *pb = (FB_T *)(void *)ws->pre, acc;
     pb[0] = MSM_CAT3(zp_fq_, MSM_C, _one);

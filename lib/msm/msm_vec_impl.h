@@ -1,0 +1,484 @@
+/* msm_vec_impl.h - G1's batch of affine bucket additions (S(flush)) on AVX-512 IFMA: eight
+ * additions per instruction, in 52-bit limbs. Included by msm_impl.h for a G1 instantiation
+ * whose translation unit defines MSM_VEC_NL (limbs of 52 bits: 5 for BN254, 8 for BLS12-381);
+ * no include guard on purpose. Used only where the CPU has AVX512F + AVX512IFMA and
+ * msm_vec_on() says so (zp_msm_set_vector, ZP_MSM_VECTOR=0); otherwise S(flush) runs.
+ *
+ * Why: S(flush)'s work is ~6.7 Fq products per addition (msm.md, fifth session); one scalar
+ * BN254 product costs ~12 ns here, eight in one vector product ~11 ns (four independent
+ * chains in flight; ~37 ns latency).
+ *
+ * Representation. A value v (Montgomery form, R = 2^(64 L64), as the library keeps it) is
+ * held as NL limbs of 52 bits in eight lanes, not reduced: a vector product computes
+ * a b' / 2^(52 NL) where b' = 2^SH b (SH = 52 NL - 64 L64: 4 on BN254, 32 on BLS12-381), i.e.
+ * exactly the library's a b / R. So one operand of every product is "shifted" (V(shift), or
+ * converted from the 64-bit words at offset SH, which is free), and the results are in the
+ * library's own Montgomery domain: a point's words convert in and out by a change of radix only.
+ * Bounds (in units of p; a product's result is < a b / R + p): coordinates read are < p;
+ * a - b + p < 2p; products of two values < 2p stay < 2p (BN254: p / R ~ 0.19, so the bound
+ * holds for a b <= 5 p^2; BLS12-381: 0.10); x3 and y3 are brought below p before they are
+ * stored (the buckets are compared word by word).
+ *
+ * The batch: lane l of chain c, block k is addition j = (c Q + k) 8 + l (j >= m: a padding
+ * lane with denominator 1, never written). Each of the CH chains runs Montgomery's trick
+ * down its blocks; the CH * 8 chain products are inverted together in Fq (one inversion).
+ * Doubling (x1 == x2, y1 == y2: lambda = 3 x^2 / 2 y) and P + (-P) (the bucket empties) are
+ * lanes with their own denominator (2 y, 1) as in S(flush). Bucket indices within a batch are
+ * distinct, so the scatters never collide. */
+
+#include <immintrin.h>
+
+#define MV_T __attribute__((target("avx512f,avx512ifma,avx512vl,avx512dq,avx512bw")))
+#define MV_I MV_T __attribute__((always_inline)) static inline
+#define MV(n) MSM_CAT5(msmv_, MSM_G, _, MSM_C, _##n)
+
+enum { MV_NL = MSM_VEC_NL, MV_W = sizeof(FB_T) / 8, MV_SH = 52 * MSM_VEC_NL - 64 * (int)(sizeof(FB_T) / 8),
+       MV_NC = sizeof(FE_T) / sizeof(FB_T), /* coordinate components: 1 (G1, Fq), 2 (G2, Fq2) */
+       MV_CH = 4 };
+#define MV_M52 0xfffffffffffffULL
+
+typedef struct { __m512i l[MV_NL]; } MV(e);
+
+/* constants in 52-bit limbs, from the field's own (constructor below) */
+static struct {
+    uint64_t p[MV_NL], p2[MV_NL], ps[MV_NL], one[MV_NL], ones[MV_NL]; /* p, 2p, 2^SH p, R mod p, 2^SH R mod p */
+    uint64_t pinv;                                                    /* -p^-1 mod 2^52 */
+} MV(k);
+
+/* limbs of 2^s w for the words w[0..MV_W) (scalar; constants) */
+static void MV(limbs_u64)(uint64_t *r, const uint64_t *w, unsigned s)
+{
+    for (int i = 0; i < MV_NL; i++) {
+        int lo = 52 * i - (int)s;
+        unsigned __int128 t = 0;
+        if (lo < 0) {
+            t = (unsigned __int128)w[0] << -lo;
+        } else if (lo / 64 < MV_W) {
+            t = w[lo / 64] >> (lo % 64);
+            if (lo % 64 > 12 && lo / 64 + 1 < MV_W) t |= (unsigned __int128)w[lo / 64 + 1] << (64 - lo % 64);
+        }
+        r[i] = (uint64_t)t & MV_M52;
+    }
+}
+
+__attribute__((constructor)) static void MV(init)(void)
+{
+    const uint64_t *p = MSM_CAT3(zp_fq_, MSM_C, _modulus).l, *one = MSM_CAT3(zp_fq_, MSM_C, _one).l;
+    uint64_t p2[MV_W], c = 0;
+    for (int i = 0; i < MV_W; i++) {     /* 2p: fits the words (p < 2^(64 W - 1) on both curves) */
+        p2[i] = (p[i] << 1) | c;
+        c = p[i] >> 63;
+    }
+    MV(limbs_u64)(MV(k).p, p, 0);
+    MV(limbs_u64)(MV(k).p2, p2, 0);
+    MV(limbs_u64)(MV(k).ps, p, MV_SH);
+    MV(limbs_u64)(MV(k).one, one, 0);
+    MV(limbs_u64)(MV(k).ones, one, MV_SH);
+    uint64_t inv = 1;                    /* p^-1 mod 2^64 by Newton's iteration */
+    for (int i = 0; i < 6; i++) inv *= 2 - p[0] * inv;
+    MV(k).pinv = (0 - inv) & MV_M52;
+}
+
+MV_I void MV(bcast)(MV(e) *r, const uint64_t *c)
+{
+    for (int i = 0; i < MV_NL; i++) r->l[i] = _mm512_set1_epi64((long long)c[i]);
+}
+
+/* r = 2^s v, v the eight lanes' words w[0..MV_W) (s = 0 or MV_SH) */
+MV_I void MV(from_words)(MV(e) *r, const __m512i *w, unsigned s)
+{
+    const __m512i m52 = _mm512_set1_epi64((long long)MV_M52);
+#pragma GCC unroll 16
+    for (int i = 0; i < MV_NL; i++) {
+        int lo = 52 * i - (int)s;
+        __m512i t = _mm512_setzero_si512();
+        if (lo < 0) {
+            t = _mm512_slli_epi64(w[0], (unsigned)-lo);
+        } else if (lo / 64 < MV_W) {
+            t = _mm512_srli_epi64(w[lo / 64], (unsigned)(lo % 64));
+            if (lo % 64 > 12 && lo / 64 + 1 < MV_W)
+                t = _mm512_or_si512(t, _mm512_slli_epi64(w[lo / 64 + 1], (unsigned)(64 - lo % 64)));
+        }
+        r->l[i] = _mm512_and_si512(t, m52);
+    }
+}
+
+/* the words of a (normalised limbs, a < 2^(64 W)) */
+MV_I void MV(to_words)(__m512i *w, const MV(e) *a)
+{
+#pragma GCC unroll 16
+    for (int k = 0; k < MV_W; k++) {
+        __m512i t = _mm512_setzero_si512();
+#pragma GCC unroll 16
+        for (int i = 0; i < MV_NL; i++) {
+            int lo = 52 * i - 64 * k;
+            if (lo <= -52 || lo >= 64) continue;
+            t = _mm512_or_si512(t, lo < 0 ? _mm512_srli_epi64(a->l[i], (unsigned)-lo)
+                                          : _mm512_slli_epi64(a->l[i], (unsigned)lo));
+        }
+        w[k] = t;
+    }
+}
+
+/* r = a - b + c (c a multiple of p, a - b + c >= 0), normalised; a NULL: 0 - b + c */
+MV_I void MV(sub)(MV(e) *r, const MV(e) *a, const MV(e) *b, const uint64_t *c)
+{
+    const __m512i m52 = _mm512_set1_epi64((long long)MV_M52);
+    __m512i cy = _mm512_setzero_si512();
+#pragma GCC unroll 16
+    for (int i = 0; i < MV_NL; i++) {
+        __m512i t = _mm512_add_epi64(_mm512_set1_epi64((long long)c[i]), cy);
+        if (a) t = _mm512_add_epi64(t, a->l[i]);
+        t = _mm512_sub_epi64(t, b->l[i]);
+        cy = _mm512_srai_epi64(t, 52);
+        r->l[i] = _mm512_and_si512(t, m52);
+    }
+}
+
+/* r = a + b, normalised */
+MV_I void MV(add)(MV(e) *r, const MV(e) *a, const MV(e) *b)
+{
+    const __m512i m52 = _mm512_set1_epi64((long long)MV_M52);
+    __m512i cy = _mm512_setzero_si512();
+#pragma GCC unroll 16
+    for (int i = 0; i < MV_NL; i++) {
+        __m512i t = _mm512_add_epi64(_mm512_add_epi64(a->l[i], b->l[i]), cy);
+        cy = _mm512_srli_epi64(t, 52);
+        r->l[i] = _mm512_and_si512(t, m52);
+    }
+}
+
+/* r = a - c where a >= c, else a (c: p or 2p) */
+MV_I void MV(csub)(MV(e) *r, const MV(e) *a, const uint64_t *c)
+{
+    const __m512i m52 = _mm512_set1_epi64((long long)MV_M52);
+    __m512i t[MV_NL], br = _mm512_setzero_si512();
+#pragma GCC unroll 16
+    for (int i = 0; i < MV_NL; i++) {
+        __m512i d = _mm512_add_epi64(_mm512_sub_epi64(a->l[i], _mm512_set1_epi64((long long)c[i])), br);
+        br = _mm512_srai_epi64(d, 52);
+        t[i] = _mm512_and_si512(d, m52);
+    }
+    __mmask8 ge = _mm512_cmpeq_epi64_mask(br, _mm512_setzero_si512());
+#pragma GCC unroll 16
+    for (int i = 0; i < MV_NL; i++) r->l[i] = _mm512_mask_blend_epi64(ge, a->l[i], t[i]);
+}
+
+/* r = 2^SH a (a < 2^(64 W)): the operand form a product wants for its second factor */
+MV_I void MV(shift)(MV(e) *r, const MV(e) *a)
+{
+    const __m512i m52 = _mm512_set1_epi64((long long)MV_M52);
+    __m512i prev = _mm512_setzero_si512();
+#pragma GCC unroll 16
+    for (int i = 0; i < MV_NL; i++) {
+        __m512i cur = a->l[i];
+        r->l[i] = _mm512_or_si512(_mm512_and_si512(_mm512_slli_epi64(cur, MV_SH), m52),
+                                  _mm512_srli_epi64(prev, 52 - MV_SH));
+        prev = cur;
+    }
+}
+
+/* r = a bs / 2^(52 NL) = a b / R for bs = 2^SH b (Montgomery, operand scanning) */
+MV_I void MV(mul)(MV(e) *r, const MV(e) *a, const MV(e) *bs)
+{
+    const __m512i m52 = _mm512_set1_epi64((long long)MV_M52), z = _mm512_setzero_si512(),
+                  pinv = _mm512_set1_epi64((long long)MV(k).pinv);
+    __m512i t[MV_NL + 1];
+#pragma GCC unroll 16
+    for (int j = 0; j <= MV_NL; j++) t[j] = z;
+#pragma GCC unroll 16
+    for (int i = 0; i < MV_NL; i++) {
+        __m512i bi = bs->l[i];
+#pragma GCC unroll 16
+        for (int j = 0; j < MV_NL; j++) t[j] = _mm512_madd52lo_epu64(t[j], a->l[j], bi);
+#pragma GCC unroll 16
+        for (int j = 0; j < MV_NL; j++) t[j + 1] = _mm512_madd52hi_epu64(t[j + 1], a->l[j], bi);
+        __m512i q = _mm512_and_si512(_mm512_madd52lo_epu64(z, t[0], pinv), m52);
+#pragma GCC unroll 16
+        for (int j = 0; j < MV_NL; j++)
+            t[j] = _mm512_madd52lo_epu64(t[j], q, _mm512_set1_epi64((long long)MV(k).p[j]));
+#pragma GCC unroll 16
+        for (int j = 0; j < MV_NL; j++)
+            t[j + 1] = _mm512_madd52hi_epu64(t[j + 1], q, _mm512_set1_epi64((long long)MV(k).p[j]));
+        t[1] = _mm512_add_epi64(t[1], _mm512_srli_epi64(t[0], 52));
+#pragma GCC unroll 16
+        for (int j = 0; j < MV_NL; j++) t[j] = t[j + 1];
+        t[MV_NL] = z;
+    }
+#pragma GCC unroll 16
+    for (int j = 0; j + 1 < MV_NL; j++) {
+        t[j + 1] = _mm512_add_epi64(t[j + 1], _mm512_srli_epi64(t[j], 52));
+        t[j] = _mm512_and_si512(t[j], m52);
+    }
+#pragma GCC unroll 16
+    for (int j = 0; j < MV_NL; j++) r->l[j] = t[j];
+}
+
+/* A coordinate (Fq or Fq2 = Fq[u]/(u^2 + 1)) in eight lanes; its words as read */
+typedef struct { MV(e) c[MV_NC]; } MV(c);
+typedef struct { __m512i c[MV_NC][MV_W]; } MV(cw);
+
+MV_I void MV(cfrom)(MV(c) *r, const MV(cw) *w, unsigned s)
+{
+    for (int i = 0; i < MV_NC; i++) MV(from_words)(&r->c[i], w->c[i], s);
+}
+
+MV_I void MV(csubc)(MV(c) *r, const MV(c) *a, const MV(c) *b, const uint64_t *k)
+{
+    for (int i = 0; i < MV_NC; i++) MV(sub)(&r->c[i], &a->c[i], &b->c[i], k);
+}
+
+MV_I void MV(caddc)(MV(c) *r, const MV(c) *a, const MV(c) *b)
+{
+    for (int i = 0; i < MV_NC; i++) MV(add)(&r->c[i], &a->c[i], &b->c[i]);
+}
+
+/* each component below p (from below 4p: 2p then p off where it fits) */
+MV_I void MV(creduce)(MV(c) *r, const MV(c) *a)
+{
+    for (int i = 0; i < MV_NC; i++) {
+        MV(csub)(&r->c[i], &a->c[i], MV(k).p2);
+        MV(csub)(&r->c[i], &r->c[i], MV(k).p);
+    }
+}
+
+MV_I void MV(cshift)(MV(c) *r, const MV(c) *a)
+{
+    for (int i = 0; i < MV_NC; i++) MV(shift)(&r->c[i], &a->c[i]);
+}
+
+/* r = a b for bs = 2^SH b, each component < 2p where a b's components are (< 2p)(< 2p) or
+ * (< 3p)(< p). Fq2: the four products (Karatsuba's sums would break the bound), then 2p off. */
+MV_I void MV(cmul)(MV(c) *r, const MV(c) *a, const MV(c) *bs)
+{
+#if MSM_VEC_NC2
+    MV(e) p00, p11, p01, p10;
+    MV(mul)(&p00, &a->c[0], &bs->c[0]);
+    MV(mul)(&p11, &a->c[1], &bs->c[1]);
+    MV(mul)(&p01, &a->c[0], &bs->c[1]);
+    MV(mul)(&p10, &a->c[1], &bs->c[0]);
+    MV(sub)(&r->c[0], &p00, &p11, MV(k).p2);
+    MV(add)(&r->c[1], &p01, &p10);
+    MV(csub)(&r->c[0], &r->c[0], MV(k).p2);
+    MV(csub)(&r->c[1], &r->c[1], MV(k).p2);
+#else
+    MV(mul)(&r->c[0], &a->c[0], &bs->c[0]);
+#endif
+}
+
+/* a point's coordinate words for the eight lanes: base + off[l] + component + word */
+MV_I void MV(gather)(MV(cw) *w, const void *base, __m256i off)
+{
+    for (int i = 0; i < MV_NC; i++)
+#pragma GCC unroll 16
+        for (int k = 0; k < MV_W; k++)
+            w->c[i][k] = _mm512_i32gather_epi64(off, (const uint8_t *)base + sizeof(FB_T) * i + 8 * k, 1);
+}
+
+MV_I __mmask8 MV(eq_words)(const MV(cw) *a, const MV(cw) *b)
+{
+    __mmask8 e = 0xff;
+    for (int i = 0; i < MV_NC; i++)
+#pragma GCC unroll 16
+        for (int k = 0; k < MV_W; k++) e &= _mm512_cmpeq_epi64_mask(a->c[i][k], b->c[i][k]);
+    return e;
+}
+
+MV_I void MV(blend)(MV(c) *r, __mmask8 mk, const MV(c) *a)
+{
+    for (int i = 0; i < MV_NC; i++)
+        for (int l = 0; l < MV_NL; l++) r->c[i].l[l] = _mm512_mask_blend_epi64(mk, r->c[i].l[l], a->c[i].l[l]);
+}
+
+/* 1 (Montgomery), or 2^SH times it (s) */
+MV_I void MV(cone)(MV(c) *r, bool s)
+{
+    memset(r, 0, sizeof *r);
+    MV(bcast)(&r->c[0], s ? MV(k).ones : MV(k).one);
+}
+
+/* One block of eight lanes read: the bucket's (x1, y1) and the point's (x2, y2) words, the
+ * denominator d = x2 - x1 + p, or 2 y1 (doubling), or 1 (P + (-P), padding), and its norm
+ * N(d) (G1: d; G2: d0^2 + d1^2 below 2p), with 2^SH times each */
+typedef struct {
+    __m256i ob, op;                  /* byte offsets of the bucket and of the pending point */
+    __mmask8 live, dbl, cancel;      /* lanes that add; doubling; P + (-P) */
+    MV(cw) x1w, x2w, y1w, y2w;
+    MV(c) d, ds;
+    MV(e) n, ns;
+} MV(blk_t);
+
+MV_I void MV(read)(MV(blk_t) *b, const S(ws_t) *ws, unsigned j0, unsigned m, bool ys)
+{
+    __mmask8 valid = j0 >= m ? 0 : (__mmask8)(m - j0 >= 8 ? 0xff : (1u << (m - j0)) - 1);
+    const __m256i sz = _mm256_set1_epi32((int)sizeof(PA_T));
+    __m256i ib = _mm256_maskz_loadu_epi32(valid, &ws->bb[j0]);
+    __m256i ip = _mm256_maskz_mov_epi32(valid, _mm256_add_epi32(_mm256_set1_epi32((int)j0),
+                                                                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
+    b->ob = _mm256_mullo_epi32(ib, sz);
+    b->op = _mm256_mullo_epi32(ip, sz);
+    MV(gather)(&b->x1w, &ws->bk[0].x, b->ob);
+    MV(gather)(&b->x2w, &ws->bp[0].x, b->op);
+    MV(c) x1, x2;
+    MV(cfrom)(&x1, &b->x1w, MV_SH);
+    MV(cfrom)(&x2, &b->x2w, MV_SH);
+    MV(csubc)(&b->ds, &x2, &x1, MV(k).ps);
+    if (MV_NC > 1) {
+        MV(cfrom)(&x1, &b->x1w, 0);
+        MV(cfrom)(&x2, &b->x2w, 0);
+        MV(csubc)(&b->d, &x2, &x1, MV(k).p);
+    }
+    __mmask8 ex = MV(eq_words)(&b->x1w, &b->x2w) & valid;
+    b->dbl = b->cancel = 0;
+    if (ys || ex) {
+        MV(gather)(&b->y1w, &ws->bk[0].y, b->ob);
+        MV(gather)(&b->y2w, &ws->bp[0].y, b->op);
+    }
+    if (ex) {
+        __mmask8 ey = MV(eq_words)(&b->y1w, &b->y2w);
+        b->dbl = ex & ey;
+        b->cancel = ex & (__mmask8)~ey;
+        MV(c) y1, d2;
+        MV(cfrom)(&y1, &b->y1w, MV_SH);
+        MV(caddc)(&d2, &y1, &y1);
+        MV(blend)(&b->ds, b->dbl, &d2);
+        if (MV_NC > 1) {
+            MV(cfrom)(&y1, &b->y1w, 0);
+            MV(caddc)(&d2, &y1, &y1);
+            MV(blend)(&b->d, b->dbl, &d2);
+        }
+    }
+    __mmask8 one = (__mmask8)(~valid | b->cancel);
+    MV(c) o;
+    MV(cone)(&o, true);
+    MV(blend)(&b->ds, one, &o);
+    if (MV_NC > 1) {
+        MV(cone)(&o, false);
+        MV(blend)(&b->d, one, &o);
+        MV(e) n1;                            /* N(d) = d0^2 + d1^2, below 2p */
+        MV(mul)(&b->n, &b->d.c[0], &b->ds.c[0]);
+        MV(mul)(&n1, &b->d.c[MV_NC - 1], &b->ds.c[MV_NC - 1]);
+        MV(add)(&b->n, &b->n, &n1);
+        MV(csub)(&b->n, &b->n, MV(k).p2);
+        MV(shift)(&b->ns, &b->n);
+    } else {
+        b->ns = b->ds.c[0];                  /* G1: N(d) = d; only its shifted form is used */
+    }
+    b->live = valid & (__mmask8)~b->cancel;
+}
+
+MV_I void MV(scatter)(void *base, __mmask8 mk, __m256i off, const MV(c) *a)
+{
+    __m512i w[MV_W];
+    for (int i = 0; i < MV_NC; i++) {
+        MV(to_words)(w, &a->c[i]);
+#pragma GCC unroll 16
+        for (int k = 0; k < MV_W; k++)
+            _mm512_mask_i32scatter_epi64((uint8_t *)base + sizeof(FB_T) * i + 8 * k, mk, off, w[k], 1);
+    }
+}
+
+/* the CH * 8 chain products, inverted together in Fq (one inversion) */
+MV_I void MV(invert_lanes)(MV(e) *acc)
+{
+    FB_T t64[MV_CH * 8], pf[MV_CH * 8], inv;
+    __m512i w[MV_W];
+    for (unsigned c = 0; c < MV_CH; c++) {
+        MV(csub)(&acc[c], &acc[c], MV(k).p);
+        MV(to_words)(w, &acc[c]);
+        for (int k = 0; k < MV_W; k++) {
+            uint64_t lane[8];
+            _mm512_storeu_si512(lane, w[k]);
+            for (int l = 0; l < 8; l++) t64[c * 8 + l].l[k] = lane[l];
+        }
+    }
+    pf[0] = t64[0];
+    for (unsigned i = 1; i < MV_CH * 8; i++) FBF(mul)(&pf[i], &pf[i - 1], &t64[i]);
+    FBF(inv)(&inv, &pf[MV_CH * 8 - 1]);
+    for (unsigned i = MV_CH * 8; i-- > 1;) {
+        FB_T v;
+        FBF(mul)(&v, &inv, &pf[i - 1]);
+        FBF(mul)(&inv, &inv, &t64[i]);
+        t64[i] = v;
+    }
+    t64[0] = inv;
+    for (unsigned c = 0; c < MV_CH; c++) {
+        for (int k = 0; k < MV_W; k++) {
+            uint64_t lane[8];
+            for (int l = 0; l < 8; l++) lane[l] = t64[c * 8 + l].l[k];
+            w[k] = _mm512_loadu_si512(lane);
+        }
+        MV(from_words)(&acc[c], w, 0);
+    }
+}
+
+MV_T static void S(flush_v)(S(ws_t) *ws)
+{
+    const unsigned m = ws->cnt, Q = (m + 8 * MV_CH - 1) / (8 * MV_CH);
+    MV(e) *pre = (MV(e) *)(void *)ws->vec, acc[MV_CH];
+    for (unsigned c = 0; c < MV_CH; c++) MV(bcast)(&acc[c], MV(k).one);
+    /* prefix products of the norms, the chains interleaved (their products are independent) */
+    for (unsigned k = 0; k < Q; k++) {
+        for (unsigned c = 0; c < MV_CH; c++) {
+            MV(blk_t) b;
+            MV(read)(&b, ws, (c * Q + k) * 8, m, false);
+            pre[c * Q + k] = acc[c];
+            MV(mul)(&acc[c], &acc[c], &b.ns);
+        }
+    }
+    MV(invert_lanes)(acc);
+    /* back down the chains: each lane's inverse, then lambda, x3, y3 */
+    uint8_t cancel[MSM_K_MAX / 8 + MV_CH];
+    for (unsigned k = Q; k-- > 0;) {
+        for (unsigned c = 0; c < MV_CH; c++) {
+            MV(blk_t) b;
+            MV(read)(&b, ws, (c * Q + k) * 8, m, true);
+            cancel[c * Q + k] = b.cancel;
+            MV(e) accs, ni;
+            MV(c) inv, x1, x2, y1, y1s, y2s, num, lam, lams, x3, y3;
+            MV(shift)(&accs, &acc[c]);
+            MV(mul)(&ni, &pre[c * Q + k], &accs);          /* 1 / N(d) */
+            MV(mul)(&acc[c], &acc[c], &b.ns);
+#if MSM_VEC_NC2
+            MV(mul)(&inv.c[0], &ni, &b.ds.c[0]);           /* 1 / d = conj(d) / N(d) */
+            MV(mul)(&inv.c[1], &ni, &b.ds.c[1]);
+            MV(sub)(&inv.c[1], NULL, &inv.c[1], MV(k).p2); /* -v + 2p */
+#else
+            inv.c[0] = ni;
+#endif
+            MV(cfrom)(&x1, &b.x1w, 0);
+            MV(cfrom)(&x2, &b.x2w, 0);
+            MV(cfrom)(&y1, &b.y1w, 0);
+            MV(cfrom)(&y1s, &b.y1w, MV_SH);
+            MV(cfrom)(&y2s, &b.y2w, MV_SH);
+            MV(csubc)(&num, &y2s, &y1s, MV(k).ps);          /* 2^SH (y2 - y1) */
+            if (b.dbl) {                                     /* 2^SH 3 x1^2 */
+                MV(c) x1s, x13, sq;
+                MV(cfrom)(&x1s, &b.x1w, MV_SH);
+                MV(caddc)(&x13, &x1, &x1);
+                MV(caddc)(&x13, &x13, &x1);
+                MV(cmul)(&sq, &x13, &x1s);
+                MV(cshift)(&sq, &sq);
+                MV(blend)(&num, b.dbl, &sq);
+            }
+            MV(cmul)(&lam, &inv, &num);
+            MV(cshift)(&lams, &lam);
+            MV(cmul)(&x3, &lam, &lams);                      /* lambda^2 */
+            MV(csubc)(&x3, &x3, &x1, MV(k).p);
+            MV(csubc)(&x3, &x3, &x2, MV(k).p);               /* < 4p */
+            MV(creduce)(&x3, &x3);
+            MV(csubc)(&y3, &x1, &x3, MV(k).p);
+            MV(cmul)(&y3, &y3, &lams);
+            MV(csubc)(&y3, &y3, &y1, MV(k).p);               /* < 3p */
+            MV(creduce)(&y3, &y3);
+            MV(scatter)(&ws->bk[0].x, b.live, b.ob, &x3);
+            MV(scatter)(&ws->bk[0].y, b.live, b.ob, &y3);
+        }
+    }
+    for (unsigned j = 0; j < m; j++) {
+        uint32_t bi = ws->bb[j];
+        ws->st[bi] &= (uint8_t)~MSM_ST_BUSY;
+        if (cancel[j / 8] >> (j % 8) & 1) ws->st[bi] &= (uint8_t)~MSM_ST_AFF;
+    }
+    ws->cnt = 0;
+}
