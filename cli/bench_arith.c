@@ -1,6 +1,6 @@
 /* bench_arith.c - `zkpipe bench arith [--quick] [--threads N] [--msm-only] [--sizes "16 18"]
  * [--groups g1,g2] [--c C] [--scalars uniform|witness|both] [--endo on|off|both] [--dim 2|4]
- * [--cpu]`:
+ * [--vector on|off|both] [--cpu]`:
  * timings of
  * the arithmetic the prover is built from: ns per Fr/Fq multiplication; ms per G1 and G2 MSM
  * at 2^16, 2^18, 2^20 (--quick: 2^12, 2^14, 2^16; --sizes: any list), for BN254 and
@@ -9,7 +9,8 @@
  * and without it
  * ("plain", the 256-bit Pippenger) and their ratio, on uniform random scalars below r and on
  * witness-like scalars (45% 0, 30% 1, 10% below 2^32, 5% r - small (-1, -2, ...), 10%
- * uniform); --c forces the window size (tuning; default: the plan's choice); --cpu reports
+ * uniform); --vector picks the batched additions' path (AVX-512 IFMA, lib/msm/msm_vec_impl.h,
+ * the default where the CPU has it; both: each row on both, alternately, and their ratio); --c forces the window size (tuning; default: the plan's choice); --cpu reports
  * the MSMs' process CPU time instead of wall time (loaded machines). Then ms per NTT
  * 2^20 (--quick 2^16) and per pairing. Inputs are random: points are sums of a few random
  * multiples of the generator (cheap to build), converted with one batch inversion. Each
@@ -227,6 +228,8 @@ typedef struct {
     unsigned nthr, c, groups, kinds, endo;  /* groups: 1 G1, 2 G2; kinds: 1 uniform, 2 witness;
                                                endo: 1 on, 2 off */
     unsigned dim;                           /* --dim: the split's dimension (0: default) */
+    unsigned vec;                           /* --vector: 1 on (the default where the CPU has
+                                               AVX-512 IFMA), 2 off, 3 both, alternately */
     unsigned logs[8], nlogs;
 } bench_opts_t;
 
@@ -305,13 +308,23 @@ static int bench_parse(bench_opts_t *o, int argc, char **argv)
             i++;
         } else if (!strcmp(a, "--endo") && v && !parse_mask(&o->endo, v, "on", "off")) {
             i++;
+        } else if (!strcmp(a, "--vector") && v && !parse_mask(&o->vec, v, "on", "off")) {
+            i++;
         } else {
             fprintf(stderr, "usage: zkpipe bench arith [--quick] [--threads N] [--msm-only] "
                             "[--sizes \"16 18 20\"] [--groups g1,g2] [--c C] "
-                            "[--scalars uniform|witness|both] [--endo on|off|both] [--dim 2|4] [--cpu]\n");
+                            "[--scalars uniform|witness|both] [--endo on|off|both] [--vector on|off|both] [--dim 2|4] [--cpu]\n");
             return -1;
         }
     }
+    if ((o->vec & 1) && !zp_msm_set_vector(true)) {
+        if (o->vec == 1) {
+            fprintf(stderr, "bench arith: --vector on: this CPU has no AVX-512 IFMA\n");
+            return -1;
+        }
+        o->vec = 2;                          /* both: only the scalar path exists here */
+    }
+    if (!o->vec) o->vec = zp_msm_vector() ? 1 : 2;
     if (!o->nlogs) {
         o->nlogs = 3;
         for (unsigned j = 0; j < 3; j++) o->logs[j] = (o->quick ? 12 : 16) + 2 * j;
@@ -319,7 +332,8 @@ static int bench_parse(bench_opts_t *o, int argc, char **argv)
     return 0;
 }
 
-/* the rows of one group: every size, pool and scalar kind; t[] as msm_row */
+/* the rows of one group: every size, pool and scalar kind, and vector path (--vector both:
+ * the two rows alternate, then their ratio); t[] as msm_row */
 #define BENCH_ROWS(G)                                                                          \
     for (unsigned s = 0; s < o.nlogs; s++) {                                                   \
         size_t n = (size_t)1 << o.logs[s];                                                     \
@@ -327,20 +341,38 @@ static int bench_parse(bench_opts_t *o, int argc, char **argv)
             for (unsigned kind = 1; kind <= 2; kind++) {                                       \
                 if (!(o.kinds & kind)) continue;                                               \
                 int reps = n >= ((size_t)1 << 20) ? 1 : 2;                                     \
-                double t[4] = {-1, -1, -1, -1};                                                \
+                double t[2][4] = {{-1, -1, -1, -1}, {-1, -1, -1, -1}};                         \
                 zp_msm_opts_t on = {.c = o.c, .dim = o.dim}, off = {.no_endo = true, .c = o.c};              \
-                snprintf(what, sizeof what, "%s MSM 2^%u %uT %s",                             \
-                         (#G)[1] == '1' ? "G1" : "G2", o.logs[s], zp_pool_size(pools[pi]),     \
-                         kind == 1 ? "uniform" : "witness");                                   \
-                (kind == 1 ? rnd_scalars : wit_scalars)(k, n, r_bn);                           \
-                if (o.endo & 1) t[0] = msm_ms_##G##_bn254(G##_bn, k, n, pools[pi], reps, &on); \
-                if (o.endo & 2) t[1] = msm_ms_##G##_bn254(G##_bn, k, n, pools[pi], reps, &off); \
-                (kind == 1 ? rnd_scalars : wit_scalars)(k, n, r_bls);                          \
-                if (o.endo & 1) t[2] = msm_ms_##G##_bls12_381(G##_bls, k, n, pools[pi], reps, &on); \
-                if (o.endo & 2) t[3] = msm_ms_##G##_bls12_381(G##_bls, k, n, pools[pi], reps, &off); \
-                msm_row(what, t);                                                              \
+                for (unsigned vm = 1; vm <= 2; vm++) {                                         \
+                    if (!(o.vec & vm)) continue;                                               \
+                    zp_msm_set_vector(vm == 1);                                                \
+                    double *tv = t[vm - 1];                                                    \
+                    snprintf(what, sizeof what, "%s MSM 2^%u %uT %s%s",                       \
+                             (#G)[1] == '1' ? "G1" : "G2", o.logs[s], zp_pool_size(pools[pi]), \
+                             kind == 1 ? "uniform" : "witness", o.vec == 3 ? (vm == 1 ? " vec" : " sc") : ""); \
+                    (kind == 1 ? rnd_scalars : wit_scalars)(k, n, r_bn);                       \
+                    if (o.endo & 1) tv[0] = msm_ms_##G##_bn254(G##_bn, k, n, pools[pi], reps, &on); \
+                    if (o.endo & 2) tv[1] = msm_ms_##G##_bn254(G##_bn, k, n, pools[pi], reps, &off); \
+                    (kind == 1 ? rnd_scalars : wit_scalars)(k, n, r_bls);                      \
+                    if (o.endo & 1) tv[2] = msm_ms_##G##_bls12_381(G##_bls, k, n, pools[pi], reps, &on); \
+                    if (o.endo & 2) tv[3] = msm_ms_##G##_bls12_381(G##_bls, k, n, pools[pi], reps, &off); \
+                    msm_row(what, tv);                                                         \
+                }                                                                              \
+                if (o.vec == 3) vec_ratio_row(t);                                              \
             }                                                                                  \
     }
+
+/* --vector both: vector / scalar time per column */
+static void vec_ratio_row(double t[2][4])
+{
+    char c[4][16];
+    for (int i = 0; i < 4; i++) {
+        if (t[0][i] > 0 && t[1][i] > 0) snprintf(c[i], 16, "%.2fx", t[0][i] / t[1][i]);
+        else snprintf(c[i], 16, "-");
+    }
+    printf("%-28s %9s %9s %7s %9s %9s %7s\n", "  vector / scalar", c[0], c[1], "", c[2], c[3], "");
+    fflush(stdout);
+}
 
 static int bench_batch(int argc, char **argv);  /* --batch M: at the end of this file */
 /* the 1-minute load average (-1: unknown) */

@@ -55,9 +55,9 @@ static unsigned S(bbitlen)(const uint64_t *k, unsigned nl)
 static void S(bplan)(msm_plan_t *pl, size_t n0, unsigned nthr, bool endo, unsigned cf)
 {
     if (endo)
-        msm_plan(pl, 2 * n0, nthr, B_ENDO_BITS, MSM_COST_FQ, cf);
+        msm_plan(pl, 2 * n0, nthr, B_ENDO_BITS, MSM_COST_FQ, cf, false);
     else
-        msm_plan(pl, n0, nthr, MSM_BITS_MAX, MSM_COST_FQ, cf);
+        msm_plan(pl, n0, nthr, MSM_BITS_MAX, MSM_COST_FQ, cf, false);
 }
 
 typedef struct {
@@ -265,7 +265,7 @@ static void S(batch)(P_T *out, const PA_T *const *points, unsigned nbases, const
         nbig = x > nbig ? x : nbig;
     }
     msm_plan_t pb;
-    msm_plan(&pb, nbig ? nbig : 1, nthr, endo ? B_ENDO_BITS : MSM_BITS_MAX, MSM_COST_FQ, S(force_c)(opts));
+    msm_plan(&pb, nbig ? nbig : 1, nthr, endo ? B_ENDO_BITS : MSM_BITS_MAX, MSM_COST_FQ, S(force_c)(opts), false);
     S(blayout_t) bb;
     S(blayout)(&bb, &pb, n0, nbases, m, nthr, endo);
     if (bb.total <= bl.total && bb.endo_bytes == bl.endo_bytes) {

@@ -45,6 +45,11 @@ enum {
     MSM_VEC_MIN = 64,     /* msm_vec_impl.h: batches from this size (its 32 lanes' own inversion) */
     MSM_VEC_PAD = 32,     /* msm_vec_impl.h: padding lanes, at most */
 };
+/* the plan's model of the vector path (msm_vec_impl.h), in the scalar path's units: a batched
+ * addition (scalar: 6 products) and the factor on a batch's inversion (its 32 lanes' own
+ * batched inversion in Fq) */
+#define MSM_VEC_ADD 2.0
+#define MSM_VEC_INV 2.5
 #define MSM_CHUNK ((size_t)1 << 29)  /* larger inputs run in chunks (32-bit index of 4n parts) */
 
 typedef struct {
@@ -92,11 +97,12 @@ static double msm_makespan(unsigned nfull, double task, unsigned ntop, double to
 /* the bucket reduction of nb buckets (msm_impl.h S(weigh_fold)): halving folds down to
  * MSM_FOLD_MIN buckets at ~16 multiplications per bucket plus an inversion per fold, the
  * rest by running sums at ~24 */
-static double msm_red_cost(unsigned nb, double inv_cost)
+static double msm_red_cost(unsigned nb, double inv_cost, bool vec)
 {
     double cost = 0;
     while (nb >= 2 * MSM_FOLD_MIN) {
-        cost += 16.0 * (nb / 2) + inv_cost;
+        bool v = vec && nb / 2 >= MSM_VEC_MIN;   /* the fold's batch on the vector path */
+        cost += (v ? 10.0 + MSM_VEC_ADD : 16.0) * (nb / 2) + inv_cost * (v ? MSM_VEC_INV : 1.0);
         nb /= 2;
     }
     return cost + 24.0 * nb;
@@ -106,7 +112,7 @@ static double msm_red_cost(unsigned nb, double inv_cost)
  * affine addition ~6, an XYZZ mixed addition ~10 (for conflicting digits beyond what the
  * deferred queue holds), a full XYZZ addition ~14, an inversion inv_cost. */
 static void msm_plan_h(msm_plan_t *pl, size_t n, unsigned nt, unsigned bits, double inv_cost,
-                       const size_t *hist, unsigned cf)
+                       const size_t *hist, unsigned cf, bool vec)
 {
     double best = -1;
     memset(pl, 0, sizeof *pl);
@@ -119,6 +125,12 @@ static void msm_plan_h(msm_plan_t *pl, size_t n, unsigned nt, unsigned bits, dou
         unsigned K = nb / 16;
         if (K < MSM_K_MIN) K = MSM_K_MIN;
         if (K > MSM_K_MAX) K = MSM_K_MAX;
+        /* the vector path (msm_vec_impl.h) takes batches from MSM_VEC_MIN: give it those where
+         * the buckets are not too few for them (measured at 2^12: c = 11, 12 with K = 64 beat
+         * the scalar plan's c = 9, 10 by a third on G2) */
+        if (vec && K < MSM_VEC_MIN && nb >= 4 * MSM_VEC_MIN) K = MSM_VEC_MIN;
+        const bool kv = vec && K >= MSM_VEC_MIN;
+        const double addc = kv ? MSM_VEC_ADD : 6.0, invc = inv_cost * (kv ? MSM_VEC_INV : 1.0);
         /* points per window: n, or on average over the windows when short scalars skip
          * the top windows (hist[b]: scalars of bit length b, see msm_sort) */
         double nw = (double)n;
@@ -133,8 +145,8 @@ static void msm_plan_h(msm_plan_t *pl, size_t n, unsigned nt, unsigned bits, dou
             double f = (double)K / (2.0 * nb) - 1.0 / MSM_Q_DIV; /* queue overflow */
             if (f < 0) f = 0;
             if (f > 0.5) f = 0.5;
-            double add = 6.0 * (1 - f) + 10.0 * f;
-            double task = m * add + (m / K + 1) * inv_cost + msm_red_cost(nb, inv_cost) + 0.5 * m;
+            double add = addc * (1 - f) + 10.0 * f;
+            double task = m * add + (m / K + 1) * invc + msm_red_cost(nb, inv_cost, vec) + 0.5 * m;
             /* the top window holds tb = bits - (W-1)c bits and the carry: buckets above 2^tb
              * stay empty (the reduction starts at the highest used one); with tb = 0 only
              * the carry, about half the scalars, reaches it (measured: 127-bit halves with
@@ -143,7 +155,7 @@ static void msm_plan_h(msm_plan_t *pl, size_t n, unsigned nt, unsigned bits, dou
              * 64/63 (GLS), so c = 16 fills 8 windows on both curves and 4 on BLS12-381's G2) */
             unsigned tb = bits - (W - 1) * c;
             double topb = tb + 1 < c ? (double)(1u << tb) + 1 : nb, topf = tb ? 1.0 : 0.5;
-            double top = m * topf * add + (m * topf / K + 1) * inv_cost + msm_red_cost((unsigned)topb, inv_cost) + 0.5 * m;
+            double top = m * topf * add + (m * topf / K + 1) * invc + msm_red_cost((unsigned)topb, inv_cost, vec) + 0.5 * m;
             unsigned T = (W - 1) * P;
             double cost = msm_makespan(T, task, P, top, nt);
             if (best < 0 || cost < best) {
@@ -157,9 +169,9 @@ static void msm_plan_h(msm_plan_t *pl, size_t n, unsigned nt, unsigned bits, dou
 
 /* cf: forced window size (0: choose) */
 static void msm_plan(msm_plan_t *pl, size_t n, unsigned nt, unsigned bits, double inv_cost,
-                     unsigned cf)
+                     unsigned cf, bool vec)
 {
-    msm_plan_h(pl, n, nt, bits, inv_cost, NULL, cf);
+    msm_plan_h(pl, n, nt, bits, inv_cost, NULL, cf, vec);
 }
 
 /* m: MSMs sharing the scalars (result slots per MSM: Wmax * P windows + P1 scalar-1 sums);

@@ -706,22 +706,39 @@ static unsigned S(dim_bits)(unsigned d)
     return d == 2 ? MSM_CAT3(zp_glv_, MSM_C, _bits) : MSM_BITS_MAX;
 }
 
-/* the plan the scratch is sized for (n0 points, full-size scalars), per dim */
-static void S(full_plan)(msm_plan_t *pl, size_t n0, unsigned nthreads, unsigned d, unsigned cf)
+#ifdef MSM_VEC_NL
+#define MSM_VEC_MODES 2          /* plans for the scalar and the vector path */
+#else
+#define MSM_VEC_MODES 1
+#endif
+/* the plan for the path in use now (msm_vec_on()) */
+static bool S(vec)(void)
 {
-    msm_plan(pl, d * n0, nthreads, S(dim_bits)(d), MSM_COST_FQ, cf);
+#ifdef MSM_VEC_NL
+    return msm_vec_on();
+#else
+    return false;
+#endif
 }
 
-/* the part past the endomorphism area: room for every dim's full plan */
+/* the plan the scratch is sized for (n0 points, full-size scalars), per dim and path */
+static void S(full_plan)(msm_plan_t *pl, size_t n0, unsigned nthreads, unsigned d, unsigned cf, bool vec)
+{
+    msm_plan(pl, d * n0, nthreads, S(dim_bits)(d), MSM_COST_FQ, cf, vec);
+}
+
+/* the part past the endomorphism area: room for every dim's full plan on either path (so
+ * that a scratch sized before zp_msm_set_vector still fits) */
 static size_t S(budget)(size_t n, unsigned m, unsigned nthreads, unsigned cf)
 {
     size_t best = 0;
-    for (unsigned d = 1; d <= MSM_DIM_MAX; d *= 2) {
-        msm_plan_t a;
-        S(full_plan)(&a, n, nthreads, d, cf);
-        size_t x = S(bytes)(&a, m, d * n, nthreads);
-        if (x > best) best = x;
-    }
+    for (unsigned d = 1; d <= MSM_DIM_MAX; d *= 2)
+        for (unsigned v = 0; v < MSM_VEC_MODES; v++) {
+            msm_plan_t a;
+            S(full_plan)(&a, n, nthreads, d, cf, v);
+            size_t x = S(bytes)(&a, m, d * n, nthreads);
+            if (x > best) best = x;
+        }
     return best;
 }
 
@@ -878,15 +895,16 @@ static void S(multi2)(P_T *out, const PA_T *const *points, unsigned m, const zp_
     /* plan for the scalars > 1 actually present; fall back to the plan the scratch was sized
      * for if that one would need more room */
     msm_plan_t pl, full;
-    S(full_plan)(&full, n0, nthr, dim, cf);
+    const bool vec = S(vec)();
+    S(full_plan)(&full, n0, nthr, dim, cf, vec);
     /* (the plan's model is tuned for full-size scalars: the bit lengths are used only when
      * every scalar is clearly short; measured: no gain, some loss, with a few full ones; the
      * largest bit length sets the window count: 127-bit halves fill 8 windows of 16) */
     const unsigned fbits = S(dim_bits)(dim);
     if (cl.bits > fbits * 3 / 4)
-        msm_plan(&pl, cl.nbig, nthr, cl.bits, MSM_COST_FQ, cf);
+        msm_plan(&pl, cl.nbig, nthr, cl.bits, MSM_COST_FQ, cf, vec);
     else
-        msm_plan_h(&pl, cl.nbig, nthr, cl.bits + 1, MSM_COST_FQ, cl.hist, cf);
+        msm_plan_h(&pl, cl.nbig, nthr, cl.bits + 1, MSM_COST_FQ, cl.hist, cf, vec);
     if (S(bytes)(&pl, m, n, nthr) > budget) pl = full;
     unsigned P1 = 0;
     if (cl.none) {
