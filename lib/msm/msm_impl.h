@@ -310,7 +310,7 @@ static void S(flush)(S(ws_t) *ws)
     unsigned m = ws->cnt;
     if (m == 0) return;
 #ifdef MSM_VEC_NL
-    if (m >= MSM_VEC_MIN && msm_vec_on()) {
+    if (m >= MSM_VEC_MIN && m <= MSM_K_MAX && msm_vec_on()) {  /* (its scratch: MSM_K_MAX) */
         S(flush_v)(ws);
         return;
     }

@@ -1,30 +1,33 @@
-/* msm_vec_impl.h - G1's batch of affine bucket additions (S(flush)) on AVX-512 IFMA: eight
- * additions per instruction, in 52-bit limbs. Included by msm_impl.h for a G1 instantiation
- * whose translation unit defines MSM_VEC_NL (limbs of 52 bits: 5 for BN254, 8 for BLS12-381);
- * no include guard on purpose. Used only where the CPU has AVX512F + AVX512IFMA and
- * msm_vec_on() says so (zp_msm_set_vector, ZP_MSM_VECTOR=0); otherwise S(flush) runs.
+/* msm_vec_impl.h - the batch of affine bucket additions (S(flush)) of G1 and G2 on AVX-512
+ * IFMA: eight additions per instruction, in 52-bit limbs. Included by msm_impl.h for an
+ * instantiation whose translation unit defines MSM_VEC_NL (limbs of 52 bits: 5 for BN254, 8
+ * for BLS12-381; G2's units also MSM_VEC_NC2); no include guard on purpose. Used for batches of
+ * MSM_VEC_MIN..MSM_K_MAX additions where the CPU has AVX512F + AVX512IFMA and msm_vec_on() says
+ * so (zp_msm_set_vector, ZP_MSM_VECTOR=0); otherwise S(flush) runs. Results are identical.
  *
- * Why: S(flush)'s work is ~6.7 Fq products per addition (msm.md, fifth session); one scalar
- * BN254 product costs ~12 ns here, eight in one vector product ~11 ns (four independent
- * chains in flight; ~37 ns latency).
+ * Why: S(flush)'s work is ~6.7 Fq products per addition (doc/msm.md, fifth session); one scalar
+ * BN254 product costs ~12 ns on an Intel Xeon of 2026, eight in one vector product ~11 ns with
+ * four independent chains in flight (~37 ns latency).
  *
- * Representation. A value v (Montgomery form, R = 2^(64 L64), as the library keeps it) is
- * held as NL limbs of 52 bits in eight lanes, not reduced: a vector product computes
- * a b' / 2^(52 NL) where b' = 2^SH b (SH = 52 NL - 64 L64: 4 on BN254, 32 on BLS12-381), i.e.
+ * Representation. A value v (Montgomery form, R = 2^(64 W), as the library keeps it) is held
+ * as NL limbs of 52 bits in eight lanes, not reduced: a vector product computes
+ * a b' / 2^(52 NL) where b' = 2^SH b (SH = 52 NL - 64 W: 4 on BN254, 32 on BLS12-381), i.e.
  * exactly the library's a b / R. So one operand of every product is "shifted" (V(shift), or
  * converted from the 64-bit words at offset SH, which is free), and the results are in the
  * library's own Montgomery domain: a point's words convert in and out by a change of radix only.
  * Bounds (in units of p; a product's result is < a b / R + p): coordinates read are < p;
  * a - b + p < 2p; products of two values < 2p stay < 2p (BN254: p / R ~ 0.19, so the bound
- * holds for a b <= 5 p^2; BLS12-381: 0.10); x3 and y3 are brought below p before they are
- * stored (the buckets are compared word by word).
+ * holds for a b <= 5 p^2; BLS12-381: 0.10); Fq2 products are schoolbook, 2p off each component
+ * where it reached it; x3 and y3 are brought below p before they are stored (the buckets are
+ * compared word by word).
  *
  * The batch: lane l of chain c, block k is addition j = (c Q + k) 8 + l (j >= m: a padding
- * lane with denominator 1, never written). Each of the CH chains runs Montgomery's trick
- * down its blocks; the CH * 8 chain products are inverted together in Fq (one inversion).
- * Doubling (x1 == x2, y1 == y2: lambda = 3 x^2 / 2 y) and P + (-P) (the bucket empties) are
- * lanes with their own denominator (2 y, 1) as in S(flush). Bucket indices within a batch are
- * distinct, so the scatters never collide. */
+ * lane with denominator 1, never written). Each of the CH chains runs Montgomery's trick on the
+ * denominators' norms (G1: d; G2: d0^2 + d1^2, with 1/d = conj(d) / N(d)) down its blocks; the
+ * CH * 8 chain products are inverted together in Fq (one inversion). Doubling (x1 == x2,
+ * y1 == y2: lambda = 3 x^2 / 2 y) and P + (-P) (the bucket empties) are lanes with their own
+ * denominator (2 y, 1) as in S(flush). Bucket indices within a batch are distinct, so the
+ * scatters never collide. Tests: tests/test_msm.c (every test on both paths, test_vec_*). */
 
 #include <immintrin.h>
 
