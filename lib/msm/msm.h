@@ -53,7 +53,7 @@ typedef struct {
                     * GLV split; 4: the GLS split on G2 (on G1 it means 2). (added) */
 } zp_msm_opts_t;
 
-/* G1's batched affine additions on AVX-512 IFMA (eight per instruction; lib/msm/msm_vec_impl.h),
+/* The batched affine additions of G1 and G2 on AVX-512 IFMA (eight per instruction; msm_vec_impl.h),
  * both curves, on by default where the CPU has AVX512F and AVX512IFMA; ZP_MSM_VECTOR=0 in the
  * environment turns it off. zp_msm_set_vector(false) turns it off, (true) back on where the
  * CPU has it; returns whether it is in use now. Results are identical either way. */

@@ -67,7 +67,7 @@ typedef struct {
     size_t off_bk, off_xb, off_st, off_bp, off_bb, off_den, off_pre, off_qp, off_qb, off_vec;
 } msm_layout_t;
 
-/* G1's batched additions on AVX-512 IFMA (msm_vec_impl.h) in use: the CPU has it and
+/* the batched additions on AVX-512 IFMA (msm_vec_impl.h; G1 and G2) in use: the CPU has it and
  * zp_msm_set_vector / ZP_MSM_VECTOR did not turn it off (msm.c) */
 extern atomic_int msm_vec_state;
 static inline bool msm_vec_on(void) { return atomic_load_explicit(&msm_vec_state, memory_order_relaxed) > 0; }
