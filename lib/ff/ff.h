@@ -41,6 +41,8 @@ typedef struct { uint64_t l[4]; } zp_scalar_t;   /* standard-form scalar, < r */
     void zp_##F##_inv_vartime(zp_##F##_t *r, const zp_##F##_t *a);                         \
     /* batch inverse of n elements in place; zeros stay zero; scratch: n elements */         \
     void zp_##F##_batch_inv(zp_##F##_t *a, size_t n, zp_##F##_t *scratch);                  \
+    /* the same with the variable-time inversion; public inputs only */                      \
+    void zp_##F##_batch_inv_vartime(zp_##F##_t *a, size_t n, zp_##F##_t *scratch);          \
     void zp_##F##_pow(zp_##F##_t *r, const zp_##F##_t *a, const uint64_t *e, size_t elimbs); \
     bool zp_##F##_sqrt(zp_##F##_t *r, const zp_##F##_t *a);     /* false: not a square */   \
     bool zp_##F##_is_square(const zp_##F##_t *a);                                           \

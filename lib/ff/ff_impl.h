@@ -79,7 +79,8 @@ void FN(inv_vartime)(FT *r, const FT *a)
     memcpy(r->l, out, sizeof out);
 }
 
-void FN(batch_inv)(FT *a, size_t n, FT *scratch)
+/* Montgomery's trick over a[0..n) with one inversion inv */
+static void FN(batch_inv_with)(FT *a, size_t n, FT *scratch, void (*inv)(FT *, const FT *))
 {
     FT acc = FN(one);
     for (size_t i = 0; i < n; i++) {
@@ -87,7 +88,7 @@ void FN(batch_inv)(FT *a, size_t n, FT *scratch)
         if (!FN(is_zero_inl)(&a[i]))
             FN(mul_inl)(&acc, &acc, &a[i]);
     }
-    FN(inv)(&acc, &acc);
+    inv(&acc, &acc);
     for (size_t i = n; i-- > 0;) {
         if (FN(is_zero_inl)(&a[i]))
             continue;
@@ -97,6 +98,10 @@ void FN(batch_inv)(FT *a, size_t n, FT *scratch)
         a[i] = t;
     }
 }
+
+void FN(batch_inv)(FT *a, size_t n, FT *scratch) { FN(batch_inv_with)(a, n, scratch, FN(inv)); }
+
+void FN(batch_inv_vartime)(FT *a, size_t n, FT *scratch) { FN(batch_inv_with)(a, n, scratch, FN(inv_vartime)); }
 
 bool FN(is_square)(const FT *a)
 {

@@ -384,7 +384,7 @@ MV_I void MV(scatter)(void *base, __mmask8 mk, __m256i off, const MV(c) *a)
 /* the CH * 8 chain products, inverted together in Fq (one inversion) */
 MV_I void MV(invert_lanes)(MV(e) *acc)
 {
-    FB_T t64[MV_CH * 8], pf[MV_CH * 8], inv;
+    FB_T t64[MV_CH * 8], pf[MV_CH * 8];
     __m512i w[MV_W];
     for (unsigned c = 0; c < MV_CH; c++) {
         MV(csub)(&acc[c], &acc[c], MV(k).p);
@@ -395,16 +395,7 @@ MV_I void MV(invert_lanes)(MV(e) *acc)
             for (int l = 0; l < 8; l++) t64[c * 8 + l].l[k] = lane[l];
         }
     }
-    pf[0] = t64[0];
-    for (unsigned i = 1; i < MV_CH * 8; i++) FBF(mul)(&pf[i], &pf[i - 1], &t64[i]);
-    FBF(inv)(&inv, &pf[MV_CH * 8 - 1]);
-    for (unsigned i = MV_CH * 8; i-- > 1;) {
-        FB_T v;
-        FBF(mul)(&v, &inv, &pf[i - 1]);
-        FBF(mul)(&inv, &inv, &t64[i]);
-        t64[i] = v;
-    }
-    t64[0] = inv;
+    MSM_CAT3(zp_fq_, MSM_C, _batch_inv_vartime)(t64, MV_CH * 8, pf);
     for (unsigned c = 0; c < MV_CH; c++) {
         for (int k = 0; k < MV_W; k++) {
             uint64_t lane[8];
