@@ -313,6 +313,34 @@ static int runner_probe(void *arg)
 
 static int runner_count(void *arg) { return (int)++*(unsigned *)arg; }
 
+/* a posted call: takes the next sequence number, spins spin_ms of wall time first */
+typedef struct {
+    unsigned *seq, *slot, *dones;
+    unsigned spin_ms, spun_ms;
+    uint64_t job;
+    int64_t part;
+    bool ran, done_after;
+} posted_t;
+static zp_run_t c_[3];
+
+static int posted_fn(void *v)
+{
+    posted_t *q = v;
+    uint64_t t0 = zp_now_ns();
+    while (zp_now_ns() - t0 < (uint64_t)q->spin_ms * 1000000u) { /* spin */ }
+    q->spun_ms = (unsigned)((zp_now_ns() - t0) / 1000000u);
+    zp_log_ctx_get(&q->job, &q->part);
+    q->ran = true;
+    return (int)(*q->slot = ++*q->seq);
+}
+
+static void posted_done(void *v)
+{
+    posted_t *q = v;
+    q->done_after = q->ran;
+    ++*q->dones;
+}
+
 static void test_runner(void)
 {
     zp_runner_t *r = zp_runner_new("zp-test-run", false);
@@ -337,9 +365,35 @@ static void test_runner(void)
     for (unsigned i = 1; i <= 2000; i++) CHECK(zp_runner_call(r, runner_count, &n, NULL, NULL) == (int)i);
     CHECK(zp_err_msg()[0] == 0);   /* a call that set no message clears the caller's */
     zp_pool_destroy(&p.pool);
-    zp_runner_destroy(&r);
+    /* posted calls: in order, one after another, each done callback after its call; the
+     * second starts after the first ended with no wait on the poster (it never woke) */
+    unsigned seq = 0, order[3] = {0}, dones = 0;
+    posted_t q[3];
+    for (unsigned i = 0; i < 3; i++) {
+        q[i] = (posted_t){.seq = &seq, .slot = &order[i], .spin_ms = i == 0 ? 30 : 0, .dones = &dones};
+        c_[i] = (zp_run_t){.fn = posted_fn, .arg = &q[i], .done = posted_done, .done_arg = &q[i]};
+    }
+    zp_log_ctx(9, 3);
+    for (unsigned i = 0; i < 3; i++) zp_runner_post(r, &c_[i]);
+    zp_log_ctx(0, -1);
+    CHECK(zp_runner_wait(r, &c_[2]) == 3 && zp_err_msg()[0] == 0);
+    CHECK(zp_runner_wait(r, &c_[0]) == 1 && zp_runner_wait(r, &c_[1]) == 2);
+    CHECK(order[0] == 1 && order[1] == 2 && order[2] == 3 && q[1].job == 9 && q[1].part == 3);
+    CHECK(c_[0].t_run < c_[0].t_done && c_[0].t_done <= c_[1].t_run && c_[1].t_done <= c_[2].t_run);
+    CHECK(q[0].spun_ms >= 30);   /* the first really ran 30 ms before the second began */
+    zp_runner_destroy(&r);   /* joins the thread: every done callback has run */
+    CHECK(dones == 3 && q[0].done_after && q[1].done_after && q[2].done_after);
     CHECK(r == NULL);
     zp_runner_destroy(&r);   /* NULL: a no-op */
+    /* destroy runs what was posted first */
+    r = zp_runner_new("zp-test-run", false);
+    CHECK(r);
+    seq = dones = 0;
+    q[0] = (posted_t){.seq = &seq, .slot = &order[0], .spin_ms = 5, .dones = &dones};
+    c_[0] = (zp_run_t){.fn = posted_fn, .arg = &q[0], .done = posted_done, .done_arg = &q[0]};
+    zp_runner_post(r, &c_[0]);
+    zp_runner_destroy(&r);
+    CHECK(dones == 1 && seq == 1);
 }
 
 int main(void)

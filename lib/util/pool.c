@@ -1,7 +1,7 @@
 /* pool.c - a fixed pthread pool running one function on every thread (SPMD), with the
  * caller as thread 0. Generation counter + condvars; no allocation per run.
  * Invariant: at most one zp_pool_run in flight per pool. Also the runner (zp_runner_*): one
- * thread running one call at a time for a sleeping caller. Tests: tests/test_util.c */
+ * thread running posted calls one after another, in order, for callers that sleep or go on. Tests: tests/test_util.c */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -161,14 +161,8 @@ struct zp_runner {
     pthread_t th;
     pthread_mutex_t mu;
     pthread_cond_t go, done;
-    int (*fn)(void *);
-    void *arg;
-    uint64_t job;              /* the caller's log context */
-    int64_t part;
-    int rc;
-    uint64_t t_run, t_done;
-    bool posted, finished, stop, tier;
-    char err[512];             /* fn's zp_err message, for the caller */
+    zp_run_t *head, *tail;     /* posted, not yet begun, in order */
+    bool stop, tier;
     char name[16];
 };
 
@@ -179,23 +173,30 @@ static void *runner_main(void *v)
     pthread_setname_np(pthread_self(), r->name);
     pthread_mutex_lock(&r->mu);
     for (;;) {
-        while (!r->posted && !r->stop) pthread_cond_wait(&r->go, &r->mu);
-        if (r->stop) break;
-        r->posted = false;
+        while (!r->head && !r->stop) pthread_cond_wait(&r->go, &r->mu);
+        if (!r->head) break;   /* stop: what was posted runs first */
+        zp_run_t *c = r->head;
+        r->head = c->next_;
+        if (!r->head) r->tail = NULL;
         pthread_mutex_unlock(&r->mu);
         if (r->tier && !zp_rt_active()) zp_rt_enter();   /* once set up (a no-op while it is not) */
         uint64_t t0 = zp_now_ns();
-        zp_log_ctx(r->job, r->part);
+        zp_log_ctx(c->job_, c->part_);
         zp_err_clear();
-        int rc = r->fn(r->arg);
+        int rc = c->fn(c->arg);
         uint64_t t1 = zp_now_ns();
+        void (*done)(void *) = c->done;
+        void *done_arg = c->done_arg;
         pthread_mutex_lock(&r->mu);
-        snprintf(r->err, sizeof r->err, "%s", zp_err_msg());
-        r->rc = rc;
-        r->t_run = t0;
-        r->t_done = t1;
-        r->finished = true;
-        pthread_cond_signal(&r->done);
+        snprintf(c->err_, sizeof c->err_, "%s", zp_err_msg());
+        c->rc = rc;
+        c->t_run = t0;
+        c->t_done = t1;
+        c->finished_ = true;
+        pthread_cond_broadcast(&r->done);
+        pthread_mutex_unlock(&r->mu);
+        if (done) done(done_arg);   /* c may be gone once finished: only the copies are used */
+        pthread_mutex_lock(&r->mu);
     }
     pthread_mutex_unlock(&r->mu);
     return NULL;
@@ -236,21 +237,50 @@ void zp_runner_destroy(zp_runner_t **rp)
     *rp = NULL;
 }
 
-int zp_runner_call(zp_runner_t *r, int (*fn)(void *), void *arg, uint64_t *t_run, uint64_t *t_done)
+void zp_runner_post(zp_runner_t *r, zp_run_t *c)
+{
+    zp_log_ctx_get(&c->job_, &c->part_);
+    c->next_ = NULL;
+    c->finished_ = false;
+    pthread_mutex_lock(&r->mu);
+    if (r->tail) r->tail->next_ = c; else r->head = c;
+    r->tail = c;
+    pthread_cond_signal(&r->go);
+    pthread_mutex_unlock(&r->mu);
+}
+
+bool zp_runner_cancel(zp_runner_t *r, zp_run_t *c)
+{
+    bool found = false;
+    pthread_mutex_lock(&r->mu);
+    for (zp_run_t **pp = &r->head, *prev = NULL; *pp; prev = *pp, pp = &(*pp)->next_)
+        if (*pp == c) {
+            *pp = c->next_;
+            if (r->tail == c) r->tail = prev;
+            found = true;
+            break;
+        }
+    pthread_mutex_unlock(&r->mu);
+    return found;
+}
+
+int zp_runner_wait(zp_runner_t *r, zp_run_t *c)
 {
     pthread_mutex_lock(&r->mu);
-    r->fn = fn;
-    r->arg = arg;
-    zp_log_ctx_get(&r->job, &r->part);
-    r->finished = false;
-    r->posted = true;
-    pthread_cond_signal(&r->go);
-    while (!r->finished) pthread_cond_wait(&r->done, &r->mu);
-    int rc = r->rc;
-    if (t_run) *t_run = r->t_run;
-    if (t_done) *t_done = r->t_done;
+    while (!c->finished_) pthread_cond_wait(&r->done, &r->mu);
+    int rc = c->rc;
     zp_err_clear();
-    if (r->err[0]) zp_err_set(rc, "%s", r->err);
+    if (c->err_[0]) zp_err_set(rc, "%s", c->err_);
     pthread_mutex_unlock(&r->mu);
+    return rc;
+}
+
+int zp_runner_call(zp_runner_t *r, int (*fn)(void *), void *arg, uint64_t *t_run, uint64_t *t_done)
+{
+    zp_run_t c = {.fn = fn, .arg = arg};
+    zp_runner_post(r, &c);
+    int rc = zp_runner_wait(r, &c);
+    if (t_run) *t_run = c.t_run;
+    if (t_done) *t_done = c.t_done;
     return rc;
 }

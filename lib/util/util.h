@@ -72,18 +72,42 @@ void zp_split(size_t total, unsigned tid, unsigned n, size_t *lo, size_t *hi);
 /* The smallest i in [0, n) with bad(arg, i) true, checked on the pool (each thread scans its
  * zp_split range up to its first hit); n when there is none. Same answer for any pool size. */
 size_t zp_pool_first(zp_pool_t *p, size_t n, bool (*bad)(const void *arg, size_t i), const void *arg);
-/* A runner (pool.c): one thread that runs one call at a time while its caller sleeps, as a host
- * thread waits on a GPU stream (issue 10: the CPU backend's compute off the GPU worker's work
- * thread, so that thread is asleep, not pre-empted, when a compute ends). The thread is named
- * `name` (<= 15 chars) and runs at the normal policy and slice (zp_rt_leave), or with `tier` in
- * the process's control-thread tier (zp_rt_enter before a call, once zp_rt_setup has set one up:
- * for a compute that stands in for a device, which a control thread must not wait to start on). zp_runner_call: fn(arg)
- * on that thread with the caller's log context; returns fn's value, with its zp_err message
- * copied to the caller; *t_run / *t_done (may be NULL): CLOCK_MONOTONIC ns when the thread began
- * fn and when fn returned. One call at a time per runner. NULL from zp_runner_new: no thread. */
+/* A runner (pool.c): one thread that runs calls one after another while their callers sleep or
+ * go on, as a GPU stream runs what was queued on it (issue 10: the CPU backend's compute off the
+ * GPU worker's work thread, so that thread is asleep, not pre-empted, when a compute ends; and a
+ * compute posted behind the running one starts the moment it ends, with nobody to wake). The
+ * thread is named `name` (<= 15 chars) and runs at the normal policy and slice (zp_rt_leave), or
+ * with `tier` in the process's control-thread tier (zp_rt_enter before a call, once zp_rt_setup
+ * has set one up: for a compute that stands in for a device, which a control thread must not
+ * wait to start on). zp_runner_post: queue c (the caller's storage, untouched by the caller until
+ * zp_runner_wait returned); c->fn(c->arg) runs after every call posted before it, with the
+ * poster's log context; then c->done(c->done_arg) (may be NULL) on the runner's thread, after c
+ * finished (c may be gone by then). zp_runner_wait: until c finished; fn's value, with its
+ * zp_err message copied to the caller; c->t_run / c->t_done: CLOCK_MONOTONIC ns when the thread
+ * began fn and when fn returned. zp_runner_cancel: take c back if it has not begun (true: it
+ * never runs, no done call, no wait); false: it has begun or ended (wait for it). zp_runner_call: post and wait (*t_run / *t_done may be NULL).
+ * zp_runner_destroy runs what was posted, then ends the thread. NULL from zp_runner_new: no
+ * thread. */
 typedef struct zp_runner zp_runner_t;
+typedef struct zp_run {
+    int (*fn)(void *arg);
+    void *arg;
+    void (*done)(void *arg);
+    void *done_arg;
+    int rc;                     /* after zp_runner_wait: fn's value and its span */
+    uint64_t t_run, t_done;
+    /* the runner's */
+    struct zp_run *next_;
+    uint64_t job_;
+    int64_t part_;
+    bool finished_;
+    char err_[512];
+} zp_run_t;
 zp_runner_t *zp_runner_new(const char *name, bool tier);
 void zp_runner_destroy(zp_runner_t **rp);
+void zp_runner_post(zp_runner_t *r, zp_run_t *c);
+int zp_runner_wait(zp_runner_t *r, zp_run_t *c);
+bool zp_runner_cancel(zp_runner_t *r, zp_run_t *c);
 int zp_runner_call(zp_runner_t *r, int (*fn)(void *arg), void *arg, uint64_t *t_run, uint64_t *t_done);
 
 /* A growing text buffer: printf appends; on allocation failure it stops growing and
