@@ -84,9 +84,9 @@ static int call_begin(zp_bk_t *bk, int op, uint64_t *t0)
     return 0;
 }
 
-static int call_end(zp_bk_t *bk, int op, uint64_t t0, int rc)
+/* after a call that took dt ns (a posted compute: its run on the compute thread) */
+static int call_end(zp_bk_t *bk, int op, uint64_t dt, int rc)
 {
-    uint64_t dt = zp_now_ns() - t0;
     pthread_mutex_lock(&bk->mu);
     bk->span[op].ns += dt;
     bool first_break = false;
@@ -111,42 +111,96 @@ static int call_end(zp_bk_t *bk, int op, uint64_t t0, int rc)
     uint64_t t0_;                                                     \
     int rc_ = call_begin((bk), (op), &t0_);                           \
     if (rc_ == 0) rc_ = (expr);                                       \
-    rc_ = call_end((bk), (op), t0_, rc_)
+    rc_ = call_end((bk), (op), zp_now_ns() - t0_, rc_)
 
-/* one compute verb's arguments: run here, or on the compute thread while the caller sleeps */
-typedef struct {
-    zp_bk_t *bk;
-    int op;
-    bool from;                 /* ZP_BK_PROVE_G1: prove_g1_from */
-    const zp_g16_key_t *k;
-    const zp_scalar_t *w, *a_in, *b_in, *c;
-    zp_scalar_t *a, *b, *h;
-    zp_g1_any_t *out;
-    zp_g16_times_t *t;
-    unsigned n, set;
-    zp_g16_g1_job_t *jobs;
-} compute_t;
-
+/* a compute verb, on the caller's thread or the compute thread: a posted one that finds the
+ * device broken by an earlier one (which failed while this one waited behind it) does not reach
+ * the backend, as every call after a fatal error does not */
 static int compute_fn(void *v)
 {
-    const compute_t *x = v;
-    const zp_backend_ops_t *o = x->bk->ops;
-    zp_backend_t *be = x->bk->be;
+    zp_bk_run_t *x = v;
+    zp_bk_t *bk = x->bk;
+    if (x->pre) x->pre(x->pre_arg);
+    pthread_mutex_lock(&bk->mu);
+    bool broken = bk->broken;
+    pthread_mutex_unlock(&bk->mu);
+    if (broken)
+        return zp_err_set(ZP_EDEVICE, "%s: the %s device failed before this compute began; this worker must restart",
+                          op_name[x->op], zp_bk_name(bk));
+    const zp_backend_ops_t *o = bk->ops;
     switch (x->op) {
     case ZP_BK_PROVE_G1:
-        return x->from ? o->prove_g1_from(be, x->k, x->w, x->a_in, x->b_in, x->c, x->a, x->b, x->h, x->out, x->t)
-                       : o->prove_g1(be, x->k, x->w, x->a, x->b, x->c, x->h, x->out, x->t);
-    case ZP_BK_PROVE_G1_BATCH: return o->prove_g1_batch(be, x->k, x->n, x->jobs, x->t);
-    default: return o->prove_staged(be, x->set, x->k, x->out, x->t);
+        return x->from ? o->prove_g1_from(bk->be, x->k, x->w, x->a_in, x->b_in, x->c, x->a, x->b, x->h, x->out, x->t)
+                       : o->prove_g1(bk->be, x->k, x->w, x->a, x->b, x->c, x->h, x->out, x->t);
+    case ZP_BK_PROVE_G1_BATCH: return o->prove_g1_batch(bk->be, x->k, x->n, x->jobs, x->t);
+    default: return o->prove_staged(bk->be, x->set, x->k, x->out, x->t);
     }
 }
 
-static int compute(compute_t x)
+/* a synchronous compute verb (x on the caller's stack): here, or on the compute thread while the
+ * caller sleeps */
+static int compute(zp_bk_run_t x)
 {
     zp_bk_t *bk = x.bk;
     bk->run_start = bk->run_end = 0;
     if (!bk->runner) return compute_fn(&x);
     return zp_runner_call(bk->runner, compute_fn, &x, &bk->run_start, &bk->run_end);
+}
+
+bool zp_bk_detached(const zp_bk_t *bk) { return bk->runner != NULL; }
+
+/* post r (its verb and arguments filled): counted and faulted now, as a call */
+static int post(zp_bk_t *bk, zp_bk_run_t *r, void (*done)(void *), void *done_arg)
+{
+    r->bk = bk;
+    r->posted = false;
+    r->run_start = r->run_end = 0;
+    if (!bk->runner) return zp_err_set(-EINVAL, "%s: posted without a compute thread", op_name[r->op]);
+    uint64_t t0;
+    int rc = call_begin(bk, r->op, &t0);
+    if (rc < 0) return call_end(bk, r->op, 0, rc);
+    r->run = (zp_run_t){.fn = compute_fn, .arg = r, .done = done, .done_arg = done_arg};
+    r->posted = true;
+    zp_runner_post(bk->runner, &r->run);
+    return 0;
+}
+
+int zp_bk_post_prove_g1_from(zp_bk_t *bk, zp_bk_run_t *r, const zp_g16_key_t *k, const zp_scalar_t *w,
+                             const zp_scalar_t *a_in, const zp_scalar_t *b_in, const zp_scalar_t *c, zp_scalar_t *a,
+                             zp_scalar_t *b, zp_scalar_t *h, zp_g1_any_t out[ZP_G16_NMSM], zp_g16_times_t *t,
+                             void (*done)(void *), void *done_arg)
+{
+    *r = (zp_bk_run_t){.op = ZP_BK_PROVE_G1, .from = true, .k = k, .w = w, .a_in = a_in, .b_in = b_in, .c = c,
+                       .a = a, .b = b, .h = h, .out = out, .t = t, .pre = r->pre, .pre_arg = r->pre_arg};
+    if (!bk->ops->prove_g1_from) return zp_err_set(-ENOTSUP, "prove_g1: the %s backend reads no separate sources",
+                                                   zp_bk_name(bk));
+    return post(bk, r, done, done_arg);
+}
+
+int zp_bk_post_prove_staged(zp_bk_t *bk, zp_bk_run_t *r, unsigned set, const zp_g16_key_t *k,
+                            zp_g1_any_t out[ZP_G16_NMSM], zp_g16_times_t *t, void (*done)(void *), void *done_arg)
+{
+    *r = (zp_bk_run_t){.op = ZP_BK_PROVE_STAGED, .set = set, .k = k, .out = out, .t = t, .pre = r->pre,
+                       .pre_arg = r->pre_arg};
+    return post(bk, r, done, done_arg);
+}
+
+bool zp_bk_run_cancel(zp_bk_t *bk, zp_bk_run_t *r)
+{
+    if (!r->posted || !zp_runner_cancel(bk->runner, &r->run)) return false;
+    r->posted = false;
+    zp_log(ZP_LOG_DEBUG, "%s backend: %s taken back before it began", zp_bk_name(bk), op_name[r->op]);
+    return true;
+}
+
+int zp_bk_run_wait(zp_bk_t *bk, zp_bk_run_t *r)
+{
+    if (!r->posted) return zp_err_set(-EINVAL, "%s: waited on a compute that was not posted", op_name[r->op]);
+    int rc = zp_runner_wait(bk->runner, &r->run);
+    r->posted = false;
+    r->run_start = r->run.t_run;
+    r->run_end = r->run.t_done;
+    return call_end(bk, r->op, r->run_end - r->run_start, rc);
 }
 
 int zp_bk_host_register(zp_bk_t *bk, void *p, size_t len)
@@ -175,7 +229,7 @@ int zp_bk_prove_g1(zp_bk_t *bk, const zp_g16_key_t *k, const zp_scalar_t *w, zp_
                    const zp_scalar_t *c, zp_scalar_t *h, zp_g1_any_t out[ZP_G16_NMSM], zp_g16_times_t *t)
 {
     BK_CALL(bk, ZP_BK_PROVE_G1,
-            compute((compute_t){.bk = bk, .op = ZP_BK_PROVE_G1, .k = k, .w = w, .a = a, .b = b, .c = c, .h = h,
+            compute((zp_bk_run_t){.bk = bk, .op = ZP_BK_PROVE_G1, .k = k, .w = w, .a = a, .b = b, .c = c, .h = h,
                                 .out = out, .t = t}));
     return rc_;
 }
@@ -198,7 +252,7 @@ int zp_bk_prove_g1_from(zp_bk_t *bk, const zp_g16_key_t *k, const zp_scalar_t *w
         return zp_bk_prove_g1(bk, k, w, a, b, c, h, out, t);
     }
     BK_CALL(bk, ZP_BK_PROVE_G1,
-            compute((compute_t){.bk = bk, .op = ZP_BK_PROVE_G1, .from = true, .k = k, .w = w, .a_in = a_in,
+            compute((zp_bk_run_t){.bk = bk, .op = ZP_BK_PROVE_G1, .from = true, .k = k, .w = w, .a_in = a_in,
                                 .b_in = b_in, .c = c, .a = a, .b = b, .h = h, .out = out, .t = t}));
     return rc_;
 }
@@ -223,7 +277,7 @@ int zp_bk_prove_g1_batch(zp_bk_t *bk, const zp_g16_key_t *k, unsigned n, zp_g16_
             }
     if (bk->ops->prove_g1_batch) {
         BK_CALL(bk, ZP_BK_PROVE_G1_BATCH,
-                compute((compute_t){.bk = bk, .op = ZP_BK_PROVE_G1_BATCH, .k = k, .n = n, .jobs = jobs, .t = t}));
+                compute((zp_bk_run_t){.bk = bk, .op = ZP_BK_PROVE_G1_BATCH, .k = k, .n = n, .jobs = jobs, .t = t}));
         return rc_;
     }
     for (unsigned i = 0; i < n; i++) {
@@ -259,7 +313,7 @@ int zp_bk_stage_in(zp_bk_t *bk, unsigned set, const zp_g16_key_t *k, const zp_sc
 int zp_bk_prove_staged(zp_bk_t *bk, unsigned set, const zp_g16_key_t *k, zp_g1_any_t out[ZP_G16_NMSM], zp_g16_times_t *t)
 {
     BK_CALL(bk, ZP_BK_PROVE_STAGED,
-            compute((compute_t){.bk = bk, .op = ZP_BK_PROVE_STAGED, .set = set, .k = k, .out = out, .t = t}));
+            compute((zp_bk_run_t){.bk = bk, .op = ZP_BK_PROVE_STAGED, .set = set, .k = k, .out = out, .t = t}));
     return rc_;
 }
 
@@ -270,7 +324,7 @@ int zp_bk_release_set(zp_bk_t *bk, unsigned set)
     bk->span[ZP_BK_RELEASE_SET].calls++;
     pthread_mutex_unlock(&bk->mu);
     int rc = bk->ops->release_set(bk->be, set);
-    return call_end(bk, ZP_BK_RELEASE_SET, t0, rc);
+    return call_end(bk, ZP_BK_RELEASE_SET, zp_now_ns() - t0, rc);
 }
 
 void zp_bk_log_spans(const zp_bk_t *bk)

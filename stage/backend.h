@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "lib/groth16/groth16.h"
+#include "lib/util/util.h"
 
 enum { ZP_BK_HOST_REGISTER = 0, ZP_BK_HOST_UNREGISTER = 1, ZP_BK_LOAD_KEY = 2, ZP_BK_PROVE_G1 = 3,
        ZP_BK_PROVE_G1_BATCH = 4, ZP_BK_STAGE_IN = 5, ZP_BK_PROVE_STAGED = 6, ZP_BK_RELEASE_SET = 7, ZP_BK_NOPS = 8 };
@@ -51,6 +52,44 @@ void zp_bk_close(zp_bk_t *bk);
  * thread (both 0 when not detached); the caller's own call times bracket them. */
 int zp_bk_detach(zp_bk_t *bk);
 void zp_bk_last_run(const zp_bk_t *bk, uint64_t *start, uint64_t *end);
+/* (added, issue 10) a compute verb posted to the detached compute thread, as a kernel is queued
+ * on a stream: it runs after the verbs posted before it, the moment they end, with nothing to
+ * wake in between, while the caller goes on (the GPU worker posts partition k+1's compute while
+ * k's runs). The caller owns r until zp_bk_run_wait returned; pre (set before posting, may be
+ * NULL) runs first on the compute thread (a test hold). Counted and faulted when posted; a verb
+ * posted behind one that broke the device fails ZP_EDEVICE without reaching the backend.
+ * done(done_arg) (may be NULL) runs on the compute thread once the verb ended. */
+typedef struct zp_bk_run {
+    int op;
+    bool from, posted;
+    const zp_g16_key_t *k;
+    const zp_scalar_t *w, *a_in, *b_in, *c;
+    zp_scalar_t *a, *b, *h;
+    zp_g1_any_t *out;
+    zp_g16_times_t *t;
+    unsigned n, set;
+    zp_g16_g1_job_t *jobs;
+    void (*pre)(void *arg);
+    void *pre_arg;
+    uint64_t run_start, run_end;    /* after zp_bk_run_wait: the verb's span on the compute thread */
+    zp_bk_t *bk;
+    zp_run_t run;
+} zp_bk_run_t;
+/* is there a compute thread (zp_bk_detach)? Posting needs one. */
+bool zp_bk_detached(const zp_bk_t *bk);
+/* post prove_g1_from / prove_staged (arguments as below); 0, or the error the call failed with
+ * (nothing posted: no done call) */
+int zp_bk_post_prove_g1_from(zp_bk_t *bk, zp_bk_run_t *r, const zp_g16_key_t *k, const zp_scalar_t *w,
+                             const zp_scalar_t *a_in, const zp_scalar_t *b_in, const zp_scalar_t *c, zp_scalar_t *a,
+                             zp_scalar_t *b, zp_scalar_t *h, zp_g1_any_t out[ZP_G16_NMSM], zp_g16_times_t *t,
+                             void (*done)(void *), void *done_arg);
+int zp_bk_post_prove_staged(zp_bk_t *bk, zp_bk_run_t *r, unsigned set, const zp_g16_key_t *k,
+                            zp_g1_any_t out[ZP_G16_NMSM], zp_g16_times_t *t, void (*done)(void *), void *done_arg);
+/* until the posted verb ended: its result (error message set), r->run_start / run_end */
+int zp_bk_run_wait(zp_bk_t *bk, zp_bk_run_t *r);
+/* take the posted verb back if it has not begun (true: it never runs, no done call; counted as
+ * a call, not as a failure); false: it began (wait for it) */
+bool zp_bk_run_cancel(zp_bk_t *bk, zp_bk_run_t *r);
 /* spec NULL or "": nothing armed. ZP_EFORMAT with a message on a bad spec. */
 int zp_bk_fault_arm(zp_bk_t *bk, const char *spec);
 const char *zp_bk_name(const zp_bk_t *bk);
