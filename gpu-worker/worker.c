@@ -19,7 +19,15 @@
  * verdict before it commits the four Jacobian points into the slot's result area (fenced:
  * PROVING(gen) -> PROVED(gen+1)); a payload that does not verify has its result dropped and
  * goes back to synthesis (payload_bad), as before. Why that still protects: see stage().
- * --batch B: up to B staged tasks of one zkey in one zp_bk_prove_g1_batch (B + 1 credits).
+ * Chained computes (issue 10, the gap): the compute verbs run on the backend wrapper's compute
+ * thread (zp_bk_detach; both backends), and launch() posts task k+1's compute there as soon as
+ * it is staged and k's was posted (stage.h def->launch), so that thread goes from k's compute to
+ * k+1's the moment k's ends, as a stream runs queued kernels: the work thread is not between
+ * two computes at all (it waits for k, checks the verdict and commits k while k+1 computes). A
+ * task whose key is not loaded into the backend yet is not posted but run whole by work() after
+ * the one before it (loading a key while another compute runs is not a pair the backends allow;
+ * with none in flight launch() loads it first).
+ * --batch B: up to B staged tasks of one zkey in one zp_bk_prove_g1_batch (B + 1 credits; not chained).
  * The slot's vectors stay intact: the CPU backend clobbers a and b and writes h, so it computes
  * in the set's work buffers, and its first pass (the inverse NTTs' out-of-place bit reversal,
  * zp_bk_prove_g1_from) reads a, b, c from the slot and writes them there: no separate copy (a
@@ -36,7 +44,8 @@
  * runtime then exits (ZP_STAGE_EXIT_DEVICE) so the supervisor restarts this worker clean.
  * ZP_TEST_FAULT=OP=CODE[@N] arms the wrapper's fault injection (tests only);
  * ZP_TEST_CUDA_EMULATE=1 opens the CUDA backend on the host-emulated device (tests only);
- * ZP_TEST_HOLD_DIR/hold-gpu-compute holds a task inside its compute, hold-gpu-verify its
+ * ZP_TEST_HOLD_DIR/hold-gpu-compute holds a task inside its compute (on the compute thread when
+ * launched), hold-gpu-verify its
  * deferred payload verify (tests only).
  * Options, signals, key cache, loop: the stage runtime (stage/stage.h).
  * Tests: tests/ipc/ (up_gpus.sh for the device arguments, stage_device.sh for device errors,
@@ -65,6 +74,10 @@ typedef struct {
                                            from the slot and writes them here; it clobbers them) */
     size_t pcap;                        /* elements */
     bool dev;                           /* a device buffer set was staged (release it in unstage) */
+    bool posted;                        /* launch() posted the compute: work() waits for it */
+    zp_bk_run_t run;                    /* the posted compute and what it writes */
+    zp_g1_any_t out[ZP_G16_NMSM];
+    zp_g16_times_t tm;
 } bset_t;
 
 typedef struct {
@@ -83,6 +96,7 @@ typedef struct {
     bool batch_given;            /* --batch was given (else $ZP_GPU_BATCH) */
     int rt_prio;                 /* --rt-priority / $ZP_GPU_RT_PRIORITY (-1: not given): lib/util/rt.c */
     int rt_slice;                /* --rt-slice / $ZP_GPU_RT_SLICE in us (-1: not given, 100) */
+    unsigned inflight;           /* computes launch() posted that work() has not waited for (work thread) */
     bool inline_compute;         /* --inline-compute / $ZP_GPU_INLINE_COMPUTE=1: the CPU backend's
                                     compute on the work thread (its pool's thread 0), not detached */
 } gpu_t;
@@ -264,8 +278,9 @@ static int stage_checks(zp_stage_t *s, zp_stage_task_t *t, zp_keyent_t *ke, bset
         zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "memory");
         return rc;
     }
-    *bs = (bset_t){.ke = ke, .w = w, .a = va, .b = vb, .c = vc, .h = vh, .pa = bs->pa, .pb = bs->pb, .ph = bs->ph,
-                   .pcap = bs->pcap};
+    bs->ke = ke;
+    bs->w = w; bs->a = va; bs->b = vb; bs->c = vc; bs->h = vh;
+    bs->dev = bs->posted = false;
     return 0;
 }
 
@@ -415,29 +430,88 @@ static void commit(zp_stage_t *s, zp_stage_task_t *t, const zp_g1_any_t out[ZP_G
     t->ok = true;
 }
 
-/* work thread, on a staged task: the compute and the commit, nothing O(n) besides the compute */
+/* the test hold inside a compute (ZP_TEST_HOLD_DIR/hold-gpu-compute): on the compute thread
+ * for a launched one, on the work thread otherwise */
+static void hold_compute(void *t) { zp_stage_test_hold_at("gpu-compute", &((zp_stage_task_t *)t)->revoked); }
+
+/* def->launch (work thread): post t's compute behind the running one (the compute thread, or on
+ * CUDA the stream, runs it the moment that one ends); 1 posted, 0 for work() to run it whole (no
+ * compute thread, or the key not loaded into the backend yet: loading it while another compute
+ * runs is not a pair the backend allows; with none in flight it is loaded here), < 0 t failed */
+static int launch(zp_stage_t *s, zp_stage_task_t *t, void (*done)(void *), void *arg)
+{
+    gpu_t *g = s->ctx;
+    bset_t *bs = &g->set[t->set];
+    if (!zp_bk_detached(&g->bk) || (!bs->dev && !g->private_vectors)) return 0;
+    /* a key not loaded yet: here when no compute is in flight, else by work() after the one before */
+    if (!bs->dev && bs->ke->backend_tag != g->bk.be) {
+        if (g->inflight) return 0;
+        if (key_ready(s, t, bs->ke, false) < 0) return -1;
+    }
+    memset(bs->out, 0, sizeof bs->out);
+    memset(&bs->tm, 0, sizeof bs->tm);
+    bs->run.pre = hold_compute;
+    bs->run.pre_arg = t;
+    t->tm[ZP_TM_COMPUTE_START] = zp_now_ns();
+    int rc = bs->dev ? zp_bk_post_prove_staged(&g->bk, &bs->run, t->set, &bs->ke->key, bs->out, &bs->tm, done, arg)
+                     : zp_bk_post_prove_g1_from(&g->bk, &bs->run, &bs->ke->key, bs->w, bs->a, bs->b, bs->c, bs->pa,
+                                                bs->pb, bs->ph, bs->out, &bs->tm, done, arg);
+    if (rc == -ENOTSUP) return 0;
+    if (rc < 0) {
+        t->tm[ZP_TM_COMPUTE_END] = zp_now_ns();
+        backend_failed(t, rc, bs->dev ? "prove_staged" : "prove_g1");
+        return rc;
+    }
+    bs->posted = true;
+    g->inflight++;
+    return 1;
+}
+
+/* def->cancel (work thread): a launched task revoked before its compute began */
+static bool cancel(zp_stage_t *s, zp_stage_task_t *t)
+{
+    gpu_t *g = s->ctx;
+    bset_t *bs = &g->set[t->set];
+    if (!bs->posted || !zp_bk_run_cancel(&g->bk, &bs->run)) return false;
+    bs->posted = false;
+    g->inflight--;
+    t->tm[ZP_TM_COMPUTE_START] = 0;
+    return true;
+}
+
+/* work thread, on a staged task: the compute (launched: its wait) and the commit, nothing O(n)
+ * besides the compute */
 static void work(zp_stage_t *s, zp_stage_task_t *t)
 {
     gpu_t *g = s->ctx;
     bset_t *bs = &g->set[t->set];
     zp_err_clear();
-    if (!bs->dev && key_ready(s, t, bs->ke, false) < 0) return;
-    zp_g1_any_t out[ZP_G16_NMSM];
-    zp_g16_times_t tm;
-    memset(out, 0, sizeof out);
-    memset(&tm, 0, sizeof tm);
-    t->tm[ZP_TM_COMPUTE_START] = zp_now_ns();
-    zp_stage_test_hold_at("gpu-compute", &t->revoked);   /* tests: task k held in its compute */
-    int rc = bs->dev ? zp_bk_prove_staged(&g->bk, t->set, &bs->ke->key, out, &tm)
-           : g->private_vectors ? zp_bk_prove_g1_from(&g->bk, &bs->ke->key, bs->w, bs->a, bs->b, bs->c, bs->pa,
-                                                      bs->pb, bs->ph, out, &tm)
-                                : zp_bk_prove_g1(&g->bk, &bs->ke->key, bs->w, bs->a, bs->b, bs->c, bs->h, out, &tm);
-    t->tm[ZP_TM_COMPUTE_END] = zp_now_ns();
-    zp_bk_last_run(&g->bk, &t->tm[ZP_TM_RUN_START], &t->tm[ZP_TM_RUN_END]);
+    int rc;
+    if (bs->posted) {
+        bs->posted = false;
+        g->inflight--;
+        rc = zp_bk_run_wait(&g->bk, &bs->run);
+        t->tm[ZP_TM_COMPUTE_END] = zp_now_ns();
+        t->tm[ZP_TM_RUN_START] = bs->run.run_start;
+        t->tm[ZP_TM_RUN_END] = bs->run.run_end;
+    } else {
+        if (!bs->dev && key_ready(s, t, bs->ke, false) < 0) return;
+        memset(bs->out, 0, sizeof bs->out);
+        memset(&bs->tm, 0, sizeof bs->tm);
+        t->tm[ZP_TM_COMPUTE_START] = zp_now_ns();
+        hold_compute(t);   /* tests: task k held in its compute */
+        rc = bs->dev ? zp_bk_prove_staged(&g->bk, t->set, &bs->ke->key, bs->out, &bs->tm)
+             : g->private_vectors ? zp_bk_prove_g1_from(&g->bk, &bs->ke->key, bs->w, bs->a, bs->b, bs->c, bs->pa,
+                                                        bs->pb, bs->ph, bs->out, &bs->tm)
+                                  : zp_bk_prove_g1(&g->bk, &bs->ke->key, bs->w, bs->a, bs->b, bs->c, bs->h, bs->out,
+                                                   &bs->tm);
+        t->tm[ZP_TM_COMPUTE_END] = zp_now_ns();
+        zp_bk_last_run(&g->bk, &t->tm[ZP_TM_RUN_START], &t->tm[ZP_TM_RUN_END]);
+    }
     if (rc < 0) return backend_failed(t, rc, bs->dev ? "prove_staged" : "prove_g1");
-    times_to_task(t, &tm);
+    times_to_task(t, &bs->tm);
     if (verdict(s, t) < 0) return;
-    commit(s, t, out);
+    commit(s, t, bs->out);
 }
 
 /* work thread, --batch: n staged tasks of one zkey path in one zp_bk_prove_g1_batch (the MSMs
@@ -599,7 +673,11 @@ static int open_backend(gpu_t *g, unsigned threads, char *name, size_t nn)
         if (rc == 0) {
             g->private_vectors = false;
             snprintf(name, nn, "cuda:%d", g->device);
-            return 0;
+            /* prove_staged on its own thread too (every executor entry binds the device to the
+             * calling thread): the next partition's is posted behind the running one, so the
+             * device is handed the next compute without waiting on the work thread */
+            if ((rc = zp_bk_detach(&g->bk)) < 0) zp_bk_close(&g->bk);
+            return rc;
         }
         if (!strcmp(g->backend, "cuda")) return rc;
         zp_log(ZP_LOG_WARN, "no usable CUDA device %d (%s %s): using the CPU backend", g->device, zp_strerror(rc),
@@ -717,6 +795,7 @@ int main(int argc, char **argv)
                       "                thread 0; or $ZP_GPU_INLINE_COMPUTE=1) instead of on its own thread\n"
                       "                while the work thread sleeps, as it does on a GPU (the default)\n",
         .init = init, .work = work, .stage = stage, .unstage = unstage, .work_batch = work_batch, .deferred = verify,
+        .launch = launch, .cancel = cancel,
         .arena_opened = arena_opened, .arena_closing = arena_closing, .fini = fini,
         .arena_first = true, .prepare = prepare,
         .ctx = &G};

@@ -74,9 +74,16 @@ typedef struct zp_stage_task {
     bool unqueued;
     int drc;
     char dmsg[400];
+    /* def->launch (the runtime's): whether the task's compute was launched (or work() runs it
+     * whole, or it is handed back without work()), and cancel asked (the work thread's); whether
+     * that compute ended (under the runtime's lock: the done callback sets it) */
+    uint8_t chain;
+    bool computed, cancel_tried;
+    void *rt;
 } zp_stage_task_t;
 
 enum { ZP_STAGE_DEFERRED_NONE = 0, ZP_STAGE_DEFERRED_RUNNING = 1, ZP_STAGE_DEFERRED_DONE = 2 };
+enum { ZP_STAGE_CHAIN_NONE = 0, ZP_STAGE_CHAIN_LAUNCHED = 1, ZP_STAGE_CHAIN_SKIP = 2 };
 
 #define ZP_PRELOAD_MAX 16
 
@@ -138,6 +145,20 @@ typedef struct zp_stage_def {
      * set) until deferred() returned: it is unstaged, reported or dropped only after (a
      * REVOKE / RESET meanwhile is applied then). Runs on s->stage_pool. */
     int (*deferred)(zp_stage_t *s, zp_stage_task_t *t);
+    /* Chained computes (opt-in, with stage, not with batching; the GPU worker, issue 10): the
+     * work thread takes a staged task as soon as the task it runs has been launched and calls
+     * launch() on it, which starts its compute asynchronously behind the running one (the
+     * backend's compute thread, as a stream) and returns 1: done(arg) is then called, on any
+     * thread, once that compute ended, and work() afterwards waits for it and commits; 0: not
+     * launched, work() runs the task whole once the tasks before it are completed; < 0: t
+     * failed (reported without work()). Two tasks at most are running (launched) at once. So
+     * the device goes from one compute to the next without waiting on this thread to wake,
+     * commit and hand over. */
+    int (*launch)(zp_stage_t *s, zp_stage_task_t *t, void (*done)(void *arg), void *arg);
+    /* with launch: a launched task was revoked (REVOKE, stop): take its compute back if it has
+     * not begun (true: done is never called, the task is handed back unstarted without work());
+     * false: it runs, work() follows as usual */
+    bool (*cancel)(zp_stage_t *s, zp_stage_task_t *t);
     void *ctx;                      /* the daemon's state */
 } zp_stage_def_t;
 

@@ -73,6 +73,7 @@ typedef struct {
     zp_stage_task_t *verifying;   /* def->deferred running on the staging thread for this task */
     uint64_t sets_busy;
     bool staged_mode;       /* def->stage */
+    bool chained;           /* def->launch without batching: work_chained */
     bool device_gone;       /* a thread saw a DEVICE-class failure (the loop learns it later) */
     bool quit;
     int efd;
@@ -267,33 +268,60 @@ static void *staging_thread(void *arg)
     return NULL;
 }
 
+/* a task the work thread took: can it start? Not when its lease expired in the queue, it was
+ * revoked, or a DEVICE failure was seen (handed back unstarted). The first task that passes the
+ * lease check waits in the test hold (*held: done once per take). t->t_start: after the hold. */
+static bool startable(loop_t *h, zp_stage_task_t *t, bool *held)
+{
+    zp_stage_t *s = h->s;
+    t->t_start = zp_now_ns();
+    if (t->a.lease_deadline && t->t_start >= t->a.lease_deadline) {
+        unstarted(t, false, "its lease expired while it was queued");
+        return false;
+    }
+    if (!*held) {
+        zp_stage_test_hold(s->def->role, &t->revoked);
+        *held = true;
+        t->t_start = zp_now_ns();
+    }
+    pthread_mutex_lock(&h->mu);
+    bool gone = h->device_gone;
+    pthread_mutex_unlock(&h->mu);
+    if (t->revoked || gone) {   /* after a DEVICE failure nothing more runs here */
+        bool stopping = zp_stage_sig_stop || h->device_failed || gone;
+        unstarted(t, stopping, stopping ? "worker shutting down" : "revoked");
+        return false;
+    }
+    return true;
+}
+
+/* after work() (or instead of it): a DEVICE failure noted, the deferred check joined, the
+ * buffer set and the key let go */
+static void task_end(loop_t *h, zp_stage_task_t *t)
+{
+    zp_stage_t *s = h->s;
+    if (!t->ok && t->fail_class == ZP_FAIL_DEVICE) {
+        pthread_mutex_lock(&h->mu);
+        h->device_gone = true;
+        pthread_mutex_unlock(&h->mu);
+    }
+    deferred_join(h, t);   /* the staging thread may still read t's buffer set */
+    if (t->staged && s->def->unstage) s->def->unstage(s, t);
+    t->staged = false;
+    if (t->key) zp_keycache_release(s->kc, t->key);
+    t->key = NULL;
+    t->t_end = zp_now_ns();
+}
+
 /* run one task or a batch (chained by next) that the work thread took */
 static void run_tasks(loop_t *h, zp_stage_task_t *first)
 {
     zp_stage_t *s = h->s;
     zp_stage_task_t *run[ZP_MSG_MAX_CREDITS];
-    unsigned n = 0;
-    uint64_t now = zp_now_ns();
-    for (zp_stage_task_t *t = first; t; t = t->next) {
-        t->t_start = now;
-        if (t->a.lease_deadline && now >= t->a.lease_deadline) unstarted(t, false, "its lease expired while it was queued");
-        else run[n++] = t;
-    }
-    if (n) zp_stage_test_hold(s->def->role, &first->revoked);
-    pthread_mutex_lock(&h->mu);
-    bool gone = h->device_gone;
-    pthread_mutex_unlock(&h->mu);
     unsigned m = 0;
-    for (unsigned i = 0; i < n; i++) {
-        zp_stage_task_t *t = run[i];
-        t->t_start = zp_now_ns();   /* after the test hold, as before */
-        if (t->revoked || gone) {   /* after a DEVICE failure nothing more runs here */
-            bool stopping = zp_stage_sig_stop || h->device_failed || gone;
-            unstarted(t, stopping, stopping ? "worker shutting down" : "revoked");
-        } else {
-            run[m++] = t;
-        }
-    }
+    bool held = false;
+    for (zp_stage_task_t *t = first; t; t = t->next)
+        if (startable(h, t, &held)) run[m++] = t;
     if (m > 1 && s->def->work_batch) {
         zp_log_ctx(run[0]->a.job, run[0]->a.part);
         s->def->work_batch(s, run, m);
@@ -305,17 +333,8 @@ static void run_tasks(loop_t *h, zp_stage_task_t *first)
             zp_log_ctx(0, -1);
         }
     }
-    for (zp_stage_task_t *t = first; t; t = t->next) {
-        if (!t->ok && t->fail_class == ZP_FAIL_DEVICE) gone = true;
-        deferred_join(h, t);   /* the staging thread may still read t's buffer set */
-        if (t->staged && s->def->unstage) s->def->unstage(s, t);
-        t->staged = false;
-        if (t->key) zp_keycache_release(s->kc, t->key);
-        t->key = NULL;
-        t->t_end = zp_now_ns();
-    }
+    for (zp_stage_task_t *t = first; t; t = t->next) task_end(h, t);
     pthread_mutex_lock(&h->mu);
-    if (gone) h->device_gone = true;
     h->running = NULL;
     for (zp_stage_task_t *t = first, *nx; t; t = nx) {
         nx = t->next;
@@ -326,12 +345,134 @@ static void run_tasks(loop_t *h, zp_stage_task_t *first)
     wake_loop(h);
 }
 
+/* def->launch's done: the task's compute ended (on the compute thread) */
+static void launched_done(void *v)
+{
+    zp_stage_task_t *t = v;
+    loop_t *h = t->rt;
+    pthread_mutex_lock(&h->mu);
+    t->computed = true;
+    pthread_cond_signal(&h->wcv);
+    pthread_mutex_unlock(&h->mu);
+}
+
+/* The chained work thread (def->launch, no batching): h->running holds up to CHAIN_DEPTH tasks
+ * in order, each launched (its compute posted behind the previous one's) or not (work() runs it
+ * whole, alone: a new key to load first, no compute thread). It takes the next staged task as
+ * soon as every running one is launched, and launches it, so the compute thread finds it queued
+ * when the running compute ends and goes on with nothing to wake (the gap a hand-off through
+ * this thread cost, issue 10); taking comes first. It completes the oldest (work(): the wait
+ * for its compute, the verdict, the commit) once its compute ended, then reports it: tasks
+ * are reported in the order they were taken. A launched task revoked (REVOKE: a higher
+ * priority wants its slot; a stop) before its compute began is taken back (def->cancel) and
+ * handed back unstarted, as a staged one is. */
+#define CHAIN_DEPTH 2
+
+/* mu held: a launched task whose compute has not ended, revoked, not yet asked to cancel */
+static zp_stage_task_t *launched_revoked(loop_t *h)
+{
+    for (zp_stage_task_t *t = h->running; t; t = t->next)
+        if (t->chain == ZP_STAGE_CHAIN_LAUNCHED && !t->computed && t->revoked && !t->cancel_tried) return t;
+    return NULL;
+}
+
+/* a running task done with: ended (task_end), off the running list, to the loop */
+static void retire(loop_t *h, zp_stage_task_t *t)
+{
+    task_end(h, t);
+    pthread_mutex_lock(&h->mu);
+    for (zp_stage_task_t **pp = &h->running; *pp; pp = &(*pp)->next)
+        if (*pp == t) { *pp = t->next; break; }
+    t->next = NULL;
+    finish_locked(h, t);
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+    wake_loop(h);
+}
+
+static void work_chained(loop_t *h)
+{
+    zp_stage_t *s = h->s;
+    for (;;) {
+        pthread_mutex_lock(&h->mu);
+        zp_stage_task_t *take = NULL, *end = NULL, *last = NULL;
+        unsigned n = 0;
+        bool all_launched = true;
+        for (zp_stage_task_t *t = h->running; t; t = t->next) {
+            last = t;
+            n++;
+            all_launched &= t->chain == ZP_STAGE_CHAIN_LAUNCHED;
+        }
+        zp_stage_task_t *revoked = NULL;
+        while (!(h->ready && n < CHAIN_DEPTH && all_launched) &&
+               !(h->running && (h->running->computed || h->running->chain != ZP_STAGE_CHAIN_LAUNCHED)) &&
+               !(h->quit && !h->running) && !(revoked = launched_revoked(h)))
+            pthread_cond_wait(&h->wcv, &h->mu);
+        if (revoked) {   /* revoked while its compute waits behind another: hand it back if it can be */
+            revoked->cancel_tried = true;
+            pthread_mutex_unlock(&h->mu);
+            if (s->def->cancel && s->def->cancel(s, revoked)) {
+                bool stopping = zp_stage_sig_stop || h->device_failed;
+                unstarted(revoked, stopping, stopping ? "worker shutting down" : "revoked");
+                retire(h, revoked);   /* at once, not after the compute before it */
+            }
+            continue;
+        }
+        if (h->ready && n < CHAIN_DEPTH && all_launched) {
+            take = h->ready;
+            h->ready = take->next;
+            if (!h->ready) h->ready_tail = NULL;
+            take->next = NULL;
+            if (last) last->next = take; else h->running = take;
+        } else if (h->running) {
+            end = h->running;
+        }
+        pthread_mutex_unlock(&h->mu);
+        if (take) {
+            bool held = false;
+            take->rt = h;
+            if (!startable(h, take, &held)) {   /* handed back unstarted, at once */
+                take->chain = ZP_STAGE_CHAIN_SKIP;
+                retire(h, take);
+                continue;
+            }
+            take->chain = ZP_STAGE_CHAIN_LAUNCHED;   /* (the work thread's alone) before the post */
+            zp_log_ctx(take->a.job, take->a.part);
+            int r = s->def->launch(s, take, launched_done, take);
+            if (r > 0 && last)
+                zp_log(ZP_LOG_DEBUG, "compute posted behind the running one (job %llu part %u): chained",
+                       (unsigned long long)last->a.job, last->a.part);
+            zp_log_ctx(0, -1);
+            if (r < 0) {   /* failed before its compute: reported at once */
+                take->chain = ZP_STAGE_CHAIN_SKIP;
+                retire(h, take);
+            } else if (r == 0) {
+                take->chain = ZP_STAGE_CHAIN_NONE;
+            }
+            continue;
+        }
+        if (!end) break;
+        bool held = true;
+        /* one that work() runs whole: the checks again (a DEVICE failure may have come since) */
+        if (end->chain == ZP_STAGE_CHAIN_LAUNCHED || (end->chain == ZP_STAGE_CHAIN_NONE && startable(h, end, &held))) {
+            zp_log_ctx(end->a.job, end->a.part);
+            s->def->work(s, end);
+            zp_log_ctx(0, -1);
+        }
+        retire(h, end);
+    }
+}
+
 static void *work_thread(void *arg)
 {
     loop_t *h = arg;
     zp_stage_t *s = h->s;
     pthread_setname_np(pthread_self(), "zp-work");
     zp_rt_enter();
+    if (h->chained) {
+        work_chained(h);
+        return NULL;
+    }
     for (;;) {
         pthread_mutex_lock(&h->mu);
         /* without staging an epoch switch holds the work thread; with staging it holds the
@@ -601,6 +742,7 @@ static void drop_queued(loop_t *h, bool all, uint32_t slot, uint64_t gen, bool r
     for (zp_stage_task_t *t = h->running; revoke_running && t; t = t->next)
         if (all || (t->a.slot == slot && t->a.gen == gen)) t->revoked = 1;
     pthread_cond_broadcast(&h->cv);
+    pthread_cond_signal(&h->wcv);   /* chained: a revoked launched task may be taken back */
     pthread_mutex_unlock(&h->mu);
     for (zp_stage_task_t *t = drop, *nx; t; t = nx) {
         nx = t->next;
@@ -663,7 +805,8 @@ static uint64_t running_deadline(loop_t *h, zp_msg_assign_t *a)
 {
     uint64_t dl = 0;
     pthread_mutex_lock(&h->mu);
-    for (zp_stage_task_t *t = h->running; t; t = t->next)
+    /* chained: the oldest only (the one computing; the one posted behind it has not begun) */
+    for (zp_stage_task_t *t = h->running; t; t = h->chained ? NULL : t->next)
         if (t->a.lease_deadline && (!dl || t->a.lease_deadline < dl)) { dl = t->a.lease_deadline; *a = t->a; }
     zp_stage_task_t *st = h->staging;   /* a staging thread stuck (a zkey on a stuck mount) is hung too */
     if (st && st->a.lease_deadline && (!dl || st->a.lease_deadline < dl)) { dl = st->a.lease_deadline; *a = st->a; }
@@ -738,7 +881,8 @@ int zp_stage_loop(zp_stage_t *s)
     static loop_t H;   /* static: a hung work thread may still reach it while the process exits */
     loop_t *h = &H;
     *h = (loop_t){.s = s, .inc = zp_incarnation_new(), .epoch = s->arena ? zp_shm_epoch(s->arena) : 0,
-                  .staged_mode = s->def->stage != NULL};
+                  .staged_mode = s->def->stage != NULL,
+                  .chained = s->def->stage && s->def->launch && !(s->def->work_batch && s->batch > 1)};
     s->stage_sets = s->credits < 64 ? s->credits : 64;
     s->loop = h;
     int hb = (int)s->hb_ms;
