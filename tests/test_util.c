@@ -313,19 +313,22 @@ static int runner_probe(void *arg)
 
 static int runner_count(void *arg) { return (int)++*(unsigned *)arg; }
 
-/* a posted call: takes the next sequence number, spins spin_ms of wall time first */
+/* a posted call: takes the next sequence number, after its gate opened and spin_ms of wall time */
 typedef struct {
     unsigned *seq, *slot, *dones;
+    int *gate;                  /* non-NULL: wait until *gate is set first */
     unsigned spin_ms, spun_ms;
     uint64_t job;
     int64_t part;
-    bool ran, done_after;
+    bool ran, done_after, started;
 } posted_t;
 static zp_run_t c_[3];
 
 static int posted_fn(void *v)
 {
     posted_t *q = v;
+    __atomic_store_n(&q->started, true, __ATOMIC_RELEASE);
+    while (q->gate && !__atomic_load_n(q->gate, __ATOMIC_ACQUIRE)) sched_yield();
     uint64_t t0 = zp_now_ns();
     while (zp_now_ns() - t0 < (uint64_t)q->spin_ms * 1000000u) { /* spin */ }
     q->spun_ms = (unsigned)((zp_now_ns() - t0) / 1000000u);
@@ -385,6 +388,26 @@ static void test_runner(void)
     CHECK(dones == 3 && q[0].done_after && q[1].done_after && q[2].done_after);
     CHECK(r == NULL);
     zp_runner_destroy(&r);   /* NULL: a no-op */
+    /* cancel: a call that has not begun is taken back (never runs, no done call); one that has
+     * begun is not */
+    r = zp_runner_new("zp-test-run", false);
+    CHECK(r);
+    seq = dones = 0;
+    int gate = 0;
+    q[0] = (posted_t){.seq = &seq, .slot = &order[0], .gate = &gate, .dones = &dones};
+    q[1] = (posted_t){.seq = &seq, .slot = &order[1], .dones = &dones};
+    for (unsigned i = 0; i < 2; i++)
+        c_[i] = (zp_run_t){.fn = posted_fn, .arg = &q[i], .done = posted_done, .done_arg = &q[i]};
+    zp_runner_post(r, &c_[0]);
+    zp_runner_post(r, &c_[1]);
+    CHECK(zp_runner_cancel(r, &c_[1]));    /* behind a call held at its gate: not begun */
+    CHECK(!zp_runner_cancel(r, &c_[1]));   /* not queued any more */
+    while (!__atomic_load_n(&q[0].started, __ATOMIC_ACQUIRE)) sched_yield();
+    CHECK(!zp_runner_cancel(r, &c_[0]));   /* begun */
+    __atomic_store_n(&gate, 1, __ATOMIC_RELEASE);
+    CHECK(zp_runner_wait(r, &c_[0]) == 1);
+    zp_runner_destroy(&r);
+    CHECK(!q[1].ran && dones == 1 && seq == 1);
     /* destroy runs what was posted first */
     r = zp_runner_new("zp-test-run", false);
     CHECK(r);
