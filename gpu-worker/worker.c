@@ -434,6 +434,21 @@ static void commit(zp_stage_t *s, zp_stage_task_t *t, const zp_g1_any_t out[ZP_G
  * for a launched one, on the work thread otherwise */
 static void hold_compute(void *t) { zp_stage_test_hold_at("gpu-compute", &((zp_stage_task_t *)t)->revoked); }
 
+/* a compute about to begin (posted or run here): its outputs cleared, its start stamped */
+static void compute_begin(bset_t *bs, zp_stage_task_t *t)
+{
+    memset(bs->out, 0, sizeof bs->out);
+    memset(&bs->tm, 0, sizeof bs->tm);
+    t->tm[ZP_TM_COMPUTE_START] = zp_now_ns();
+}
+
+/* the posted compute is no longer outstanding (waited for, or taken back) */
+static void unpost(gpu_t *g, bset_t *bs)
+{
+    bs->posted = false;
+    g->inflight--;
+}
+
 /* def->launch (work thread): post t's compute behind the running one (the compute thread, or on
  * CUDA the stream, runs it the moment that one ends); 1 posted, 0 for work() to run it whole (no
  * compute thread, or the key not loaded into the backend yet: loading it while another compute
@@ -448,11 +463,9 @@ static int launch(zp_stage_t *s, zp_stage_task_t *t, void (*done)(void *), void 
         if (g->inflight) return 0;
         if (key_ready(s, t, bs->ke, false) < 0) return -1;
     }
-    memset(bs->out, 0, sizeof bs->out);
-    memset(&bs->tm, 0, sizeof bs->tm);
+    compute_begin(bs, t);
     bs->run.pre = hold_compute;
     bs->run.pre_arg = t;
-    t->tm[ZP_TM_COMPUTE_START] = zp_now_ns();
     int rc = bs->dev ? zp_bk_post_prove_staged(&g->bk, &bs->run, t->set, &bs->ke->key, bs->out, &bs->tm, done, arg)
                      : zp_bk_post_prove_g1_from(&g->bk, &bs->run, &bs->ke->key, bs->w, bs->a, bs->b, bs->c, bs->pa,
                                                 bs->pb, bs->ph, bs->out, &bs->tm, done, arg);
@@ -473,8 +486,7 @@ static bool cancel(zp_stage_t *s, zp_stage_task_t *t)
     gpu_t *g = s->ctx;
     bset_t *bs = &g->set[t->set];
     if (!bs->posted || !zp_bk_run_cancel(&g->bk, &bs->run)) return false;
-    bs->posted = false;
-    g->inflight--;
+    unpost(g, bs);
     t->tm[ZP_TM_COMPUTE_START] = 0;
     return true;
 }
@@ -488,17 +500,14 @@ static void work(zp_stage_t *s, zp_stage_task_t *t)
     zp_err_clear();
     int rc;
     if (bs->posted) {
-        bs->posted = false;
-        g->inflight--;
+        unpost(g, bs);
         rc = zp_bk_run_wait(&g->bk, &bs->run);
         t->tm[ZP_TM_COMPUTE_END] = zp_now_ns();
         t->tm[ZP_TM_RUN_START] = bs->run.run_start;
         t->tm[ZP_TM_RUN_END] = bs->run.run_end;
     } else {
         if (!bs->dev && key_ready(s, t, bs->ke, false) < 0) return;
-        memset(bs->out, 0, sizeof bs->out);
-        memset(&bs->tm, 0, sizeof bs->tm);
-        t->tm[ZP_TM_COMPUTE_START] = zp_now_ns();
+        compute_begin(bs, t);
         hold_compute(t);   /* tests: task k held in its compute */
         rc = bs->dev ? zp_bk_prove_staged(&g->bk, t->set, &bs->ke->key, bs->out, &bs->tm)
              : g->private_vectors ? zp_bk_prove_g1_from(&g->bk, &bs->ke->key, bs->w, bs->a, bs->b, bs->c, bs->pa,
