@@ -404,10 +404,24 @@ static void work_chained(loop_t *h)
             all_launched &= t->chain == ZP_STAGE_CHAIN_LAUNCHED;
         }
         zp_stage_task_t *revoked = NULL;
+        bool quiet = false;   /* zp_rt_wake_quiet: the compute's end must not pre-empt the compute thread */
         while (!(h->ready && n < CHAIN_DEPTH && all_launched) &&
                !(h->running && (h->running->computed || h->running->chain != ZP_STAGE_CHAIN_LAUNCHED)) &&
-               !(h->quit && !h->running) && !(revoked = launched_revoked(h)))
+               !(h->quit && !h->running) && !(revoked = launched_revoked(h))) {
+            if (!quiet && h->running) {   /* (a system call: not with mu held) */
+                quiet = true;
+                pthread_mutex_unlock(&h->mu);
+                zp_rt_wake_quiet(true);
+                pthread_mutex_lock(&h->mu);
+                continue;
+            }
             pthread_cond_wait(&h->wcv, &h->mu);
+        }
+        if (quiet) {
+            pthread_mutex_unlock(&h->mu);
+            zp_rt_wake_quiet(false);
+            pthread_mutex_lock(&h->mu);
+        }
         if (revoked) {   /* revoked while its compute waits behind another: hand it back if it can be */
             revoked->cancel_tried = true;
             pthread_mutex_unlock(&h->mu);

@@ -154,6 +154,9 @@ static int rt_permitted_child(void)
     if (sched_getscheduler(0) != SCHED_FIFO || !zp_rt_active()) return 1;
     zp_rt_resume();  /* unbalanced: ignored */
     if (sched_getscheduler(0) != SCHED_FIFO) return 1;
+    zp_rt_wake_quiet(true);    /* FIFO: not needed, not done */
+    if (sched_getscheduler(0) != SCHED_FIFO) return 1;
+    zp_rt_wake_quiet(false);
     int pol[4] = {-1, -1, -1, -1};
     zp_pool_t *p = zp_pool_new(3);
     if (!p) return 1;
@@ -210,6 +213,18 @@ static int rt_slice_child(void)
     if (slice_ns(0) != dflt || zp_rt_active()) return 1;
     zp_rt_resume();
     if (slice_ns(0) != 100000 || getpriority(PRIO_PROCESS, 0) != 3) return 1;
+    zp_rt_wake_quiet(true);   /* SCHED_BATCH with the nice value kept, then back to the slice */
+    if (sched_getscheduler(0) != SCHED_BATCH || getpriority(PRIO_PROCESS, 0) != 3) return 1;
+    zp_rt_wake_quiet(true);
+    zp_rt_wake_quiet(false);
+    if (sched_getscheduler(0) != SCHED_OTHER || slice_ns(0) != 100000 || getpriority(PRIO_PROCESS, 0) != 3) return 1;
+    zp_rt_wake_quiet(true);
+    zp_rt_pause();             /* the normal policy: no longer quiet */
+    if (sched_getscheduler(0) != SCHED_OTHER || slice_ns(0) != dflt) return 1;
+    zp_rt_wake_quiet(false);   /* nothing to undo: still paused */
+    if (sched_getscheduler(0) != SCHED_OTHER || slice_ns(0) != dflt) return 1;
+    zp_rt_resume();
+    if (slice_ns(0) != 100000) return 1;
     uint64_t pool_slice[4] = {0, 0, 0, 0};
     zp_pool_t *p = zp_pool_new(3);
     if (!p) return 1;
@@ -234,6 +249,10 @@ static int rt_slice_child(void)
     if (!ok) return 1;
     zp_rt_leave();
     if (slice_ns(0) != dflt || zp_rt_active() || zp_rt_adopt_threads("ZMQbg") != 0) return 1;
+    zp_rt_wake_quiet(true);    /* outside the tier too: batch, then the kernel's default */
+    if (sched_getscheduler(0) != SCHED_BATCH) return 1;
+    zp_rt_wake_quiet(false);
+    if (sched_getscheduler(0) != SCHED_OTHER || slice_ns(0) != dflt) return 1;
     return getpriority(PRIO_PROCESS, 0) == 3 ? 0 : 1;
 }
 

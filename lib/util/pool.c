@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -166,14 +167,52 @@ struct zp_runner {
     char name[16];
 };
 
+/* this thread's context switches so far (voluntary: it blocked; involuntary: pre-empted) */
+static void runner_switches(long *vol, long *invol)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_THREAD, &ru) != 0) { *vol = *invol = 0; return; }
+    *vol = ru.ru_nvcsw;
+    *invol = ru.ru_nivcsw;
+}
+
+/* The turnaround between two calls that were queued back to back (the second posted before
+ * the first ended): a device would go on at once, so a slow one is logged with its parts. */
+#define ZP_RUNNER_SLOW_TURN_NS 1000000u   /* 1 ms: issue 10's bound on the gap between two computes */
+typedef struct {
+    uint64_t end, signaled, called;   /* the call's end, its waiters woken, its done callback returned */
+    long vol, invol;                  /* switches at its end */
+    uint64_t job;
+    int64_t part;
+} turn_t;
+
+static void runner_turnaround(const zp_runner_t *r, const turn_t *tu, uint64_t next_start)
+{
+    uint64_t total = next_start - tu->end;
+    if (total < ZP_RUNNER_SLOW_TURN_NS) return;
+    long vol, invol;
+    runner_switches(&vol, &invol);
+    zp_log_ctx(tu->job, tu->part);
+    zp_log(ZP_LOG_INFO, "%s: the next queued call began %.3f ms after this one ended (waking waiters %.3f ms, "
+           "done callback %.3f ms, taking the next %.3f ms; %ld blocked, %ld pre-empted meanwhile)",
+           r->name, (double)total / 1e6, (double)(tu->signaled - tu->end) / 1e6,
+           (double)(tu->called - tu->signaled) / 1e6, (double)(next_start - tu->called) / 1e6,
+           vol - tu->vol, invol - tu->invol);
+}
+
 static void *runner_main(void *v)
 {
     zp_runner_t *r = v;
     zp_rt_leave();   /* as a pool thread: the creator's slice or policy is not inherited */
     pthread_setname_np(pthread_self(), r->name);
+    turn_t tu = {0};
+    bool queued = false;   /* the call that began next was posted before the last one ended */
     pthread_mutex_lock(&r->mu);
     for (;;) {
-        while (!r->head && !r->stop) pthread_cond_wait(&r->go, &r->mu);
+        while (!r->head && !r->stop) {
+            queued = false;
+            pthread_cond_wait(&r->go, &r->mu);
+        }
         if (!r->head) break;   /* stop: what was posted runs first */
         zp_run_t *c = r->head;
         r->head = c->next_;
@@ -181,13 +220,19 @@ static void *runner_main(void *v)
         pthread_mutex_unlock(&r->mu);
         if (r->tier && !zp_rt_active()) zp_rt_enter();   /* once set up (a no-op while it is not) */
         uint64_t t0 = zp_now_ns();
+        if (queued) runner_turnaround(r, &tu, t0);
         zp_log_ctx(c->job_, c->part_);
         zp_err_clear();
         int rc = c->fn(c->arg);
         uint64_t t1 = zp_now_ns();
         void (*done)(void *) = c->done;
         void *done_arg = c->done_arg;
+        tu.end = t1;
+        tu.job = c->job_;
+        tu.part = c->part_;
+        runner_switches(&tu.vol, &tu.invol);
         pthread_mutex_lock(&r->mu);
+        queued = r->head != NULL;
         snprintf(c->err_, sizeof c->err_, "%s", zp_err_msg());
         c->rc = rc;
         c->t_run = t0;
@@ -195,7 +240,9 @@ static void *runner_main(void *v)
         c->finished_ = true;
         pthread_cond_broadcast(&r->done);
         pthread_mutex_unlock(&r->mu);
+        tu.signaled = zp_now_ns();
         if (done) done(done_arg);   /* c may be gone once finished: only the copies are used */
+        tu.called = zp_now_ns();
         pthread_mutex_lock(&r->mu);
     }
     pthread_mutex_unlock(&r->mu);

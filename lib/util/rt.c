@@ -22,6 +22,14 @@
  * back reschedules, and the compute then began up to 5 ms late behind a finalizer thread (the
  * gap the policy exists to remove; doc/gpu-hot-path.md).
  * Pause and resume are O(1) (a few system calls each) and nest (a depth counter).
+ * zp_rt_wake_quiet(true) / (false) bracket a wait whose wake-up comes from a thread that must not
+ * be pre-empted by it: the work thread waiting for a chained compute's end, which the compute
+ * thread signals between two computes. A woken thread at the normal policy pre-empts the waker
+ * (the more so with the short slice); and once pre-empted, the compute thread (which has used
+ * more than its share) waited for a finalizer thread's whole slice: 3.7-6.5 ms at 2^20 on 3 of
+ * 9 pairs (measured, doc/gpu-hot-path.md). SCHED_BATCH threads never pre-empt on wake-up (the
+ * tick or a free core runs them), so the compute thread goes on to the next compute. Under FIFO
+ * it is not needed (the compute thread is FIFO at the same priority) and not done.
  * A thread inherits its creator's policy and slice: zp_pool creates its threads with an explicit
  * normal policy, and they reset the slice when they start (the attributes do not: measured).
  * Threads this code does not create (libzmq's) take the short slice through
@@ -54,23 +62,27 @@ static _Atomic int rt_prio;                   /* FIFO priority; 0: not FIFO (off
 static _Atomic unsigned rt_slice_us;          /* short slice; 0: none (off or refused) */
 static _Thread_local int rt_mine;             /* this thread entered */
 static _Thread_local int rt_depth;            /* pauses outstanding */
+static _Thread_local bool rt_quiet;           /* zp_rt_wake_quiet: at SCHED_BATCH */
 
-/* SCHED_OTHER on thread tid (0: the caller) with slice_us (0: the kernel's default), its nice
- * value kept (sched_setattr would otherwise set nice 0, which an unprivileged niced process may
- * not) */
-static int set_slice(pid_t tid, unsigned slice_us)
+/* policy (SCHED_OTHER or SCHED_BATCH) on thread tid (0: the caller) with slice_us (0: the
+ * kernel's default), its nice value kept (sched_setattr would otherwise set nice 0, which an
+ * unprivileged niced process may not) */
+static int set_fair(pid_t tid, unsigned policy, unsigned slice_us)
 {
     errno = 0;
     int nice = getpriority(PRIO_PROCESS, (id_t)(tid ? tid : (pid_t)syscall(SYS_gettid)));
     if (nice == -1 && errno) return errno;
-    struct zp_sched_attr a = {.size = sizeof a, .sched_policy = SCHED_OTHER, .sched_nice = nice,
+    struct zp_sched_attr a = {.size = sizeof a, .sched_policy = policy, .sched_nice = nice,
                               .sched_runtime = (uint64_t)slice_us * 1000u};
     return syscall(SYS_sched_setattr, tid, &a, 0) == 0 ? 0 : errno;
 }
 
+static int set_slice(pid_t tid, unsigned slice_us) { return set_fair(tid, SCHED_OTHER, slice_us); }
+
 /* the calling thread at the configured policy (on) or the normal one (!on) */
 static int set_policy(bool on)
 {
+    rt_quiet = false;   /* either way not SCHED_BATCH after this */
     int prio = on ? atomic_load(&rt_prio) : 0;
     if (prio > 0) {
         struct sched_param sp = {.sched_priority = prio};
@@ -141,6 +153,17 @@ void zp_rt_resume(void)
 {
     if (!rt_mine || rt_depth == 0) return;
     if (--rt_depth == 0) (void)set_policy(true);
+}
+
+void zp_rt_wake_quiet(bool on)
+{
+    if (rt_quiet == on) return;
+    int pol;
+    struct sched_param sp;
+    if (pthread_getschedparam(pthread_self(), &pol, &sp) == 0 && pol != SCHED_OTHER && pol != SCHED_BATCH)
+        return;   /* FIFO: an equal priority's wake-up does not pre-empt the compute thread */
+    int rc = on ? set_fair(0, SCHED_BATCH, 0) : set_policy(zp_rt_active());
+    rt_quiet = on && rc == 0;
 }
 
 void zp_rt_leave(void)

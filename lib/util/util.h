@@ -144,5 +144,8 @@ bool zp_rt_active(void);
 void zp_rt_pause(void);
 void zp_rt_resume(void);
 void zp_rt_leave(void);
+/* the calling thread at SCHED_BATCH while on (its wake-ups do not pre-empt the running thread),
+ * back to its policy and slice when off; a no-op under FIFO and when already so (rt.c) */
+void zp_rt_wake_quiet(bool on);
 int zp_rt_adopt_threads(const char *comm_prefix);
 #endif

@@ -16,9 +16,22 @@ J=$(ipc_submit --zkey $F/circuit.zkey --request-id overlap-$$ $F/witness-0.wtns 
 pipe_wait_staged 2
 pipe_wait_log "gpu-worker.*compute posted behind the running one .*chained"
 ipc_log "both partitions staged, the second one's compute posted, while the first one is held in its compute"
+# the work thread waits for k's end at SCHED_BATCH (zp_rt_wake_quiet: k's end wakes it without
+# pre-empting the compute thread on its way to k+1), and is back at the normal policy after
+GPID=$(ipc_worker_pid gpu)
+work_policy() {   # field 41 of the zp-work thread's stat: 0 SCHED_OTHER, 3 SCHED_BATCH
+  local c
+  for c in /proc/"$GPID"/task/*/comm; do
+    [ "$(cat "$c" 2>/dev/null)" = zp-work ] && { sed 's/^.*) //' "${c%comm}stat" | awk '{print $39}'; return; }
+  done
+}
+for i in $(seq 1 200); do [ "$(work_policy)" = 3 ] && break; sleep 0.05; done
+[ "$(work_policy)" = 3 ] || ipc_fail "the work thread waits for the held compute at policy '$(work_policy)', not SCHED_BATCH (3)"
 ipc_release gpu-compute
 "$ZKPIPE" await "$J" --timeout 300 --out "$IPC_DIR/out" >/dev/null || ipc_fail "await"
 ipc_verify_all "$IPC_DIR/out" $F/verification_key.json 2
+for i in $(seq 1 200); do [ "$(work_policy)" = 0 ] && break; sleep 0.05; done
+[ "$(work_policy)" = 0 ] || ipc_fail "the idle work thread is at policy '$(work_policy)', not SCHED_OTHER (0)"
 ipc_oracle $F/verification_key.json "$IPC_DIR/out/public-1.json" "$IPC_DIR/out/proof-1.json"
 pipe_trace_gpu "$J" >"$IPC_DIR/gpu.jsonl"
 [ "$(wc -l <"$IPC_DIR/gpu.jsonl")" = 2 ] || ipc_fail "expected 2 gpu slices: $(cat "$IPC_DIR/gpu.jsonl")"
