@@ -339,7 +339,7 @@ typedef struct {
     unsigned spin_ms, spun_ms;
     uint64_t job;
     int64_t part;
-    bool ran, done_after, started;
+    bool ran, done_after, started, next_queued;
 } posted_t;
 static zp_run_t c_[3];
 
@@ -360,6 +360,7 @@ static void posted_done(void *v)
 {
     posted_t *q = v;
     q->done_after = q->ran;
+    q->next_queued = zp_runner_next_queued();
     ++*q->dones;
 }
 
@@ -405,6 +406,7 @@ static void test_runner(void)
     CHECK(q[0].spun_ms >= 30);   /* the first really ran 30 ms before the second began */
     zp_runner_destroy(&r);   /* joins the thread: every done callback has run */
     CHECK(dones == 3 && q[0].done_after && q[1].done_after && q[2].done_after);
+    CHECK(q[0].next_queued && q[1].next_queued && !q[2].next_queued && !zp_runner_next_queued());
     CHECK(r == NULL);
     zp_runner_destroy(&r);   /* NULL: a no-op */
     /* cancel: a call that has not begun is taken back (never runs, no done call); one that has

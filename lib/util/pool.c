@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <sched.h>
 #include <stdlib.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -167,21 +166,13 @@ struct zp_runner {
     char name[16];
 };
 
-/* this thread's context switches so far (voluntary: it blocked; involuntary: pre-empted) */
-static void runner_switches(long *vol, long *invol)
-{
-    struct rusage ru;
-    if (getrusage(RUSAGE_THREAD, &ru) != 0) { *vol = *invol = 0; return; }
-    *vol = ru.ru_nvcsw;
-    *invol = ru.ru_nivcsw;
-}
-
 /* The turnaround between two calls that were queued back to back (the second posted before
- * the first ended): a device would go on at once, so a slow one is logged with its parts. */
+ * the first ended): a device would go on at once, so a slow one is logged with its parts. Only
+ * the clock (vDSO) is read in between: a system call's return is where a pending reschedule
+ * takes the thread off its core. */
 #define ZP_RUNNER_SLOW_TURN_NS 1000000u   /* 1 ms: issue 10's bound on the gap between two computes */
 typedef struct {
     uint64_t end, signaled, called;   /* the call's end, its waiters woken, its done callback returned */
-    long vol, invol;                  /* switches at its end */
     uint64_t job;
     int64_t part;
 } turn_t;
@@ -190,15 +181,16 @@ static void runner_turnaround(const zp_runner_t *r, const turn_t *tu, uint64_t n
 {
     uint64_t total = next_start - tu->end;
     if (total < ZP_RUNNER_SLOW_TURN_NS) return;
-    long vol, invol;
-    runner_switches(&vol, &invol);
     zp_log_ctx(tu->job, tu->part);
     zp_log(ZP_LOG_INFO, "%s: the next queued call began %.3f ms after this one ended (waking waiters %.3f ms, "
-           "done callback %.3f ms, taking the next %.3f ms; %ld blocked, %ld pre-empted meanwhile)",
+           "done callback %.3f ms, taking the next %.3f ms)",
            r->name, (double)total / 1e6, (double)(tu->signaled - tu->end) / 1e6,
-           (double)(tu->called - tu->signaled) / 1e6, (double)(next_start - tu->called) / 1e6,
-           vol - tu->vol, invol - tu->invol);
+           (double)(tu->called - tu->signaled) / 1e6, (double)(next_start - tu->called) / 1e6);
 }
+
+static _Thread_local bool runner_next_queued;   /* zp_runner_next_queued, in a done callback */
+
+bool zp_runner_next_queued(void) { return runner_next_queued; }
 
 static void *runner_main(void *v)
 {
@@ -230,7 +222,6 @@ static void *runner_main(void *v)
         tu.end = t1;
         tu.job = c->job_;
         tu.part = c->part_;
-        runner_switches(&tu.vol, &tu.invol);
         pthread_mutex_lock(&r->mu);
         queued = r->head != NULL;
         snprintf(c->err_, sizeof c->err_, "%s", zp_err_msg());
@@ -241,7 +232,9 @@ static void *runner_main(void *v)
         pthread_cond_broadcast(&r->done);
         pthread_mutex_unlock(&r->mu);
         tu.signaled = zp_now_ns();
+        runner_next_queued = queued;
         if (done) done(done_arg);   /* c may be gone once finished: only the copies are used */
+        runner_next_queued = false;
         tu.called = zp_now_ns();
         pthread_mutex_lock(&r->mu);
     }

@@ -109,6 +109,10 @@ void zp_runner_post(zp_runner_t *r, zp_run_t *c);
 int zp_runner_wait(zp_runner_t *r, zp_run_t *c);
 bool zp_runner_cancel(zp_runner_t *r, zp_run_t *c);
 int zp_runner_call(zp_runner_t *r, int (*fn)(void *arg), void *arg, uint64_t *t_run, uint64_t *t_done);
+/* In a done callback: true when another call was already queued behind the one that ended (the
+ * runner goes on with it next), so that the callback may skip waking anyone: a wake-up there
+ * can take the runner off its core between the two calls (the waiter then polls). Else false. */
+bool zp_runner_next_queued(void);
 
 /* A growing text buffer: printf appends; on allocation failure it stops growing and
  * zp_sbuf_take returns NULL. zp_sbuf_take hands the NUL-terminated text to the caller
