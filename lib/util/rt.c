@@ -28,8 +28,10 @@
  * (the more so with the short slice); and once pre-empted, the compute thread (which has used
  * more than its share) waited for a finalizer thread's whole slice: 3.7-6.5 ms at 2^20 on 3 of
  * 9 pairs (measured, doc/gpu-hot-path.md). SCHED_BATCH threads never pre-empt on wake-up (the
- * tick or a free core runs them), so the compute thread goes on to the next compute. Under FIFO
- * it is not needed (the compute thread is FIFO at the same priority) and not done.
+ * tick or a free core runs them). (With a compute queued behind, the compute thread now wakes
+ * nobody at all and the work thread polls: stage_loop.c quiet_wait; the quiet policy still
+ * covers the poll's own wake-ups and a compute with nothing behind it.) Under FIFO it is not
+ * needed (the compute thread is FIFO at the same priority) and not done.
  * A thread inherits its creator's policy and slice: zp_pool creates its threads with an explicit
  * normal policy, and they reset the slice when they start (the attributes do not: measured).
  * Threads this code does not create (libzmq's) take the short slice through
