@@ -159,11 +159,8 @@ void zp_rt_resume(void)
 
 void zp_rt_wake_quiet(bool on)
 {
-    if (rt_quiet == on) return;
-    int pol;
-    struct sched_param sp;
-    if (pthread_getschedparam(pthread_self(), &pol, &sp) == 0 && pol != SCHED_OTHER && pol != SCHED_BATCH)
-        return;   /* FIFO: an equal priority's wake-up does not pre-empt the compute thread */
+    if (rt_quiet == on || (zp_rt_active() && atomic_load(&rt_prio) > 0))
+        return;   /* (at FIFO: an equal priority's wake-up does not pre-empt the compute thread) */
     int rc = on ? set_fair(0, SCHED_BATCH, 0) : set_policy(zp_rt_active());
     rt_quiet = on && rc == 0;
 }
