@@ -162,6 +162,7 @@ struct zp_runner {
     pthread_mutex_t mu;
     pthread_cond_t go, done;
     zp_run_t *head, *tail;     /* posted, not yet begun, in order */
+    _Atomic bool busy;         /* a call's fn is running (zp_runner_busy) */
     bool stop, tier;
     char name[16];
 };
@@ -192,6 +193,8 @@ static _Thread_local bool runner_next_queued;   /* zp_runner_next_queued, in a d
 
 bool zp_runner_next_queued(void) { return runner_next_queued; }
 
+bool zp_runner_busy(zp_runner_t *r) { return r && atomic_load_explicit(&r->busy, memory_order_relaxed); }
+
 static void *runner_main(void *v)
 {
     zp_runner_t *r = v;
@@ -215,7 +218,9 @@ static void *runner_main(void *v)
         if (queued) runner_turnaround(r, &tu, t0);
         zp_log_ctx(c->job_, c->part_);
         zp_err_clear();
+        atomic_store_explicit(&r->busy, true, memory_order_relaxed);
         int rc = c->fn(c->arg);
+        atomic_store_explicit(&r->busy, false, memory_order_relaxed);
         uint64_t t1 = zp_now_ns();
         void (*done)(void *) = c->done;
         void *done_arg = c->done_arg;
