@@ -15,10 +15,11 @@
  * between two computes, even when the worker was starved (k+1 READY only after k's compute
  * ended): the synth's payload checksum is deferred (stage.h def->deferred: verify() on the
  * staging thread and pool, right after the task went to the work thread, beside its compute
- * or the previous one's) and gates the commit, not the start: the work thread waits for its
- * verdict before it commits the four Jacobian points into the slot's result area (fenced:
- * PROVING(gen) -> PROVED(gen+1)); a payload that does not verify has its result dropped and
- * goes back to synthesis (payload_bad), as before. Why that still protects: see stage().
+ * or the previous one's, once a compute runs) and gates the commit, not the start: the work
+ * thread waits for its verdict before it commits the four Jacobian points into the slot's
+ * result area (fenced: PROVING(gen) -> PROVED(gen+1)); a payload that does not verify has its
+ * result dropped and goes back to synthesis (payload_bad), as before. Why that still
+ * protects: see stage().
  * Chained computes (issue 10, the gap): the compute verbs run on the backend wrapper's compute
  * thread (zp_bk_detach; both backends), and launch() posts task k+1's compute there as soon as
  * it is staged and k's was posted (stage.h def->launch), so that thread goes from k's compute to
