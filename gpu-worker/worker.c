@@ -77,6 +77,7 @@ typedef struct {
     size_t pcap;                        /* elements */
     bool dev;                           /* a device buffer set was staged (release it in unstage) */
     bool posted;                        /* launch() posted the compute: work() waits for it */
+    uint64_t begun0;                    /* zp_bk_begun when stage() began (verify_when_busy) */
     zp_bk_run_t run;                    /* the posted compute and what it writes */
     zp_g1_any_t out[ZP_G16_NMSM];
     zp_g16_times_t tm;
@@ -321,6 +322,7 @@ static void stage(zp_stage_t *s, zp_stage_task_t *t)
     int rc;
 
     zp_err_clear();
+    bs->begun0 = zp_bk_begun(&g->bk);   /* before the work thread can take it: its compute comes after */
     /* the arena of this epoch was opened and registered by the loop (arena_first): a no-op here */
     g->in_stage = true;
     rc = zp_stage_arena(s, a->epoch);
@@ -340,21 +342,25 @@ static void stage(zp_stage_t *s, zp_stage_task_t *t)
 /* stage.h def->deferred (the runtime's zp-verify thread, for the staging thread), right after
  * stage() handed the task to the work thread: the sealed payload's checksum (chunks on the staging pool), overlapped with this
  * task's compute (or the previous one's when staged ahead). It begins only while a compute
- * runs (verify_when_busy). Staged ahead, that is at once. Starved (the device idle, this task's
+ * runs or has begun since the staging (verify_when_busy). Staged ahead, that is at once. Starved (the device idle, this task's
  * compute about to be posted), the checksum would otherwise race the work thread's launch and
  * the compute thread's wake-up for a core: on 2 cores at 2^18, 3 of 11 pairs lost 2.2-2.5 ms,
  * the woken thread queued behind zp-verify while the other core idled (sched_switch trace).
  * It polls, 50 us to 5 ms steps (1/8 of the wait so far): a signal at the compute's start would
  * be a system call on the device's path. It stops waiting on a revoke, a stop or a reset, or after
  * VERIFY_IDLE_WAIT_NS (a key load before the compute, a device failure). The verdict is needed
- * only at the commit, after the compute. ZP_TEST_HOLD_DIR/hold-gpu-verify holds it after that
- * wait (tests: the compute then starts and ends before the verdict). */
+ * only at the commit, after the compute. ZP_TEST_HOLD_DIR/hold-gpu-verify holds it before that
+ * wait (tests: the compute then starts and ends before the verdict, and the wait, released,
+ * ends at once: the compute began since the staging). */
 #define VERIFY_IDLE_WAIT_NS 5000000000ull   /* the device idle that long: the check runs anyway */
 static void verify_when_busy(gpu_t *g, zp_stage_task_t *t)
 {
     if (!zp_bk_detached(&g->bk)) return;   /* inline compute: nothing to tell from */
-    uint64_t t0 = zp_now_ns(), now = t0;
-    while (!zp_bk_busy(&g->bk) && !t->revoked && !t->dropped && now - t0 < VERIFY_IDLE_WAIT_NS) {
+    uint64_t t0 = zp_now_ns(), now = t0, begun0 = g->set[t->set].begun0;
+    /* a compute running, or one begun since staging (this task's, short enough to have ended
+     * between two looks, or the one before it) */
+    while (!zp_bk_busy(&g->bk) && zp_bk_begun(&g->bk) == begun0 && !t->revoked && !t->dropped &&
+           now - t0 < VERIFY_IDLE_WAIT_NS) {
         uint64_t step = (now - t0) / 8;
         step = step < 50000u ? 50000u : step > 5000000u ? 5000000u : step;
         nanosleep(&(struct timespec){.tv_nsec = (long)step}, NULL);
@@ -368,8 +374,8 @@ static void verify_when_busy(gpu_t *g, zp_stage_task_t *t)
 static int verify(zp_stage_t *s, zp_stage_task_t *t)
 {
     const zp_msg_assign_t *a = &t->a;
-    verify_when_busy(s->ctx, t);
     zp_stage_test_hold_at("gpu-verify", &t->revoked);
+    verify_when_busy(s->ctx, t);
     uint64_t t0 = zp_now_ns();
     int rc = zp_shm_payload_verify_pool(s->arena, a->slot, a->payload_gen, s->stage_pool);
     t->dt[ZP_DT_VERIFY_IN] = zp_now_ns() - t0;

@@ -150,6 +150,7 @@ static int compute(zp_bk_run_t x)
 bool zp_bk_detached(const zp_bk_t *bk) { return bk->runner != NULL; }
 
 bool zp_bk_busy(const zp_bk_t *bk) { return zp_runner_busy(bk->runner); }
+uint64_t zp_bk_begun(const zp_bk_t *bk) { return zp_runner_begun(bk->runner); }
 
 /* post r (its verb and arguments filled): counted and faulted now, as a call */
 static int post(zp_bk_t *bk, zp_bk_run_t *r, void (*done)(void *), void *done_arg)

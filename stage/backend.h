@@ -77,8 +77,10 @@ typedef struct zp_bk_run {
 } zp_bk_run_t;
 /* is there a compute thread (zp_bk_detach)? Posting needs one. */
 bool zp_bk_detached(const zp_bk_t *bk);
-/* a compute verb is running on the compute thread now (the device is busy); false without one */
+/* a compute verb is running on the compute thread now (the device is busy); false without one.
+ * zp_bk_begun: how many compute verbs began there so far (0 without one). */
 bool zp_bk_busy(const zp_bk_t *bk);
+uint64_t zp_bk_begun(const zp_bk_t *bk);
 /* post prove_g1_from / prove_staged (arguments as below); 0, or the error the call failed with
  * (nothing posted: no done call) */
 int zp_bk_post_prove_g1_from(zp_bk_t *bk, zp_bk_run_t *r, const zp_g16_key_t *k, const zp_scalar_t *w,

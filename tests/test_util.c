@@ -420,16 +420,17 @@ static void test_runner(void)
     for (unsigned i = 0; i < 2; i++)
         c_[i] = (zp_run_t){.fn = posted_fn, .arg = &q[i], .done = posted_done, .done_arg = &q[i]};
     CHECK(!zp_runner_busy(r) && !zp_runner_busy(NULL));   /* busy: a call's fn is running */
+    CHECK(zp_runner_begun(r) == 0 && zp_runner_begun(NULL) == 0);
     zp_runner_post(r, &c_[0]);
     zp_runner_post(r, &c_[1]);
     CHECK(zp_runner_cancel(r, &c_[1]));    /* behind a call held at its gate: not begun */
     CHECK(!zp_runner_cancel(r, &c_[1]));   /* not queued any more */
     while (!__atomic_load_n(&q[0].started, __ATOMIC_ACQUIRE)) sched_yield();
     CHECK(!zp_runner_cancel(r, &c_[0]));   /* begun */
-    CHECK(zp_runner_busy(r));              /* held at its gate, inside fn */
+    CHECK(zp_runner_busy(r) && zp_runner_begun(r) == 1);   /* held at its gate, inside fn */
     __atomic_store_n(&gate, 1, __ATOMIC_RELEASE);
     CHECK(zp_runner_wait(r, &c_[0]) == 1);
-    CHECK(!zp_runner_busy(r));             /* fn returned before the call finished */
+    CHECK(!zp_runner_busy(r) && zp_runner_begun(r) == 1);   /* fn returned before the call finished */
     zp_runner_destroy(&r);
     CHECK(!q[1].ran && dones == 1 && seq == 1);
     /* destroy runs what was posted first */

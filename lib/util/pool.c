@@ -163,6 +163,7 @@ struct zp_runner {
     pthread_cond_t go, done;
     zp_run_t *head, *tail;     /* posted, not yet begun, in order */
     _Atomic bool busy;         /* a call's fn is running (zp_runner_busy) */
+    _Atomic uint64_t begun;    /* calls whose fn began (zp_runner_begun) */
     bool stop, tier;
     char name[16];
 };
@@ -194,6 +195,7 @@ static _Thread_local bool runner_next_queued;   /* zp_runner_next_queued, in a d
 bool zp_runner_next_queued(void) { return runner_next_queued; }
 
 bool zp_runner_busy(zp_runner_t *r) { return r && atomic_load_explicit(&r->busy, memory_order_relaxed); }
+uint64_t zp_runner_begun(zp_runner_t *r) { return r ? atomic_load_explicit(&r->begun, memory_order_relaxed) : 0; }
 
 static void *runner_main(void *v)
 {
@@ -219,6 +221,7 @@ static void *runner_main(void *v)
         zp_log_ctx(c->job_, c->part_);
         zp_err_clear();
         atomic_store_explicit(&r->busy, true, memory_order_relaxed);
+        atomic_fetch_add_explicit(&r->begun, 1, memory_order_relaxed);
         int rc = c->fn(c->arg);
         atomic_store_explicit(&r->busy, false, memory_order_relaxed);
         uint64_t t1 = zp_now_ns();

@@ -113,9 +113,12 @@ int zp_runner_call(zp_runner_t *r, int (*fn)(void *arg), void *arg, uint64_t *t_
  * runner goes on with it next), so that the callback may skip waking anyone: a wake-up there
  * can take the runner off its core between the two calls (the waiter then polls). Else false. */
 bool zp_runner_next_queued(void);
-/* A call's fn is running on r now (false for NULL). For pollers: the runner sets it with a plain
- * store, no system call, so that a poller costs the running call nothing. */
+/* A call's fn is running on r now (false for NULL); zp_runner_begun: how many calls' fn began so
+ * far (0 for NULL), so that a poller also sees a call that began and ended between two looks.
+ * For pollers: the runner updates both with plain atomics, no system call, so that a poller
+ * costs the running call nothing. */
 bool zp_runner_busy(zp_runner_t *r);
+uint64_t zp_runner_begun(zp_runner_t *r);
 
 /* A growing text buffer: printf appends; on allocation failure it stops growing and
  * zp_sbuf_take returns NULL. zp_sbuf_take hands the NUL-terminated text to the caller

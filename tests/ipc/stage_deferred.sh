@@ -7,7 +7,8 @@
 # checksum before the compute, as before, it never started: this waited forever), and nothing
 # is committed while the verdict is held (the slot stays PROVING, the GPU worker reports no
 # DONE, the job does not finish). Released, the commit follows the verdict: the trace says compute end < verify end <=
-# the task's end, and the proof verifies (zkpipe verify and snarkjs).
+# the task's end, and the proof verifies (zkpipe verify and snarkjs). The verify's wait for a
+# compute (gpu-worker verify_when_busy) then ends at once: that compute began after the staging.
 . "$(dirname "$0")/stage_pipe_lib.sh"
 ipc_init deferred "$1" "$2" --slots 4 --max-domain 1024
 F=$FIX/bn128_chain
@@ -32,6 +33,10 @@ ipc_release gpu-verify
 "$ZKPIPE" await "$J" --timeout 300 --out "$IPC_DIR/out" >/dev/null || ipc_fail "await"
 grep -E "gpu-worker\[$G\].*slot $S payload verified in .* \(deferred" "$IPC_DIR/up.log" >&2 ||
   ipc_fail "no deferred verify logged"
+# released after its compute ended, the verify's wait for a compute (it begins only once one
+# runs or has begun since the staging) ends at once, not at its 5 s bound
+grep -E "gpu-worker\[$G\].*no compute began within" "$IPC_DIR/up.log" &&
+  ipc_fail "the verify waited out its bound for a compute that had already run"
 ipc_verify_all "$IPC_DIR/out" $F/verification_key.json 1
 ipc_oracle $F/verification_key.json "$IPC_DIR/out/public-0.json" "$IPC_DIR/out/proof-0.json"
 pipe_trace_gpu "$J" >"$IPC_DIR/gpu.jsonl"

@@ -7,7 +7,8 @@
 # the change it ran right after the staging). Then hold-gpu-compute holds it inside its compute
 # (the device busy) and hold-gpu is released: the verify must now run while the compute is held.
 # Released, the proof verifies (zkpipe verify and snarkjs), and the trace says the checksum began
-# inside the compute's span on the compute thread.
+# inside the compute's span on the compute thread. Then 8 small partitions, nothing held: no
+# verify may wait out its bound (a compute that began and ended before it looked counts).
 . "$(dirname "$0")/stage_pipe_lib.sh"
 ipc_init verifybusy "$1" "$2" --slots 4 --max-domain 1024
 F=$FIX/bn128_chain
@@ -37,4 +38,14 @@ jq -e '(.t_run_start > 0 and .t_run_end > 0 and .t_verify_end > 0 and .verify_in
   "$IPC_DIR/gpu.jsonl" >/dev/null ||
   ipc_fail "trace: the checksum did not begin inside the compute's span: $(cat "$IPC_DIR/gpu.jsonl")"
 ipc_log "trace: the checksum began inside the compute's span; the proof verifies"
+# small partitions, nothing held: a compute may begin and end before the verify looks (a tiny
+# circuit computes in about a millisecond), and such a compute must end the verify's wait too
+# (counted since the staging), or the verify waits for the next compute, the last one until its
+# 5 s bound, and the commit behind it
+J2=$(ipc_submit --zkey $F/circuit.zkey --request-id verifybusy-2-$$ $F/witness-{0..7}.wtns)
+"$ZKPIPE" await "$J2" --timeout 300 --out "$IPC_DIR/out2" >/dev/null || ipc_fail "await the small partitions"
+ipc_verify_all "$IPC_DIR/out2" $F/verification_key.json 8
+grep -E "gpu-worker\[$G\].*no compute began within" "$IPC_DIR/up.log" &&
+  ipc_fail "a payload verify waited out its bound although the partition's compute had begun"
+ipc_log "8 small partitions: every verify's wait ended with a compute, none at its bound"
 echo "ipc stage_verify_busy: OK"
