@@ -341,14 +341,15 @@ static void stage(zp_stage_t *s, zp_stage_task_t *t)
 
 /* stage.h def->deferred (the runtime's zp-verify thread, for the staging thread), right after
  * stage() handed the task to the work thread: the sealed payload's checksum (chunks on the staging pool), overlapped with this
- * task's compute (or the previous one's when staged ahead). It begins only while a compute
- * runs or has begun since the staging (verify_when_busy). Staged ahead, that is at once. Starved (the device idle, this task's
- * compute about to be posted), the checksum would otherwise race the work thread's launch and
- * the compute thread's wake-up for a core: on 2 cores at 2^18, 3 of 11 pairs lost 2.2-2.5 ms,
- * the woken thread queued behind zp-verify while the other core idled (sched_switch trace).
- * It polls, 50 us to 5 ms steps (1/8 of the wait so far): a signal at the compute's start would
- * be a system call on the device's path. It stops waiting on a revoke, a stop or a reset, or after
- * VERIFY_IDLE_WAIT_NS (a key load before the compute, a device failure). The verdict is needed
+ * task's compute (or the previous one's when staged ahead). It begins only once a compute
+ * runs or has begun since the staging (verify_when_busy). Staged ahead, that is at once.
+ * Starved (the device idle, this task's compute about to be posted), the checksum would
+ * otherwise race the work thread's launch and the compute thread's wake-up for a core: on 2
+ * cores at 2^18, 3 of 11 pairs lost 2.2-2.5 ms, the woken thread queued behind zp-verify while
+ * the other core idled (sched_switch trace). It polls, 50 us to 5 ms steps (1/8 of the wait so
+ * far): a signal at the compute's start would be a system call on the device's path. It stops
+ * waiting on a revoke, a stop or a reset, or after VERIFY_IDLE_WAIT_NS (a key load before the
+ * compute, a device failure). The verdict is needed
  * only at the commit, after the compute. ZP_TEST_HOLD_DIR/hold-gpu-verify holds it before that
  * wait (tests: the compute then starts and ends before the verdict, and the wait, released,
  * ends at once: the compute began since the staging). */
@@ -367,8 +368,8 @@ static void verify_when_busy(gpu_t *g, zp_stage_task_t *t)
         now = zp_now_ns();
     }
     if (now - t0 >= VERIFY_IDLE_WAIT_NS)
-        zp_log(ZP_LOG_DEBUG, "slot %u: no compute began within %.0f s of staging: the payload verify runs now",
-               t->a.slot, VERIFY_IDLE_WAIT_NS / 1e9);
+        zp_log(ZP_LOG_DEBUG, "slot %u: no compute began within %.0f s: the payload verify runs now", t->a.slot,
+               VERIFY_IDLE_WAIT_NS / 1e9);
 }
 
 static int verify(zp_stage_t *s, zp_stage_task_t *t)
