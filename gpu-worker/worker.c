@@ -362,9 +362,7 @@ static void verify_when_busy(gpu_t *g, zp_stage_task_t *t)
      * between two looks, or the one before it) */
     while (!zp_bk_busy(&g->bk) && zp_bk_begun(&g->bk) == begun0 && !t->revoked && !t->dropped &&
            now - t0 < VERIFY_IDLE_WAIT_NS) {
-        uint64_t step = (now - t0) / 8;
-        step = step < 50000u ? 50000u : step > 5000000u ? 5000000u : step;
-        nanosleep(&(struct timespec){.tv_nsec = (long)step}, NULL);
+        nanosleep(&(struct timespec){.tv_nsec = (long)zp_poll_step_ns(t0, now, 8, 50000u, 5000000u)}, NULL);
         now = zp_now_ns();
     }
     if (now - t0 >= VERIFY_IDLE_WAIT_NS)

@@ -367,8 +367,7 @@ static void launched_done(void *v)
  * (ready, revoke, quit; the end of a compute with nothing behind it) still signals. */
 static void quiet_wait(loop_t *h)
 {
-    uint64_t now = zp_now_ns(), t0 = h->running->t_start, step = now > t0 ? (now - t0) / 32 : 0;
-    uint64_t until = now + (step < 1000000u ? 1000000u : step > 50000000u ? 50000000u : step);
+    uint64_t now = zp_now_ns(), until = now + zp_poll_step_ns(h->running->t_start, now, 32, 1000000u, 50000000u);
     struct timespec ts = {.tv_sec = (time_t)(until / 1000000000u), .tv_nsec = (long)(until % 1000000000u)};
     (void)pthread_cond_clockwait(&h->wcv, &h->mu, CLOCK_MONOTONIC, &ts);
 }

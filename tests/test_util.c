@@ -450,6 +450,10 @@ int main(void)
     test_runner();
     test_proc_stat();
     test_rt();
+    /* a poll's step: 1/div of the wait so far, clamped; a clock behind `since` gives the floor */
+    CHECK(zp_poll_step_ns(1000, 1000, 8, 50, 500) == 50 && zp_poll_step_ns(2000, 1000, 8, 50, 500) == 50);
+    CHECK(zp_poll_step_ns(1000, 3400, 8, 50, 500) == 300 && zp_poll_step_ns(0, 80000, 8, 50, 500) == 500);
+    CHECK(zp_poll_step_ns(0, 700, 0, 1, 1000) == 700);
     CHECK(strcmp(zp_strerror(ZP_EFORMAT), "malformed or corrupt input") == 0);
     CHECK(strcmp(zp_strerror(-2), "No such file or directory") == 0);
     CHECK(zp_err_set(ZP_EUNSAT, "constraint %d", 7) == ZP_EUNSAT);

@@ -133,6 +133,12 @@ uint64_t zp_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t zp_poll_step_ns(uint64_t since, uint64_t now, unsigned div, uint64_t lo_ns, uint64_t hi_ns)
+{
+    uint64_t step = now > since ? (now - since) / (div ? div : 1) : 0;
+    return step < lo_ns ? lo_ns : step > hi_ns ? hi_ns : step;
+}
+
 uint64_t zp_wall_us(void)
 {
     struct timespec ts;

@@ -58,6 +58,9 @@ size_t zp_log_format(char *line, size_t cap, int level, const char *msg);  /* on
 #define zp_log(level, ...) do { if ((level) <= zp_log_level) zp_log_write((level), __VA_ARGS__); } while (0)
 
 uint64_t zp_now_ns(void);                               /* CLOCK_MONOTONIC */
+/* a poll's next step: 1/div of the time waited so far (now - since; 0 if since is later),
+ * clamped to [lo_ns, hi_ns] (div >= 1) */
+uint64_t zp_poll_step_ns(uint64_t since, uint64_t now, unsigned div, uint64_t lo_ns, uint64_t hi_ns);
 uint64_t zp_wall_us(void);                              /* CLOCK_REALTIME, microseconds since the epoch */
 
 typedef struct zp_pool zp_pool_t;
