@@ -275,6 +275,8 @@ int zp_wc_register(char *so_path, size_t cap, bool *cached, double *ms, const ch
         SHA2_CTX c;
         SHA256Init(&c);
         SHA256Update(&c, (const uint8_t *)GEN_TAG, sizeof GEN_TAG);
+        SHA256Update(&c, (const uint8_t *)zp_wc_glue_c, strlen(zp_wc_glue_c) + 1);   /* a new glue, a new module */
+        SHA256Update(&c, (const uint8_t *)zp_wc_abi_h, strlen(zp_wc_abi_h) + 1);
         SHA256Update(&c, wasm, wlen);
         SHA256End(&c, hex);
     }
