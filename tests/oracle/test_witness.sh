@@ -7,7 +7,7 @@
 #     same input.json);
 #   - `zkpipe fullprove` (witness in memory, then the prover) gives a proof `snarkjs groth16
 #     verify` accepts (zkey: `snarkjs groth16 setup` over fake_ptau.mjs's INSECURE ptau);
-#   - broken inputs exit 2 with a message naming the signal (unknown, missing, wrong length,
+#   - broken inputs exit 2 with a message naming the signal (unknown, missing (via circuit.sym), wrong length,
 #     not a number), and a failed circom assertion carries circom's template and line;
 #   - the second registration of a wasm is a cache hit.
 # Set ZP_WITNESS_CIRCUITS="poseidon compare" to run a subset. Exit 77 only without node.
@@ -52,7 +52,7 @@ for curve in bn128 bls12381; do
     mkdir -p "$D"
     cp "$FIX/$c.circom" "$D/circuit.circom"
     rel=$(realpath --relative-to="$ORACLE_ROOT" "$D")
-    if ! (cd "$ORACLE_ROOT" && $CIRCOM "$rel/circuit.circom" --r1cs --wasm --prime "$curve" -l node_modules -o "$rel") > "$D/circom.log" 2>&1; then
+    if ! (cd "$ORACLE_ROOT" && $CIRCOM "$rel/circuit.circom" --r1cs --wasm --sym --prime "$curve" -l node_modules -o "$rel") > "$D/circom.log" 2>&1; then
       fail "circom: $(tail -3 "$D/circom.log")"; continue
     fi
     W="$D/circuit_js/circuit.wasm"
@@ -89,7 +89,7 @@ for curve in bn128 bls12381; do
         echo '{"in": [1, 2, 3], "m": [[1, 2], [3, 4]], "extra": 5}' > "$D/unknown.json"
         expect_bad "$D/unknown.json" '"extra"' 'not an input'
         echo '{"in": [1, 2, 3]}' > "$D/missing.json"
-        expect_bad "$D/missing.json" 'not all inputs'
+        expect_bad "$D/missing.json" 'input signal "m" missing'   # named through circuit.sym
         echo '{"in": [1, 2], "m": [[1, 2], [3, 4]]}' > "$D/short.json"
         expect_bad "$D/short.json" '"in"' 'has 2 values' 'takes 3'
         echo '{"in": [1, 2, 3, 4], "m": [[1, 2], [3, 4]]}' > "$D/long.json"
