@@ -5,6 +5,20 @@
 #include <stdbool.h>
 int zp_cmd_prove(int argc, char **argv);    /* cli/prove.c   */
 int zp_cmd_verify(int argc, char **argv);   /* cli/verify.c  */
+int zp_cmd_wtns(int argc, char **argv);     /* cli/wtns.c: `zkpipe wtns calculate` */
+int zp_cmd_fullprove(int argc, char **argv); /* cli/wtns.c: input.json to proof */
+/* one local proof (cli/prove.c); wtns_buf: a .wtns already in memory (fullprove), else read wtns */
+#include <stddef.h>
+#include <stdint.h>
+typedef struct {
+    const char *zkey, *wtns, *proof, *pub, *r1cs, *bin, *r, *s;
+    unsigned threads;
+    bool json, quiet;
+    const uint8_t *wtns_buf;
+    size_t wtns_len;
+    uint64_t t0;                            /* start time for the stage lines; 0 = now */
+} zp_prove_args_t;
+int zp_prove_run(const zp_prove_args_t *a);
 int zp_cmd_bench(int argc, char **argv);    /* cli/bench.c   */
 int zp_bench_arith(int argc, char **argv); /* cli/bench_arith.c: `zkpipe bench arith` */
 int zp_bench_wakeup(int argc, char **argv); /* cli/bench_wakeup.c: `zkpipe bench wakeup` */

@@ -9,6 +9,8 @@
 static const struct { const char *name; int (*fn)(int, char **); const char *help; } cmds[] = {
     {"prove", zp_cmd_prove, "prove <circuit.zkey> <witness.wtns> <proof.json> <public.json> [--r1cs F] [--threads N]"},
     {"verify", zp_cmd_verify, "verify <verification_key.json|circuit.zkey> <public.json> <proof.json>"},
+    {"wtns", zp_cmd_wtns, "wtns calculate <circuit.wasm> <input.json> <witness.wtns>  witness from input.json, as snarkjs"},
+    {"fullprove", zp_cmd_fullprove, "fullprove <input.json> <circuit.wasm> <circuit.zkey> <proof.json> <public.json>"},
     {"bench", zp_cmd_bench, "bench [arith|prove ZKEY WTNS] ...  print timings"},
     {"up", zp_cmd_up, "up [--config FILE]  run a local process group in the foreground"},
     {"submit", zp_cmd_submit, "submit --zkey Z [--r1cs R] [--priority P] [--request-id ID] [--inline] W1.wtns ..."},

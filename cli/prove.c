@@ -105,7 +105,18 @@ int zp_cmd_prove(int argc, char **argv)
         else return usage();
     }
     if (npos != 4 || (!r_str != !s_str)) return usage();
+    zp_prove_args_t a = {.zkey = pos[0], .wtns = pos[1], .proof = pos[2], .pub = pos[3], .r1cs = r1cs_path,
+                         .bin = bin_path, .r = r_str, .s = s_str, .threads = threads, .json = json, .quiet = g_quiet};
+    return zp_prove_run(&a);
+}
 
+int zp_prove_run(const zp_prove_args_t *a)
+{
+    const char *pos[4] = {a->zkey, a->wtns, a->proof, a->pub}, *r1cs_path = a->r1cs, *bin_path = a->bin,
+               *r_str = a->r, *s_str = a->s;
+    unsigned threads = a->threads;
+    bool json = a->json;
+    g_quiet = a->quiet;
     int ret = 1, rc;
     zp_zkey_t z = {0};
     zp_wtns_t wt = {0};
@@ -118,12 +129,15 @@ int zp_cmd_prove(int argc, char **argv)
     char (*sig)[100] = NULL;
     const zp_backend_ops_t *ops = &zp_backend_cpu;
     zp_backend_cfg_t cfg = {.threads = threads, .device = 0};
-    uint64_t t0 = zp_now_ns();
+    uint64_t t0 = a->t0 ? a->t0 : zp_now_ns();
     g_t0 = t0;
     stage("reading the proving key and witness");
 
     if ((rc = zp_zkey_open(&z, pos[0]))) { fail(rc, "reading the proving key"); goto out; }
-    if ((rc = zp_wtns_open_unchecked(&wt, pos[1]))) { fail(rc, "reading the witness"); goto out; }
+    if ((rc = a->wtns_buf ? zp_wtns_parse(&wt, a->wtns_buf, a->wtns_len, pos[1]) : zp_wtns_open_unchecked(&wt, pos[1]))) {
+        fail(rc, "reading the witness");
+        goto out;
+    }
     if ((rc = zp_check_wtns_zkey(&wt, &z))) { fail(rc, "witness and proving key"); goto out; }
     if (r1cs_path) {
         if ((rc = zp_r1cs_open(&r1, r1cs_path))) { fail(rc, "reading the r1cs"); goto out; }

@@ -139,4 +139,21 @@ typedef struct {
 int zp_vk_json_read(zp_vk_json_t *vk, const char *path);
 int zp_vk_json_parse(zp_vk_json_t *vk, const char *text, size_t len, const char *name);  /* (added) */
 void zp_vk_json_free(zp_vk_json_t *vk);
+
+/* A parsed JSON document for readers outside fmt (input.json of the witness calculator): the
+ * same strict RFC 8259 reader (nesting <= 32, objects <= 1024 members, no duplicate keys).
+ * Nodes are indices; 0 is the root; a child's next sibling is 0 after the last. Strings are
+ * decoded UTF-8 (not NUL-terminated), numbers their literal text. */
+typedef struct zp_json zp_json_t;
+enum { ZP_JSON_NULL, ZP_JSON_FALSE, ZP_JSON_TRUE, ZP_JSON_NUM, ZP_JSON_STR, ZP_JSON_ARR, ZP_JSON_OBJ };
+int zp_json_parse(zp_json_t **out, const char *text, size_t len, const char *name);
+int zp_json_load(zp_json_t **out, const char *path, size_t max);
+void zp_json_free(zp_json_t **jp);
+int zp_json_type(const zp_json_t *j, uint32_t node);
+uint32_t zp_json_count(const zp_json_t *j, uint32_t node);      /* array elements / object members */
+uint32_t zp_json_first(const zp_json_t *j, uint32_t node);      /* 0 if none */
+uint32_t zp_json_next(const zp_json_t *j, uint32_t node);       /* 0 after the last */
+const char *zp_json_text(const zp_json_t *j, uint32_t node, size_t *len);  /* string / number */
+const char *zp_json_key(const zp_json_t *j, uint32_t node, size_t *len);   /* member key */
+const char *zp_json_type_name(int type);                       /* "a string", ... */
 #endif

@@ -741,3 +741,62 @@ void zp_vk_json_free(zp_vk_json_t *vk)
     free(vk->ic);
     memset(vk, 0, sizeof *vk);
 }
+
+/* ================================================================ generic tree (fmt.h) */
+
+struct zp_json { jdoc_t d; };
+
+static int json_wrap(zp_json_t **out, jdoc_t *d)
+{
+    zp_json_t *j = malloc(sizeof *j);
+    if (!j) {
+        int rc = zp_err_set(-ENOMEM, "%s: out of memory", d->name);
+        jdoc_free(d);
+        return rc;
+    }
+    j->d = *d;
+    *out = j;
+    return 0;
+}
+
+int zp_json_parse(zp_json_t **out, const char *text, size_t len, const char *name)
+{
+    jdoc_t d;
+    *out = NULL;
+    int rc = jdoc_parse(&d, name, text, len);
+    return rc ? rc : json_wrap(out, &d);
+}
+
+int zp_json_load(zp_json_t **out, const char *path, size_t max)
+{
+    jdoc_t d;
+    *out = NULL;
+    int rc = jdoc_load(&d, path, max);
+    return rc ? rc : json_wrap(out, &d);
+}
+
+void zp_json_free(zp_json_t **jp)
+{
+    if (!jp || !*jp) return;
+    jdoc_free(&(*jp)->d);
+    free(*jp);
+    *jp = NULL;
+}
+
+int zp_json_type(const zp_json_t *j, uint32_t node) { return j->d.nodes[node].type; }
+uint32_t zp_json_count(const zp_json_t *j, uint32_t node) { return j->d.nodes[node].n; }
+uint32_t zp_json_first(const zp_json_t *j, uint32_t node) { return j->d.nodes[node].first; }
+uint32_t zp_json_next(const zp_json_t *j, uint32_t node) { return j->d.nodes[node].next; }
+const char *zp_json_type_name(int type) { return type >= 0 && type <= J_OBJ ? jtype_name[type] : "?"; }
+
+const char *zp_json_text(const zp_json_t *j, uint32_t node, size_t *len)
+{
+    *len = j->d.nodes[node].len;
+    return j->d.nodes[node].s;
+}
+
+const char *zp_json_key(const zp_json_t *j, uint32_t node, size_t *len)
+{
+    *len = j->d.nodes[node].klen;
+    return j->d.nodes[node].key;
+}
