@@ -386,7 +386,7 @@ char *brk_metrics_text(brk_t *b)
     const struct brk_mx *mx = b->mx ? b->mx : &zero;
     zp_sbuf_t s = {0};
     uint64_t now = zp_now_ns();
-    static const char *dtn[ZP_DT_N] = {"h2d", "ntt", "msm", "d2h", "msm_g2", "check", "verify_in", "spare"};
+    static const char *dtn[ZP_DT_N] = {"h2d", "ntt", "msm", "d2h", "msm_g2", "check", "verify_in", "witness"};
 
     head(&s, "zkpipe_up", "gauge", "1 while the broker serves");
     zp_sbuf_printf(&s, "zkpipe_up 1\n");

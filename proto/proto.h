@@ -125,7 +125,8 @@ typedef struct {
 /* DONE: the stage committed slot `slot` from generation gen to new_gen (the seal/commit
  * generation, which the next stage reads with). */
 enum { ZP_DT_H2D = 0, ZP_DT_NTT = 1, ZP_DT_MSM = 2, ZP_DT_D2H = 3, ZP_DT_MSM_G2 = 4, ZP_DT_CHECK = 5,
-       ZP_DT_VERIFY_IN = 6, ZP_DT_N = 8 };
+       ZP_DT_VERIFY_IN = 6, ZP_DT_WITNESS = 7, ZP_DT_N = 8 };   /* WITNESS: the synth's witness
+                                                                     generation from input.json (issue 28) */
 enum { ZP_TM_STAGE_START = 0, ZP_TM_STAGE_END = 1, ZP_TM_COMPUTE_START = 2, ZP_TM_COMPUTE_END = 3, ZP_TM_VERIFY_END = 4,
        ZP_TM_RUN_START = 5, ZP_TM_RUN_END = 6, ZP_TM_N = 7 };
 typedef struct {
