@@ -21,7 +21,7 @@
  * .wtns file in between). The wasm is registered once per content (wasm2c + cc, cached under
  * --wasm-cache, default <state dir>/wasm) and the loaded module kept per process (keyed by
  * the file's identity). Time: dt[ZP_DT_WITNESS] (the input's parse, the calculation; the
- * registration when it compiled). Limits: --witness-timeout-ms, --witness-max-memory-mib.
+ * registration is logged apart). Limits: --witness-timeout-ms, --witness-max-memory-mib.
  * Failure classes: errors in the job's inputs (missing file, wrong curve, bad witness, a
  * circuit larger than the arena's slots; a wasm that does not register, an input the circuit
  * refuses with circom's message, a calculation that times out or crashes in its child) are
@@ -139,11 +139,12 @@ static void work_input(zp_stage_t *s, zp_stage_task_t *t, const zp_g16_key_t *k,
                        size_t lw)
 {
     synth_t *y = s->ctx;
-    uint64_t t0 = zp_now_ns(), reg_ns = 0;
+    uint64_t reg_ns = 0;
     zp_wc_t *wc = NULL;
     zp_wc_input_t *inp = NULL;
-    int rc = generator(y, t->wasm, &wc, &reg_ns);
+    int rc = generator(y, t->wasm, &wc, &reg_ns);   /* its time is logged, not in the witness time */
     if (rc) return zp_stage_fail_as(t, rc, wc_class(rc), "witness generator");
+    uint64_t t0 = zp_now_ns();
     if ((rc = zp_wc_input_load(&inp, t->wtns))) return zp_stage_fail_as(t, rc, wc_class(rc), "input");
     zp_wc_result_t res;
     rc = zp_wc_calculate(&res, w, lw, wc, inp, &y->lim, -1);
