@@ -70,6 +70,7 @@ typedef struct brk_part {
 typedef struct brk_job {
     uint64_t id, seq;
     char *request_id, *zkey, *r1cs;
+    char *wasm;                 /* "" or circom's witness generator: parts' wtns are input.json (issue 28) */
     uint32_t priority;
     zp_job_state_t state;
     uint32_t n_parts, n_done, n_failed;
@@ -388,6 +389,11 @@ void brk_mx_stage_rates_json(const brk_t *b, zp_sbuf_t *s);   /* ", \"stages\": 
 /* ---- end observability ---- */
 
 /* ---- inline witnesses (inline.c, owner: client) ---- */
+/* inline inputs (issue 28): input must be one well-formed JSON object of at most ZP_MSG_INPUT_MAX
+ * bytes (ZP_EFORMAT / ZP_ETOOBIG, why says what and at which byte). brk_json_span: the length of
+ * the JSON object at p (HTTP's "inputs" array) */
+int brk_input_check(const uint8_t *data, size_t len, char *why, size_t why_n);
+int brk_json_span(const char *p, size_t len, size_t *used, char *why, size_t why_n);
 /* write m's inline witnesses to <state dir>/inline/ and point m->wtns[i] at them (the paths
  * live in *block, which the caller frees after brk_submit) */
 int brk_inline_store(brk_t *b, zp_msg_submit_t *m, char **block);

@@ -319,6 +319,7 @@ static void on_claim(brk_t *b, brk_fleet_t *fl, fl_item_t *c)
     m.priority = c->priority;
     m.n_wtns = 1;
     m.wtns[0] = zp_str(c->wtns);
+    m.wasm = zp_str("");
     brk_job_t *j = NULL;
     bool existed = false;
     int rc = brk_submit(b, &m, &j, &existed);

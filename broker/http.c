@@ -4,6 +4,9 @@
  *
  *   POST   /v1/jobs       {"zkey": PATH | {"key_id": NAME}, "r1cs": PATH | {"key_id": NAME} ?, "witnesses": [PATH | {"wtns_base64": B64}, ...],
  *                          "priority": "normal"?, "request_id": "..."?}  -> 201 {"id", "parts", "existed", "request_id"}
+ *                         or, instead of "witnesses" (issue 28): "wasm": PATH (circom's witness generator),
+ *                          "inputs": [{input.json object}, ...]: the synthesizers compute the witnesses;
+ *                          each object at most ZP_MSG_INPUT_MAX bytes, checked to be well-formed JSON
  *   GET    /v1/jobs/ID    -> {"id", "state", "partitions": [{"state", "attempts", "proof", "public", "error"}]}
  *   DELETE /v1/jobs/ID    -> {"id", "canceled": true, "freed"}
  *   GET    /v1/status     -> the status JSON of `zkpipe status --json`
@@ -206,7 +209,8 @@ static bool jbase64(jr_t *j, uint8_t **out, size_t *outlen)
 typedef struct {
     const char *key_dir;
     char zkey[ZP_MSG_PATH_MAX + 1], r1cs[ZP_MSG_PATH_MAX + 1], prio[16], rid[ZP_MSG_NAME_MAX + 1];
-    bool has_zkey, has_r1cs, has_prio, has_rid;
+    char wasm[ZP_MSG_PATH_MAX + 1];
+    bool has_zkey, has_r1cs, has_prio, has_rid, has_wasm, has_inputs, has_witnesses;
     size_t n;
     char (*paths)[ZP_MSG_PATH_MAX + 1];     /* ZP_MSG_MAX_PARTS */
     uint8_t *data[ZP_MSG_MAX_PARTS];
@@ -238,6 +242,24 @@ static bool parse_witness(jr_t *j, job_req_t *q)
         return true;
     }
     q->n++;
+    return true;
+}
+
+/* one input.json object, copied as it is (the synthesizer reads it as snarkjs does) */
+static bool parse_input(jr_t *j, job_req_t *q)
+{
+    if (q->n >= ZP_MSG_MAX_PARTS) return jfail(j, "too many inputs");
+    size_t i = q->n, used;
+    snprintf(j->where, sizeof j->where, "inputs[%zu]", i);
+    jws(j);
+    static char why[160];   /* the broker's one thread */
+    if (brk_json_span(j->p, (size_t)(j->end - j->p), &used, why, sizeof why) < 0) return jfail(j, why);
+    if (used > ZP_MSG_INPUT_MAX) return jfail(j, "larger than the 4 MiB allowed for one input");
+    if (!(q->data[i] = malloc(used))) return jfail(j, "out of memory");
+    memcpy(q->data[i], j->p, used);
+    q->data_len[i] = used;
+    q->n++;
+    j->p += used;
     return true;
 }
 
@@ -274,7 +296,22 @@ static bool parse_job(jr_t *j, job_req_t *q)
             if (!jstring(j, q->rid, sizeof q->rid, &n)) return false;
             if (n == 0) return jfail(j, "must be 1 to 128 bytes");
             q->has_rid = true;
+        } else if (!strcmp(key, "wasm")) {
+            if (!jstring(j, q->wasm, sizeof q->wasm, NULL)) return false;
+            if (q->wasm[0] != '/') return jfail(j, "must be an absolute path (the broker runs elsewhere)");
+            q->has_wasm = true;
+        } else if (!strcmp(key, "inputs")) {
+            if (q->has_witnesses || q->has_inputs) return jfail(j, "give either witnesses or inputs, once");
+            q->has_inputs = true;
+            if (!jlit(j, '[')) return jfail(j, "must be an array of input.json objects");
+            if (!jlit(j, ']'))
+                do { if (!parse_input(j, q)) return false; } while (jlit(j, ','));
+            else continue;
+            snprintf(j->where, sizeof j->where, "inputs");
+            if (!jlit(j, ']')) return jfail(j, "expected , or ]");
         } else if (!strcmp(key, "witnesses")) {
+            if (q->has_witnesses || q->has_inputs) return jfail(j, "give either witnesses or inputs, once");
+            q->has_witnesses = true;
             if (!jlit(j, '[')) return jfail(j, "must be an array");
             if (!jlit(j, ']'))
                 do { if (!parse_witness(j, q)) return false; } while (jlit(j, ','));
@@ -302,7 +339,12 @@ static enum MHD_Result post_job(brk_t *b, struct MHD_Connection *c, const req_t 
     if (!parse_job(&j, &q)) { ret = json_error(c, 400, "bad request: %s: %s", j.where, j.err); goto out; }
     if (!q.has_zkey || q.zkey[0] != '/') { ret = json_error(c, 400, "bad request: zkey: an absolute path is required"); goto out; }
     if (q.has_r1cs && q.r1cs[0] != '/') { ret = json_error(c, 400, "bad request: r1cs: must be an absolute path"); goto out; }
-    if (q.n == 0) { ret = json_error(c, 400, "bad request: witnesses: at least one is required"); goto out; }
+    if (q.has_inputs != q.has_wasm) {
+        ret = json_error(c, 400, "bad request: %s", q.has_inputs ? "inputs: need \"wasm\", the circuit's witness generator"
+                                                                  : "wasm: goes with \"inputs\" (witnesses need no wasm)");
+        goto out;
+    }
+    if (q.n == 0) { ret = json_error(c, 400, "bad request: %s: at least one is required", q.has_inputs ? "inputs" : "witnesses"); goto out; }
     int prio = q.has_prio ? zp_prio_parse(q.prio) : ZP_PRIO_NORMAL;
     if (prio < 0) { ret = json_error(c, 400, "bad request: priority: '%s' is not critical, high, normal or low", q.prio); goto out; }
     if (!q.has_rid) {
@@ -314,6 +356,7 @@ static enum MHD_Result post_job(brk_t *b, struct MHD_Connection *c, const req_t 
     m->zkey = zp_str(q.zkey);
     m->r1cs = zp_str(q.has_r1cs ? q.r1cs : "");
     m->priority = (uint32_t)prio;
+    m->wasm = zp_str(q.has_wasm ? q.wasm : "");
     m->n_wtns = q.n;
     for (size_t i = 0; i < q.n; i++) {
         m->wtns[i] = zp_str(q.data[i] ? "" : q.paths[i]);

@@ -133,7 +133,7 @@ void brk_job_free(brk_job_t *j)
 {
     if (!j) return;
     parts_free(j);
-    free(j->request_id); free(j->zkey); free(j->r1cs); free(j);
+    free(j->request_id); free(j->zkey); free(j->r1cs); free(j->wasm); free(j);
 }
 
 /* a finished job's partitions leave memory (their results are in the journal); nothing may
@@ -236,7 +236,8 @@ int brk_submit(brk_t *b, const zp_msg_submit_t *m, brk_job_t **jp, bool *existed
     j->request_id = zp_str_dup(m->request_id);
     j->zkey = zp_str_dup(m->zkey);
     j->r1cs = zp_str_dup(m->r1cs);
-    if (!j->parts || !j->request_id || !j->zkey || !j->r1cs) goto nomem;
+    j->wasm = zp_str_dup(m->wasm);
+    if (!j->parts || !j->request_id || !j->zkey || !j->r1cs || !j->wasm) goto nomem;
     if (!b->next_job_id) b->next_job_id = 1;
     j->id = b->next_job_id;
     j->seq = ++b->job_seq;

@@ -1,7 +1,9 @@
 /* journal.c - the broker's write-ahead store: one SQLite database per deployment in WAL mode.
  *
  * Schema (PRAGMA user_version = BRK_JR_SCHEMA):
- *   jobs  (id PK, request_id UNIQUE, zkey, r1cs, priority, n_parts, created_us, state, finished_us)
+ *   jobs  (id PK, request_id UNIQUE, zkey, r1cs, priority, n_parts, created_us, state, finished_us, wasm)
+ *         wasm: '' or the circuit's witness generator; then parts.wtns is the input.json (issue 28).
+ *         Schema 1 (without wasm) is upgraded in place at open (ALTER TABLE ... DEFAULT '').
  *   parts (job, idx, wtns, state, attempts, reasons, proof_json, public_json, proof_bin; PK (job, idx))
  *   meta  (key PK, value): "arena_epoch" = epoch of the arena whose slots this journal describes
  * Part state: 0 pending (queued or running: in-flight detail lives in the shm slot table),
@@ -40,8 +42,8 @@ enum { ST_JOB_ADD, ST_PART_ADD, ST_JOB_STATE, ST_PARTS_CANCEL, ST_PART, ST_META_
        ST_ROLLBACK, ST_DEL_PARTS, ST_DEL_JOB, ST_LOAD_PARTS, ST_N };
 
 static const char *const k_sql[ST_N] = {
-    [ST_JOB_ADD] = "INSERT INTO jobs (id, request_id, zkey, r1cs, priority, n_parts, created_us, state, finished_us) "
-                   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, 0)",
+    [ST_JOB_ADD] = "INSERT INTO jobs (id, request_id, zkey, r1cs, priority, n_parts, created_us, state, finished_us, wasm) "
+                   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, 0, ?8)",
     [ST_PART_ADD] = "INSERT INTO parts (job, idx, wtns, state, attempts) VALUES (?1, ?2, ?3, 0, ?4)",
     [ST_JOB_STATE] = "UPDATE jobs SET state = ?2, finished_us = ?3 WHERE id = ?1",
     [ST_PARTS_CANCEL] = "UPDATE parts SET state = 4 WHERE job = ?1 AND state = 0",
@@ -61,7 +63,7 @@ static const char *const k_sql[ST_N] = {
 static const char k_schema[] =
     "CREATE TABLE jobs (id INTEGER PRIMARY KEY, request_id TEXT NOT NULL UNIQUE, zkey TEXT NOT NULL, "
     "  r1cs TEXT NOT NULL, priority INTEGER NOT NULL, n_parts INTEGER NOT NULL, created_us INTEGER NOT NULL, "
-    "  state INTEGER NOT NULL, finished_us INTEGER NOT NULL);"
+    "  state INTEGER NOT NULL, finished_us INTEGER NOT NULL, wasm TEXT NOT NULL DEFAULT '');"
     "CREATE TABLE parts (job INTEGER NOT NULL REFERENCES jobs(id), idx INTEGER NOT NULL, wtns TEXT NOT NULL, "
     "  state INTEGER NOT NULL, attempts INTEGER NOT NULL, reasons TEXT, proof_json TEXT, public_json TEXT, "
     "  proof_bin BLOB, PRIMARY KEY (job, idx)) WITHOUT ROWID;"
@@ -227,6 +229,13 @@ static int open_existing(brk_journal_t *jr)
     if (ver == 0)
         return zp_err_set(ZP_EFORMAT, "journal %s: not a zkpipe journal (empty, truncated or foreign file; "
                           "user_version 0)", jr->path);
+    if (ver == 1) {   /* schema 1 -> 2: jobs.wasm (issue 28) */
+        if ((rc = exec_sql(jr, jr->db, "BEGIN; ALTER TABLE jobs ADD COLUMN wasm TEXT NOT NULL DEFAULT ''; "
+                                       "PRAGMA user_version=2; COMMIT;", "upgrade to schema 2")) < 0)
+            return rc;
+        zp_log(ZP_LOG_INFO, "journal %s: upgraded from schema 1 to 2 (jobs.wasm)", jr->path);
+        ver = 2;
+    }
     if (ver != BRK_JR_SCHEMA)
         return zp_err_set(ZP_EVERSION, "journal %s: schema version %lld, this broker knows %d", jr->path, ver,
                           BRK_JR_SCHEMA);
@@ -315,6 +324,7 @@ int brk_jr_job_add(brk_journal_t *jr, const brk_job_t *j)
     b |= bind_text(s, 2, j->request_id); b |= bind_text(s, 3, j->zkey); b |= bind_text(s, 4, j->r1cs);
     b |= sqlite3_bind_int(s, 5, (int)j->priority); b |= sqlite3_bind_int64(s, 6, j->n_parts);
     b |= sqlite3_bind_int64(s, 7, (sqlite3_int64)zp_wall_us());
+    b |= bind_text(s, 8, j->wasm ? j->wasm : "");
     rc = b ? db_err(jr, jr->db, b, "bind job") : step_done(jr, ST_JOB_ADD, "insert job");
     for (uint32_t i = 0; rc == 0 && i < j->n_parts; i++) {
         s = jr->st[ST_PART_ADD];
@@ -476,7 +486,7 @@ int brk_jr_load(brk_journal_t *jr, brk_t *b)
 {
     sqlite3_stmt *sj = NULL, *sp = NULL;
     brk_job_t *j = NULL;
-    int rc = sqlite3_prepare_v2(jr->db, "SELECT id, request_id, zkey, r1cs, priority, n_parts, state, finished_us "
+    int rc = sqlite3_prepare_v2(jr->db, "SELECT id, request_id, zkey, r1cs, priority, n_parts, state, finished_us, wasm "
                                         "FROM jobs ORDER BY id", -1, &sj, NULL);
     if (rc != SQLITE_OK) { rc = db_err(jr, jr->db, rc, "prepare load"); goto out; }
     rc = sqlite3_prepare_v2(jr->db, "SELECT idx, wtns, state, attempts, reasons, proof_json, public_json, proof_bin "
@@ -506,8 +516,8 @@ int brk_jr_load(brk_journal_t *jr, brk_t *b)
         j->id = (uint64_t)id; j->seq = ++b->job_seq; j->priority = (uint32_t)prio; j->n_parts = (uint32_t)np;
         j->state = (zp_job_state_t)st; j->t_submit = now;
         if (j->state != ZP_JOB_RUNNING) { j->t_finish = now; j->finish_wall_us = fin > 0 ? (uint64_t)fin : zp_wall_us(); }
-        j->request_id = col_dup(sj, 1); j->zkey = col_dup(sj, 2); j->r1cs = col_dup(sj, 3);
-        if (!j->request_id || !j->zkey || !j->r1cs) {
+        j->request_id = col_dup(sj, 1); j->zkey = col_dup(sj, 2); j->r1cs = col_dup(sj, 3); j->wasm = col_dup(sj, 8);
+        if (!j->request_id || !j->zkey || !j->r1cs || !j->wasm) {
             rc = zp_err_set(ZP_EFORMAT, "journal %s: job %lld: missing request id, zkey or r1cs", jr->path, id);
             goto out;
         }

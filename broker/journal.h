@@ -10,7 +10,7 @@
 
 #include "broker/broker_int.h"
 
-#define BRK_JR_SCHEMA 1            /* PRAGMA user_version of the current layout */
+#define BRK_JR_SCHEMA 2            /* PRAGMA user_version of the current layout (2: jobs.wasm) */
 
 typedef struct brk_journal brk_journal_t;
 

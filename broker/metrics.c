@@ -335,8 +335,15 @@ static void stage_rates_out(const brk_t *b, zp_sbuf_t *s, bool json)
                            st[r].mean_task_s * 1e3, st[r].rate);
         else zp_sbuf_printf(s, "%s %s %u worker(s), not measured", r ? ";" : "", zp_role_name(r), st[r].workers);
     }
-    if (lim >= 0) zp_sbuf_printf(s, "\nlimiting stage: %s (%s)\n", zp_role_name((unsigned)lim), why);
-    else zp_sbuf_printf(s, "\nlimiting stage: none (%s)\n", why);
+    /* issue 28: how much of the synth stage is witness generation (jobs with inputs) */
+    char wit[160] = "";
+    const struct brk_mx *mx = b->mx;
+    if (mx && mx->dt_ns[ZP_ROLE_SYNTH][ZP_DT_WITNESS] && mx->stage[ZP_ROLE_SYNTH].sum > 0 && mx->stage[ZP_ROLE_SYNTH].n)
+        snprintf(wit, sizeof wit, "; synth: witness generation %.0f%% of its time, %.1f ms per partition",
+                 100.0 * (double)mx->dt_ns[ZP_ROLE_SYNTH][ZP_DT_WITNESS] / 1e9 / mx->stage[ZP_ROLE_SYNTH].sum,
+                 (double)mx->dt_ns[ZP_ROLE_SYNTH][ZP_DT_WITNESS] / 1e6 / (double)mx->stage[ZP_ROLE_SYNTH].n);
+    if (lim >= 0) zp_sbuf_printf(s, "\nlimiting stage: %s (%s%s)\n", zp_role_name((unsigned)lim), why, wit);
+    else zp_sbuf_printf(s, "\nlimiting stage: none (%s%s)\n", why, wit);
     unsigned ft = final_threads(b);
     if (st[ZP_ROLE_GPU].tasks && st[ZP_ROLE_FINAL].tasks)   /* what `zkpipe up` sizes finalizers from */
         zp_sbuf_printf(s, "finalizer sizing: zkpipe up --stage-ms gpu=%.0f,final=%.0f@%u\n",
@@ -386,7 +393,7 @@ char *brk_metrics_text(brk_t *b)
     const struct brk_mx *mx = b->mx ? b->mx : &zero;
     zp_sbuf_t s = {0};
     uint64_t now = zp_now_ns();
-    static const char *dtn[ZP_DT_N] = {"h2d", "ntt", "msm", "d2h", "msm_g2", "check", "verify_in", "spare"};
+    static const char *dtn[ZP_DT_N] = {"h2d", "ntt", "msm", "d2h", "msm_g2", "check", "verify_in", "witness"};
 
     head(&s, "zkpipe_up", "gauge", "1 while the broker serves");
     zp_sbuf_printf(&s, "zkpipe_up 1\n");

@@ -306,7 +306,7 @@ char *brk_trace_json(brk_t *b, uint32_t max_parts)
                           (unsigned long long)p->t_assign[r], (unsigned long long)p->t_start[r],
                           (unsigned long long)p->t_end[r], (unsigned long long)p->t_done[r]);
                 static const char *dtn[ZP_DT_N] = {"h2d_ns", "ntt_ns", "msm_ns", "d2h_ns", "msm_g2_ns", "check_ns",
-                                                   "verify_in_ns", "spare_ns"};
+                                                   "verify_in_ns", "witness_ns"};
                 for (unsigned d = 0; d < ZP_DT_N; d++)
                     if (p->dt[r][d]) zp_sbuf_printf(&s, ", \"%s\": %llu", dtn[d], (unsigned long long)p->dt[r][d]);
                 static const char *tmn[ZP_TM_N] = {"t_stage_start", "t_stage_end", "t_compute_start", "t_compute_end",

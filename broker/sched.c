@@ -384,7 +384,7 @@ static int assign(brk_t *b, brk_worker_t *w, brk_part_t *p, unsigned stage)
                          .payload_gen = p->payload_gen, .stage = stage, .job = j->id, .part = p->idx,
                          .attempt = p->attempt, .priority = j->priority, .zkey = zp_str(j->zkey),
                          .r1cs = zp_str(j->r1cs), .wtns = zp_str(stage == ZP_ROLE_SYNTH ? p->wtns : ""),
-                         .epoch = b->epoch};
+                         .epoch = b->epoch, .wasm = zp_str(stage == ZP_ROLE_SYNTH && j->wasm ? j->wasm : "")};
     zp_shm_slot_t *d = zp_shm_slot(b->arena, s);
     d->job_id = j->id; d->part_idx = p->idx; d->attempt = p->attempt; d->priority = j->priority;
     uint64_t lease = brk_lease_ns(b, j, stage);

@@ -31,6 +31,10 @@ uint64_t brk_lease_ns(const brk_t *b, const brk_job_t *j, unsigned stage)
     if (stage >= ZP_NROLES) stage = ZP_ROLE_GPU;
     uint64_t dom = j && j->domain ? j->domain : b->max_domain;
     uint64_t ms = b->lease_base_ms[stage] + ((uint64_t)b->lease_per_m_ms[stage] * dom >> 20);
+    /* issue 28: a synth that computes the witness may first register the wasm (wasm2c + cc,
+     * minutes for a large circuit) and then runs the calculation under its own deadline
+     * (zkpipe-synth --witness-timeout-ms, 120 s by default): 10 minutes more */
+    if (stage == ZP_ROLE_SYNTH && j && j->wasm && *j->wasm) ms += 600000;
     return ms * 1000000u;
 }
 

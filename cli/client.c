@@ -91,11 +91,12 @@ static int read_all(const char *path, uint8_t **data, size_t *len)
 int zp_cmd_submit(int argc, char **argv)
 {
     conn_opts_t co = {0};
-    const char *zkey = NULL, *r1cs = NULL, *rid = NULL, *prio = NULL;
-    bool inline_wtns = false, bad = false;
+    const char *zkey = NULL, *r1cs = NULL, *rid = NULL, *prio = NULL, *wasm = NULL;
+    bool inline_wtns = false, bad = false, inputs = false;
     int c;
     static const struct option opts[] = {RUNDIR_OPT, {"zkey", 1, 0, 'z'}, {"r1cs", 1, 0, 'r'}, {"priority", 1, 0, 'p'},
-                                         {"request-id", 1, 0, 'i'}, {"inline", 0, 0, 'I'}, {0, 0, 0, 0}};
+                                         {"request-id", 1, 0, 'i'}, {"inline", 0, 0, 'I'},
+                                         {"wasm", 1, 0, 'w'}, {"input", 0, 0, 'J'}, {0, 0, 0, 0}};
     optind = 1;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         if (conn_opt(&co, c, optarg, &bad)) continue;
@@ -105,17 +106,27 @@ int zp_cmd_submit(int argc, char **argv)
         case 'i': rid = optarg; break;
         case 'p': prio = optarg; break;
         case 'I': inline_wtns = true; break;
+        case 'w': wasm = optarg; break;
+        case 'J': inputs = true; break;   /* every operand is an input.json (issue 28) */
         default: goto usage;
         }
     }
     if (bad) return ZP_CLIENT_USAGE;
     if (!zkey || argc - optind < 1) goto usage;
+    if (inputs != (wasm != NULL)) {
+        fprintf(stderr, "zkpipe submit: %s\n", inputs ? "--input needs --wasm (the circuit's witness generator)"
+                                                         : "--wasm goes with --input IN.json [IN2.json ...]");
+        return ZP_CLIENT_USAGE;
+    }
+    if (inputs && inline_wtns) { fprintf(stderr, "zkpipe submit: --inline is for witnesses; inputs always go inline\n"); return ZP_CLIENT_USAGE; }
     zp_client_job_t *j = zp_client_job_new(zkey);
     if (!j) { fprintf(stderr, "zkpipe submit: out of memory\n"); return ZP_CLIENT_SYSTEM; }
     if (r1cs) zp_client_job_set_r1cs(j, r1cs);
     if (prio) zp_client_job_set_priority(j, prio);
     if (rid) zp_client_job_set_request_id(j, rid);
+    if (wasm) zp_client_job_set_wasm(j, wasm);
     for (int i = optind; i < argc && !zp_client_job_errmsg(j)[0]; i++) {
+        if (inputs) { zp_client_job_add_input_file(j, argv[i]); continue; }
         if (!inline_wtns) { zp_client_job_add_wtns(j, argv[i]); continue; }
         uint8_t *data; size_t len;
         if (read_all(argv[i], &data, &len) < 0) { zp_client_job_free(&j); return ZP_CLIENT_USAGE; }
@@ -144,8 +155,11 @@ int zp_cmd_submit(int argc, char **argv)
 usage:
     fprintf(stderr, "usage: zkpipe submit --zkey Z [--r1cs R] [--priority critical|high|normal|low] [--request-id ID]\n"
                     "                     [--inline] " RUNDIR_USAGE " W1.wtns [W2.wtns ...]\n"
-                    "  --inline: send the witness bytes (up to %u each) instead of their paths\n",
-            ZP_CLIENT_INLINE_WTNS_MAX);
+                    "  --inline: send the witness bytes (up to %u each) instead of their paths\n"
+                    "   or: zkpipe submit --zkey Z --wasm W --input [options] IN1.json [IN2.json ...]\n"
+                    "  --wasm W --input: the synthesizers compute each witness from its input.json with the\n"
+                    "  circuit's witness generator W (circom --wasm); the inputs are sent inline (up to %u each)\n",
+            ZP_CLIENT_INLINE_WTNS_MAX, ZP_CLIENT_INPUT_MAX);
     return ZP_CLIENT_USAGE;
 }
 

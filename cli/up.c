@@ -74,7 +74,8 @@ enum { K_RUNDIR, K_ARENA, K_SYNTH, K_GPU, K_FINAL, K_SLOTS, K_MAXDOM, K_MAXVARS,
        K_BACKEND, K_DEVICES, K_GPU_CREDITS, K_SYNTH_CREDITS, K_FINAL_THREADS, K_SYNTH_THREADS, K_SYNTHS, K_FINALS,
        K_PER_CARD, K_WATCHDOG, K_STATEDIR, K_METRICS, K_PRELOAD, K_HTTP, K_HTTP_TOKENS, K_HTTP_BODY, K_HTTP_KEYS,
        K_FLEET, K_BOXNAME, K_STAGE_MS, K_DEV_SPEEDUP, K_CORES, K_KEY_BUDGET, K_KEY_STORE_BUDGET, K_KEY_AFFINITY,
-       K_SLOT_CLASSES, K_SLOT_RESERVE, K_PREEMPT, K_RESIZE, K_HOST_NICE, K_GPU_RT, K_GPU_RT_SLICE, K_NKEYS };
+       K_SLOT_CLASSES, K_SLOT_RESERVE, K_PREEMPT, K_RESIZE, K_HOST_NICE, K_GPU_RT, K_GPU_RT_SLICE,
+       K_WTIMEOUT, K_WMEM, K_NKEYS };
 static const char *keys[K_NKEYS] = {"runtime-dir", "arena", "synth", "gpu", "final", "slots", "max-domain",
                                     "max-vars", "threads", "heartbeat-ms", "liveness", "max-attempts", "backend",
                                     "devices", "gpu-credits", "synth-credits", "final-threads", "synth-threads",
@@ -86,7 +87,8 @@ static const char *keys[K_NKEYS] = {"runtime-dir", "arena", "synth", "gpu", "fin
                                     "key-budget", "key-store-budget", "key-affinity",   /* keys: doc/keys.md */
                                     "slot-classes", "slot-reserve", "preempt",   /* slots: doc/slot-protocol.md */
                                     "resize-every", "host-nice",   /* the running group's finalizer resize (up_size.c) */
-                                    "gpu-rt-priority", "gpu-rt-slice"};   /* the GPU workers' control threads (lib/util/rt.c) */
+                                    "gpu-rt-priority", "gpu-rt-slice",   /* the GPU workers' control threads (lib/util/rt.c) */
+                                    "witness-timeout-ms", "witness-max-memory-mib"};   /* synths: issue 28 */   /* the GPU workers' control threads (lib/util/rt.c) */
 
 typedef struct {
     const char *bin;
@@ -672,6 +674,7 @@ static void usage(FILE *f)
             "                 [--slots N] [--max-domain N] [--max-vars N] [--threads N] [--heartbeat-ms MS]\n"
             "                 [--liveness N] [--max-attempts K] [--gpu-credits N] [--synth-credits N]\n"
             "                 [--synth-threads N] [--final-threads N] [--watchdog-sec S]\n"
+            "                 [--witness-timeout-ms N] [--witness-max-memory-mib N]\n"
             "                 [--state-dir DIR] [--metrics-listen IP:PORT] [--preload ZKEY[,ZKEY...]]\n"
             "                 [--http-listen [IP:]PORT] [--http-token-file FILE] [--http-max-body BYTES]\n"
             "                 [--http-key-dir DIR] [--stage-ms gpu=MS,final=MS[@T]] [--device-speedup D]\n"
@@ -842,6 +845,13 @@ static void child_setup(child_t *x, int role, int inst, const char *rundir, char
     if (role == 0) {
         add(x, "--credits", val[K_SYNTH_CREDITS]);
         add(x, "--threads", val[K_SYNTH_THREADS] ? val[K_SYNTH_THREADS] : val[K_THREADS]);
+        add(x, "--witness-timeout-ms", val[K_WTIMEOUT]);   /* issue 28: witnesses from inputs */
+        add(x, "--witness-max-memory-mib", val[K_WMEM]);
+        if (val[K_STATEDIR]) {   /* registered witness generators live beside the broker's journal */
+            char wc[PATH_MAX];
+            snprintf(wc, sizeof wc, "%s/wasm", val[K_STATEDIR]);
+            add(x, "--wasm-cache", wc);
+        }
     } else if (role == 1) {
         if (devarg[inst][0]) {
             add(x, "--device", devarg[inst]);

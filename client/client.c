@@ -48,7 +48,8 @@ typedef struct {
 } job_wtns_t;
 
 struct zp_client_job {
-    char *zkey, *r1cs;
+    char *zkey, *r1cs, *wasm;
+    size_t n_inputs;            /* entries of w[] that are input.json texts (issue 28) */
     char rid[ZP_MSG_NAME_MAX + 1];
     uint32_t priority;
     size_t n;
@@ -321,6 +322,7 @@ void zp_client_job_free(zp_client_job_t **jp)
     zp_client_job_t *j = *jp;
     free(j->zkey);
     free(j->r1cs);
+    free(j->wasm);
     for (size_t i = 0; i < j->n; i++) { free(j->w[i].path); free(j->w[i].data); }
     free(j);
     *jp = NULL;
@@ -378,6 +380,7 @@ int zp_client_job_add_wtns(zp_client_job_t *j, const char *path)
 {
     char abs[PATH_MAX];
     if (add_slot(j)) return ZP_CLIENT_USAGE;
+    if (j->n_inputs) return job_err(j, "witness %zu: a job takes either witnesses or inputs, not both", j->n);
     if (!path || !*path) return job_err(j, "witness %zu: empty path", j->n);
     if (!realpath(path, abs)) return job_err(j, "%s: %s", path, strerror(errno));
     if (!(j->w[j->n].path = strdup(abs))) return job_err(j, "out of memory");
@@ -385,9 +388,54 @@ int zp_client_job_add_wtns(zp_client_job_t *j, const char *path)
     return 0;
 }
 
+int zp_client_job_set_wasm(zp_client_job_t *j, const char *wasm_path)
+{
+    char abs[PATH_MAX];
+    if (!wasm_path || !*wasm_path) return job_err(j, "empty wasm path");
+    if (!realpath(wasm_path, abs)) return job_err(j, "%s: %s", wasm_path, strerror(errno));
+    free(j->wasm);
+    if (!(j->wasm = strdup(abs))) return job_err(j, "out of memory");
+    return 0;
+}
+
+int zp_client_job_add_input(zp_client_job_t *j, const char *json, size_t len)
+{
+    if (add_slot(j)) return ZP_CLIENT_USAGE;
+    if (j->n > j->n_inputs) return job_err(j, "input %zu: a job takes either witnesses or inputs, not both", j->n);
+    if (!json || len == 0) return job_err(j, "input %zu: empty", j->n);
+    if (len > ZP_CLIENT_INPUT_MAX)
+        return job_err(j, "input %zu: %zu bytes, at most %u", j->n, len, ZP_CLIENT_INPUT_MAX);
+    if (!(j->w[j->n].data = malloc(len))) return job_err(j, "out of memory");
+    memcpy(j->w[j->n].data, json, len);
+    j->w[j->n].len = len;
+    j->n++;
+    j->n_inputs++;
+    return 0;
+}
+
+int zp_client_job_add_input_file(zp_client_job_t *j, const char *path)
+{
+    if (!path || !*path) return job_err(j, "input %zu: empty path", j->n);
+    FILE *f = fopen(path, "rb");
+    if (!f) return job_err(j, "%s: %s", path, strerror(errno));
+    char *buf = malloc(ZP_CLIENT_INPUT_MAX + 1);
+    if (!buf) { fclose(f); return job_err(j, "out of memory"); }
+    size_t n = fread(buf, 1, ZP_CLIENT_INPUT_MAX + 1, f);
+    int bad = ferror(f);
+    fclose(f);
+    int rc;
+    if (bad) rc = job_err(j, "%s: read error", path);
+    else if (n > ZP_CLIENT_INPUT_MAX) rc = job_err(j, "%s: larger than %u bytes", path, ZP_CLIENT_INPUT_MAX);
+    else if (n == 0) rc = job_err(j, "%s: empty file", path);
+    else rc = zp_client_job_add_input(j, buf, n);
+    free(buf);
+    return rc;
+}
+
 int zp_client_job_add_wtns_data(zp_client_job_t *j, const void *data, size_t len)
 {
     if (add_slot(j)) return ZP_CLIENT_USAGE;
+    if (j->n_inputs) return job_err(j, "witness %zu: a job takes either witnesses or inputs, not both", j->n);
     if (!data || len == 0) return job_err(j, "witness %zu: no bytes", j->n);
     if (len > ZP_CLIENT_INLINE_WTNS_MAX)
         return job_err(j, "witness %zu: %zu bytes inline, at most %u (send larger witnesses by path)", j->n, len,
@@ -404,7 +452,11 @@ int zp_client_submit(zp_client_t *c, zp_client_job_t *j, uint64_t *job, bool *ex
     c->err[0] = 0;
     if (j->err[0]) return set_err(c, ZP_CLIENT_USAGE, "%s", j->err);
     if (!j->zkey) return set_err(c, ZP_CLIENT_USAGE, "no proving key (.zkey) given");
-    if (j->n == 0) return set_err(c, ZP_CLIENT_USAGE, "a job needs at least one witness");
+    if (j->n == 0) return set_err(c, ZP_CLIENT_USAGE, "a job needs at least one witness or input");
+    if (j->n_inputs && !j->wasm)
+        return set_err(c, ZP_CLIENT_USAGE, "inputs need the circuit's witness generator (zp_client_job_set_wasm)");
+    if (j->wasm && !j->n_inputs)
+        return set_err(c, ZP_CLIENT_USAGE, "a wasm was given but no inputs (witnesses go without a wasm)");
     if (!j->rid[0]) {   /* fixed now: a retry after a restart must carry the same id */
         uint64_t r = 0;
         if (zp_random_bytes(&r, sizeof r) < 0) r = zp_now_ns() ^ ((uint64_t)getpid() << 32);
@@ -416,6 +468,7 @@ int zp_client_submit(zp_client_t *c, zp_client_job_t *j, uint64_t *job, bool *ex
     m->zkey = zp_str(j->zkey);
     m->r1cs = zp_str(j->r1cs ? j->r1cs : "");
     m->priority = j->priority;
+    m->wasm = zp_str(j->wasm ? j->wasm : "");
     m->n_wtns = j->n;
     for (size_t i = 0; i < j->n; i++) {
         m->wtns[i] = zp_str(j->w[i].path ? j->w[i].path : "");

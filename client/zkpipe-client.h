@@ -99,6 +99,16 @@ ZP_CLIENT_API int zp_client_job_set_request_id(zp_client_job_t *j, const char *r
  * or the witness bytes (copied; at most ZP_CLIENT_INLINE_WTNS_MAX) */
 ZP_CLIENT_API int zp_client_job_add_wtns(zp_client_job_t *j, const char *wtns_path);
 ZP_CLIENT_API int zp_client_job_add_wtns_data(zp_client_job_t *j, const void *data, size_t len);
+/* Inputs instead of witnesses (issue 28): the synthesizers compute each partition's witness
+ * from its input.json with the circuit's witness generator (the .wasm `circom --wasm` emits;
+ * a path the daemons can read, made absolute here). Inputs go inline (the JSON text, copied;
+ * at most ZP_CLIENT_INPUT_MAX bytes each; the broker checks that it is one JSON object, the
+ * synthesizer checks the signals). A job has either witnesses or inputs, never both; inputs
+ * need the wasm. */
+#define ZP_CLIENT_INPUT_MAX (4u << 20)
+ZP_CLIENT_API int zp_client_job_set_wasm(zp_client_job_t *j, const char *wasm_path);
+ZP_CLIENT_API int zp_client_job_add_input(zp_client_job_t *j, const char *json, size_t len);
+ZP_CLIENT_API int zp_client_job_add_input_file(zp_client_job_t *j, const char *input_json_path);
 /* why the last job call failed ("" if none) */
 ZP_CLIENT_API const char *zp_client_job_errmsg(const zp_client_job_t *j);
 /* the request id the job was (or will be) submitted with */

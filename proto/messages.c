@@ -340,7 +340,8 @@ int zp_msg_fail_decode(zp_msg_fail_t *m, const zp_frame_t *f)
 
 /* ---- ASSIGN ---- 1 slot 2 gen 3 in_gen 4 payload_gen 5 stage 6 job 7 part 8 attempt 9 prio
  *                  10 zkey 11 r1cs 12 wtns 13 epoch
- *                  14 lease_deadline (optional, monotonic ns; written only when set) */
+ *                  14 lease_deadline (optional, monotonic ns; written only when set)
+ *                  15 wasm (optional: written only when set) */
 int zp_msg_assign_encode(uint8_t **buf, size_t *len, const zp_msg_assign_t *m)
 {
     zp_enc_t e;
@@ -351,6 +352,7 @@ int zp_msg_assign_encode(uint8_t **buf, size_t *len, const zp_msg_assign_t *m)
     enc_strref(&e, 10, m->zkey); enc_strref(&e, 11, m->r1cs); enc_strref(&e, 12, m->wtns);
     zp_enc_u64(&e, 13, m->epoch);
     if (m->lease_deadline) zp_enc_u64(&e, 14, m->lease_deadline);
+    if (m->wasm.len) enc_strref(&e, 15, m->wasm);
     return enc_done(&e, buf, len);
 }
 int zp_msg_assign_decode(zp_msg_assign_t *m, const zp_frame_t *f)
@@ -372,6 +374,9 @@ int zp_msg_assign_decode(zp_msg_assign_t *m, const zp_frame_t *f)
     TRY(get_path(mp, "12", 12, "witness", m->stage != ZP_ROLE_SYNTH, &m->wtns));
     TRY(zp_map_get_u64(mp, 13, 1, U64MAX, &m->epoch));
     TRY(zp_map_get_u64(mp, ZP_OPT(14), 0, U64MAX, &m->lease_deadline));
+    TRY(get_path(mp, "15", 15, "wasm", true, &m->wasm));
+    if (m->wasm.len && m->stage == ZP_ROLE_SYNTH && !m->wtns.len)
+        return zp_err_set(ZP_EPROTO, "ASSIGN key 15 (wasm) without key 12 (the input)");
     if (m->stage != ZP_ROLE_SYNTH && (m->in_gen == 0 || m->payload_gen == 0))
         return zp_err_set(ZP_EPROTO, "ASSIGN for stage %s without input generation", zp_role_name(m->stage));
     return 0;
@@ -424,7 +429,8 @@ int zp_msg_reset_decode(zp_msg_reset_t *m, const zp_frame_t *f)
     return 0;
 }
 
-/* ---- SUBMIT ---- 1 request id 2 zkey 3 r1cs 4 priority 5 [wtns...] */
+/* ---- SUBMIT ---- 1 request id 2 zkey 3 r1cs 4 priority 5 [wtns...] 6 [inline bins] (optional)
+ *                  7 wasm (optional: then 5/6 are input.json paths/texts) */
 int zp_msg_submit_encode(uint8_t **buf, size_t *len, const zp_msg_submit_t *m)
 {
     zp_enc_t e;
@@ -441,6 +447,7 @@ int zp_msg_submit_encode(uint8_t **buf, size_t *len, const zp_msg_submit_t *m)
         for (size_t i = 0; i < m->n_wtns && i < ZP_MSG_MAX_PARTS; i++) zp_enc_bin(&e, 0, m->wtns_data[i], m->wtns_data_len[i]);
         zp_enc_end(&e);
     }
+    if (m->wasm.len) enc_strref(&e, 7, m->wasm);
     return enc_done(&e, buf, len);
 }
 int zp_msg_submit_decode(zp_msg_submit_t *m, const zp_frame_t *f)
@@ -469,6 +476,12 @@ int zp_msg_submit_decode(zp_msg_submit_t *m, const zp_frame_t *f)
                 return zp_err_set(ZP_EPROTO, "key 6.%zu: witness %zu has both a path and inline bytes", i, i);
         }
     }
+    TRY(get_path(mp, "7", 7, "wasm", true, &m->wasm));
+    if (m->wasm.len)
+        for (size_t i = 0; i < m->n_wtns; i++)
+            if (m->wtns_data_len[i] > ZP_MSG_INPUT_MAX)
+                return zp_err_set(ZP_EPROTO, "key 6.%zu: inline input %zu is %zu bytes, more than the %u allowed", i, i,
+                                  m->wtns_data_len[i], ZP_MSG_INPUT_MAX);
     for (size_t i = 0; i < m->n_wtns; i++) {
         char k[24], what[32];
         if (m->wtns_data_len[i]) continue;   /* inline bytes instead of a path */

@@ -78,6 +78,7 @@ const char *zp_job_state_name(unsigned s);
 #define ZP_MSG_MAX_CREDITS 64
 #define ZP_MSG_JSON_MAX 8192        /* proof.json / public.json of one partition */
 #define ZP_MSG_BIN_MAX 512          /* binary proof */
+#define ZP_MSG_INPUT_MAX (4u << 20)  /* one inline input.json (SUBMIT key 6 with key 7) */
 #define ZP_ID_TOKEN_LEN 16          /* HELLO identity token (proto/identity.h) */
 
 typedef zp_strref_t zp_str_t;      /* a view: p, len (not NUL-terminated) */
@@ -124,7 +125,8 @@ typedef struct {
 /* DONE: the stage committed slot `slot` from generation gen to new_gen (the seal/commit
  * generation, which the next stage reads with). */
 enum { ZP_DT_H2D = 0, ZP_DT_NTT = 1, ZP_DT_MSM = 2, ZP_DT_D2H = 3, ZP_DT_MSM_G2 = 4, ZP_DT_CHECK = 5,
-       ZP_DT_VERIFY_IN = 6, ZP_DT_N = 8 };
+       ZP_DT_VERIFY_IN = 6, ZP_DT_WITNESS = 7, ZP_DT_N = 8 };   /* WITNESS: the synth's witness
+                                                                     generation from input.json (issue 28) */
 enum { ZP_TM_STAGE_START = 0, ZP_TM_STAGE_END = 1, ZP_TM_COMPUTE_START = 2, ZP_TM_COMPUTE_END = 3, ZP_TM_VERIFY_END = 4,
        ZP_TM_RUN_START = 5, ZP_TM_RUN_END = 6, ZP_TM_N = 7 };
 typedef struct {
@@ -177,6 +179,10 @@ typedef struct {
     /* optional (absent = 0 = no lease): CLOCK_MONOTONIC ns by which the worker must have
      * reported; a stage whose work thread is still on it then exits (stage/stage_loop.c) */
     uint64_t lease_deadline;
+    /* optional key 15 (absent = empty): the circuit's witness generator (circom's .wasm,
+     * absolute path). When set, wtns names the partition's input.json, and the synthesizer
+     * computes the witness from it into the slot (issue 28) */
+    zp_str_t wasm;
 } zp_msg_assign_t;
 
 typedef struct { uint32_t slot; uint64_t gen; bool accepted; } zp_msg_ack_t;
@@ -195,6 +201,11 @@ typedef struct {
      * without shared storage. The broker writes it to its state directory before queueing. */
     const uint8_t *wtns_data[ZP_MSG_MAX_PARTS];
     size_t wtns_data_len[ZP_MSG_MAX_PARTS];
+    /* optional key 7 (absent = empty): the circuit's witness generator, circom's .wasm
+     * (absolute path). When set, every entry of key 5 / key 6 is the partition's input.json
+     * (a path, or the JSON text inline, at most ZP_MSG_INPUT_MAX bytes) instead of a .wtns:
+     * the synthesizer computes the witness (issue 28). */
+    zp_str_t wasm;
 } zp_msg_submit_t;
 typedef struct { bool json; } zp_msg_status_t;
 typedef struct { uint64_t job; uint32_t timeout_ms; } zp_msg_await_t;   /* 0 = poll */

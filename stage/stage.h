@@ -44,7 +44,7 @@
 
 typedef struct zp_stage_task {
     zp_msg_assign_t a;      /* strings point at the owned copies below */
-    char *zkey, *r1cs, *wtns;
+    char *zkey, *r1cs, *wtns, *wasm;   /* wasm: "" or the synth's witness generator (ASSIGN key 15) */
     volatile int revoked;   /* set by the loop on REVOKE / stop (not RESET): may stop before work() */
     volatile int dropped;   /* set by the loop on RESET while the task is being staged: discarded unreported */
     struct zp_stage_task *next;

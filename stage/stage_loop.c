@@ -96,7 +96,7 @@ typedef struct {
 static void task_free(zp_stage_task_t *t)
 {
     if (!t) return;
-    free(t->zkey); free(t->r1cs); free(t->wtns); free(t->proof_json); free(t->public_json);
+    free(t->zkey); free(t->r1cs); free(t->wtns); free(t->wasm); free(t->proof_json); free(t->public_json);
     free(t);
 }
 
@@ -707,7 +707,8 @@ static void on_assign(loop_t *h, const zp_frame_t *f, bool stopping)
         return;
     }
     zp_stage_task_t *t = calloc(1, sizeof *t);
-    if (!t || !(t->zkey = zp_str_dup(a.zkey)) || !(t->r1cs = zp_str_dup(a.r1cs)) || !(t->wtns = zp_str_dup(a.wtns))) {
+    if (!t || !(t->zkey = zp_str_dup(a.zkey)) || !(t->r1cs = zp_str_dup(a.r1cs)) || !(t->wtns = zp_str_dup(a.wtns)) ||
+        !(t->wasm = zp_str_dup(a.wasm))) {
         if (t) task_free(t);
         zp_stage_task_t tmp = {.a = a, .code = -ENOMEM, .fail_class = ZP_FAIL_TRANSIENT};
         snprintf(tmp.msg, sizeof tmp.msg, "out of memory");
@@ -715,7 +716,7 @@ static void on_assign(loop_t *h, const zp_frame_t *f, bool stopping)
         return;
     }
     t->a = a;
-    t->a.zkey = zp_str(t->zkey); t->a.r1cs = zp_str(t->r1cs); t->a.wtns = zp_str(t->wtns);
+    t->a.zkey = zp_str(t->zkey); t->a.r1cs = zp_str(t->r1cs); t->a.wtns = zp_str(t->wtns); t->a.wasm = zp_str(t->wasm);
     pthread_mutex_lock(&h->mu);
     if (h->s->def->arena_first && a.epoch != h->epoch && !h->hold) {
         h->hold = true;   /* a new epoch: its arena is opened (registered) by the loop first */

@@ -15,13 +15,26 @@
  * identities (device, inode, size, mtime: taken before the key cache looks, so a file that
  * changes meanwhile is checked again next time) and the cache entries it was done on. (The
  * witness file's own range check at open is lib/fmt's: still one serial pass.)
+ * Inputs (issue 28): when the assignment names a witness generator (ASSIGN key 15, circom's
+ * .wasm), t->wtns is the partition's input.json and the witness is computed from it straight
+ * into the slot's w vector (lib/witness: a forked child writes into the MAP_SHARED slot; no
+ * .wtns file in between). The wasm is registered once per content (wasm2c + cc, cached under
+ * --wasm-cache, default <state dir>/wasm) and the loaded module kept per process (keyed by
+ * the file's identity). Time: dt[ZP_DT_WITNESS] (the input's parse, the calculation; the
+ * registration is logged apart). Limits: --witness-timeout-ms, --witness-max-memory-mib.
  * Failure classes: errors in the job's inputs (missing file, wrong curve, bad witness, a
- * circuit larger than the arena's slots) are INPUT; anything else (memory, a stale slot) is
- * TRANSIENT. Tests: tests/ipc/. */
+ * circuit larger than the arena's slots; a wasm that does not register, an input the circuit
+ * refuses with circom's message, a calculation that times out or crashes in its child) are
+ * INPUT; anything else (memory, a stale slot) is TRANSIENT. Tests: tests/ipc/. */
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include "lib/fmt/fmt.h"
+#include "lib/witness/witness.h"
 
 #include "lib/groth16/groth16.h"
 #include "lib/util/util.h"
@@ -34,6 +47,11 @@ typedef struct {
     const zp_keyent_t *pair_ke;
     uint64_t pair_rid[4], pair_kid[4];
     uint64_t pair_checks;       /* zp_check_r1cs_zkey runs (the rest were remembered) */
+    /* witness generators loaded by this process (issue 28), least recently used evicted */
+    struct { char *path; uint64_t id[4]; zp_wc_t *wc; uint64_t used; } gen[8];
+    uint64_t gen_clock;
+    char wasm_cache[1024];      /* --wasm-cache (default: <state dir>/wasm) */
+    zp_wc_limits_t lim;         /* --witness-timeout-ms, --witness-max-memory-mib */
 } synth_t;
 
 static void file_id(const char *path, uint64_t id[4])
@@ -72,6 +90,86 @@ static void copy_run(void *arg, unsigned tid, unsigned nt)
     memcpy((uint8_t *)j->dst + lo, (const uint8_t *)j->src + lo, hi - lo);
 }
 
+/* the loaded generator of wasm (registered first if this process has not loaded it) */
+static int generator(synth_t *y, const char *wasm, zp_wc_t **out, uint64_t *reg_ns)
+{
+    uint64_t id[4];
+    file_id(wasm, id);
+    unsigned victim = 0;
+    for (unsigned i = 0; i < sizeof y->gen / sizeof y->gen[0]; i++) {
+        if (y->gen[i].path && !strcmp(y->gen[i].path, wasm) && !memcmp(y->gen[i].id, id, sizeof id) && (id[0] | id[1])) {
+            y->gen[i].used = ++y->gen_clock;
+            *out = y->gen[i].wc;
+            return 0;
+        }
+        if (y->gen[i].used < y->gen[victim].used) victim = i;
+    }
+    char so[4600];
+    bool cached = false;
+    double ms = 0;
+    uint64_t t0 = zp_now_ns();
+    int rc = zp_wc_register(so, sizeof so, &cached, &ms, y->wasm_cache, wasm, &y->lim);
+    if (rc) return rc;
+    zp_wc_t *wc = NULL;
+    if ((rc = zp_wc_open(&wc, so))) return rc;
+    *reg_ns = zp_now_ns() - t0;
+    zp_log(ZP_LOG_INFO, "witness generator %s: %s %s in %.0f ms", wasm, cached ? "cached module" : "registered as", so,
+           (double)*reg_ns / 1e6);
+    if (y->gen[victim].wc) zp_wc_close(&y->gen[victim].wc);
+    free(y->gen[victim].path);
+    y->gen[victim].path = strdup(wasm);
+    if (!y->gen[victim].path) { zp_wc_close(&wc); return zp_err_set(-ENOMEM, "out of memory"); }
+    memcpy(y->gen[victim].id, id, sizeof id);
+    y->gen[victim].wc = wc;
+    y->gen[victim].used = ++y->gen_clock;
+    *out = wc;
+    return 0;
+}
+
+/* lib/witness codes: every ZP_E* (ZP_EFORMAT .. ZP_EVERSION, -1000 and below) is the job's
+ * input, and so is a missing or unreadable file; any other -errno is this host's (TRANSIENT) */
+static zp_fail_class_t wc_class(int rc)
+{
+    return rc <= ZP_EFORMAT || rc == -ENOENT || rc == -EACCES || rc == -EISDIR || rc == -ENOTDIR ? ZP_FAIL_INPUT
+                                                                                                 : ZP_FAIL_TRANSIENT;
+}
+
+/* the witness of the input t->wtns computed into the slot (issue 28); the slot is laid out */
+static void work_input(zp_stage_t *s, zp_stage_task_t *t, const zp_g16_key_t *k, zp_curve_id_t curve, zp_scalar_t *w,
+                       size_t lw)
+{
+    synth_t *y = s->ctx;
+    uint64_t reg_ns = 0;
+    zp_wc_t *wc = NULL;
+    zp_wc_input_t *inp = NULL;
+    int rc = generator(y, t->wasm, &wc, &reg_ns);   /* its time is logged, not in the witness time */
+    if (rc) return zp_stage_fail_as(t, rc, wc_class(rc), "witness generator");
+    uint64_t t0 = zp_now_ns();
+    if ((rc = zp_wc_input_load(&inp, t->wtns))) return zp_stage_fail_as(t, rc, wc_class(rc), "input");
+    zp_wc_result_t res;
+    rc = zp_wc_calculate(&res, w, lw, wc, inp, &y->lim, -1);
+    zp_wc_input_free(&inp);
+    t->dt[ZP_DT_WITNESS] = zp_now_ns() - t0;
+    if (rc) return zp_stage_fail_as(t, rc, wc_class(rc), "witness");
+    if (res.n8 != sizeof(zp_scalar_t)) {
+        zp_err_set(ZP_EMISMATCH, "%s: %u-byte witness values, expected %zu", t->wasm, res.n8, sizeof(zp_scalar_t));
+        return zp_stage_fail_as(t, ZP_EMISMATCH, ZP_FAIL_INPUT, "witness");
+    }
+    zp_curve_id_t wcurve = zp_curve_from_r(res.prime, res.n8);
+    if (wcurve != curve) {
+        zp_err_set(ZP_EMISMATCH, "%s: its prime is not r of %s, the key's curve", t->wasm, zp_curve_name(curve));
+        return zp_stage_fail_as(t, ZP_EMISMATCH, ZP_FAIL_INPUT, "witness");
+    }
+    if (res.n_witness != k->n_vars) {
+        zp_err_set(ZP_EMISMATCH, "%s: %u witness values but %s has nVars %u", t->wasm, res.n_witness, t->zkey, k->n_vars);
+        return zp_stage_fail_as(t, ZP_EMISMATCH, ZP_FAIL_INPUT, "witness");
+    }
+    (void)reg_ns;
+    t->ok = true;   /* provisionally: work() goes on */
+}
+
+static void synth_slot(zp_stage_t *s, zp_stage_task_t *t, const zp_g16_key_t *k, const zp_r1cs_t *r1cs);
+
 static void work(zp_stage_t *s, zp_stage_task_t *t)
 {
     synth_t *y = s->ctx;
@@ -93,6 +191,21 @@ static void work(zp_stage_t *s, zp_stage_task_t *t)
         if ((rc = zp_keycache_r1cs(s->kc, t->r1cs, &r1cs)) < 0) return zp_stage_fail(t, rc, "r1cs");
         if ((rc = check_pair(y, r1cs, ke, rid, kid)) < 0) return zp_stage_fail_as(t, rc, ZP_FAIL_INPUT, "r1cs");
     }
+    const zp_g16_key_t *k = &ke->key;
+    if (*t->wasm) {   /* issue 28: computed from the input.json into the slot */
+        rc = zp_shm_slot_layout(s->arena, a->slot, ZP_SLOT_SYNTH, a->gen, k->n_vars, k->domain_size, 32);
+        if (rc < 0) {
+            if (rc == ZP_ETOOBIG) return zp_stage_fail_as(t, rc, ZP_FAIL_INPUT, "circuit larger than the arena's slots");
+            return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "slot layout");
+        }
+        size_t lw;
+        zp_scalar_t *w = zp_shm_slot_vec(s->arena, a->slot, ZP_SHM_VEC_W, &lw);
+        if (!w || lw < (size_t)k->n_vars * 32) return zp_stage_fail_as(t, ZP_EFORMAT, ZP_FAIL_TRANSIENT, "slot vectors");
+        work_input(s, t, k, ke->zkey.curve, w, lw);
+        if (!t->ok) return;
+        t->ok = false;
+        return synth_slot(s, t, k, r1cs);
+    }
     /* values unchecked here: zp_g16_synth_ctx checks the copy in the slot on the pool (the copy
      * is what the proof reads; the file could change between a check and the copy) */
     if ((rc = zp_wtns_open_unchecked(&wt, t->wtns)) < 0) return zp_stage_fail(t, rc, "witness");
@@ -105,7 +218,6 @@ static void work(zp_stage_t *s, zp_stage_task_t *t)
         zp_wtns_close(&wt);
         return zp_stage_fail_as(t, ZP_EFORMAT, ZP_FAIL_INPUT, "witness");
     }
-    const zp_g16_key_t *k = &ke->key;
     rc = zp_shm_slot_layout(s->arena, a->slot, ZP_SLOT_SYNTH, a->gen, k->n_vars, k->domain_size, 32);
     if (rc < 0) {
         zp_wtns_close(&wt);
@@ -125,6 +237,23 @@ static void work(zp_stage_t *s, zp_stage_task_t *t)
     copy_job_t cj = {w, wt.values, (size_t)k->n_vars * 32};
     zp_pool_run(s->pool, copy_run, &cj);
     zp_wtns_close(&wt);
+    synth_slot(s, t, k, r1cs);
+}
+
+/* w is in the slot: a, b, c and the seal */
+static void synth_slot(zp_stage_t *s, zp_stage_task_t *t, const zp_g16_key_t *k, const zp_r1cs_t *r1cs)
+{
+    synth_t *y = s->ctx;
+    const zp_msg_assign_t *a = &t->a;
+    int rc;
+    size_t lw, la, lb, lc;
+    zp_scalar_t *w = zp_shm_slot_vec(s->arena, a->slot, ZP_SHM_VEC_W, &lw);
+    zp_scalar_t *va = zp_shm_slot_vec(s->arena, a->slot, ZP_SHM_VEC_A, &la);
+    zp_scalar_t *vb = zp_shm_slot_vec(s->arena, a->slot, ZP_SHM_VEC_B, &lb);
+    zp_scalar_t *vc = zp_shm_slot_vec(s->arena, a->slot, ZP_SHM_VEC_C, &lc);
+    if (!w || !va || !vb || !vc || lw < (size_t)k->n_vars * 32 || la < (size_t)k->domain_size * 32 ||
+        lb < (size_t)k->domain_size * 32 || lc < (size_t)k->domain_size * 32)
+        return zp_stage_fail_as(t, ZP_EFORMAT, ZP_FAIL_TRANSIENT, "slot vectors");
     if ((rc = zp_shm_slot_check(s->arena, a->slot, ZP_SLOT_SYNTH, a->gen)) < 0)
         return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "slot");
     uint64_t t0 = zp_now_ns();
@@ -143,14 +272,64 @@ static int init(zp_stage_t *s)
 {
     synth_t *y = s->ctx;
     zp_g16_synth_ctx_init(&y->sc);
+    if (!y->wasm_cache[0]) {   /* the broker's state directory rules (broker/journal.c), + /wasm */
+        const char *e;
+        int n;
+        if ((e = getenv("ZP_STATE_DIR")) && *e) n = snprintf(y->wasm_cache, sizeof y->wasm_cache, "%s/wasm", e);
+        else if ((e = getenv("XDG_STATE_HOME")) && *e) n = snprintf(y->wasm_cache, sizeof y->wasm_cache, "%s/zkpipe/wasm", e);
+        else if ((e = getenv("HOME")) && *e) n = snprintf(y->wasm_cache, sizeof y->wasm_cache, "%s/.local/state/zkpipe/wasm", e);
+        else n = snprintf(y->wasm_cache, sizeof y->wasm_cache, "%s/wasm", s->rundir);
+        if (n < 0 || (size_t)n >= sizeof y->wasm_cache) {
+            fprintf(stderr, "zkpipe-synth: the wasm cache path is too long (set --wasm-cache)\n");
+            return 2;
+        }
+    }
     return -1;
+}
+
+enum { OPT_WASM_CACHE = 3001, OPT_WTIMEOUT = 3002, OPT_WMEM = 3003 };
+static const struct option k_opts[] = {{"wasm-cache", 1, 0, OPT_WASM_CACHE}, {"witness-timeout-ms", 1, 0, OPT_WTIMEOUT},
+                                       {"witness-max-memory-mib", 1, 0, OPT_WMEM}, {0, 0, 0, 0}};
+
+static int opt(zp_stage_t *s, int c, const char *arg)
+{
+    synth_t *y = s->ctx;
+    char *end;
+    unsigned long long v;
+    switch (c) {
+    case OPT_WASM_CACHE:
+        if (!*arg || snprintf(y->wasm_cache, sizeof y->wasm_cache, "%s", arg) >= (int)sizeof y->wasm_cache) {
+            fprintf(stderr, "zkpipe-synth: --wasm-cache: empty or too long\n");
+            return 2;
+        }
+        return -1;
+    case OPT_WTIMEOUT:
+    case OPT_WMEM:
+        errno = 0;
+        v = strtoull(arg, &end, 10);
+        if (errno || *end || !*arg || v == 0 || v > (c == OPT_WTIMEOUT ? 86400000ull : 4096ull)) {
+            fprintf(stderr, "zkpipe-synth: --%s must be an integer in [1, %s], got '%s'\n",
+                    c == OPT_WTIMEOUT ? "witness-timeout-ms" : "witness-max-memory-mib",
+                    c == OPT_WTIMEOUT ? "86400000" : "4096", arg);
+            return 2;
+        }
+        if (c == OPT_WTIMEOUT) y->lim.timeout_ms = (uint32_t)v;
+        else y->lim.mem_bytes = v << 20;
+        return -1;
+    }
+    return 2;
 }
 
 int main(int argc, char **argv)
 {
-    static synth_t Y;
+    static synth_t Y = {.lim = {.timeout_ms = 120000}};
     static const zp_stage_def_t def = {.role = ZP_ROLE_SYNTH, .prog = "zkpipe-synth", .log_role = "synth",
                                        .credits = 2, .caps = ZP_CAP_R1CS_CHECK, .init = init, .work = work,
+                                       .opts = k_opts, .opt = opt,
+                                       .usage_args = "[--wasm-cache DIR] [--witness-timeout-ms N] [--witness-max-memory-mib N]",
+                                       .usage_text = "--wasm-cache: where registered witness generators are kept (default\n"
+                                                     "  <state dir>/wasm); --witness-timeout-ms: per witness (default 120000);\n"
+                                                     "  --witness-max-memory-mib: the wasm's memory cap (default 4096)\n",
                                        .ctx = &Y};
     return zp_stage_run(&def, argc, argv);
 }

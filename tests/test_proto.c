@@ -373,6 +373,52 @@ static void t_keys(void)
     zp_enc_close(&e);
 }
 
+/* issue 28: SUBMIT key 7 (wasm: the entries are inputs), ASSIGN key 15 */
+static void t_inputs(void)
+{
+    static zp_msg_submit_t s, ds;
+    static const char in1[] = "{\"x\": \"2\", \"k\": [5, 7, 11]}";
+    s.request_id = zp_str("in"); s.zkey = zp_str("/a.zkey"); s.r1cs = zp_str(""); s.wasm = zp_str("/c.wasm");
+    s.n_wtns = 2;
+    s.wtns[0] = zp_str("/in0.json"); s.wtns[1] = zp_str("");
+    s.wtns_data[1] = (const uint8_t *)in1; s.wtns_data_len[1] = sizeof in1 - 1;
+    uint8_t *b; size_t n;
+    zp_frame_t f;
+    CHECK(zp_msg_submit_encode(&b, &n, &s) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_submit_decode(&ds, &f) == 0);
+    CHECK(zp_str_eq(ds.wasm, "/c.wasm") && zp_str_eq(ds.wtns[0], "/in0.json") && ds.wtns_data_len[1] == sizeof in1 - 1);
+    truncations(b, n);
+    free(b);
+    s.wasm = zp_str("c.wasm");   /* relative: refused by name */
+    CHECK(zp_msg_submit_encode(&b, &n, &s) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_submit_decode(&ds, &f) == ZP_EPROTO && strstr(zp_err_msg(), "key 7 (wasm)"));
+    free(b);
+    s.wasm = zp_str("");         /* no wasm: no key 7, the entries are witnesses */
+    CHECK(zp_msg_submit_encode(&b, &n, &s) == 0);
+    CHECK(decode(&f, b, n) == 0 && !zp_map_has(&f.m, 7) && zp_msg_submit_decode(&ds, &f) == 0 && ds.wasm.len == 0);
+    free(b);
+    /* an inline input over ZP_MSG_INPUT_MAX */
+    uint8_t *big = calloc(1, ZP_MSG_INPUT_MAX + 1);
+    CHECK(big != NULL);
+    if (big) {
+        s.wasm = zp_str("/c.wasm"); s.wtns_data[1] = big; s.wtns_data_len[1] = ZP_MSG_INPUT_MAX + 1;
+        CHECK(zp_msg_submit_encode(&b, &n, &s) == 0);
+        CHECK(decode(&f, b, n) == 0 && zp_msg_submit_decode(&ds, &f) == ZP_EPROTO && strstr(zp_err_msg(), "key 6.1"));
+        free(b);
+        free(big);
+    }
+    zp_msg_assign_t a = {.slot = 1, .gen = 3, .stage = ZP_ROLE_SYNTH, .job = 5, .part = 0, .attempt = 1,
+                         .zkey = zp_str("/a.zkey"), .r1cs = zp_str(""), .wtns = zp_str("/in.json"), .epoch = 9,
+                         .wasm = zp_str("/c.wasm")}, da;
+    CHECK(zp_msg_assign_encode(&b, &n, &a) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_assign_decode(&da, &f) == 0 && zp_str_eq(da.wasm, "/c.wasm"));
+    free(b);
+    a.wtns = zp_str("");         /* a wasm without the input */
+    CHECK(zp_msg_assign_encode(&b, &n, &a) == 0);
+    CHECK(decode(&f, b, n) == 0 && zp_msg_assign_decode(&da, &f) == ZP_EPROTO);
+    free(b);
+}
+
 int main(void)
 {
     t_keys();
@@ -380,6 +426,7 @@ int main(void)
     t_assign_done_fail();
     t_client();
     t_submit_inline();
+    t_inputs();
     if (fails) { fprintf(stderr, "test_proto: %d failure(s)\n", fails); return 1; }
     printf("test_proto: OK\n");
     return 0;

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# input.sh ZKPIPE SOURCE_ROOT - jobs submitted with input.json files (issue 28): the synthesizer
+# computes each witness from its input with the circuit's wasm (registered once, cached under
+# the state directory) straight into the slot; every proof verifies and its public.json is
+# snarkjs's; the job survives a kill -9 of the broker while its inputs wait (journal schema 2
+# keeps the wasm, the inline inputs stay under <state dir>/inline); the witness time shows in
+# status / metrics / trace; a job mixing good and bad inputs (unknown signal, missing signal,
+# failed circom assert, a generator that never ends) fails exactly the bad partitions with an
+# input error carrying the reason, and the group keeps serving.
+. "$(dirname "$0")/durable_lib.sh"
+dur_init input "$1" "$2" --slots 4 --max-domain 1024 --heartbeat-ms 200 --liveness 10 --witness-timeout-ms 3000 \
+  --http-listen 127.0.0.1:0
+ipc_wait_workers 1 1 1
+
+# 1. good inputs on both curves, through the CLI (inline bodies), one job held across a broker kill -9
+for c in bn128_chain bls12381_chain; do
+  F=$FIX/$c
+  [ $c = bn128_chain ] && ipc_hold synth
+  J=$(ipc_submit --zkey $F/circuit.zkey --wasm $F/circuit.wasm --input --request-id in-$c $F/input-{0..7}.json)
+  if [ $c = bn128_chain ]; then
+    dur_kill_broker      # the accepted inputs must come back from the journal
+    ipc_release synth
+  fi
+  "$ZKPIPE" await "$J" --timeout 300 --out "$IPC_DIR/out/$c" || ipc_fail "await $c"
+  ipc_verify_all "$IPC_DIR/out/$c" $F/verification_key.json 8
+  for i in 0 1 2 3 4 5 6 7; do
+    cmp -s "$IPC_DIR/out/$c/public-$i.json" "$F/public_rs0-$i.json" || ipc_fail "$c public-$i.json differs from snarkjs"
+  done
+  ipc_log "$c: 8/8 proofs from inputs verify"
+done
+ls "$ZP_STATE_DIR/wasm/"*.so >/dev/null 2>&1 || ipc_fail "no registered generator under the state directory's wasm/"
+# witness time in the stage timings: status, metrics, trace
+ipc_status | jq -e '.' >/dev/null
+"$ZKPIPE" metrics > "$IPC_DIR/metrics.txt" || ipc_fail "metrics"
+grep -q 'zkpipe_stage_phase_seconds_total{stage="synth",phase="witness"}' "$IPC_DIR/metrics.txt" || ipc_fail "no witness phase in the metrics"
+"$ZKPIPE" trace --out "$IPC_DIR/trace.json" 2>/dev/null || ipc_fail "trace"
+jq -e '[.traceEvents[] | select(.args.witness_ns != null)] | length >= 16' "$IPC_DIR/trace.json" >/dev/null ||
+  ipc_fail "trace: synth slices without witness_ns"
+"$ZKPIPE" status > "$IPC_DIR/status.txt"; cat "$IPC_DIR/status.txt" >&2
+grep 'limiting stage' "$IPC_DIR/status.txt" | grep -q 'witness generation' || ipc_fail "no witness time on the limiting-stage line"
+
+RQ0=$(ipc_jq '.counters.requeued.synth')   # the broker's kill -9 requeued the held partition
+# 2. bad inputs beside good ones, on the guard generator (the chain's constraints, plus an
+# assert failing for x == 3 and an endless loop for x == 4)
+F=$FIX/bn128_chain
+B=$IPC_DIR/bad; mkdir -p "$B"
+echo '{"x":"2","k":["5","7","11"],"zz":"1"}' > "$B/unknown.json"
+echo '{"x":"2"}' > "$B/missing.json"
+echo '{"x":"3","k":["5","7","11"]}' > "$B/assert.json"
+echo '{"x":"4","k":["5","7","11"]}' > "$B/loop.json"
+echo '{"x":"2","k":["5","7"]}' > "$B/short.json"
+JB=$(ipc_submit --zkey $F/circuit.zkey --wasm $F/guard.wasm --input --request-id bad-inputs \
+     $F/input-0.json "$B/unknown.json" "$B/assert.json" $F/input-2.json "$B/loop.json" "$B/missing.json" "$B/short.json")
+"$ZKPIPE" await "$JB" --timeout 300 --out "$IPC_DIR/out/bad" >"$IPC_DIR/await.out" 2>"$IPC_DIR/await.err"; rc=$?
+cat "$IPC_DIR/await.err" >&2
+[ $rc = 1 ] || ipc_fail "await on the job with bad inputs exited $rc, expected 1"
+line() { grep "partition $1 failed" "$IPC_DIR/await.err" || ipc_fail "partition $1 did not fail"; }
+line 1 | grep -q 'zz' || ipc_fail "unknown signal: the message does not name it"
+line 2 | grep -q 'Error in template' || ipc_fail "failed assert: circom's message is missing"
+line 4 | grep -qi 'ms\|time' || ipc_fail "endless loop: no timeout reported"
+line 5 | grep -qi 'missing' || ipc_fail "missing signal: not reported as missing"
+line 6 | grep -q 'signal "k"' || ipc_fail "wrong length: the signal is not named"
+for i in 1 2 4 5 6; do line $i | grep -q 'after 1 attempt' || ipc_fail "bad input $i was retried"; done
+for i in 0 3; do
+  "$ZKPIPE" verify $F/verification_key.json "$IPC_DIR/out/bad/public-$i.json" "$IPC_DIR/out/bad/proof-$i.json" >/dev/null ||
+    ipc_fail "good partition $i of the job with bad inputs does not verify"
+done
+
+# 3. a refused body: not JSON
+echo '{"x": 2,' > "$B/broken.json"
+"$ZKPIPE" submit --zkey $F/circuit.zkey --wasm $F/guard.wasm --input "$B/broken.json" 2>"$IPC_DIR/sub.err" &&
+  ipc_fail "a broken input.json was accepted"
+grep -q 'input 0' "$IPC_DIR/sub.err" || { cat "$IPC_DIR/sub.err" >&2; ipc_fail "the refusal does not name the input"; }
+
+# 4. the HTTP API takes inputs inline too ("wasm" + "inputs"), and refuses bad bodies by name
+ADDR=$(ipc_jq '.metrics_listen // empty')
+case "$ADDR" in 127.0.0.1:[0-9]*) ;; *) ipc_fail "no HTTP listener in status: '$ADDR'";; esac
+code() { curl -s -o "$IPC_DIR/body" -w '%{http_code}' "$@"; }
+BODY="{\"zkey\": \"$F/circuit.zkey\", \"wasm\": \"$F/circuit.wasm\", \"inputs\": [$(cat $F/input-6.json), $(cat $F/input-7.json)], \"request_id\": \"http-in\"}"
+[ "$(code -X POST -d "$BODY" http://$ADDR/v1/jobs)" = 201 ] || { cat "$IPC_DIR/body" >&2; ipc_fail "POST with inputs"; }
+JH=$(jq -r .id "$IPC_DIR/body")
+"$ZKPIPE" await "$JH" --timeout 300 --out "$IPC_DIR/out/http" >/dev/null || ipc_fail "the HTTP job with inputs failed"
+ipc_verify_all "$IPC_DIR/out/http" $F/verification_key.json 2
+cmp -s "$IPC_DIR/out/http/public-1.json" "$F/public_rs0-7.json" || ipc_fail "HTTP job: public.json differs from snarkjs"
+[ "$(code -X POST -d "{\"zkey\": \"$F/circuit.zkey\", \"inputs\": [{\"x\": 1}]}" http://$ADDR/v1/jobs)" = 400 ] &&
+  grep -q 'wasm' "$IPC_DIR/body" || ipc_fail "inputs without wasm: not refused by name"
+[ "$(code -X POST -d "{\"zkey\": \"$F/circuit.zkey\", \"wasm\": \"$F/circuit.wasm\", \"inputs\": [{\"x\": [1,}]}" http://$ADDR/v1/jobs)" = 400 ] &&
+  grep -q 'inputs\[0\]' "$IPC_DIR/body" || { cat "$IPC_DIR/body" >&2; ipc_fail "a malformed input: not refused by name"; }
+
+# 5. the group still serves after all that
+J=$(ipc_submit --zkey $F/circuit.zkey --wasm $F/circuit.wasm --input --request-id after $F/input-{4..5}.json)
+"$ZKPIPE" await "$J" --timeout 300 --out "$IPC_DIR/out/after" >/dev/null || ipc_fail "the job after the bad inputs failed"
+ipc_verify_all "$IPC_DIR/out/after" $F/verification_key.json 2
+ipc_all_free
+[ "$(ipc_jq '.counters.requeued.synth')" = "$RQ0" ] || ipc_fail "a bad input was requeued"
+echo "ipc input: OK"
