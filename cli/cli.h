@@ -5,6 +5,9 @@
 #include <stdbool.h>
 int zp_cmd_prove(int argc, char **argv);    /* cli/prove.c   */
 int zp_cmd_verify(int argc, char **argv);   /* cli/verify.c  */
+/* cli/prove_bellman.c: `zkpipe prove` with a bellman .params key (prove.c hands over) */
+int zp_prove_bellman(const char *const pos[4], const char *r1cs_path, const char *r_str, const char *s_str,
+                     unsigned threads, bool json);
 int zp_cmd_bench(int argc, char **argv);    /* cli/bench.c   */
 int zp_bench_arith(int argc, char **argv); /* cli/bench_arith.c: `zkpipe bench arith` */
 int zp_bench_wakeup(int argc, char **argv); /* cli/bench_wakeup.c: `zkpipe bench wakeup` */
