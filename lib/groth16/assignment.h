@@ -97,6 +97,16 @@ int zp_g16_bellman_prove(zp_g16_proof_t *proof, const zp_g16_bkey_t *k, const zp
                          const zp_scalar_t *r, const zp_scalar_t *s,
                          zp_pool_t *pool, zp_g16_bprove_times_t *t);
 
+/* the same with flags (benchmarks; the proof is the same bytes either way):
+ * ZP_G16_BPROVE_NO_ENDO: lib/msm's plain 256-bit Pippenger (no GLV/GLS split);
+ * ZP_G16_BPROVE_NO_SPLIT: that, with the witness scalars given as k + r (full length, unreduced:
+ * the same multiples), so lib/msm's zero / one / short classes never apply (supraseal-c2's split
+ * off). The endomorphism's split reduces scalars, hence NO_SPLIT implies NO_ENDO. */
+enum { ZP_G16_BPROVE_NO_ENDO = 1, ZP_G16_BPROVE_NO_SPLIT = 2 };
+int zp_g16_bellman_prove_ex(zp_g16_proof_t *proof, const zp_g16_bkey_t *k, const zp_g16_assignment_t *as,
+                            const zp_scalar_t *r, const zp_scalar_t *s, unsigned flags, zp_pool_t *pool,
+                            zp_g16_bprove_times_t *t);
+
 /* the verifying key of k (n_public = n_ic - 1; ic malloc'd: zp_g16_vk_free) */
 int zp_g16_vk_from_bkey(zp_g16_vk_t *vk, const zp_g16_bkey_t *k);
 

@@ -166,8 +166,28 @@ static int bellman_h(fr_t *a, fr_t *b, fr_t *c, unsigned log_n, zp_pool_t *pool)
 /* ------------------------------------------------------------------ the prover */
 static void to_std(zp_scalar_t *out, const fr_t *in) { zp_fr_bls12_381_from_mont((fr_t *)out, in); }
 
+static const zp_msm_opts_t no_endo = {.no_endo = true};
+
+/* k + r (r the group order): the same multiple of a subgroup point, as a full-length scalar */
+static void add_order(zp_scalar_t *v)
+{
+    unsigned __int128 c = 0;
+    for (int i = 0; i < 4; i++) {
+        c += (unsigned __int128)v->l[i] + zp_fr_bls12_381_modulus.l[i];
+        v->l[i] = (uint64_t)c;
+        c >>= 64;
+    }
+}
+
 int zp_g16_bellman_prove(zp_g16_proof_t *proof, const zp_g16_bkey_t *k, const zp_g16_assignment_t *as,
                          const zp_scalar_t *r, const zp_scalar_t *s, zp_pool_t *pool, zp_g16_bprove_times_t *t)
+{
+    return zp_g16_bellman_prove_ex(proof, k, as, r, s, 0, pool, t);
+}
+
+int zp_g16_bellman_prove_ex(zp_g16_proof_t *proof, const zp_g16_bkey_t *k, const zp_g16_assignment_t *as,
+                            const zp_scalar_t *r, const zp_scalar_t *s, unsigned flags, zp_pool_t *pool,
+                            zp_g16_bprove_times_t *t)
 {
     const g16_curve_t *cv = &g16_curve_bls12_381;
     uint64_t t0 = zp_now_ns();
@@ -231,6 +251,11 @@ int zp_g16_bellman_prove(zp_g16_proof_t *proof, const zp_g16_bkey_t *k, const zp
         if (bit_get(as->a_aux_density, i)) sA[ja++] = sL[i];
         if (bit_get(as->b_aux_density, i)) sB[jb++] = sL[i];
     }
+    if (flags & ZP_G16_BPROVE_NO_SPLIT) {
+        for (size_t i = 0; i < nA; i++) add_order(&sA[i]);
+        for (size_t i = 0; i < nB; i++) add_order(&sB[i]);
+        for (size_t i = 0; i < na; i++) add_order(&sL[i]);
+    }
     uint64_t t1 = zp_now_ns();
     tt.prep_ns = t1 - t0;
     if ((rc = bellman_h(a, b, c, log_n, pool))) goto out;
@@ -239,13 +264,16 @@ int zp_g16_bellman_prove(zp_g16_proof_t *proof, const zp_g16_bkey_t *k, const zp
 
     zp_g1_bls12_381_t pA, pB1, pLH;
     zp_g2_bls12_381_t pB2;
-    zp_msm_g1_bls12_381(&pA, k->a, sA, nA, scratch, pool);
+    const zp_msm_opts_t *mo = (flags & (ZP_G16_BPROVE_NO_ENDO | ZP_G16_BPROVE_NO_SPLIT)) ? &no_endo : NULL;
+    const zp_g1a_bls12_381_t *pa1[1] = {k->a}, *pb1[1] = {k->b_g1};
+    const zp_g2a_bls12_381_t *pb2[1] = {k->b_g2};
+    zp_msm_g1_bls12_381_multi_ex(&pA, pa1, 1, sA, nA, scratch, pool, mo);
     uint64_t t3 = zp_now_ns();
-    zp_msm_g1_bls12_381(&pB1, k->b_g1, sB, nB, scratch, pool);
+    zp_msm_g1_bls12_381_multi_ex(&pB1, pb1, 1, sB, nB, scratch, pool, mo);
     uint64_t t4 = zp_now_ns();
-    zp_msm_g2_bls12_381(&pB2, k->b_g2, sB, nB, scratch, pool);
+    zp_msm_g2_bls12_381_multi_ex(&pB2, pb2, 1, sB, nB, scratch, pool, mo);
     uint64_t t5 = zp_now_ns();
-    zp_msm_g1_bls12_381_sum2_ex(&pLH, k->l, sL, na, k->h, (const zp_scalar_t *)a, nh, scratch, pool, NULL);
+    zp_msm_g1_bls12_381_sum2_ex(&pLH, k->l, sL, na, k->h, (const zp_scalar_t *)a, nh, scratch, pool, mo);
     uint64_t t6 = zp_now_ns();
     tt.msm_a_ns = t3 - t2;
     tt.msm_b1_ns = t4 - t3;
