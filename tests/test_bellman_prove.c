@@ -129,6 +129,15 @@ static void test_bad(const zp_g16_bkey_t *k0, const zp_g16_assignment_t *as0)
     CHECK(strstr(zp_err_msg(), "|H|"));
     zp_scalar_t big = {{~0ull, ~0ull, ~0ull, ~0ull}};
     CHECK(zp_g16_bellman_prove(&pr, k0, as0, &big, &s, NULL, NULL) == ZP_EFORMAT);
+    /* the two stages on their own: the same proof; a corrupt partial result is refused */
+    zp_g1_any_t part[ZP_G16_NMSM];
+    uint8_t b1[192], b2[192];
+    CHECK(zp_g16_bellman_prove(&pr, k0, as0, &r, &s, NULL, NULL) == 0 && zp_g16_proof_to_bin(b1, &pr) == 0);
+    CHECK(zp_g16_bellman_prove_g1(part, k0, as0, 0, NULL, NULL) == 0);
+    CHECK(zp_g16_bellman_finalize(&pr, k0, as0, part, &r, &s, 0, NULL, NULL) == 0 && zp_g16_proof_to_bin(b2, &pr) == 0);
+    CHECK(!memcmp(b1, b2, 192));
+    zp_g1_bls12_381_dbl(&part[ZP_G16_C].bls12_381, &part[ZP_G16_C].bls12_381);
+    CHECK(zp_g16_bellman_finalize(&pr, k0, as0, part, &r, &s, 0, NULL, NULL) == ZP_EVERIFY);
     /* an assignment that fits the key's sizes but not the circuit: the pairing check refuses */
     as = *as0;
     zp_fr_bls12_381_t *c2 = malloc(as.abc_size * sizeof *c2);

@@ -185,42 +185,51 @@ int zp_g16_bellman_prove(zp_g16_proof_t *proof, const zp_g16_bkey_t *k, const zp
     return zp_g16_bellman_prove_ex(proof, k, as, r, s, 0, pool, t);
 }
 
-int zp_g16_bellman_prove_ex(zp_g16_proof_t *proof, const zp_g16_bkey_t *k, const zp_g16_assignment_t *as,
-                            const zp_scalar_t *r, const zp_scalar_t *s, unsigned flags, zp_pool_t *pool,
-                            zp_g16_bprove_times_t *t)
+/* the compacted MSM scalars (standard form): A = inputs ++ aux[a density] (nA), B = inp[b_inp]
+ * ++ aux[b_aux] (nB), L = aux; any of them NULL = not wanted */
+static void compact(const zp_g16_assignment_t *as, unsigned flags, zp_scalar_t *sA, zp_scalar_t *sB, zp_scalar_t *sL)
 {
-    const g16_curve_t *cv = &g16_curve_bls12_381;
+    const fr_t *inp = as->inp_assignment_data, *aux = as->aux_assignment_data;
+    size_t ni = as->inp_assignment_size, na = as->aux_assignment_size, ja = 0, jb = 0, jl = 0;
+    for (size_t i = 0; i < ni; i++) {
+        zp_scalar_t v;
+        to_std(&v, &inp[i]);
+        if (flags & ZP_G16_BPROVE_NO_SPLIT) add_order(&v);
+        if (sA) sA[ja++] = v;
+        if (sB && bit_get(as->b_inp_density, i)) sB[jb++] = v;
+    }
+    for (size_t i = 0; i < na; i++) {
+        bool ia = sA && bit_get(as->a_aux_density, i), ib = sB && bit_get(as->b_aux_density, i);
+        if (!ia && !ib && !sL) continue;
+        zp_scalar_t v;
+        to_std(&v, &aux[i]);
+        if (flags & ZP_G16_BPROVE_NO_SPLIT) add_order(&v);
+        if (sL) sL[jl++] = v;
+        if (ia) sA[ja++] = v;
+        if (ib) sB[jb++] = v;
+    }
+}
+
+static unsigned domain_log(size_t m)
+{
+    unsigned log_n = 0;
+    while (((size_t)1 << log_n) < m) log_n++;
+    return log_n;
+}
+
+int zp_g16_bellman_prove_g1(zp_g1_any_t part[ZP_G16_NMSM], const zp_g16_bkey_t *k, const zp_g16_assignment_t *as,
+                            unsigned flags, zp_pool_t *pool, zp_g16_bprove_times_t *t)
+{
     uint64_t t0 = zp_now_ns();
-    zp_g16_bprove_times_t tt;
-    memset(&tt, 0, sizeof tt);
-    memset(proof, 0, sizeof *proof);
     int rc = zp_g16_bellman_check(k, as);
     if (rc) return rc;
-    zp_scalar_t rr, ss;
-    if (r) {
-        if (!cv->fr_canonical(r)) return zp_err_set(ZP_EFORMAT, "blinding r is not < the group order");
-        rr = *r;
-    } else if ((rc = cv->random_scalar(&rr))) {
-        return rc;
-    }
-    if (s) {
-        if (!cv->fr_canonical(s)) return zp_err_set(ZP_EFORMAT, "blinding s is not < the group order");
-        ss = *s;
-    } else if ((rc = cv->random_scalar(&ss))) {
-        return rc;
-    }
-    size_t ni = as->inp_assignment_size, na = as->aux_assignment_size;
-    unsigned log_n = 0;
-    while (((size_t)1 << log_n) < as->abc_size) log_n++;
-    size_t n = (size_t)1 << log_n, nh = n - 1;
-    size_t nA = k->n_a, nB = k->n_b_g1;
+    size_t na = as->aux_assignment_size;
+    unsigned log_n = domain_log(as->abc_size);
+    size_t n = (size_t)1 << log_n, nh = n - 1, nA = k->n_a, nB = k->n_b_g1;
     unsigned nt = zp_pool_size(pool);
-    size_t scr = zp_msm_g1_bls12_381_scratch_size(nA, nt);
-    size_t s2 = zp_msm_g1_bls12_381_scratch_size(nB, nt);
-    if (s2 > scr) scr = s2;
-    s2 = zp_msm_g1_bls12_381_sum2_scratch_size(na, nh, nt, NULL);
-    if (s2 > scr) scr = s2;
-    s2 = zp_msm_g2_bls12_381_scratch_size(nB, nt);
+    const zp_msm_opts_t *mo = (flags & (ZP_G16_BPROVE_NO_ENDO | ZP_G16_BPROVE_NO_SPLIT)) ? &no_endo : NULL;
+    size_t scr = zp_msm_g1_bls12_381_ex_scratch_size(nA > nB ? nA : nB, 1, nt, mo);
+    size_t s2 = zp_msm_g1_bls12_381_sum2_scratch_size(na, nh, nt, mo);
     if (s2 > scr) scr = s2;
     /* work: a, b, c (n each) | scalars A (nA) | B (nB) | L (na) */
     size_t nwork = 3 * n + nA + nB + na;
@@ -239,57 +248,81 @@ int zp_g16_bellman_prove_ex(zp_g16_proof_t *proof, const zp_g16_bkey_t *k, const
     memset(a + m, 0, (n - m) * sizeof(fr_t));
     memset(b + m, 0, (n - m) * sizeof(fr_t));
     memset(c + m, 0, (n - m) * sizeof(fr_t));
-    /* compacted scalars (standard form) */
-    const fr_t *inp = as->inp_assignment_data, *aux = as->aux_assignment_data;
-    size_t ja = 0, jb = 0;
-    for (size_t i = 0; i < ni; i++) {
-        to_std(&sA[ja++], &inp[i]);
-        if (bit_get(as->b_inp_density, i)) to_std(&sB[jb++], &inp[i]);
-    }
-    for (size_t i = 0; i < na; i++) {
-        to_std(&sL[i], &aux[i]);
-        if (bit_get(as->a_aux_density, i)) sA[ja++] = sL[i];
-        if (bit_get(as->b_aux_density, i)) sB[jb++] = sL[i];
-    }
-    if (flags & ZP_G16_BPROVE_NO_SPLIT) {
-        for (size_t i = 0; i < nA; i++) add_order(&sA[i]);
-        for (size_t i = 0; i < nB; i++) add_order(&sB[i]);
-        for (size_t i = 0; i < na; i++) add_order(&sL[i]);
-    }
+    compact(as, flags, sA, sB, sL);
     uint64_t t1 = zp_now_ns();
-    tt.prep_ns = t1 - t0;
     if ((rc = bellman_h(a, b, c, log_n, pool))) goto out;
     uint64_t t2 = zp_now_ns();
-    tt.ntt_ns = t2 - t1;
-
-    zp_g1_bls12_381_t pA, pB1, pLH;
-    zp_g2_bls12_381_t pB2;
-    const zp_msm_opts_t *mo = (flags & (ZP_G16_BPROVE_NO_ENDO | ZP_G16_BPROVE_NO_SPLIT)) ? &no_endo : NULL;
     const zp_g1a_bls12_381_t *pa1[1] = {k->a}, *pb1[1] = {k->b_g1};
-    const zp_g2a_bls12_381_t *pb2[1] = {k->b_g2};
-    zp_msm_g1_bls12_381_multi_ex(&pA, pa1, 1, sA, nA, scratch, pool, mo);
+    zp_msm_g1_bls12_381_multi_ex(&part[ZP_G16_A].bls12_381, pa1, 1, sA, nA, scratch, pool, mo);
     uint64_t t3 = zp_now_ns();
-    zp_msm_g1_bls12_381_multi_ex(&pB1, pb1, 1, sB, nB, scratch, pool, mo);
+    zp_msm_g1_bls12_381_multi_ex(&part[ZP_G16_B1].bls12_381, pb1, 1, sB, nB, scratch, pool, mo);
     uint64_t t4 = zp_now_ns();
-    zp_msm_g2_bls12_381_multi_ex(&pB2, pb2, 1, sB, nB, scratch, pool, mo);
+    zp_msm_g1_bls12_381_sum2_ex(&part[ZP_G16_C].bls12_381, k->l, sL, na, k->h, (const zp_scalar_t *)a, nh, scratch,
+                                pool, mo);
+    zp_g1_bls12_381_set_inf(&part[ZP_G16_H].bls12_381);
     uint64_t t5 = zp_now_ns();
-    zp_msm_g1_bls12_381_sum2_ex(&pLH, k->l, sL, na, k->h, (const zp_scalar_t *)a, nh, scratch, pool, mo);
-    uint64_t t6 = zp_now_ns();
-    tt.msm_a_ns = t3 - t2;
-    tt.msm_b1_ns = t4 - t3;
-    tt.msm_b2_ns = t5 - t4;
-    tt.msm_lh_ns = t6 - t5;
+    if (t) {
+        t->prep_ns = t1 - t0;
+        t->ntt_ns = t2 - t1;
+        t->msm_a_ns = t3 - t2;
+        t->msm_b1_ns = t4 - t3;
+        t->msm_lh_ns = t5 - t4;
+    }
+out:
+    free(work);
+    free(scratch);
+    return rc;
+}
 
-    /* assembly */
-    zp_g1_bls12_381_t A, B1, C, x;
+int zp_g16_bellman_finalize(zp_g16_proof_t *proof, const zp_g16_bkey_t *k, const zp_g16_assignment_t *as,
+                            const zp_g1_any_t part[ZP_G16_NMSM], const zp_scalar_t *r, const zp_scalar_t *s,
+                            unsigned flags, zp_pool_t *pool, zp_g16_bprove_times_t *t)
+{
+    const g16_curve_t *cv = &g16_curve_bls12_381;
+    memset(proof, 0, sizeof *proof);
+    int rc = zp_g16_bellman_check(k, as);
+    if (rc) return rc;
+    zp_scalar_t rr, ss;
+    if (r) {
+        if (!cv->fr_canonical(r)) return zp_err_set(ZP_EFORMAT, "blinding r is not < the group order");
+        rr = *r;
+    } else if ((rc = cv->random_scalar(&rr))) {
+        return rc;
+    }
+    if (s) {
+        if (!cv->fr_canonical(s)) return zp_err_set(ZP_EFORMAT, "blinding s is not < the group order");
+        ss = *s;
+    } else if ((rc = cv->random_scalar(&ss))) {
+        return rc;
+    }
+    uint64_t t0 = zp_now_ns();
+    size_t ni = as->inp_assignment_size, nB = k->n_b_g2;
+    const zp_msm_opts_t *mo = (flags & (ZP_G16_BPROVE_NO_ENDO | ZP_G16_BPROVE_NO_SPLIT)) ? &no_endo : NULL;
+    size_t scr = zp_msm_g2_bls12_381_ex_scratch_size(nB, 1, zp_pool_size(pool), mo);
+    zp_scalar_t *sB = g16_alloc((nB ? nB : 1) * sizeof *sB);
+    void *scratch = g16_alloc(scr ? scr : 64);
+    zp_scalar_t *pub = g16_alloc(ni * sizeof *pub);
+    if (!sB || !scratch || !pub) {
+        rc = zp_err_set(-ENOMEM, "bellman finalize: %zu + %zu bytes", nB * sizeof *sB, scr);
+        goto out;
+    }
+    compact(as, flags, NULL, sB, NULL);
+    zp_g2_bls12_381_t pB2;
+    const zp_g2a_bls12_381_t *pb2[1] = {k->b_g2};
+    zp_msm_g2_bls12_381_multi_ex(&pB2, pb2, 1, sB, nB, scratch, pool, mo);
+    uint64_t t1 = zp_now_ns();
+
+    /* A = alpha + a + r delta; B = beta2 + b + s delta2; B1 = beta1 + b1 + s delta1;
+     * C = (L + H) + s A + r B1 - r s delta1 */
+    zp_g1_bls12_381_t A, B1, C, x, u;
     zp_g2_bls12_381_t B, y;
     zp_g1_bls12_381_from_affine(&x, &k->delta_g1);
     zp_g1_bls12_381_mul(&A, &x, &rr);
     zp_g1_bls12_381_add_affine(&A, &A, &k->alpha_g1);
-    zp_g1_bls12_381_add(&A, &A, &pA);
+    zp_g1_bls12_381_add(&A, &A, &part[ZP_G16_A].bls12_381);
     zp_g1_bls12_381_mul(&B1, &x, &ss);
     zp_g1_bls12_381_add_affine(&B1, &B1, &k->beta_g1);
-    zp_g1_bls12_381_add(&B1, &B1, &pB1);
+    zp_g1_bls12_381_add(&B1, &B1, &part[ZP_G16_B1].bls12_381);
     zp_g2_bls12_381_from_affine(&y, &k->delta_g2);
     zp_g2_bls12_381_mul(&B, &y, &ss);
     zp_g2_bls12_381_add_affine(&B, &B, &k->beta_g2);
@@ -300,10 +333,10 @@ int zp_g16_bellman_prove_ex(zp_g16_proof_t *proof, const zp_g16_bkey_t *k, const
     zp_fr_bls12_381_mul(&rsm, &rm, &sm);
     zp_scalar_t rs;
     to_std(&rs, &rsm);
-    zp_g1_bls12_381_t u;
     zp_g1_bls12_381_mul(&u, &x, &rs);
     zp_g1_bls12_381_neg(&C, &u);
-    zp_g1_bls12_381_add(&C, &C, &pLH);
+    zp_g1_bls12_381_add(&C, &C, &part[ZP_G16_C].bls12_381);
+    zp_g1_bls12_381_add(&C, &C, &part[ZP_G16_H].bls12_381);
     zp_g1_bls12_381_mul(&u, &A, &ss);
     zp_g1_bls12_381_add(&C, &C, &u);
     zp_g1_bls12_381_mul(&u, &B1, &rr);
@@ -312,31 +345,41 @@ int zp_g16_bellman_prove_ex(zp_g16_proof_t *proof, const zp_g16_bkey_t *k, const
     zp_g1_bls12_381_to_affine(&proof->a.bls12_381, &A);
     zp_g2_bls12_381_to_affine(&proof->b.bls12_381, &B);
     zp_g1_bls12_381_to_affine(&proof->c.bls12_381, &C);
-    uint64_t t7 = zp_now_ns();
-    tt.assemble_ns = t7 - t6;
+    uint64_t t2 = zp_now_ns();
 
     /* the pairing check: public inputs are inputs 1.. (standard form) */
     zp_g16_vk_t vk;
-    if ((rc = zp_g16_vk_from_bkey(&vk, k))) goto out_zero;
-    zp_scalar_t *pub = ni > 1 ? malloc((ni - 1) * sizeof *pub) : NULL;
-    if (ni > 1 && !pub) {
-        zp_g16_vk_free(&vk);
-        rc = zp_err_set(-ENOMEM, "bellman prover: public inputs");
-        goto out_zero;
-    }
-    for (size_t i = 1; i < ni; i++) to_std(&pub[i - 1], &inp[i]);
+    if ((rc = zp_g16_vk_from_bkey(&vk, k))) goto out;
+    for (size_t i = 1; i < ni; i++) to_std(&pub[i - 1], &as->inp_assignment_data[i]);
     rc = zp_g16_verify(&vk, pub, ni - 1, proof);
-    free(pub);
     zp_g16_vk_free(&vk);
-    tt.check_ns = zp_now_ns() - t7;
     if (rc == ZP_EVERIFY)
         rc = zp_err_set(ZP_EVERIFY, "the assembled proof fails the pairing check against the key's verifying key "
                         "(assignment not satisfying, or key and assignment of different circuits); no proof released");
-out_zero:
-    if (rc) memset(proof, 0, sizeof *proof);
+    if (t) {
+        t->msm_b2_ns = t1 - t0;
+        t->assemble_ns = t2 - t1;
+        t->check_ns = zp_now_ns() - t2;
+    }
 out:
-    free(work);
+    if (rc) memset(proof, 0, sizeof *proof);
+    free(sB);
     free(scratch);
+    free(pub);
+    return rc;
+}
+
+int zp_g16_bellman_prove_ex(zp_g16_proof_t *proof, const zp_g16_bkey_t *k, const zp_g16_assignment_t *as,
+                            const zp_scalar_t *r, const zp_scalar_t *s, unsigned flags, zp_pool_t *pool,
+                            zp_g16_bprove_times_t *t)
+{
+    uint64_t t0 = zp_now_ns();
+    zp_g16_bprove_times_t tt;
+    memset(&tt, 0, sizeof tt);
+    memset(proof, 0, sizeof *proof);
+    zp_g1_any_t part[ZP_G16_NMSM];
+    int rc = zp_g16_bellman_prove_g1(part, k, as, flags, pool, &tt);
+    if (!rc) rc = zp_g16_bellman_finalize(proof, k, as, part, r, s, flags, pool, &tt);
     tt.total_ns = zp_now_ns() - t0;
     if (t) *t = tt;
     return rc;
