@@ -19,9 +19,13 @@ typedef struct {
     uint64_t t0;                            /* start time for the stage lines; 0 = now */
 } zp_prove_args_t;
 int zp_prove_run(const zp_prove_args_t *a);
+/* cli/prove_bellman.c: `zkpipe prove` with a bellman .params key (prove.c hands over) */
+int zp_prove_bellman(const char *const pos[4], const char *r1cs_path, const char *r_str, const char *s_str,
+                     unsigned threads, bool json);
 int zp_cmd_bench(int argc, char **argv);    /* cli/bench.c   */
 int zp_bench_arith(int argc, char **argv); /* cli/bench_arith.c: `zkpipe bench arith` */
 int zp_bench_wakeup(int argc, char **argv); /* cli/bench_wakeup.c: `zkpipe bench wakeup` */
+int zp_bench_filecoin(int argc, char **argv); /* cli/bench_filecoin.c: `zkpipe bench filecoin` */
 int zp_cmd_up(int argc, char **argv);       /* cli/up.c      */
 int zp_cmd_submit(int argc, char **argv);   /* cli/client.c  */
 int zp_cmd_await(int argc, char **argv);    /* cli/client.c  */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "lib/fmt/bellman.h"
 #include "lib/fmt/fmt.h"
 #include "lib/groth16/groth16.h"
 #include "lib/util/util.h"
@@ -20,6 +21,8 @@ static int usage(void)
 {
     fprintf(stderr, "usage: zkpipe prove <circuit.zkey> <witness.wtns> <proof.json> <public.json> "
                     "[--r1cs FILE] [--threads N] [--bin FILE]\n"
+                    "       zkpipe prove <circuit.params> <witness.wtns> <proof.bin> <public.json> --r1cs FILE "
+                    "(bellman: 192-byte proof)\n"
                     "                    [--stages|--quiet] [--json]   (stages on stderr on a terminal; --json: timings)\n");
     return 2;
 }
@@ -105,6 +108,9 @@ int zp_cmd_prove(int argc, char **argv)
         else return usage();
     }
     if (npos != 4 || (!r_str != !s_str)) return usage();
+    zp_keyfmt_t kf;   /* a bellman / bellperson .params: bellman's conventions (cli/prove_bellman.c) */
+    if (zp_key_format_of_file(&kf, pos[0]) == 0 && kf == ZP_KEYFMT_BELLMAN)
+        return zp_prove_bellman(pos, r1cs_path, r_str, s_str, threads, json);
     zp_prove_args_t a = {.zkey = pos[0], .wtns = pos[1], .proof = pos[2], .pub = pos[3], .r1cs = r1cs_path,
                          .bin = bin_path, .r = r_str, .s = s_str, .threads = threads, .json = json, .quiet = g_quiet};
     return zp_prove_run(&a);

@@ -56,3 +56,18 @@ static void *ntt_alloc(size_t bytes)
 #include "lib/ntt/ntt_impl.h"
 #undef NTT_C
 #undef NTT_TWO_ADICITY
+
+/* bellman's roots (ntt.h): 7^((r-1) >> 32), then 32 - log_n squarings */
+int zp_ntt_bls12_381_root_bellman(zp_fr_bls12_381_t *w, unsigned log_n)
+{
+    if (log_n > ZP_FR_BLS12_381_TWO_ADICITY) return -EINVAL;
+    const uint64_t *m = zp_fr_bls12_381_modulus.l;   /* r - 1 = m with the low bit cleared (r odd) */
+    uint64_t e[4];
+    for (int i = 0; i < 4; i++) e[i] = (m[i] >> 32) | (i < 3 ? m[i + 1] << 32 : 0);
+    zp_fr_bls12_381_t g, x;
+    zp_fr_bls12_381_set_u64(&g, ZP_NTT_BELLMAN_GENERATOR);
+    zp_fr_bls12_381_pow(&x, &g, e, 4);
+    for (unsigned k = log_n; k < ZP_FR_BLS12_381_TWO_ADICITY; k++) zp_fr_bls12_381_sqr(&x, &x);
+    *w = x;
+    return 0;
+}

@@ -31,6 +31,10 @@
     int zp_ntt_##C##_domain_init(zp_ntt_##C##_domain_t *d, unsigned log_n); /* 0 / -ENOMEM / ZP_ETOOBIG */ \
     /* the same, building the tables on pool's threads (pool may be NULL) */                  \
     int zp_ntt_##C##_domain_init_pool(zp_ntt_##C##_domain_t *d, unsigned log_n, zp_pool_t *pool); \
+    /* the same with the caller's primitive 2^log_n-th root w (another convention's table, \
+     * e.g. bellman's below); w = NULL: snarkjs's. The caller vouches that w is primitive. */ \
+    int zp_ntt_##C##_domain_init_root(zp_ntt_##C##_domain_t *d, unsigned log_n, zp_pool_t *pool, \
+                                      const zp_fr_##C##_t *w);                                \
     void zp_ntt_##C##_domain_close(zp_ntt_##C##_domain_t *d);                                 \
     /* bytes of twiddle tables owned by d (0 for a closed or n = 1 domain) */                  \
     size_t zp_ntt_##C##_domain_bytes(const zp_ntt_##C##_domain_t *d);                         \
@@ -48,4 +52,11 @@
 
 ZP_NTT_API(bn254)
 ZP_NTT_API(bls12_381)
+
+/* Roots of unity of bellman / bls12_381 (zkcrypto: Scalar::ROOT_OF_UNITY = 7^((r-1)/2^32), the
+ * generator 7 = MULTIPLICATIVE_GENERATOR), squared down to a 2^log_n domain: w = ROOT^(2^(32-log_n)).
+ * Montgomery out; log_n <= 32 (larger: returns -EINVAL and leaves w untouched). Used with
+ * zp_ntt_bls12_381_domain_init_root for bellman's EvaluationDomain (lib/groth16/bellman_prove.c). */
+enum { ZP_NTT_BELLMAN_GENERATOR = 7 };
+int zp_ntt_bls12_381_root_bellman(zp_fr_bls12_381_t *w, unsigned log_n);
 #endif

@@ -286,7 +286,8 @@ void NN(domain_close)(DT *d)
     memset(d, 0, sizeof *d);
 }
 
-int NN(domain_init_tuned)(DT *d, unsigned log_n, zp_pool_t *pool, unsigned blk_log, unsigned tile_k)
+static int SN(domain_init_w)(DT *d, unsigned log_n, zp_pool_t *pool, unsigned blk_log, unsigned tile_k,
+                             const FT *w)
 {
     memset(d, 0, sizeof *d);
     if (log_n > NTT_TWO_ADICITY)
@@ -306,7 +307,7 @@ int NN(domain_init_tuned)(DT *d, unsigned log_n, zp_pool_t *pool, unsigned blk_l
     /* n/2 + 1 entries: roots[n/2] = -1 lets the inverse read w^-k = -roots[n/2 - k] */
     d->roots = ntt_alloc((half + 1) * sizeof(FT));
     if (!d->roots) goto out_nomem;
-    SN(pow_job_t) pj = {d->roots, half, FN(root)(log_n), false};
+    SN(pow_job_t) pj = {d->roots, half, w ? w : FN(root)(log_n), false};
     zp_pool_run(pool, SN(pow_job), &pj);
     FN(neg_inl)(&d->roots[half], &FN(one));
     if (log_n > blk_log) {
@@ -321,6 +322,16 @@ out_nomem:
     NN(domain_close)(d);
     return zp_err_set(-ENOMEM, "ntt: no memory for the root table of a 2^%u domain (%zu bytes)",
                       log_n, (half + 1) * sizeof(FT));
+}
+
+int NN(domain_init_tuned)(DT *d, unsigned log_n, zp_pool_t *pool, unsigned blk_log, unsigned tile_k)
+{
+    return SN(domain_init_w)(d, log_n, pool, blk_log, tile_k, NULL);
+}
+
+int NN(domain_init_root)(DT *d, unsigned log_n, zp_pool_t *pool, const FT *w)
+{
+    return SN(domain_init_w)(d, log_n, pool, ZP_NTT_BLK_LOG, ZP_NTT_TILE_LOG - NTT_LOG2_TILE_W, w);
 }
 
 size_t NN(domain_bytes)(const DT *d)

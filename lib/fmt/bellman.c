@@ -1,0 +1,489 @@
+/* bellman.c - bellman / bellperson .params and .vk, zcash point encodings, the 192-byte proof.
+ * See bellman.h for the formats, the checks and the in-place layout. */
+#include "lib/fmt/bellman.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/util/util.h"
+
+#define G1B ZP_BLS_G1_UNCOMPRESSED
+#define G2B ZP_BLS_G2_UNCOMPRESSED
+#define FQB 48
+#define DROP_EVERY ((uint64_t)64 << 20)   /* page-cache drop granularity while converting */
+
+static const char *const sec_names[ZP_BSEC_N] = {"ic", "h", "l", "a", "b_g1", "b_g2"};
+
+const char *zp_bsec_name(int sec)
+{
+    return sec >= 0 && sec < ZP_BSEC_N ? sec_names[sec] : "?";
+}
+
+zp_keyfmt_t zp_key_format_sniff(const uint8_t *head, size_t n)
+{
+    if (n >= 4 && !memcmp(head, "zkey", 4)) return ZP_KEYFMT_ZKEY;
+    if (n >= 1 && ((head[0] & 0xe0) == 0 || head[0] == 0x40)) return ZP_KEYFMT_BELLMAN;
+    return ZP_KEYFMT_UNKNOWN;
+}
+
+int zp_key_format_of_file(zp_keyfmt_t *fmt, const char *path)
+{
+    uint8_t head[4];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return zp_err_set(-errno, "%s: %s", path, strerror(errno));
+    ssize_t n = read(fd, head, sizeof head);
+    int e = errno;
+    close(fd);
+    if (n < 0) return zp_err_set(-e, "%s: read: %s", path, strerror(e));
+    *fmt = zp_key_format_sniff(head, (size_t)n);
+    return 0;
+}
+
+/* zp_err_set with the current detail appended (copied first: zp_err_set writes the same buffer) */
+static int rewrap(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int rewrap(int rc, const char *fmt, ...)
+{
+    char inner[512], outer[512];
+    snprintf(inner, sizeof inner, "%s", zp_err_msg());
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(outer, sizeof outer, fmt, ap);
+    va_end(ap);
+    return zp_err_set(rc, "%s: %s", outer, inner);
+}
+
+static inline uint32_t be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
+}
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+    uint8_t acc = 0;
+    for (size_t i = 0; i < n; i++) acc |= p[i];
+    return acc == 0;
+}
+
+/* flags of an uncompressed encoding; 1 = identity, 0 = affine point follows, <0 error */
+static int unc_flags(const uint8_t *in, size_t len)
+{
+    uint8_t fl = in[0] & 0xe0;
+    if (fl & 0x80) return zp_err_set(ZP_EFORMAT, "compression flag set in an uncompressed point");
+    if (fl & 0x20) return zp_err_set(ZP_EFORMAT, "sort flag set in an uncompressed point");
+    if (fl & 0x40) {
+        if ((in[0] & 0x1f) || !all_zero(in + 1, len - 1))
+            return zp_err_set(ZP_EFORMAT, "infinity flag with non-zero coordinates");
+        return 1;
+    }
+    return 0;
+}
+
+static int fq_be(zp_fq_bls12_381_t *r, const uint8_t *in, const char *what)
+{
+    uint8_t b[FQB];
+    memcpy(b, in, FQB);
+    b[0] &= 0x1f;
+    if (zp_fq_bls12_381_from_bytes_be(r, b)) return zp_err_set(ZP_EFORMAT, "%s is not below the field modulus", what);
+    return 0;
+}
+
+int zp_bls_g1_from_uncompressed(zp_g1a_bls12_381_t *r, const uint8_t in[96], bool subgroup)
+{
+    int f = unc_flags(in, G1B);
+    if (f < 0) return f;
+    if (f == 1) { memset(r, 0, sizeof *r); return 0; }
+    zp_g1a_bls12_381_t p;
+    int rc;
+    if ((rc = fq_be(&p.x, in, "x")) || (rc = fq_be(&p.y, in + FQB, "y"))) return rc;
+    if (zp_fq_bls12_381_is_zero(&p.x) && zp_fq_bls12_381_is_zero(&p.y))
+        return zp_err_set(ZP_EFORMAT, "(0, 0) without the infinity flag");
+    if (!zp_g1a_bls12_381_on_curve(&p)) return zp_err_set(ZP_EFORMAT, "not on the curve");
+    if (subgroup && !zp_bls_g1_torsion_free(&p))
+        return zp_err_set(ZP_EFORMAT, "not in the prime-order subgroup");
+    *r = p;
+    return 0;
+}
+
+int zp_bls_g2_from_uncompressed(zp_g2a_bls12_381_t *r, const uint8_t in[192], bool subgroup)
+{
+    int f = unc_flags(in, G2B);
+    if (f < 0) return f;
+    if (f == 1) { memset(r, 0, sizeof *r); return 0; }
+    zp_g2a_bls12_381_t p;
+    int rc;
+    /* x.c1, x.c0, y.c1, y.c0 */
+    if ((rc = fq_be(&p.x.c1, in, "x.c1")) || (rc = fq_be(&p.x.c0, in + FQB, "x.c0")) ||
+        (rc = fq_be(&p.y.c1, in + 2 * FQB, "y.c1")) || (rc = fq_be(&p.y.c0, in + 3 * FQB, "y.c0")))
+        return rc;
+    if (zp_g2a_bls12_381_is_inf(&p)) return zp_err_set(ZP_EFORMAT, "(0, 0) without the infinity flag");
+    if (!zp_g2a_bls12_381_on_curve(&p)) return zp_err_set(ZP_EFORMAT, "not on the curve");
+    if (subgroup && !zp_bls_g2_torsion_free(&p))
+        return zp_err_set(ZP_EFORMAT, "not in the prime-order subgroup");
+    *r = p;
+    return 0;
+}
+
+void zp_bls_g1_to_uncompressed(uint8_t out[96], const zp_g1a_bls12_381_t *p)
+{
+    memset(out, 0, G1B);
+    if (zp_g1a_bls12_381_is_inf(p)) { out[0] = 0x40; return; }
+    zp_fq_bls12_381_to_bytes_be(out, &p->x);
+    zp_fq_bls12_381_to_bytes_be(out + FQB, &p->y);
+}
+
+void zp_bls_g2_to_uncompressed(uint8_t out[192], const zp_g2a_bls12_381_t *p)
+{
+    memset(out, 0, G2B);
+    if (zp_g2a_bls12_381_is_inf(p)) { out[0] = 0x40; return; }
+    zp_fq_bls12_381_to_bytes_be(out, &p->x.c1);
+    zp_fq_bls12_381_to_bytes_be(out + FQB, &p->x.c0);
+    zp_fq_bls12_381_to_bytes_be(out + 2 * FQB, &p->y.c1);
+    zp_fq_bls12_381_to_bytes_be(out + 3 * FQB, &p->y.c0);
+}
+
+/* ---- reader ---- */
+
+typedef struct {
+    const char *name;
+    int fd;                   /* >= 0: drop converted ranges from the page cache */
+    uint64_t dropped;         /* file offset up to which the page cache was dropped */
+} ctx_t;
+
+static void drop_cache(ctx_t *c, uint64_t upto, bool force)
+{
+    if (c->fd < 0) return;
+    if (!force && upto - c->dropped < DROP_EVERY) return;
+    uint64_t from = c->dropped & ~(uint64_t)4095, to = upto & ~(uint64_t)4095;
+    if (to > from) posix_fadvise(c->fd, (off_t)from, (off_t)(to - from), POSIX_FADV_DONTNEED);
+    c->dropped = to;
+}
+
+static int head_point(const ctx_t *c, void *out, const uint8_t *p, bool g2, const char *field, bool subgroup)
+{
+    int rc = g2 ? zp_bls_g2_from_uncompressed(out, p, subgroup) : zp_bls_g1_from_uncompressed(out, p, subgroup);
+    if (rc) return rewrap(rc, "%s: %s", c->name, field);
+    return 0;
+}
+
+/* converts section s whose count is at *off; advances *off past it */
+static int read_section(ctx_t *c, zp_bkey_t *k, uint8_t *base, size_t len, uint64_t *off, int s)
+{
+    bool g2 = s == ZP_BSEC_B_G2;
+    uint64_t sz = g2 ? G2B : G1B;
+    const char *field = sec_names[s];
+    if (*off > len || len - *off < 4)
+        return zp_err_set(ZP_EFORMAT, "%s: %s: truncated: the count at offset %llu is missing (file has %zu bytes)",
+                          c->name, field, (unsigned long long)*off, len);
+    uint32_t n = be32(base + *off);
+    uint64_t src = *off + 4, need = (uint64_t)n * sz;
+    if (need > len - src)
+        return zp_err_set(ZP_EFORMAT,
+                          "%s: %s: count %u needs %llu bytes at offset %llu, only %llu left in the file",
+                          c->name, field, n, (unsigned long long)need, (unsigned long long)src,
+                          (unsigned long long)(len - src));
+    /* destination: the first 8-byte boundary at or below src (over the count) */
+    uint64_t dst = src - (((uintptr_t)base + src) & 7);
+    if (src - dst > 4)
+        return zp_err_set(-EINVAL, "%s: %s: buffer not 8-byte aligned", c->name, field);
+    k->sec[s].count_off = *off;
+    k->sec[s].file_off = src;
+    k->sec[s].n = n;
+    k->sec[s].pts = n ? base + dst : NULL;
+    for (uint64_t i = 0; i < n; i++) {
+        const uint8_t *in = base + src + i * sz;
+        union { zp_g1a_bls12_381_t g1; zp_g2a_bls12_381_t g2; } t;
+        int rc = g2 ? zp_bls_g2_from_uncompressed(&t.g2, in, false) : zp_bls_g1_from_uncompressed(&t.g1, in, false);
+        if (rc) return rewrap(rc, "%s: %s[%llu] (offset %llu)", c->name, field, (unsigned long long)i,
+                              (unsigned long long)(src + i * sz));
+        if (g2 ? zp_g2a_bls12_381_is_inf(&t.g2) : zp_g1a_bls12_381_is_inf(&t.g1))
+            return zp_err_set(ZP_EFORMAT, "%s: %s[%llu] (offset %llu): point at infinity", c->name, field,
+                              (unsigned long long)i, (unsigned long long)(src + i * sz));
+        memcpy(base + dst + i * sz, &t, sz);
+        if ((i & 4095) == 4095) drop_cache(c, src + (i + 1) * sz, false);
+    }
+    *off = src + need;
+    drop_cache(c, *off, false);
+    return 0;
+}
+
+/* ---- subgroup checks with the endomorphisms (eprint 2021/1130, 2022/352; as zkcrypto/bls12_381's
+ * is_torsion_free): G1: phi(P) = [-x^2] P, G2: psi(P) = [x] P, x = -0xd201000000010000 the BLS
+ * seed. About 126 doublings on G1 and 63 on G2 instead of the 255 of [r] P. Which power of
+ * lib/ec's phi (its beta is one of the two cube roots) has the eigenvalue -x^2 is found once on
+ * the generator. Tests: tests/test_bfmt.c compares with zp_g?a_bls12_381_in_subgroup. */
+#define BLS_ABS_X 0xd201000000010000ull
+
+static void g1_mul_absx(zp_g1_bls12_381_t *r, const zp_g1_bls12_381_t *p)
+{
+    zp_g1_bls12_381_t acc = *p;   /* top bit 63 */
+    for (int b = 62; b >= 0; b--) {
+        zp_g1_bls12_381_dbl(&acc, &acc);
+        if (BLS_ABS_X >> b & 1) zp_g1_bls12_381_add(&acc, &acc, p);
+    }
+    *r = acc;
+}
+
+static void g2_mul_absx(zp_g2_bls12_381_t *r, const zp_g2a_bls12_381_t *p)
+{
+    zp_g2_bls12_381_t acc;
+    zp_g2_bls12_381_from_affine(&acc, p);
+    for (int b = 62; b >= 0; b--) {
+        zp_g2_bls12_381_dbl(&acc, &acc);
+        if (BLS_ABS_X >> b & 1) zp_g2_bls12_381_add_affine(&acc, &acc, p);
+    }
+    *r = acc;
+}
+
+/* 1: phi has eigenvalue -x^2 on G1; 2: phi^2 has; decided on the generator */
+static int g1_phi_power(void)
+{
+    static _Atomic int pw;
+    int v = pw;
+    if (v) return v;
+    zp_g1a_bls12_381_t g, e;
+    zp_g1_bls12_381_t j, t, q;
+    zp_g1_bls12_381_generator(&g);
+    zp_g1_bls12_381_from_affine(&j, &g);
+    g1_mul_absx(&t, &j);
+    g1_mul_absx(&t, &t);
+    zp_g1_bls12_381_neg(&t, &t);
+    zp_g1a_bls12_381_endo(&e, &g);
+    zp_g1_bls12_381_from_affine(&q, &e);
+    v = zp_g1_bls12_381_eq(&q, &t) ? 1 : 2;
+    pw = v;
+    return v;
+}
+
+bool zp_bls_g1_torsion_free(const zp_g1a_bls12_381_t *p)
+{
+    if (!zp_g1a_bls12_381_on_curve(p)) return false;
+    if (zp_g1a_bls12_381_is_inf(p)) return true;
+    zp_g1a_bls12_381_t e;
+    zp_g1_bls12_381_t j, t, q;
+    zp_g1_bls12_381_from_affine(&j, p);
+    g1_mul_absx(&t, &j);
+    g1_mul_absx(&t, &t);
+    zp_g1_bls12_381_neg(&t, &t);
+    zp_g1a_bls12_381_endo(&e, p);
+    if (g1_phi_power() == 2) zp_g1a_bls12_381_endo(&e, &e);
+    zp_g1_bls12_381_from_affine(&q, &e);
+    return zp_g1_bls12_381_eq(&q, &t);
+}
+
+bool zp_bls_g2_torsion_free(const zp_g2a_bls12_381_t *p)
+{
+    if (!zp_g2a_bls12_381_on_curve(p)) return false;
+    if (zp_g2a_bls12_381_is_inf(p)) return true;
+    zp_g2a_bls12_381_t s;
+    zp_g2_bls12_381_t t, q;
+    g2_mul_absx(&t, p);
+    zp_g2_bls12_381_neg(&t, &t);   /* [x] P, x < 0 */
+    zp_g2a_bls12_381_psi(&s, p);
+    zp_g2_bls12_381_from_affine(&q, &s);
+    return zp_g2_bls12_381_eq(&q, &t);
+}
+
+typedef struct { const uint8_t *pts; bool g2; } sub_arg_t;
+
+static bool not_in_subgroup(const void *arg, size_t i)
+{
+    const sub_arg_t *a = arg;
+    if (a->g2) return !zp_bls_g2_torsion_free((const zp_g2a_bls12_381_t *)(a->pts + i * G2B));
+    return !zp_bls_g1_torsion_free((const zp_g1a_bls12_381_t *)(a->pts + i * G1B));
+}
+
+static int parse(zp_bkey_t *k, uint8_t *base, size_t len, ctx_t *c, unsigned flags)
+{
+    bool subgroup = !(flags & ZP_BKEY_NO_SUBGROUP);
+    int rc;
+    static const struct { const char *name; unsigned end; } head[] = {
+        {"alpha_g1", 96}, {"beta_g1", 192}, {"beta_g2", 384}, {"gamma_g2", 576}, {"delta_g1", 672}, {"delta_g2", 864}};
+    for (unsigned i = 0; i < 6; i++)
+        if (len < head[i].end)
+            return zp_err_set(ZP_EFORMAT, "%s: %s: truncated: %zu bytes, the verifying key's %s ends at %u", c->name,
+                              head[i].name, len, head[i].name, head[i].end);
+    const uint8_t *p = base;
+    if ((rc = head_point(c, &k->alpha_g1, p, false, "alpha_g1", subgroup))) return rc;
+    if ((rc = head_point(c, &k->beta_g1, p += G1B, false, "beta_g1", subgroup))) return rc;
+    if ((rc = head_point(c, &k->beta_g2, p += G1B, true, "beta_g2", subgroup))) return rc;
+    if ((rc = head_point(c, &k->gamma_g2, p += G2B, true, "gamma_g2", subgroup))) return rc;
+    if ((rc = head_point(c, &k->delta_g1, p += G2B, false, "delta_g1", subgroup))) return rc;
+    if ((rc = head_point(c, &k->delta_g2, p += G1B, true, "delta_g2", subgroup))) return rc;
+    uint64_t off = ZP_BVK_HEAD_BYTES;
+    int last = (flags & ZP_BKEY_VK_ONLY) ? ZP_BSEC_IC : ZP_BSEC_B_G2;
+    for (int s = ZP_BSEC_IC; s <= last; s++)
+        if ((rc = read_section(c, k, base, len, &off, s))) return rc;
+    drop_cache(c, off, true);
+    k->end = off;
+    k->has_params = last == ZP_BSEC_B_G2;
+    if (subgroup) {
+        zp_pool_t *pool = NULL;
+        uint64_t total = 0;
+        for (int s = ZP_BSEC_IC; s <= last; s++) total += k->sec[s].n;
+        if (total > 4096) pool = zp_pool_new(0);
+        for (int s = ZP_BSEC_IC; s <= last; s++) {
+            sub_arg_t a = {k->sec[s].pts, s == ZP_BSEC_B_G2};
+            size_t bad = k->sec[s].n ? zp_pool_first(pool, k->sec[s].n, not_in_subgroup, &a) : 0;
+            if (bad < k->sec[s].n) {
+                zp_pool_destroy(&pool);
+                return zp_err_set(ZP_EFORMAT, "%s: %s[%zu] (offset %llu): not in the prime-order subgroup", c->name,
+                                  sec_names[s], bad,
+                                  (unsigned long long)(k->sec[s].file_off + bad * (a.g2 ? G2B : G1B)));
+            }
+        }
+        zp_pool_destroy(&pool);
+    }
+    k->ic = k->sec[ZP_BSEC_IC].pts;
+    k->h = k->sec[ZP_BSEC_H].pts;
+    k->l = k->sec[ZP_BSEC_L].pts;
+    k->a = k->sec[ZP_BSEC_A].pts;
+    k->b_g1 = k->sec[ZP_BSEC_B_G1].pts;
+    k->b_g2 = k->sec[ZP_BSEC_B_G2].pts;
+    k->n_ic = k->sec[ZP_BSEC_IC].n;
+    k->n_h = k->sec[ZP_BSEC_H].n;
+    k->n_l = k->sec[ZP_BSEC_L].n;
+    k->n_a = k->sec[ZP_BSEC_A].n;
+    k->n_b_g1 = k->sec[ZP_BSEC_B_G1].n;
+    k->n_b_g2 = k->sec[ZP_BSEC_B_G2].n;
+    return 0;
+}
+
+int zp_bkey_parse(zp_bkey_t *k, void *buf, size_t len, const char *name, unsigned flags)
+{
+    memset(k, 0, sizeof *k);
+    ctx_t c = {name ? name : "(memory)", -1, 0};
+    if ((uintptr_t)buf & 7) return zp_err_set(-EINVAL, "%s: buffer not 8-byte aligned", c.name);
+    k->f.path = name;
+    k->f.map = buf;
+    k->f.size = len;
+    int rc = parse(k, buf, len, &c, flags);
+    if (rc) memset(k, 0, sizeof *k);
+    return rc;
+}
+
+int zp_bkey_open(zp_bkey_t *k, const char *path, unsigned flags)
+{
+    memset(k, 0, sizeof *k);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return zp_err_set(-errno, "%s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st)) {
+        int e = errno;
+        close(fd);
+        return zp_err_set(-e, "%s: fstat: %s", path, strerror(e));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return zp_err_set(ZP_EFORMAT, "%s: not a regular file", path);
+    }
+    if ((uint64_t)st.st_size < ZP_BVK_HEAD_BYTES + 4) {
+        close(fd);
+        return zp_err_set(ZP_EFORMAT, "%s: truncated: %lld bytes, a verifying key needs at least %u", path,
+                          (long long)st.st_size, ZP_BVK_HEAD_BYTES + 4);
+    }
+    if ((uint64_t)st.st_size > SIZE_MAX) {
+        close(fd);
+        return zp_err_set(ZP_ETOOBIG, "%s: %lld bytes do not fit in memory", path, (long long)st.st_size);
+    }
+    size_t len = (size_t)st.st_size;
+    void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    if (m == MAP_FAILED) {
+        int e = errno;
+        close(fd);
+        return zp_err_set(-e, "%s: mmap: %s", path, strerror(e));
+    }
+    ctx_t c = {path, fd, 0};
+    k->f.path = path;
+    k->f.map = m;
+    k->f.size = len;
+    k->f.mapped = 1;
+    int rc = parse(k, m, len, &c, flags);
+    close(fd);
+    if (rc) {
+        munmap(m, len);
+        memset(k, 0, sizeof *k);
+    }
+    return rc;
+}
+
+void zp_bkey_close(zp_bkey_t *k)
+{
+    if (k->f.mapped && k->f.map) munmap((void *)k->f.map, k->f.size);
+    memset(k, 0, sizeof *k);
+}
+
+/* ---- writer ---- */
+
+static int put(FILE *f, const void *p, size_t n, const char *path)
+{
+    if (fwrite(p, 1, n, f) != n) return zp_err_set(-EIO, "%s: write: %s", path, strerror(errno));
+    return 0;
+}
+
+static int put_sec(FILE *f, const void *pts, uint64_t n, bool g2, const char *path, const char *field)
+{
+    if (n > UINT32_MAX) return zp_err_set(-EINVAL, "%s: %s: %llu points do not fit a u32 count", path, field,
+                                          (unsigned long long)n);
+    uint8_t cnt[4] = {(uint8_t)(n >> 24), (uint8_t)(n >> 16), (uint8_t)(n >> 8), (uint8_t)n};
+    int rc = put(f, cnt, 4, path);
+    uint8_t buf[G2B];
+    for (uint64_t i = 0; !rc && i < n; i++) {
+        if (g2) zp_bls_g2_to_uncompressed(buf, &((const zp_g2a_bls12_381_t *)pts)[i]);
+        else zp_bls_g1_to_uncompressed(buf, &((const zp_g1a_bls12_381_t *)pts)[i]);
+        rc = put(f, buf, g2 ? G2B : G1B, path);
+    }
+    return rc;
+}
+
+int zp_bkey_write(const char *path, const zp_bkey_view_t *v, bool vk_only)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) return zp_err_set(-errno, "%s: %s", path, strerror(errno));
+    uint8_t b[G2B];
+    int rc = 0;
+    zp_bls_g1_to_uncompressed(b, &v->alpha_g1); rc = rc ? rc : put(f, b, G1B, path);
+    zp_bls_g1_to_uncompressed(b, &v->beta_g1); rc = rc ? rc : put(f, b, G1B, path);
+    zp_bls_g2_to_uncompressed(b, &v->beta_g2); rc = rc ? rc : put(f, b, G2B, path);
+    zp_bls_g2_to_uncompressed(b, &v->gamma_g2); rc = rc ? rc : put(f, b, G2B, path);
+    zp_bls_g1_to_uncompressed(b, &v->delta_g1); rc = rc ? rc : put(f, b, G1B, path);
+    zp_bls_g2_to_uncompressed(b, &v->delta_g2); rc = rc ? rc : put(f, b, G2B, path);
+    rc = rc ? rc : put_sec(f, v->ic, v->n_ic, false, path, "ic");
+    if (!vk_only) {
+        rc = rc ? rc : put_sec(f, v->h, v->n_h, false, path, "h");
+        rc = rc ? rc : put_sec(f, v->l, v->n_l, false, path, "l");
+        rc = rc ? rc : put_sec(f, v->a, v->n_a, false, path, "a");
+        rc = rc ? rc : put_sec(f, v->b_g1, v->n_b_g1, false, path, "b_g1");
+        rc = rc ? rc : put_sec(f, v->b_g2, v->n_b_g2, true, path, "b_g2");
+    }
+    if (fclose(f) && !rc) rc = zp_err_set(-EIO, "%s: close: %s", path, strerror(errno));
+    if (rc) unlink(path);
+    return rc;
+}
+
+/* ---- proof ---- */
+
+void zp_bproof_write(uint8_t out[192], const zp_bproof_t *p)
+{
+    zp_g1a_bls12_381_compress(out, &p->a);
+    zp_g2a_bls12_381_compress(out + 48, &p->b);
+    zp_g1a_bls12_381_compress(out + 144, &p->c);
+}
+
+int zp_bproof_read(zp_bproof_t *p, const uint8_t in[192])
+{
+    int rc;
+    if ((rc = zp_g1a_bls12_381_decompress(&p->a, in))) return rewrap(rc, "proof A");
+    if ((rc = zp_g2a_bls12_381_decompress(&p->b, in + 48))) return rewrap(rc, "proof B");
+    if ((rc = zp_g1a_bls12_381_decompress(&p->c, in + 144))) return rewrap(rc, "proof C");
+    if (zp_g1a_bls12_381_is_inf(&p->a)) return zp_err_set(ZP_EFORMAT, "proof A: point at infinity");
+    if (zp_g2a_bls12_381_is_inf(&p->b)) return zp_err_set(ZP_EFORMAT, "proof B: point at infinity");
+    if (zp_g1a_bls12_381_is_inf(&p->c)) return zp_err_set(ZP_EFORMAT, "proof C: point at infinity");
+    return 0;
+}
