@@ -93,4 +93,19 @@ J=$(ipc_submit --zkey $F/circuit.zkey --wasm $F/circuit.wasm --input --request-i
 ipc_verify_all "$IPC_DIR/out/after" $F/verification_key.json 2
 ipc_all_free
 [ "$(ipc_jq '.counters.requeued.synth')" = "$RQ0" ] || ipc_fail "a bad input was requeued"
+
+# 6. a schema-1 journal (before jobs.wasm) is upgraded in place at open, its jobs kept
+JR=$(ipc_jq .journal.path)
+dur_stop_group
+python3 - "$JR" <<'PY' || ipc_fail "could not make a schema-1 journal"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1]); db.execute("ALTER TABLE jobs DROP COLUMN wasm"); db.execute("PRAGMA user_version=1"); db.commit(); db.close()
+PY
+dur_start_group --slots 4 --max-domain 1024 --heartbeat-ms 200 --liveness 10
+grep -q 'upgraded from schema 1 to 2' "$IPC_DIR/up.log" || ipc_fail "no upgrade logged"
+"$ZKPIPE" await "$JH" --timeout 60 --out "$IPC_DIR/out/http2" >/dev/null || ipc_fail "a job of the schema-1 journal is lost"
+ipc_verify_all "$IPC_DIR/out/http2" $F/verification_key.json 2
+J=$(ipc_submit --zkey $F/circuit.zkey --wasm $F/circuit.wasm --input --request-id after-upgrade $F/input-3.json)
+"$ZKPIPE" await "$J" --timeout 300 --out "$IPC_DIR/out/up2" >/dev/null || ipc_fail "a job with inputs after the upgrade failed"
+ipc_verify_all "$IPC_DIR/out/up2" $F/verification_key.json 1
 echo "ipc input: OK"
