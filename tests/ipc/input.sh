@@ -72,6 +72,18 @@ echo '{"x": 2,' > "$B/broken.json"
   ipc_fail "a broken input.json was accepted"
 grep -q 'input 0' "$IPC_DIR/sub.err" || { cat "$IPC_DIR/sub.err" >&2; ipc_fail "the refusal does not name the input"; }
 
+# 3b. a wasm that is no module: a registration error for each partition, never a crash
+head -c 3000 /dev/urandom > "$B/junk.wasm"
+printf '\0asm\1\0\0\0\377\377' > "$B/trunc.wasm"
+for w in junk trunc; do
+  JW=$(ipc_submit --zkey $F/circuit.zkey --wasm "$B/$w.wasm" --input --request-id bad-wasm-$w $F/input-0.json $F/input-1.json)
+  "$ZKPIPE" await "$JW" --timeout 300 >/dev/null 2>"$IPC_DIR/await-$w.err"; rc=$?
+  cat "$IPC_DIR/await-$w.err" >&2
+  [ $rc = 1 ] || ipc_fail "$w.wasm: await exited $rc, expected 1"
+  [ "$(grep -c 'witness generator' "$IPC_DIR/await-$w.err")" = 2 ] || ipc_fail "$w.wasm: no registration error on both partitions"
+done
+[ "$(ipc_jq '.counters.deaths.synth')" = 0 ] || ipc_fail "a synthesizer died on a hostile wasm"
+
 # 4. the HTTP API takes inputs inline too ("wasm" + "inputs"), and refuses bad bodies by name
 ADDR=$(ipc_jq '.metrics_listen // empty')
 case "$ADDR" in 127.0.0.1:[0-9]*) ;; *) ipc_fail "no HTTP listener in status: '$ADDR'";; esac
