@@ -77,6 +77,11 @@ static int calc(const char *cmd, const wc_opts_t *o, const char *wasm, const cha
         zp_wc_input_free(&inp);
         return fail(cmd, rc, "loading the witness generator");
     }
+    char *sym = zp_wc_find_sym(wasm);   /* names the missing inputs, when circom's .sym is there */
+    if (sym) {
+        zp_wc_set_sym(wc, sym);
+        free(sym);
+    }
     *buf = zp_wc_shared_alloc(OUT_CAP);
     if (!*buf) {
         zp_wc_close(&wc);

@@ -198,4 +198,13 @@ static int run(zp_wc_host_t *h)
     return 0;
 }
 
-__attribute__((visibility("default"))) const zp_wc_glue_t zp_wc_glue_v1 = {ZP_WC_ABI, sizeof(zp_wc_host_t), meta, run};
+static int probe(zp_wc_host_t *h)
+{
+    wasm_rt_trap_t t = wasm_rt_impl_try();
+    if (t != WASM_RT_TRAP_NONE) return -1;
+    for (uint32_t k = 0; k < h->probe_n && k < 256; k++)
+        h->probe_size[k] = (int32_t)Z_zpwcZ_getInputSignalSize(&g_inst, h->probe_hash[2 * k], h->probe_hash[2 * k + 1]);
+    return 0;
+}
+
+__attribute__((visibility("default"))) const zp_wc_glue_t zp_wc_glue_v1 = {ZP_WC_ABI, sizeof(zp_wc_host_t), meta, run, probe};

@@ -24,7 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define GEN_TAG "zkpipe-wc abi=7a770001 wasm2c -n zpwc; cc -O2 -fPIC -shared -fvisibility=hidden"
+#define GEN_TAG "zkpipe-wc abi=7a770002 wasm2c -n zpwc; cc -O2 -fPIC -shared -fvisibility=hidden"
 #define WASM_MAX_FILE (1ull << 30)
 
 int zp_wc_default_cache(char *dir, size_t cap)

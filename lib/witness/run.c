@@ -32,7 +32,61 @@ struct zp_wc {
     void *dl;
     const zp_wc_glue_t *glue;
     char *path;
+    char (*cand)[128];                /* main's top-level signal names from circuit.sym */
+    uint64_t *cand_hash;
+    size_t ncand;
 };
+
+char *zp_wc_find_sym(const char *wasm_path)
+{
+    size_t n = strlen(wasm_path);
+    if (n < 5 || strcmp(wasm_path + n - 5, ".wasm")) return NULL;
+    char *p = malloc(n + 16);
+    if (!p) return NULL;
+    /* circom -o D: D/NAME_js/NAME.wasm and D/NAME.sym */
+    const char *slash = strrchr(wasm_path, '/');
+    const char *base = slash ? slash + 1 : wasm_path;
+    size_t dirlen = slash ? (size_t)(slash - wasm_path) : 0;
+    size_t blen = strlen(base) - 5;
+    if (dirlen >= blen + 3 && !strncmp(wasm_path + dirlen - 3, "_js", 3)) {
+        const char *pslash = NULL;
+        for (const char *q = wasm_path; q < wasm_path + dirlen - 3; q++) if (*q == '/') pslash = q;
+        size_t pre = pslash ? (size_t)(pslash - wasm_path) + 1 : 0;
+        snprintf(p, n + 16, "%.*s%.*s.sym", (int)pre, wasm_path, (int)blen, base);
+        if (access(p, R_OK) == 0) return p;
+    }
+    snprintf(p, n + 16, "%.*s.sym", (int)(n - 5), wasm_path);
+    if (access(p, R_OK) == 0) return p;
+    free(p);
+    return NULL;
+}
+
+int zp_wc_set_sym(zp_wc_t *wc, const char *sym_path)
+{
+    FILE *f = fopen(sym_path, "re");
+    if (!f) return zp_err_set(-errno, "%s: open: %s", sym_path, strerror(errno));
+    char line[512];
+    while (fgets(line, sizeof line, f) && wc->ncand < 256) {
+        char *m = strstr(line, ",main.");
+        if (!m) continue;
+        m += 6;
+        size_t l = strcspn(m, ".[\r\n");
+        if (m[l] == '.' || l == 0 || l >= 128) continue;      /* a component's signal */
+        bool dup = false;
+        for (size_t k = 0; k < wc->ncand && !dup; k++) dup = strlen(wc->cand[k]) == l && !memcmp(wc->cand[k], m, l);
+        if (dup) continue;
+        void *a = realloc(wc->cand, (wc->ncand + 1) * sizeof *wc->cand);
+        void *b = a ? realloc(wc->cand_hash, (wc->ncand + 1) * sizeof *wc->cand_hash) : NULL;
+        if (a) wc->cand = a;
+        if (!a || !b) break;
+        wc->cand_hash = b;
+        memcpy(wc->cand[wc->ncand], m, l);
+        wc->cand[wc->ncand][l] = 0;
+        wc->cand_hash[wc->ncand++] = zp_wc_fnv1a64(m, l);
+    }
+    fclose(f);
+    return 0;
+}
 
 int zp_wc_open(zp_wc_t **out, const char *so_path)
 {
@@ -68,6 +122,8 @@ void zp_wc_close(zp_wc_t **wcp)
     if (!wcp || !*wcp) return;
     zp_wc_t *wc = *wcp;
     if (wc->dl) dlclose(wc->dl);
+    free(wc->cand);
+    free(wc->cand_hash);
     free(wc->path);
     free(wc);
     *wcp = NULL;
@@ -122,7 +178,20 @@ static void child(zp_wc_host_t *h, zp_wc_t *wc, const zp_wc_input_t *inp, const 
     h->sig_hash = sh;
     h->sig_count = sc;
     h->vals = vals;
-    _exit(wc->glue->run(h) ? 1 : 0);
+    if (!wc->glue->run(h)) _exit(0);
+    if (h->fail == WC_NOT_ALL && wc->ncand) {   /* which of circuit.sym's main signals are missing inputs */
+        for (size_t k = 0; k < wc->ncand && h->probe_n < 256; k++) {
+            bool given = false;
+            for (size_t s = 0; s < inp->nsig && !given; s++) given = inp->sig[s].hash == wc->cand_hash[k];
+            if (given) continue;
+            h->probe_hash[2 * h->probe_n] = (uint32_t)(wc->cand_hash[k] >> 32);
+            h->probe_hash[2 * h->probe_n + 1] = (uint32_t)wc->cand_hash[k];
+            h->probe_size[h->probe_n] = -1;
+            h->probe_n++;
+        }
+        wc->glue->probe(h);
+    }
+    _exit(1);
 }
 
 static const char *exc_text(int32_t code)
@@ -138,8 +207,9 @@ static const char *exc_text(int32_t code)
     }
 }
 
-static int verdict(const zp_wc_host_t *h, const zp_wc_input_t *inp, const char *mod, const zp_wc_limits_t *lim)
+static int verdict(const zp_wc_host_t *h, const zp_wc_input_t *inp, const zp_wc_t *wc, const zp_wc_limits_t *lim)
 {
+    const char *mod = wc->path;
     const char *in = inp->name;
     const zp_wc_sig_t *s = h->bad_sig < inp->nsig ? &inp->sig[h->bad_sig] : NULL;
     int sl = s ? (int)s->nlen : 0;
@@ -153,7 +223,21 @@ static int verdict(const zp_wc_host_t *h, const zp_wc_input_t *inp, const char *
         return zp_err_set(ZP_EUNSAT, "%s: signal \"%.*s\" has %zu values, the circuit takes %u", in, sl, sn, s ? s->count : 0, h->bad_size);
     case WC_TOO_MANY:
         return zp_err_set(ZP_EUNSAT, "%s: signal \"%.*s\" has %zu values, the circuit takes %u", in, sl, sn, s ? s->count : 0, h->bad_size);
-    case WC_NOT_ALL:
+    case WC_NOT_ALL: {
+        char names[600] = "";
+        size_t nl = 0, k2 = 0;
+        for (size_t k = 0, j = 0; k < wc->ncand && j < h->probe_n; k++) {
+            bool given = false;
+            for (size_t s2 = 0; s2 < inp->nsig && !given; s2++) given = inp->sig[s2].hash == wc->cand_hash[k];
+            if (given) continue;
+            if (h->probe_size[j++] > 0 && nl + strlen(wc->cand[k]) + 8 < sizeof names) {
+                nl += (size_t)snprintf(names + nl, sizeof names - nl, "%s\"%s\"", k2++ ? ", " : "", wc->cand[k]);
+            }
+        }
+        if (k2)
+            return zp_err_set(ZP_EUNSAT, "%s: input signal%s %s missing (%u of the circuit's %u input values given)", in,
+                              k2 > 1 ? "s" : "", names, h->done_in, h->input_size);
+    }
         return zp_err_set(ZP_EUNSAT, "%s: not all inputs are given: %u of the circuit's %u input values (a signal is missing)", in,
                           h->done_in, h->input_size);
     case WC_MEM: {
@@ -220,7 +304,7 @@ int zp_wc_calculate(zp_wc_result_t *res, void *out, size_t cap, zp_wc_t *wc, con
         goto out;
     }
     if (code != 0) {
-        rc = verdict(h, inp, wc->path, lim);
+        rc = verdict(h, inp, wc, lim);
         goto out;
     }
     res->version = h->version;

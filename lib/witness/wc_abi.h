@@ -6,7 +6,7 @@
 #define ZP_WC_ABI_H
 #include <stdint.h>
 
-#define ZP_WC_ABI 0x7a770001u
+#define ZP_WC_ABI 0x7a770002u
 #define ZP_WC_GLUE_SYMBOL "zp_wc_glue_v1"
 
 /* failure kinds the glue reports */
@@ -32,12 +32,17 @@ typedef struct zp_wc_host {
     uint32_t err_len, msg_len;
     char err[4096];                   /* printErrorMessage lines */
     char msg[4096];                   /* writeBufferMessage line being built */
+    /* names for "not all inputs": candidate signals (from circuit.sym) probed for their size */
+    uint32_t probe_n;
+    uint32_t probe_hash[2 * 256];     /* msb, lsb */
+    int32_t probe_size[256];
 } zp_wc_host_t;
 
 typedef struct {
     uint32_t abi, host_size;
     int (*meta)(zp_wc_host_t *h);     /* instantiate; version, n32, prime, sizes */
     int (*run)(zp_wc_host_t *h);      /* init, inputs, witness into h->out */
+    int (*probe)(zp_wc_host_t *h);    /* getInputSignalSize of each probe_hash */
 } zp_wc_glue_t;
 
 #endif

@@ -48,6 +48,11 @@ int zp_wc_default_cache(char *dir, size_t cap);
 typedef struct zp_wc zp_wc_t;
 int zp_wc_open(zp_wc_t **out, const char *so_path);
 void zp_wc_close(zp_wc_t **wcp);
+/* circom's circuit.sym (optional): with it, "not all inputs are given" names the missing input
+ * signals (the wasm knows them only by hash). zp_wc_find_sym: <dir of wasm>/../NAME.sym or
+ * <wasm without .wasm>.sym, where circom writes it; NULL when there is none (caller frees). */
+int zp_wc_set_sym(zp_wc_t *wc, const char *sym_path);
+char *zp_wc_find_sym(const char *wasm_path);
 
 /* ---- inputs ---- */
 typedef struct zp_wc_input zp_wc_input_t;
