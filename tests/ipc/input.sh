@@ -58,7 +58,7 @@ line() { grep "partition $1 failed" "$IPC_DIR/await.err" || ipc_fail "partition 
 line 1 | grep -q 'zz' || ipc_fail "unknown signal: the message does not name it"
 line 2 | grep -q 'Error in template' || ipc_fail "failed assert: circom's message is missing"
 line 4 | grep -qi 'ms\|time' || ipc_fail "endless loop: no timeout reported"
-line 5 | grep -qi 'missing' || ipc_fail "missing signal: not reported as missing"
+line 5 | grep -q 'signal "k" missing' || ipc_fail "missing signal: not named"
 line 6 | grep -q 'signal "k"' || ipc_fail "wrong length: the signal is not named"
 for i in 1 2 4 5 6; do line $i | grep -q 'after 1 attempt' || ipc_fail "bad input $i was retried"; done
 for i in 0 3; do
