@@ -327,7 +327,9 @@ static int opt(zp_stage_t *s, int c, const char *arg)
 
 int main(int argc, char **argv)
 {
-    static synth_t Y = {.lim = {.timeout_ms = 120000}};
+    /* registration (wasm2c + cc) under 9 minutes: it fails cleanly before the synth's lease (the
+     * broker adds 10 minutes for jobs with inputs, broker/slots.c) would end the process */
+    static synth_t Y = {.lim = {.timeout_ms = 120000, .compile_timeout_ms = 540000}};
     static const zp_stage_def_t def = {.role = ZP_ROLE_SYNTH, .prog = "zkpipe-synth", .log_role = "synth",
                                        .credits = 2, .caps = ZP_CAP_R1CS_CHECK, .init = init, .work = work,
                                        .opts = k_opts, .opt = opt,
