@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# input.sh ZKPIPE SOURCE_ROOT - jobs submitted with input.json files (issue 28): the synthesizer
+# input.sh ZKPIPE SOURCE_ROOT - jobs submitted with input.json files (issue 28), two synthesizers: a synthesizer
 # computes each witness from its input with the circuit's wasm (registered once, cached under
 # the state directory) straight into the slot; every proof verifies and its public.json is
 # snarkjs's; the job survives a kill -9 of the broker while its inputs wait (journal schema 2
@@ -8,9 +8,9 @@
 # failed circom assert, a generator that never ends) fails exactly the bad partitions with an
 # input error carrying the reason, and the group keeps serving.
 . "$(dirname "$0")/durable_lib.sh"
-dur_init input "$1" "$2" --slots 4 --max-domain 1024 --heartbeat-ms 200 --liveness 10 --witness-timeout-ms 3000 \
+dur_init input "$1" "$2" --synths 2 --slots 4 --max-domain 1024 --heartbeat-ms 200 --liveness 10 --witness-timeout-ms 3000 \
   --http-listen 127.0.0.1:0
-ipc_wait_workers 1 1 1
+ipc_wait_workers 2 1 1   # two synthesizers: both register the wasm into one cache
 
 # 1. good inputs on both curves, through the CLI (inline bodies), one job held across a broker kill -9
 for c in bn128_chain bls12381_chain; do
@@ -29,6 +29,8 @@ for c in bn128_chain bls12381_chain; do
   ipc_log "$c: 8/8 proofs from inputs verify"
 done
 ls "$ZP_STATE_DIR/wasm/"*.so >/dev/null 2>&1 || ipc_fail "no registered generator under the state directory's wasm/"
+[ "$(ipc_jq '[.workers[] | select(.role == "synth" and .done > 0)] | length')" = 2 ] ||
+  ipc_log "note: one synthesizer took all partitions (allowed; both registered)"
 # witness time in the stage timings: status, metrics, trace
 ipc_status | jq -e '.' >/dev/null
 "$ZKPIPE" metrics > "$IPC_DIR/metrics.txt" || ipc_fail "metrics"
@@ -113,7 +115,7 @@ python3 - "$JR" <<'PY' || ipc_fail "could not make a schema-1 journal"
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1]); db.execute("ALTER TABLE jobs DROP COLUMN wasm"); db.execute("PRAGMA user_version=1"); db.commit(); db.close()
 PY
-dur_start_group --slots 4 --max-domain 1024 --heartbeat-ms 200 --liveness 10
+dur_start_group --synths 2 --slots 4 --max-domain 1024 --heartbeat-ms 200 --liveness 10
 grep -q 'upgraded from schema 1 to 2' "$IPC_DIR/up.log" || ipc_fail "no upgrade logged"
 "$ZKPIPE" await "$JH" --timeout 60 --out "$IPC_DIR/out/http2" >/dev/null || ipc_fail "a job of the schema-1 journal is lost"
 ipc_verify_all "$IPC_DIR/out/http2" $F/verification_key.json 2
