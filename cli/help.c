@@ -28,7 +28,10 @@ static const struct { const char *cmd, *text; } k_help[] = {
      "Queue a job: one partition per witness. Paths are made absolute (the daemons run elsewhere);\n"
      "--inline sends the witness bytes instead (no shared storage needed; size limited by the\n"
      "broker's --max-frame). --request-id is the idempotency key: submitting it again returns\n"
-     "the same job, also after a broker restart. Prints the job id.\n"},
+     "the same job, also after a broker restart. Prints the job id.\n"
+     "--wasm W --input IN.json...: one partition per input.json instead; the synthesizers compute\n"
+     "the witnesses with W (circom --wasm; registered once, cached under the state directory).\n"
+     "The inputs are sent inline (4 MiB each at most); a bad one fails its partition only.\n"},
     {"await",
      "Wait for a job and print its outcome; --out DIR writes proof-I.json, public-I.json (and\n"
      "proof-I.bin) per partition; --json prints the result as one JSON object (the HTTP API's\n"

@@ -112,6 +112,11 @@ static int generator(synth_t *y, const char *wasm, zp_wc_t **out, uint64_t *reg_
     if (rc) return rc;
     zp_wc_t *wc = NULL;
     if ((rc = zp_wc_open(&wc, so))) return rc;
+    char *sym = zp_wc_find_sym(wasm);   /* circom's .sym beside it: errors name missing signals */
+    if (sym && zp_wc_set_sym(wc, sym) < 0)
+        zp_log(ZP_LOG_WARN, "witness generator %s: %s not used: %s", wasm, sym, zp_err_msg());
+    free(sym);
+    zp_err_clear();
     *reg_ns = zp_now_ns() - t0;
     zp_log(ZP_LOG_INFO, "witness generator %s: %s %s in %.0f ms", wasm, cached ? "cached module" : "registered as", so,
            (double)*reg_ns / 1e6);
@@ -322,7 +327,9 @@ static int opt(zp_stage_t *s, int c, const char *arg)
 
 int main(int argc, char **argv)
 {
-    static synth_t Y = {.lim = {.timeout_ms = 120000}};
+    /* registration (wasm2c + cc) under 9 minutes: it fails cleanly before the synth's lease (the
+     * broker adds 10 minutes for jobs with inputs, broker/slots.c) would end the process */
+    static synth_t Y = {.lim = {.timeout_ms = 120000, .compile_timeout_ms = 540000}};
     static const zp_stage_def_t def = {.role = ZP_ROLE_SYNTH, .prog = "zkpipe-synth", .log_role = "synth",
                                        .credits = 2, .caps = ZP_CAP_R1CS_CHECK, .init = init, .work = work,
                                        .opts = k_opts, .opt = opt,

@@ -85,8 +85,49 @@ int main(int argc, char **argv)
     /* the inline partition proves the same statement as partition 0 */
     CHECK(r && zp_client_result_public(r, 0) && zp_client_result_public(r, 2) &&
               !strcmp(zp_client_result_public(r, 0), zp_client_result_public(r, 2)), "inline public differs");
+    char pub0[4096] = "";
+    if (r && zp_client_result_public(r, 0)) snprintf(pub0, sizeof pub0, "%s", zp_client_result_public(r, 0));
     zp_client_result_free(&r);
     CHECK(r == NULL, "result_free nulls");
+
+    /* inputs (issue 28): the zkey's folder has circuit.wasm and input-0.json (= witness A's input) */
+    {
+        char dir[4096], wasm[4200], in0[4200];
+        snprintf(dir, sizeof dir, "%s", zkey);
+        char *sl = strrchr(dir, '/');
+        if (sl) *sl = 0;
+        snprintf(wasm, sizeof wasm, "%s/circuit.wasm", sl ? dir : ".");
+        snprintf(in0, sizeof in0, "%s/input-0.json", sl ? dir : ".");
+        size_t il = 0;
+        char *itext = test_slurp(in0, &il);
+        CHECK(itext != NULL, "read %s", in0);
+        zp_client_job_t *ji = zp_client_job_new(zkey);
+        CHECK(zp_client_job_add_input_file(ji, in0) == 0, "add input file: %s", zp_client_job_errmsg(ji));
+        CHECK(itext && zp_client_job_add_input(ji, itext, il) == 0, "add input text: %s", zp_client_job_errmsg(ji));
+        uint64_t idi = 0;
+        CHECK(zp_client_submit(c, ji, &idi, NULL) == ZP_CLIENT_USAGE && strstr(zp_client_errmsg(c), "wasm"),
+              "inputs without a wasm: %s", zp_client_errmsg(c));
+        CHECK(zp_client_job_add_wtns(ji, wa) == ZP_CLIENT_USAGE, "a witness beside inputs accepted");
+        zp_client_job_free(&ji);
+        ji = zp_client_job_new(zkey);
+        CHECK(zp_client_job_set_wasm(ji, wasm) == 0, "wasm: %s", zp_client_job_errmsg(ji));
+        CHECK(zp_client_job_add_input_file(ji, in0) == 0, "add input file: %s", zp_client_job_errmsg(ji));
+        CHECK(itext && zp_client_job_add_input(ji, itext, il) == 0, "add input text");
+        rc = zp_client_submit(c, ji, &idi, NULL);
+        CHECK(rc == ZP_CLIENT_OK, "submit inputs rc %d: %s", rc, zp_client_errmsg(c));
+        rc = zp_client_await(c, idi, 300000, &r);
+        CHECK(rc == ZP_CLIENT_OK && r && zp_client_result_done(r) == 2, "inputs job rc %d: %s", rc, zp_client_errmsg(c));
+        for (uint32_t i = 0; r && i < 2; i++)
+            CHECK(zp_client_result_public(r, i) && !strcmp(zp_client_result_public(r, i), pub0),
+                  "input partition %u: public differs from the witness's", i);
+        zp_client_result_free(&r);
+        zp_client_job_free(&ji);
+        free(itext);
+        ji = zp_client_job_new(zkey);
+        CHECK(zp_client_job_set_wasm(ji, "/nonexistent/c.wasm") == ZP_CLIENT_USAGE, "missing wasm accepted");
+        CHECK(zp_client_job_add_input(ji, "", 0) == ZP_CLIENT_USAGE, "empty input accepted");
+        zp_client_job_free(&ji);
+    }
 
     /* the same request id again: the same job, nothing new */
     uint64_t id2 = 0;
