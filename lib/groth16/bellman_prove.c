@@ -186,28 +186,72 @@ int zp_g16_bellman_prove(zp_g16_proof_t *proof, const zp_g16_bkey_t *k, const zp
 }
 
 /* the compacted MSM scalars (standard form): A = inputs ++ aux[a density] (nA), B = inp[b_inp]
- * ++ aux[b_aux] (nB), L = aux; any of them NULL = not wanted */
-static void compact(const zp_g16_assignment_t *as, unsigned flags, zp_scalar_t *sA, zp_scalar_t *sB, zp_scalar_t *sL)
+ * ++ aux[b_aux] (nB), L = aux; any of them NULL = not wanted. Threads take ranges of aux
+ * (multiples of 64 variables) whose output offsets come from the bitmaps' popcounts. */
+enum { COMPACT_MAX_T = 64 };
+typedef struct {
+    const zp_g16_assignment_t *as;
+    unsigned flags, nt;
+    zp_scalar_t *sA, *sB, *sL;
+    size_t lo[COMPACT_MAX_T + 1], oa[COMPACT_MAX_T], ob[COMPACT_MAX_T];
+} compact_job_t;
+
+static void compact_one(zp_scalar_t *v, const fr_t *x, unsigned flags)
 {
-    const fr_t *inp = as->inp_assignment_data, *aux = as->aux_assignment_data;
-    size_t ni = as->inp_assignment_size, na = as->aux_assignment_size, ja = 0, jb = 0, jl = 0;
+    to_std(v, x);
+    if (flags & ZP_G16_BPROVE_NO_SPLIT) add_order(v);
+}
+
+static void compact_job(void *arg, unsigned tid, unsigned n)
+{
+    compact_job_t *j = arg;
+    const zp_g16_assignment_t *as = j->as;
+    for (unsigned q = tid; q < j->nt; q += n) {
+        size_t ja = j->oa[q], jb = j->ob[q];
+        for (size_t i = j->lo[q]; i < j->lo[q + 1]; i++) {
+            bool ia = j->sA && bit_get(as->a_aux_density, i), ib = j->sB && bit_get(as->b_aux_density, i);
+            if (!ia && !ib && !j->sL) continue;
+            zp_scalar_t v;
+            compact_one(&v, &as->aux_assignment_data[i], j->flags);
+            if (j->sL) j->sL[i] = v;
+            if (ia) j->sA[ja++] = v;
+            if (ib) j->sB[jb++] = v;
+        }
+    }
+}
+
+static void compact(const zp_g16_assignment_t *as, unsigned flags, zp_scalar_t *sA, zp_scalar_t *sB, zp_scalar_t *sL,
+                    zp_pool_t *pool)
+{
+    size_t ni = as->inp_assignment_size, na = as->aux_assignment_size, ja = 0, jb = 0;
     for (size_t i = 0; i < ni; i++) {
         zp_scalar_t v;
-        to_std(&v, &inp[i]);
-        if (flags & ZP_G16_BPROVE_NO_SPLIT) add_order(&v);
+        compact_one(&v, &as->inp_assignment_data[i], flags);
         if (sA) sA[ja++] = v;
         if (sB && bit_get(as->b_inp_density, i)) sB[jb++] = v;
     }
-    for (size_t i = 0; i < na; i++) {
-        bool ia = sA && bit_get(as->a_aux_density, i), ib = sB && bit_get(as->b_aux_density, i);
-        if (!ia && !ib && !sL) continue;
-        zp_scalar_t v;
-        to_std(&v, &aux[i]);
-        if (flags & ZP_G16_BPROVE_NO_SPLIT) add_order(&v);
-        if (sL) sL[jl++] = v;
-        if (ia) sA[ja++] = v;
-        if (ib) sB[jb++] = v;
+    compact_job_t j = {.as = as, .flags = flags, .sA = sA, .sB = sB, .sL = sL};
+    size_t words = (na + 63) / 64;
+    /* (from a few words up, so that the fixtures' small circuits take this path too) */
+    unsigned nt = zp_pool_size(pool) > 1 ? 4 * zp_pool_size(pool) : 1;
+    if (nt > COMPACT_MAX_T) nt = COMPACT_MAX_T;
+    if (nt > words) nt = words ? (unsigned)words : 1;
+    j.nt = nt;
+    for (unsigned q = 0; q <= nt; q++) {
+        size_t w = words * q / nt;
+        j.lo[q] = w * 64 < na ? w * 64 : na;
     }
+    for (unsigned q = 0; q < nt; q++) {
+        j.oa[q] = ja;
+        j.ob[q] = jb;
+        size_t w0 = j.lo[q] / 64, w1 = (j.lo[q + 1] + 63) / 64;
+        for (size_t w = w0; w < w1; w++) {   /* bits past na are zero in a bitmap of na bits: masked */
+            uint64_t mask = (w + 1) * 64 <= na ? ~0ull : (((uint64_t)1 << (na % 64)) - 1);
+            if (sA) ja += (size_t)__builtin_popcountll(as->a_aux_density[w] & mask);
+            if (sB) jb += (size_t)__builtin_popcountll(as->b_aux_density[w] & mask);
+        }
+    }
+    zp_pool_run(nt > 1 ? pool : NULL, compact_job, &j);
 }
 
 static unsigned domain_log(size_t m)
@@ -248,7 +292,7 @@ int zp_g16_bellman_prove_g1(zp_g1_any_t part[ZP_G16_NMSM], const zp_g16_bkey_t *
     memset(a + m, 0, (n - m) * sizeof(fr_t));
     memset(b + m, 0, (n - m) * sizeof(fr_t));
     memset(c + m, 0, (n - m) * sizeof(fr_t));
-    compact(as, flags, sA, sB, sL);
+    compact(as, flags, sA, sB, sL, pool);
     uint64_t t1 = zp_now_ns();
     if ((rc = bellman_h(a, b, c, log_n, pool))) goto out;
     uint64_t t2 = zp_now_ns();
@@ -306,7 +350,7 @@ int zp_g16_bellman_finalize(zp_g16_proof_t *proof, const zp_g16_bkey_t *k, const
         rc = zp_err_set(-ENOMEM, "bellman finalize: %zu + %zu bytes", nB * sizeof *sB, scr);
         goto out;
     }
-    compact(as, flags, NULL, sB, NULL);
+    compact(as, flags, NULL, sB, NULL, pool);
     zp_g2_bls12_381_t pB2;
     const zp_g2a_bls12_381_t *pb2[1] = {k->b_g2};
     zp_msm_g2_bls12_381_multi_ex(&pB2, pb2, 1, sB, nB, scratch, pool, mo);
