@@ -269,9 +269,12 @@ bool zp_bls_g1_torsion_free(const zp_g1a_bls12_381_t *p)
     if (zp_g1a_bls12_381_is_inf(p)) return true;
     zp_g1a_bls12_381_t e;
     zp_g1_bls12_381_t j, t, q;
-    zp_g1_bls12_381_from_affine(&j, p);
+    zp_g1_bls12_381_from_affine(&j, p);   /* [|x|] P with mixed additions, then [|x|] of that */
+    for (int b = 62; b >= 0; b--) {
+        zp_g1_bls12_381_dbl(&j, &j);
+        if (BLS_ABS_X >> b & 1) zp_g1_bls12_381_add_affine(&j, &j, p);
+    }
     g1_mul_absx(&t, &j);
-    g1_mul_absx(&t, &t);
     zp_g1_bls12_381_neg(&t, &t);
     zp_g1a_bls12_381_endo(&e, p);
     if (g1_phi_power() == 2) zp_g1a_bls12_381_endo(&e, &e);
