@@ -104,9 +104,11 @@ int zp_prove_bellman(const char *const pos[4], const char *r1cs_path, const char
     if ((rc = zp_public_json_write(pos[3], sig, npub))) { fail(rc, "writing the public signals"); goto out; }
     if (json)
         printf("{\"proof\": \"%s\", \"public\": \"%s\", \"format\": \"bellman\", \"seconds\": {\"load\": %.6f, "
-               "\"synth\": %.6f, \"ntt\": %.6f, \"msm_g1\": %.6f, \"msm_g2\": %.6f, \"check\": %.6f, \"prove\": %.6f, "
+               "\"synth\": %.6f, \"ntt\": %.6f, \"msm_g1\": %.6f, \"msm_a\": %.6f, \"msm_b1\": %.6f, \"msm_l_h\": %.6f, "
+               "\"msm_g2\": %.6f, \"check\": %.6f, \"prove\": %.6f, "
                "\"total\": %.6f}}\n", pos[2], pos[3], (t1 - t0) / 1e9, (t2 - t1) / 1e9, tm.ntt_ns / 1e9,
-               (tm.msm_a_ns + tm.msm_b1_ns + tm.msm_lh_ns) / 1e9, tm.msm_b2_ns / 1e9, tm.check_ns / 1e9,
+               (tm.msm_a_ns + tm.msm_b1_ns + tm.msm_lh_ns) / 1e9, tm.msm_a_ns / 1e9, tm.msm_b1_ns / 1e9,
+               tm.msm_lh_ns / 1e9, tm.msm_b2_ns / 1e9, tm.check_ns / 1e9,
                tm.total_ns / 1e9, (zp_now_ns() - t0) / 1e9);
     ret = 0;
 out:

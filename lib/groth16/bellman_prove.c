@@ -136,10 +136,10 @@ static int bellman_h(fr_t *a, fr_t *b, fr_t *c, unsigned log_n, zp_pool_t *pool)
 {
     size_t n = (size_t)1 << log_n;
     fr_t w, g, ginv, zinv;
-    zp_ntt_bls12_381_root_bellman(&w, log_n);
+    int rc = zp_g16_conv_bellman.root(&w, log_n);   /* the convention's roots (table below) */
+    if (rc) return zp_err_set(rc, "bellman prover: no 2^%u root of unity", log_n);
     zp_ntt_bls12_381_domain_t d;
-    int rc = zp_ntt_bls12_381_domain_init_root(&d, log_n, pool, &w);
-    if (rc) return rc;
+    if ((rc = zp_ntt_bls12_381_domain_init_root(&d, log_n, pool, &w))) return rc;
     zp_fr_bls12_381_set_u64(&g, ZP_NTT_BELLMAN_GENERATOR);
     zp_fr_bls12_381_inv(&ginv, &g);
     fr_t *v[3] = {a, b, c};
@@ -269,7 +269,7 @@ int zp_g16_bellman_prove_g1(zp_g1_any_t part[ZP_G16_NMSM], const zp_g16_bkey_t *
     if (rc) return rc;
     size_t na = as->aux_assignment_size;
     unsigned log_n = domain_log(as->abc_size);
-    size_t n = (size_t)1 << log_n, nh = n - 1, nA = k->n_a, nB = k->n_b_g1;
+    size_t n = (size_t)1 << log_n, nh = zp_g16_conv_bellman.h_len(n), nA = k->n_a, nB = k->n_b_g1;
     unsigned nt = zp_pool_size(pool);
     const zp_msm_opts_t *mo = (flags & (ZP_G16_BPROVE_NO_ENDO | ZP_G16_BPROVE_NO_SPLIT)) ? &no_endo : NULL;
     size_t scr = zp_msm_g1_bls12_381_ex_scratch_size(nA > nB ? nA : nB, 1, nt, mo);
