@@ -12,8 +12,9 @@
  *   C = L + H + s A + r B1 - r s delta1 (the unique C the verifier accepts for that A and B,
  *      so any order of the additions gives bellman's bytes).
  * Every proof is pairing-checked against the key's own verifying key before it is returned.
- * Memory: 3 n scalars (a, b, c work buffers) + the compacted scalars (|A| + |B| + |L| + n)
- * + one MSM scratch, freed before return. Tests: tests/test_bellman_prove.c */
+ * Memory: 3 n scalars (a, b, c work buffers; the compacted MSM scalars reuse b and c once H is
+ * computed, when they fit) + one MSM scratch, freed before return; finalize: |B| scalars + the
+ * G2 MSM scratch. Tests: tests/test_bellman_prove.c */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -275,8 +276,12 @@ int zp_g16_bellman_prove_g1(zp_g1_any_t part[ZP_G16_NMSM], const zp_g16_bkey_t *
     size_t scr = zp_msm_g1_bls12_381_ex_scratch_size(nA > nB ? nA : nB, 1, nt, mo);
     size_t s2 = zp_msm_g1_bls12_381_sum2_scratch_size(na, nh, nt, mo);
     if (s2 > scr) scr = s2;
-    /* work: a, b, c (n each) | scalars A (nA) | B (nB) | L (na) */
-    size_t nwork = 3 * n + nA + nB + na;
+    /* work: a, b, c (n each). Once H is in a, b and c are dead: the scalars of A and B (nA + nB)
+     * go there, then those of L (na), whenever each fits in 2n (Filecoin's circuits: aux ~
+     * constraints, |B| ~ aux / 4); otherwise they get room of their own after c. */
+    size_t nscal = nA + nB > na ? nA + nB : na;   /* A and B, later L over them */
+    bool in_bc = nscal <= 2 * n;
+    size_t nwork = 3 * n + (in_bc ? 0 : nscal);
     fr_t *work = g16_alloc(nwork * sizeof(fr_t));
     void *scratch = g16_alloc(scr ? scr : 64);
     if (!work || !scratch) {
@@ -284,7 +289,7 @@ int zp_g16_bellman_prove_g1(zp_g1_any_t part[ZP_G16_NMSM], const zp_g16_bkey_t *
         goto out;
     }
     fr_t *a = work, *b = a + n, *c = b + n;
-    zp_scalar_t *sA = (zp_scalar_t *)(c + n), *sB = sA + nA, *sL = sB + nB;
+    zp_scalar_t *sA = (zp_scalar_t *)(in_bc ? b : c + n), *sB = sA + nA, *sL = sA;
     size_t m = as->abc_size;
     memcpy(a, as->a, m * sizeof(fr_t));
     memcpy(b, as->b, m * sizeof(fr_t));
@@ -292,25 +297,30 @@ int zp_g16_bellman_prove_g1(zp_g1_any_t part[ZP_G16_NMSM], const zp_g16_bkey_t *
     memset(a + m, 0, (n - m) * sizeof(fr_t));
     memset(b + m, 0, (n - m) * sizeof(fr_t));
     memset(c + m, 0, (n - m) * sizeof(fr_t));
-    compact(as, flags, sA, sB, sL, pool);
     uint64_t t1 = zp_now_ns();
     if ((rc = bellman_h(a, b, c, log_n, pool))) goto out;
     uint64_t t2 = zp_now_ns();
+    compact(as, flags, sA, sB, NULL, pool);   /* b and c are dead now */
+    uint64_t t2b = zp_now_ns();
+    t1 += t2b - t2;   /* prep = the copies and the compactions */
+    t2 = t2b;
     const zp_g1a_bls12_381_t *pa1[1] = {k->a}, *pb1[1] = {k->b_g1};
     zp_msm_g1_bls12_381_multi_ex(&part[ZP_G16_A].bls12_381, pa1, 1, sA, nA, scratch, pool, mo);
     uint64_t t3 = zp_now_ns();
     zp_msm_g1_bls12_381_multi_ex(&part[ZP_G16_B1].bls12_381, pb1, 1, sB, nB, scratch, pool, mo);
     uint64_t t4 = zp_now_ns();
+    compact(as, flags, NULL, NULL, sL, pool);   /* over A's and B's scalars, done with */
+    uint64_t t4b = zp_now_ns();
     zp_msm_g1_bls12_381_sum2_ex(&part[ZP_G16_C].bls12_381, k->l, sL, na, k->h, (const zp_scalar_t *)a, nh, scratch,
                                 pool, mo);
     zp_g1_bls12_381_set_inf(&part[ZP_G16_H].bls12_381);
     uint64_t t5 = zp_now_ns();
     if (t) {
-        t->prep_ns = t1 - t0;
+        t->prep_ns = t1 - t0 + (t4b - t4);
         t->ntt_ns = t2 - t1;
         t->msm_a_ns = t3 - t2;
         t->msm_b1_ns = t4 - t3;
-        t->msm_lh_ns = t5 - t4;
+        t->msm_lh_ns = t5 - t4b;
     }
 out:
     free(work);
