@@ -74,5 +74,12 @@ expect 0 "testkey --no-bellman" "$Z" testkey --curve bls12-381 --power 5 --no-be
 [ -e "$T/nb/circuit.params" ] && fail "--no-bellman wrote circuit.params"
 expect 0 "testkey bn128" "$Z" testkey --curve bn128 --power 5 --out "$T/bn" --insecure-known-tau
 [ -e "$T/bn/circuit.params" ] && fail "bn128 wrote circuit.params"
+# keys preload: a bellman .params is recognised and checked (bad ones named), --warm reads it
+expect 1 "keys preload bellman" "$Z" keys preload "$F/chain300/circuit.params" --arena "zp-bcli-$$"
+grep -q "bellman .params checked" "$T/err" || fail "keys preload: $(cat "$T/err")"
+head -c 5000 "$F/chain300/circuit.params" >"$T/cut.params"
+expect 1 "keys preload truncated bellman" "$Z" keys preload "$T/cut.params" --arena "zp-bcli-$$"
+grep -q "cut.params: h: count 511 needs" "$T/err" || fail "keys preload truncated: $(cat "$T/err")"
+expect 0 "keys preload --warm bellman" "$Z" keys preload --warm "$F/chain300/circuit.params" --arena "zp-bcli-$$"
 [ "$fails" -eq 0 ] || exit 1
 echo "bellman_cli: ok"

@@ -166,6 +166,20 @@ static void test_fixture(const char *dir, const char *name, bool bad)
     CHECK(zp_g16_assign_from_r1cs(&ab, &r1, &wt, NULL) == 0);
     uint64_t t1 = zp_now_ns();
     const zp_g16_assignment_t *as = &ab.v;
+    {   /* the same on a pool of 3 (chunks of constraints, atomic density bits): the same bytes */
+        zp_pool_t *p3 = zp_pool_new(3);
+        zp_g16_assign_buf_t ab3;
+        CHECK(p3 && zp_g16_assign_from_r1cs(&ab3, &r1, &wt, p3) == 0);
+        CHECK(ab3.mem_len == ab.mem_len);
+        size_t fr_bytes = (3 * as->abc_size + as->inp_assignment_size + as->aux_assignment_size) * 32;
+        CHECK(!memcmp(ab3.mem, ab.mem, fr_bytes));
+        CHECK(!memcmp(ab3.v.a_aux_density, as->a_aux_density, (as->a_aux_bit_len + 63) / 64 * 8));
+        CHECK(!memcmp(ab3.v.b_aux_density, as->b_aux_density, (as->b_aux_bit_len + 63) / 64 * 8));
+        CHECK(!memcmp(ab3.v.b_inp_density, as->b_inp_density, (as->b_inp_bit_len + 63) / 64 * 8));
+        CHECK(ab3.v.a_aux_popcount == as->a_aux_popcount && ab3.v.b_aux_popcount == as->b_aux_popcount);
+        zp_g16_assign_free(&ab3);
+        zp_pool_destroy(&p3);
+    }
     char dd[2100];
     snprintf(dd, sizeof dd, "%s/dump", dir);
     same_bytes(dd, "a.bin", as->a, as->abc_size * 32);
@@ -251,6 +265,10 @@ static void test_fixture(const char *dir, const char *name, bool bad)
         zp_g16_assign_buf_t bad_ab;
         CHECK(zp_g16_assign_from_r1cs(&bad_ab, &r1, &w2, NULL) == ZP_EUNSAT);
         CHECK(strstr(zp_err_msg(), "constraint"));
+        zp_pool_t *p2 = zp_pool_new(2);   /* found by a chunk on the pool: the same message */
+        CHECK(p2 && zp_g16_assign_from_r1cs(&bad_ab, &r1, &w2, p2) == ZP_EUNSAT);
+        CHECK(strstr(zp_err_msg(), "constraint"));
+        zp_pool_destroy(&p2);
         w2.n_witness--;
         CHECK(zp_g16_assign_from_r1cs(&bad_ab, &r1, &w2, NULL) == ZP_EMISMATCH);
         free(copy);

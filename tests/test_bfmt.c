@@ -303,6 +303,13 @@ static void test_bad(void)
     memset(pt + 96, 0xff, 48);
     pt[96] = 0x1f;
     BAD(good, len, sec[ZP_BSEC_B_G2].file_off, pt, 192, len, 0, ZP_EFORMAT, "b_g2[0]", "y.c1 is not below");
+    /* flag-like top bits in y (found by fuzz_bellman): y >= 2^381 > p, refused, not masked */
+    memcpy(pt, good + sec[ZP_BSEC_A].file_off + 96 * 7, 96);
+    pt[48] |= 0x80;
+    BAD(good, len, sec[ZP_BSEC_A].file_off + 96 * 7, pt, 96, len, 0, ZP_EFORMAT, "a[7]", "y is not below");
+    memcpy(pt, good + sec[ZP_BSEC_B_G2].file_off, 192);
+    pt[48] |= 0x20;
+    BAD(good, len, sec[ZP_BSEC_B_G2].file_off, pt, 192, len, 0, ZP_EFORMAT, "b_g2[0]", "x.c0 is not below");
     /* off the curve */
     memcpy(pt, good + sec[ZP_BSEC_H].file_off + 96 * 7, 96);
     pt[95] ^= 1;

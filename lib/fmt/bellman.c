@@ -85,11 +85,13 @@ static int unc_flags(const uint8_t *in, size_t len)
     return 0;
 }
 
-static int fq_be(zp_fq_bls12_381_t *r, const uint8_t *in, const char *what)
+/* one big-endian coordinate; only the first coordinate of an encoding (flags: true) carries the
+ * 3 flag bits, every other one must be < p as it stands */
+static int fq_be(zp_fq_bls12_381_t *r, const uint8_t *in, const char *what, bool flags)
 {
     uint8_t b[FQB];
     memcpy(b, in, FQB);
-    b[0] &= 0x1f;
+    if (flags) b[0] &= 0x1f;
     if (zp_fq_bls12_381_from_bytes_be(r, b)) return zp_err_set(ZP_EFORMAT, "%s is not below the field modulus", what);
     return 0;
 }
@@ -101,7 +103,7 @@ int zp_bls_g1_from_uncompressed(zp_g1a_bls12_381_t *r, const uint8_t in[96], boo
     if (f == 1) { memset(r, 0, sizeof *r); return 0; }
     zp_g1a_bls12_381_t p;
     int rc;
-    if ((rc = fq_be(&p.x, in, "x")) || (rc = fq_be(&p.y, in + FQB, "y"))) return rc;
+    if ((rc = fq_be(&p.x, in, "x", true)) || (rc = fq_be(&p.y, in + FQB, "y", false))) return rc;
     if (zp_fq_bls12_381_is_zero(&p.x) && zp_fq_bls12_381_is_zero(&p.y))
         return zp_err_set(ZP_EFORMAT, "(0, 0) without the infinity flag");
     if (!zp_g1a_bls12_381_on_curve(&p)) return zp_err_set(ZP_EFORMAT, "not on the curve");
@@ -119,8 +121,8 @@ int zp_bls_g2_from_uncompressed(zp_g2a_bls12_381_t *r, const uint8_t in[192], bo
     zp_g2a_bls12_381_t p;
     int rc;
     /* x.c1, x.c0, y.c1, y.c0 */
-    if ((rc = fq_be(&p.x.c1, in, "x.c1")) || (rc = fq_be(&p.x.c0, in + FQB, "x.c0")) ||
-        (rc = fq_be(&p.y.c1, in + 2 * FQB, "y.c1")) || (rc = fq_be(&p.y.c0, in + 3 * FQB, "y.c0")))
+    if ((rc = fq_be(&p.x.c1, in, "x.c1", true)) || (rc = fq_be(&p.x.c0, in + FQB, "x.c0", false)) ||
+        (rc = fq_be(&p.y.c1, in + 2 * FQB, "y.c1", false)) || (rc = fq_be(&p.y.c0, in + 3 * FQB, "y.c0", false)))
         return rc;
     if (zp_g2a_bls12_381_is_inf(&p)) return zp_err_set(ZP_EFORMAT, "(0, 0) without the infinity flag");
     if (!zp_g2a_bls12_381_on_curve(&p)) return zp_err_set(ZP_EFORMAT, "not on the curve");
@@ -267,9 +269,12 @@ bool zp_bls_g1_torsion_free(const zp_g1a_bls12_381_t *p)
     if (zp_g1a_bls12_381_is_inf(p)) return true;
     zp_g1a_bls12_381_t e;
     zp_g1_bls12_381_t j, t, q;
-    zp_g1_bls12_381_from_affine(&j, p);
+    zp_g1_bls12_381_from_affine(&j, p);   /* [|x|] P with mixed additions, then [|x|] of that */
+    for (int b = 62; b >= 0; b--) {
+        zp_g1_bls12_381_dbl(&j, &j);
+        if (BLS_ABS_X >> b & 1) zp_g1_bls12_381_add_affine(&j, &j, p);
+    }
     g1_mul_absx(&t, &j);
-    g1_mul_absx(&t, &t);
     zp_g1_bls12_381_neg(&t, &t);
     zp_g1a_bls12_381_endo(&e, p);
     if (g1_phi_power() == 2) zp_g1a_bls12_381_endo(&e, &e);
