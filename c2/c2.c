@@ -195,6 +195,81 @@ C2_API SRS clone_SRS(const SRS *srs)
     return out;
 }
 
+/* ---- a, b, c handed out by the library (zkpipe_c2_alloc_abc): start takes them by reference ---- */
+typedef struct c2_abc {
+    struct c2_abc *next;   /* registry of live blocks */
+    size_t n;
+    unsigned refs;         /* the caller's + one per pending proof using it */
+    zp_fr_bls12_381_t *base;
+} c2_abc_t;
+
+static pthread_mutex_t abc_mu = PTHREAD_MUTEX_INITIALIZER;
+static c2_abc_t *abc_live;
+static atomic_size_t abc_copied;   /* bytes of a, b, c copied by start, since load */
+
+static void abc_unref_locked(c2_abc_t *b)
+{
+    if (--b->refs) return;
+    for (c2_abc_t **pp = &abc_live; *pp; pp = &(*pp)->next)
+        if (*pp == b) { *pp = b->next; break; }
+    free(b->base);
+    free(b);
+}
+
+C2_API RustError zkpipe_c2_alloc_abc(size_t n, fr_t **a, fr_t **b, fr_t **c)
+{
+    if (!a || !b || !c) return c2_err(EINVAL, "zkpipe_c2_alloc_abc: a, b or c is NULL");
+    *a = *b = *c = NULL;
+    if (n == 0 || n > ((size_t)1 << 32)) return c2_err(EINVAL, "zkpipe_c2_alloc_abc: n = %zu (1 .. 2^32)", n);
+    c2_abc_t *blk = calloc(1, sizeof *blk);
+    void *mem = NULL;
+    if (!blk || posix_memalign(&mem, 64, 3 * n * sizeof(zp_fr_bls12_381_t))) {
+        free(blk);
+        return c2_err(ENOMEM, "zkpipe_c2_alloc_abc: %zu bytes", 3 * n * sizeof(zp_fr_bls12_381_t));
+    }
+    blk->n = n;
+    blk->refs = 1;
+    blk->base = mem;
+    pthread_mutex_lock(&abc_mu);
+    blk->next = abc_live;
+    abc_live = blk;
+    pthread_mutex_unlock(&abc_mu);
+    *a = (fr_t *)blk->base;
+    *b = (fr_t *)(blk->base + n);
+    *c = (fr_t *)(blk->base + 2 * n);
+    return c2_ok();
+}
+
+C2_API void zkpipe_c2_free_abc(fr_t *a)
+{
+    if (!a) return;
+    pthread_mutex_lock(&abc_mu);
+    for (c2_abc_t *p = abc_live; p; p = p->next)
+        if ((void *)p->base == (void *)a) {
+            abc_unref_locked(p);
+            break;
+        }
+    pthread_mutex_unlock(&abc_mu);
+}
+
+C2_API size_t zkpipe_c2_bytes_copied(void) { return atomic_load(&abc_copied); }
+
+/* the live block whose a, b, c these are (abc_size of them fit), with one more reference */
+static c2_abc_t *abc_take(const Assignment *as)
+{
+    c2_abc_t *r = NULL;
+    pthread_mutex_lock(&abc_mu);
+    for (c2_abc_t *p = abc_live; p; p = p->next)
+        if ((const void *)as->a == (void *)p->base && (const void *)as->b == (void *)(p->base + p->n) &&
+            (const void *)as->c == (void *)(p->base + 2 * p->n) && as->abc_size <= p->n) {
+            p->refs++;
+            r = p;
+            break;
+        }
+    pthread_mutex_unlock(&abc_mu);
+    return r;
+}
+
 /* ---- pending proofs ---- */
 typedef struct c2_pending {
     struct c2_pending *next;   /* registry of live handles */
@@ -202,6 +277,7 @@ typedef struct c2_pending {
     c2_srs_t *srs;             /* one reference held */
     zp_g16_assignment_t *as;   /* n; a, b, c point into abc */
     zp_fr_bls12_381_t *abc;    /* the copies of a, b, c */
+    c2_abc_t **blk;            /* n: the library's own a, b, c block taken by reference, or NULL */
     zp_scalar_t *r, *s;        /* standard form */
     zp_g16_proof_t *out;
     pthread_t th;
@@ -236,6 +312,13 @@ static void pend_free(c2_pending_t *p)
         srs_unref_locked(p->srs);
         pthread_mutex_unlock(&srs_mu);
     }
+    if (p->blk) {
+        pthread_mutex_lock(&abc_mu);
+        for (size_t i = 0; i < p->n; i++)
+            if (p->blk[i]) abc_unref_locked(p->blk[i]);
+        pthread_mutex_unlock(&abc_mu);
+    }
+    free(p->blk);
     free(p->as);
     free(p->abc);
     free(p->r);
@@ -362,7 +445,8 @@ C2_API RustError generate_groth16_proofs_start_c(const Assignment provers[], siz
     p->r = calloc(n, sizeof *p->r);
     p->s = calloc(n, sizeof *p->s);
     p->out = calloc(n, sizeof *p->out);
-    if (!p->as || !p->r || !p->s || !p->out) {
+    p->blk = calloc(n, sizeof *p->blk);
+    if (!p->as || !p->r || !p->s || !p->out || !p->blk) {
         e = c2_err(ENOMEM, "generate_groth16_proofs: out of memory");
         goto fail;
     }
@@ -370,18 +454,20 @@ C2_API RustError generate_groth16_proofs_start_c(const Assignment provers[], siz
     for (size_t i = 0; i < n; i++) {
         if (check_one(&e, &provers[i], i, p->srs)) goto fail;
         if (scalar_in(&e, &p->r[i], &r_s[i], "r_s", i) || scalar_in(&e, &p->s[i], &s_s[i], "s_s", i)) goto fail;
-        total += provers[i].abc_size;
+        memcpy(&p->as[i], &provers[i], sizeof p->as[i]);
+        if (!(p->blk[i] = abc_take(&provers[i]))) total += provers[i].abc_size;
     }
-    /* the hand-off: a, b, c are copied so the caller may free them on return */
-    p->abc = malloc(total * 3 * sizeof *p->abc);
-    if (!p->abc) {
+    /* the hand-off: a, b, c are copied so the caller may free them on return, except the
+     * library's own blocks (zkpipe_c2_alloc_abc), held by reference instead */
+    p->abc = total ? malloc(total * 3 * sizeof *p->abc) : NULL;
+    if (total && !p->abc) {
         e = c2_err(ENOMEM, "generate_groth16_proofs: out of memory for a, b, c (%zu elements)", total * 3);
         goto fail;
     }
     zp_fr_bls12_381_t *w = p->abc;
     for (size_t i = 0; i < n; i++) {
         size_t k = provers[i].abc_size;
-        memcpy(&p->as[i], &provers[i], sizeof p->as[i]);
+        if (p->blk[i]) continue;
         memcpy(w, provers[i].a, k * sizeof *w);
         memcpy(w + k, provers[i].b, k * sizeof *w);
         memcpy(w + 2 * k, provers[i].c, k * sizeof *w);
@@ -390,6 +476,7 @@ C2_API RustError generate_groth16_proofs_start_c(const Assignment provers[], siz
         p->as[i].c = w + 2 * k;
         w += 3 * k;
     }
+    atomic_fetch_add(&abc_copied, total * 3 * sizeof *p->abc);
     atomic_init(&p->abandon, false);
     int r = pthread_create(&p->th, NULL, c2_prove_thread, p);
     if (r) {

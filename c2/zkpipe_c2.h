@@ -80,6 +80,17 @@ void destroy_pending_proof(void *pending);  /* abandons: stops after the circuit
 void *create_gpu_mutex(void);
 void destroy_gpu_mutex(void *mtx);
 
+/* zkpipe's additions (not in supraseal-c2): a, b, c of n elements each in one block the library
+ * hands out (64-byte aligned), for bellperson's pinned-buffer hook (new_with_pinned): start
+ * recognises such buffers (a, b, c exactly as handed out, abc_size <= n) and holds them by
+ * reference instead of copying; zkpipe_c2_free_abc(a) releases the caller's reference (allowed
+ * right after start returns). In-process the block is heap memory; in group mode it is meant
+ * to be a claimed shared-memory slot (not implemented). zkpipe_c2_bytes_copied: the bytes of
+ * a, b, c that start has copied since the library was loaded. */
+RustError zkpipe_c2_alloc_abc(size_t n, fr_t **a, fr_t **b, fr_t **c);
+void zkpipe_c2_free_abc(fr_t *a);
+size_t zkpipe_c2_bytes_copied(void);
+
 #ifdef __cplusplus
 }
 #endif
