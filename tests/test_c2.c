@@ -150,6 +150,19 @@ static void test_one(const char *name)
     uint64_t t1 = zp_now_ns();
     encode(bin, &pr);
     CHECK(!memcmp(bin, f.ref, 192));
+    /* proof_r5_s9.blst: the 384-byte groth16_proof for the Rust harness
+     * (integrations/supraseal-c2/tests/c2.rs); pinned here to bellman's bytes */
+    snprintf(p, sizeof p, "%s/proof_r5_s9.blst", f.dir);
+    if (getenv("ZP_C2_WRITE_BLST")) {
+        FILE *o = fopen(p, "wb");
+        CHECK(o && fwrite(&pr, sizeof pr, 1, o) == 1 && fclose(o) == 0);
+    }
+    size_t bl;
+    uint8_t *blst = slurp(f.dir, "proof_r5_s9.blst", &bl);
+    CHECK(bl == sizeof pr && !memcmp(blst, &pr, sizeof pr));
+    encode(bin, (const groth16_proof *)blst);
+    CHECK(!memcmp(bin, f.ref, 192));
+    free(blst);
     destroy_gpu_mutex(mtx);
     drop_SRS(&srs);
     fixture_free(&f);
