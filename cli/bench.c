@@ -161,8 +161,10 @@ int zp_cmd_bench(int argc, char **argv)
     if (argc >= 2 && !strcmp(argv[1], "arith")) return zp_bench_arith(argc - 1, argv + 1);
     if (argc >= 2 && !strcmp(argv[1], "prove")) return bench_prove(argc - 1, argv + 1);
     if (argc >= 2 && !strcmp(argv[1], "wakeup")) return zp_bench_wakeup(argc - 1, argv + 1);
+    if (argc >= 2 && !strcmp(argv[1], "filecoin")) return zp_bench_filecoin(argc - 1, argv + 1);
     fprintf(stderr, "usage: zkpipe bench prove ZKEY WTNS [--reps N] [--threads N]\n"
                     "       zkpipe bench arith ...\n"
-                    "       zkpipe bench wakeup ...   (cli/bench_wakeup.c)\n");
+                    "       zkpipe bench wakeup ...   (cli/bench_wakeup.c)\n"
+                    "       zkpipe bench filecoin [--log N] [--reps N] [--threads N] [--full-pct P]   (cli/bench_filecoin.c)\n");
     return 2;
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "lib/fmt/bellman.h"
@@ -43,7 +44,24 @@ int zp_prove_bellman(const char *const pos[4], const char *r1cs_path, const char
     bool key_open = false;
     zp_scalar_t rs[2];
     uint64_t t0 = zp_now_ns();
-    if ((rc = zp_bkey_open(&bk, pos[0], 0))) { fail(rc, "reading the bellman parameters"); goto out; }
+    if ((rc = zp_bkey_open(&bk, pos[0], 0))) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", zp_err_msg());
+        struct stat st;   /* a .vk (its verifying-key block is the whole file): say so */
+        bool vk = false;
+        if (zp_bkey_open(&bk, pos[0], ZP_BKEY_VK_ONLY | ZP_BKEY_NO_SUBGROUP) == 0) {
+            vk = stat(pos[0], &st) == 0 && (uint64_t)st.st_size == bk.end;
+            zp_bkey_close(&bk);
+        }
+        if (vk) {
+            fprintf(stderr, "zkpipe prove: %s is a bellman verifying key (.vk), not proving parameters (.params)\n",
+                    pos[0]);
+            goto out;
+        }
+        zp_err_set(rc, "%s", msg);
+        fail(rc, "reading the bellman parameters");
+        goto out;
+    }
     key_open = true;
     if (!bk.has_params) {
         fprintf(stderr, "zkpipe prove: %s holds only a verifying key, not proving parameters\n", pos[0]);
@@ -86,9 +104,11 @@ int zp_prove_bellman(const char *const pos[4], const char *r1cs_path, const char
     if ((rc = zp_public_json_write(pos[3], sig, npub))) { fail(rc, "writing the public signals"); goto out; }
     if (json)
         printf("{\"proof\": \"%s\", \"public\": \"%s\", \"format\": \"bellman\", \"seconds\": {\"load\": %.6f, "
-               "\"synth\": %.6f, \"ntt\": %.6f, \"msm_g1\": %.6f, \"msm_g2\": %.6f, \"check\": %.6f, \"prove\": %.6f, "
+               "\"synth\": %.6f, \"ntt\": %.6f, \"msm_g1\": %.6f, \"msm_a\": %.6f, \"msm_b1\": %.6f, \"msm_l_h\": %.6f, "
+               "\"msm_g2\": %.6f, \"check\": %.6f, \"prove\": %.6f, "
                "\"total\": %.6f}}\n", pos[2], pos[3], (t1 - t0) / 1e9, (t2 - t1) / 1e9, tm.ntt_ns / 1e9,
-               (tm.msm_a_ns + tm.msm_b1_ns + tm.msm_lh_ns) / 1e9, tm.msm_b2_ns / 1e9, tm.check_ns / 1e9,
+               (tm.msm_a_ns + tm.msm_b1_ns + tm.msm_lh_ns) / 1e9, tm.msm_a_ns / 1e9, tm.msm_b1_ns / 1e9,
+               tm.msm_lh_ns / 1e9, tm.msm_b2_ns / 1e9, tm.check_ns / 1e9,
                tm.total_ns / 1e9, (zp_now_ns() - t0) / 1e9);
     ret = 0;
 out:

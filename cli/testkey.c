@@ -20,7 +20,7 @@
 static int usage(void)
 {
     fprintf(stderr, "usage: zkpipe testkey --curve bn128|bls12381 --power P [--publics K] [--witnesses N] "
-                    "[--seed S] [--tau V] [--alpha V] [--beta V] [--delta V] [--no-r1cs] [--threads N] "
+                    "[--seed S] [--tau V] [--alpha V] [--beta V] [--delta V] [--no-r1cs] [--no-bellman] [--threads N] "
                     "--out DIR --insecure-known-tau\n");
     return 2;
 }
@@ -43,7 +43,7 @@ int zp_cmd_testkey(int argc, char **argv)
     zp_testkey_cfg_t cfg = {.n_public = 1, .n_witness = 1, .write_r1cs = true};
     const char *curve = NULL, *val[4] = {NULL, NULL, NULL, NULL};
     unsigned threads = 0, power = 0;
-    bool have_power = false;
+    bool have_power = false, no_bellman = false;
     static const char *const vname[4] = {"--tau", "--alpha", "--beta", "--delta"};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -52,6 +52,7 @@ int zp_cmd_testkey(int argc, char **argv)
             if (!strcmp(a, vname[j])) k = j;
         if (!strcmp(a, "--insecure-known-tau")) { cfg.insecure_known_tau = true; continue; }
         if (!strcmp(a, "--no-r1cs")) { cfg.write_r1cs = false; continue; }
+        if (!strcmp(a, "--no-bellman")) { no_bellman = true; continue; }
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(); return 0; }
         if (!v) {
             fprintf(stderr, "zkpipe testkey: %s needs a value\n", a);
@@ -93,6 +94,8 @@ int zp_cmd_testkey(int argc, char **argv)
         return 2;
     }
     cfg.power = power;
+    /* issue 29: on BLS12-381 also bellman's circuit.params / circuit.vk for the same r1cs */
+    cfg.write_bellman = cfg.curve == ZP_CURVE_BLS12_381 && !no_bellman;
     zp_scalar_t *dst[4] = {&cfg.tau, &cfg.alpha, &cfg.beta, &cfg.delta};
     bool *has[4] = {&cfg.has_tau, &cfg.has_alpha, &cfg.has_beta, &cfg.has_delta};
     for (int j = 0; j < 4; j++) {

@@ -4,7 +4,8 @@
 # circuit.params with a public.json written from public.txt (exit 0); a wrong public input, a
 # proof for another circuit and a corrupted proof are invalid (exit 1); a public count that does
 # not match the key's IC count, a truncated proof and a truncated key are bad input (exit 2)
-# naming the field.
+# naming the field. `zkpipe testkey` on BLS12-381 writes bellman .params/.vk that zkpipe prove
+# (bellman prover) and verify accept.
 set -uo pipefail
 [ $# -eq 2 ] || { echo "usage: bellman_cli.sh ZKPIPE FIXTURES" >&2; exit 2; }
 Z=$1
@@ -58,5 +59,27 @@ done
 pubjson "$F/poseidon2/public.txt" >"$T/p.json"
 cp "$F/chain300/proof_r5_s9.bin" "$T/other.bin"
 expect 1 "chain300 proof under the poseidon2 key" "$Z" verify "$F/poseidon2/circuit.vk" "$T/p.json" "$T/other.bin"
+# testkey's bellman .params/.vk (same r1cs as its zkey): zkpipe prove makes a proof that the
+# .vk verifies (the prover also pairing-checks it against the key), and the .params reads as a .vk
+for K in 0 2; do
+  D=$T/tk$K
+  expect 0 "testkey K=$K" "$Z" testkey --curve bls12-381 --power 8 --publics $K --seed 9 --out "$D" --insecure-known-tau
+  [ -s "$D/circuit.params" ] && [ -s "$D/circuit.vk" ] || { fail "testkey K=$K: no circuit.params / circuit.vk"; continue; }
+  cmp -s <(head -c "$(stat -c %s "$D/circuit.vk")" "$D/circuit.params") "$D/circuit.vk" || fail "testkey K=$K: .vk is not the head of .params"
+  expect 0 "testkey K=$K: prove" "$Z" prove "$D/circuit.params" "$D/witness.wtns" "$D/proof.bin" "$D/public.json" --r1cs "$D/circuit.r1cs"
+  expect 0 "testkey K=$K: verify" "$Z" verify "$D/circuit.vk" "$D/public.json" "$D/proof.bin"
+  expect 0 "testkey K=$K: verify with .params" "$Z" verify "$D/circuit.params" "$D/public.json" "$D/proof.bin"
+done
+expect 0 "testkey --no-bellman" "$Z" testkey --curve bls12-381 --power 5 --no-bellman --out "$T/nb" --insecure-known-tau
+[ -e "$T/nb/circuit.params" ] && fail "--no-bellman wrote circuit.params"
+expect 0 "testkey bn128" "$Z" testkey --curve bn128 --power 5 --out "$T/bn" --insecure-known-tau
+[ -e "$T/bn/circuit.params" ] && fail "bn128 wrote circuit.params"
+# keys preload: a bellman .params is recognised and checked (bad ones named), --warm reads it
+expect 1 "keys preload bellman" "$Z" keys preload "$F/chain300/circuit.params" --arena "zp-bcli-$$"
+grep -q "bellman .params checked" "$T/err" || fail "keys preload: $(cat "$T/err")"
+head -c 5000 "$F/chain300/circuit.params" >"$T/cut.params"
+expect 1 "keys preload truncated bellman" "$Z" keys preload "$T/cut.params" --arena "zp-bcli-$$"
+grep -q "cut.params: h: count 511 needs" "$T/err" || fail "keys preload truncated: $(cat "$T/err")"
+expect 0 "keys preload --warm bellman" "$Z" keys preload --warm "$F/chain300/circuit.params" --arena "zp-bcli-$$"
 [ "$fails" -eq 0 ] || exit 1
 echo "bellman_cli: ok"

@@ -32,4 +32,11 @@ done
 "$Z" prove "$F/chain300/circuit.params" "$F/chain300/circuit.r1cs" "$T/x.bin" "$T/x.json" \
   --r1cs "$F/chain300/circuit.r1cs" 2>"$T/err"; rc=$?
 [ $rc -eq 1 ] || fail "r1cs as the witness: exit $rc"
+"$Z" prove "$F/chain300/circuit.vk" "$F/chain300/witness.wtns" "$T/x.bin" "$T/x.json" \
+  --r1cs "$F/chain300/circuit.r1cs" 2>"$T/err"; rc=$?
+[ $rc -eq 1 ] && grep -q "verifying key" "$T/err" || fail ".vk as the key: exit $rc, $(cat "$T/err")"
+head -c 5000 "$F/chain300/circuit.params" >"$T/trunc.params"
+"$Z" prove "$T/trunc.params" "$F/chain300/witness.wtns" "$T/x.bin" "$T/x.json" \
+  --r1cs "$F/chain300/circuit.r1cs" 2>"$T/err"; rc=$?
+[ $rc -eq 1 ] && grep -q "trunc.params" "$T/err" || fail "truncated .params: exit $rc, $(cat "$T/err")"
 cli_done bellman_prove_cli

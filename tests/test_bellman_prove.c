@@ -129,6 +129,15 @@ static void test_bad(const zp_g16_bkey_t *k0, const zp_g16_assignment_t *as0)
     CHECK(strstr(zp_err_msg(), "|H|"));
     zp_scalar_t big = {{~0ull, ~0ull, ~0ull, ~0ull}};
     CHECK(zp_g16_bellman_prove(&pr, k0, as0, &big, &s, NULL, NULL) == ZP_EFORMAT);
+    /* the two stages on their own: the same proof; a corrupt partial result is refused */
+    zp_g1_any_t part[ZP_G16_NMSM];
+    uint8_t b1[192], b2[192];
+    CHECK(zp_g16_bellman_prove(&pr, k0, as0, &r, &s, NULL, NULL) == 0 && zp_g16_proof_to_bin(b1, &pr) == 0);
+    CHECK(zp_g16_bellman_prove_g1(part, k0, as0, 0, NULL, NULL) == 0);
+    CHECK(zp_g16_bellman_finalize(&pr, k0, as0, part, &r, &s, 0, NULL, NULL) == 0 && zp_g16_proof_to_bin(b2, &pr) == 0);
+    CHECK(!memcmp(b1, b2, 192));
+    zp_g1_bls12_381_dbl(&part[ZP_G16_C].bls12_381, &part[ZP_G16_C].bls12_381);
+    CHECK(zp_g16_bellman_finalize(&pr, k0, as0, part, &r, &s, 0, NULL, NULL) == ZP_EVERIFY);
     /* an assignment that fits the key's sizes but not the circuit: the pairing check refuses */
     as = *as0;
     zp_fr_bls12_381_t *c2 = malloc(as.abc_size * sizeof *c2);
@@ -157,6 +166,20 @@ static void test_fixture(const char *dir, const char *name, bool bad)
     CHECK(zp_g16_assign_from_r1cs(&ab, &r1, &wt, NULL) == 0);
     uint64_t t1 = zp_now_ns();
     const zp_g16_assignment_t *as = &ab.v;
+    {   /* the same on a pool of 3 (chunks of constraints, atomic density bits): the same bytes */
+        zp_pool_t *p3 = zp_pool_new(3);
+        zp_g16_assign_buf_t ab3;
+        CHECK(p3 && zp_g16_assign_from_r1cs(&ab3, &r1, &wt, p3) == 0);
+        CHECK(ab3.mem_len == ab.mem_len);
+        size_t fr_bytes = (3 * as->abc_size + as->inp_assignment_size + as->aux_assignment_size) * 32;
+        CHECK(!memcmp(ab3.mem, ab.mem, fr_bytes));
+        CHECK(!memcmp(ab3.v.a_aux_density, as->a_aux_density, (as->a_aux_bit_len + 63) / 64 * 8));
+        CHECK(!memcmp(ab3.v.b_aux_density, as->b_aux_density, (as->b_aux_bit_len + 63) / 64 * 8));
+        CHECK(!memcmp(ab3.v.b_inp_density, as->b_inp_density, (as->b_inp_bit_len + 63) / 64 * 8));
+        CHECK(ab3.v.a_aux_popcount == as->a_aux_popcount && ab3.v.b_aux_popcount == as->b_aux_popcount);
+        zp_g16_assign_free(&ab3);
+        zp_pool_destroy(&p3);
+    }
     char dd[2100];
     snprintf(dd, sizeof dd, "%s/dump", dir);
     same_bytes(dd, "a.bin", as->a, as->abc_size * 32);
@@ -197,6 +220,11 @@ static void test_fixture(const char *dir, const char *name, bool bad)
     size_t bl;
     CHECK(zp_g16_conv_bellman.proof_encode(bin, sizeof bin, &bl, &pr) == 0 && bl == 192);
     same_bytes(dir, "proof_r5_s9.bin", bin, 192);
+    /* without lib/msm's 0/1 classes (scalars k + r): the same bytes */
+    CHECK(zp_g16_bellman_prove_ex(&pr, &k, as, &r, &s, ZP_G16_BPROVE_NO_SPLIT, pool, NULL) == 0);
+    CHECK(zp_g16_proof_to_bin(bin2, &pr) == 0 && !memcmp(bin, bin2, 192));
+    CHECK(zp_g16_bellman_prove_ex(&pr, &k, as, &r, &s, ZP_G16_BPROVE_NO_ENDO, pool, NULL) == 0);
+    CHECK(zp_g16_proof_to_bin(bin2, &pr) == 0 && !memcmp(bin, bin2, 192));
     /* the same through one thread: identical */
     CHECK(zp_g16_bellman_prove(&pr, &k, as, &r, &s, NULL, NULL) == 0);
     CHECK(zp_g16_proof_to_bin(bin2, &pr) == 0 && !memcmp(bin, bin2, 192));
@@ -237,6 +265,10 @@ static void test_fixture(const char *dir, const char *name, bool bad)
         zp_g16_assign_buf_t bad_ab;
         CHECK(zp_g16_assign_from_r1cs(&bad_ab, &r1, &w2, NULL) == ZP_EUNSAT);
         CHECK(strstr(zp_err_msg(), "constraint"));
+        zp_pool_t *p2 = zp_pool_new(2);   /* found by a chunk on the pool: the same message */
+        CHECK(p2 && zp_g16_assign_from_r1cs(&bad_ab, &r1, &w2, p2) == ZP_EUNSAT);
+        CHECK(strstr(zp_err_msg(), "constraint"));
+        zp_pool_destroy(&p2);
         w2.n_witness--;
         CHECK(zp_g16_assign_from_r1cs(&bad_ab, &r1, &w2, NULL) == ZP_EMISMATCH);
         free(copy);

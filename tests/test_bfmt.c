@@ -28,6 +28,14 @@ static int failures;
     } while (0)
 
 static char tmpdir[256];
+static uint64_t rng_s = 0x29b3c1;
+static uint64_t rnd_u64(void)
+{
+    uint64_t z = (rng_s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
 
 static void path_of(char *out, size_t cap, const char *fix, const char *file)
 {
@@ -295,6 +303,13 @@ static void test_bad(void)
     memset(pt + 96, 0xff, 48);
     pt[96] = 0x1f;
     BAD(good, len, sec[ZP_BSEC_B_G2].file_off, pt, 192, len, 0, ZP_EFORMAT, "b_g2[0]", "y.c1 is not below");
+    /* flag-like top bits in y (found by fuzz_bellman): y >= 2^381 > p, refused, not masked */
+    memcpy(pt, good + sec[ZP_BSEC_A].file_off + 96 * 7, 96);
+    pt[48] |= 0x80;
+    BAD(good, len, sec[ZP_BSEC_A].file_off + 96 * 7, pt, 96, len, 0, ZP_EFORMAT, "a[7]", "y is not below");
+    memcpy(pt, good + sec[ZP_BSEC_B_G2].file_off, 192);
+    pt[48] |= 0x20;
+    BAD(good, len, sec[ZP_BSEC_B_G2].file_off, pt, 192, len, 0, ZP_EFORMAT, "b_g2[0]", "x.c0 is not below");
     /* off the curve */
     memcpy(pt, good + sec[ZP_BSEC_H].file_off + 96 * 7, 96);
     pt[95] ^= 1;
@@ -316,6 +331,26 @@ static void test_bad(void)
     zp_bls_g2_to_uncompressed(pt, &q2);
     BAD(good, len, sec[ZP_BSEC_B_G2].file_off + 192 * 9, pt, 192, len, 0, ZP_EFORMAT, "b_g2[9]", "subgroup");
     BAD(good, len, 96 * 2 + 192, pt, 192, len, 0, ZP_EFORMAT, "gamma_g2", "subgroup");
+    /* the endomorphism checks agree with [r] P = 0 on points in and out of the subgroups */
+    for (int i = 0; i < 12; i++) {
+        zp_scalar_t sc = {{rnd_u64(), rnd_u64(), rnd_u64(), rnd_u64() >> 2}};
+        zp_g1a_bls12_381_t g, o1 = q1;
+        zp_g1_bls12_381_t j;
+        zp_g1_bls12_381_generator(&g);
+        zp_g1_bls12_381_from_affine(&j, i & 1 ? &g : &q1);
+        zp_g1_bls12_381_mul(&j, &j, &sc);
+        zp_g1_bls12_381_to_affine(&o1, &j);
+        CHECK(zp_bls_g1_torsion_free(&o1) == zp_g1a_bls12_381_in_subgroup(&o1));
+        CHECK(zp_bls_g1_torsion_free(&o1) == (i & 1));
+        zp_g2a_bls12_381_t h, o2;
+        zp_g2_bls12_381_t j2;
+        zp_g2_bls12_381_generator(&h);
+        zp_g2_bls12_381_from_affine(&j2, i & 1 ? &h : &q2);
+        zp_g2_bls12_381_mul(&j2, &j2, &sc);
+        zp_g2_bls12_381_to_affine(&o2, &j2);
+        CHECK(zp_bls_g2_torsion_free(&o2) == zp_g2a_bls12_381_in_subgroup(&o2));
+        CHECK(zp_bls_g2_torsion_free(&o2) == (i & 1));
+    }
     /* uncompressed round trip of those points */
     zp_g2a_bls12_381_t r2;
     CHECK(zp_bls_g2_from_uncompressed(&r2, pt, false) == 0 && !memcmp(&r2, &q2, sizeof r2));

@@ -85,11 +85,13 @@ static int unc_flags(const uint8_t *in, size_t len)
     return 0;
 }
 
-static int fq_be(zp_fq_bls12_381_t *r, const uint8_t *in, const char *what)
+/* one big-endian coordinate; only the first coordinate of an encoding (flags: true) carries the
+ * 3 flag bits, every other one must be < p as it stands */
+static int fq_be(zp_fq_bls12_381_t *r, const uint8_t *in, const char *what, bool flags)
 {
     uint8_t b[FQB];
     memcpy(b, in, FQB);
-    b[0] &= 0x1f;
+    if (flags) b[0] &= 0x1f;
     if (zp_fq_bls12_381_from_bytes_be(r, b)) return zp_err_set(ZP_EFORMAT, "%s is not below the field modulus", what);
     return 0;
 }
@@ -101,11 +103,11 @@ int zp_bls_g1_from_uncompressed(zp_g1a_bls12_381_t *r, const uint8_t in[96], boo
     if (f == 1) { memset(r, 0, sizeof *r); return 0; }
     zp_g1a_bls12_381_t p;
     int rc;
-    if ((rc = fq_be(&p.x, in, "x")) || (rc = fq_be(&p.y, in + FQB, "y"))) return rc;
+    if ((rc = fq_be(&p.x, in, "x", true)) || (rc = fq_be(&p.y, in + FQB, "y", false))) return rc;
     if (zp_fq_bls12_381_is_zero(&p.x) && zp_fq_bls12_381_is_zero(&p.y))
         return zp_err_set(ZP_EFORMAT, "(0, 0) without the infinity flag");
     if (!zp_g1a_bls12_381_on_curve(&p)) return zp_err_set(ZP_EFORMAT, "not on the curve");
-    if (subgroup && !zp_g1a_bls12_381_in_subgroup(&p))
+    if (subgroup && !zp_bls_g1_torsion_free(&p))
         return zp_err_set(ZP_EFORMAT, "not in the prime-order subgroup");
     *r = p;
     return 0;
@@ -119,12 +121,12 @@ int zp_bls_g2_from_uncompressed(zp_g2a_bls12_381_t *r, const uint8_t in[192], bo
     zp_g2a_bls12_381_t p;
     int rc;
     /* x.c1, x.c0, y.c1, y.c0 */
-    if ((rc = fq_be(&p.x.c1, in, "x.c1")) || (rc = fq_be(&p.x.c0, in + FQB, "x.c0")) ||
-        (rc = fq_be(&p.y.c1, in + 2 * FQB, "y.c1")) || (rc = fq_be(&p.y.c0, in + 3 * FQB, "y.c0")))
+    if ((rc = fq_be(&p.x.c1, in, "x.c1", true)) || (rc = fq_be(&p.x.c0, in + FQB, "x.c0", false)) ||
+        (rc = fq_be(&p.y.c1, in + 2 * FQB, "y.c1", false)) || (rc = fq_be(&p.y.c0, in + 3 * FQB, "y.c0", false)))
         return rc;
     if (zp_g2a_bls12_381_is_inf(&p)) return zp_err_set(ZP_EFORMAT, "(0, 0) without the infinity flag");
     if (!zp_g2a_bls12_381_on_curve(&p)) return zp_err_set(ZP_EFORMAT, "not on the curve");
-    if (subgroup && !zp_g2a_bls12_381_in_subgroup(&p))
+    if (subgroup && !zp_bls_g2_torsion_free(&p))
         return zp_err_set(ZP_EFORMAT, "not in the prime-order subgroup");
     *r = p;
     return 0;
@@ -213,13 +215,93 @@ static int read_section(ctx_t *c, zp_bkey_t *k, uint8_t *base, size_t len, uint6
     return 0;
 }
 
+/* ---- subgroup checks with the endomorphisms (eprint 2021/1130, 2022/352; as zkcrypto/bls12_381's
+ * is_torsion_free): G1: phi(P) = [-x^2] P, G2: psi(P) = [x] P, x = -0xd201000000010000 the BLS
+ * seed. About 126 doublings on G1 and 63 on G2 instead of the 255 of [r] P. Which power of
+ * lib/ec's phi (its beta is one of the two cube roots) has the eigenvalue -x^2 is found once on
+ * the generator. Tests: tests/test_bfmt.c compares with zp_g?a_bls12_381_in_subgroup. */
+#define BLS_ABS_X 0xd201000000010000ull
+
+static void g1_mul_absx(zp_g1_bls12_381_t *r, const zp_g1_bls12_381_t *p)
+{
+    zp_g1_bls12_381_t acc = *p;   /* top bit 63 */
+    for (int b = 62; b >= 0; b--) {
+        zp_g1_bls12_381_dbl(&acc, &acc);
+        if (BLS_ABS_X >> b & 1) zp_g1_bls12_381_add(&acc, &acc, p);
+    }
+    *r = acc;
+}
+
+static void g2_mul_absx(zp_g2_bls12_381_t *r, const zp_g2a_bls12_381_t *p)
+{
+    zp_g2_bls12_381_t acc;
+    zp_g2_bls12_381_from_affine(&acc, p);
+    for (int b = 62; b >= 0; b--) {
+        zp_g2_bls12_381_dbl(&acc, &acc);
+        if (BLS_ABS_X >> b & 1) zp_g2_bls12_381_add_affine(&acc, &acc, p);
+    }
+    *r = acc;
+}
+
+/* 1: phi has eigenvalue -x^2 on G1; 2: phi^2 has; decided on the generator */
+static int g1_phi_power(void)
+{
+    static _Atomic int pw;
+    int v = pw;
+    if (v) return v;
+    zp_g1a_bls12_381_t g, e;
+    zp_g1_bls12_381_t j, t, q;
+    zp_g1_bls12_381_generator(&g);
+    zp_g1_bls12_381_from_affine(&j, &g);
+    g1_mul_absx(&t, &j);
+    g1_mul_absx(&t, &t);
+    zp_g1_bls12_381_neg(&t, &t);
+    zp_g1a_bls12_381_endo(&e, &g);
+    zp_g1_bls12_381_from_affine(&q, &e);
+    v = zp_g1_bls12_381_eq(&q, &t) ? 1 : 2;
+    pw = v;
+    return v;
+}
+
+bool zp_bls_g1_torsion_free(const zp_g1a_bls12_381_t *p)
+{
+    if (!zp_g1a_bls12_381_on_curve(p)) return false;
+    if (zp_g1a_bls12_381_is_inf(p)) return true;
+    zp_g1a_bls12_381_t e;
+    zp_g1_bls12_381_t j, t, q;
+    zp_g1_bls12_381_from_affine(&j, p);   /* [|x|] P with mixed additions, then [|x|] of that */
+    for (int b = 62; b >= 0; b--) {
+        zp_g1_bls12_381_dbl(&j, &j);
+        if (BLS_ABS_X >> b & 1) zp_g1_bls12_381_add_affine(&j, &j, p);
+    }
+    g1_mul_absx(&t, &j);
+    zp_g1_bls12_381_neg(&t, &t);
+    zp_g1a_bls12_381_endo(&e, p);
+    if (g1_phi_power() == 2) zp_g1a_bls12_381_endo(&e, &e);
+    zp_g1_bls12_381_from_affine(&q, &e);
+    return zp_g1_bls12_381_eq(&q, &t);
+}
+
+bool zp_bls_g2_torsion_free(const zp_g2a_bls12_381_t *p)
+{
+    if (!zp_g2a_bls12_381_on_curve(p)) return false;
+    if (zp_g2a_bls12_381_is_inf(p)) return true;
+    zp_g2a_bls12_381_t s;
+    zp_g2_bls12_381_t t, q;
+    g2_mul_absx(&t, p);
+    zp_g2_bls12_381_neg(&t, &t);   /* [x] P, x < 0 */
+    zp_g2a_bls12_381_psi(&s, p);
+    zp_g2_bls12_381_from_affine(&q, &s);
+    return zp_g2_bls12_381_eq(&q, &t);
+}
+
 typedef struct { const uint8_t *pts; bool g2; } sub_arg_t;
 
 static bool not_in_subgroup(const void *arg, size_t i)
 {
     const sub_arg_t *a = arg;
-    if (a->g2) return !zp_g2a_bls12_381_in_subgroup((const zp_g2a_bls12_381_t *)(a->pts + i * G2B));
-    return !zp_g1a_bls12_381_in_subgroup((const zp_g1a_bls12_381_t *)(a->pts + i * G1B));
+    if (a->g2) return !zp_bls_g2_torsion_free((const zp_g2a_bls12_381_t *)(a->pts + i * G2B));
+    return !zp_bls_g1_torsion_free((const zp_g1a_bls12_381_t *)(a->pts + i * G1B));
 }
 
 static int parse(zp_bkey_t *k, uint8_t *base, size_t len, ctx_t *c, unsigned flags)

@@ -52,6 +52,9 @@ int zp_key_format_of_file(zp_keyfmt_t *fmt, const char *path);
  * (the caller adds file and field). */
 int zp_bls_g1_from_uncompressed(zp_g1a_bls12_381_t *r, const uint8_t in[96], bool subgroup);
 int zp_bls_g2_from_uncompressed(zp_g2a_bls12_381_t *r, const uint8_t in[192], bool subgroup);
+/* prime-order subgroup membership by the endomorphisms (on-curve checked too; identity: true) */
+bool zp_bls_g1_torsion_free(const zp_g1a_bls12_381_t *p);
+bool zp_bls_g2_torsion_free(const zp_g2a_bls12_381_t *p);
 void zp_bls_g1_to_uncompressed(uint8_t out[96], const zp_g1a_bls12_381_t *p);
 void zp_bls_g2_to_uncompressed(uint8_t out[192], const zp_g2a_bls12_381_t *p);
 

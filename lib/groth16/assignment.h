@@ -97,6 +97,27 @@ int zp_g16_bellman_prove(zp_g16_proof_t *proof, const zp_g16_bkey_t *k, const zp
                          const zp_scalar_t *r, const zp_scalar_t *s,
                          zp_pool_t *pool, zp_g16_bprove_times_t *t);
 
+/* the same with flags (benchmarks; the proof is the same bytes either way):
+ * ZP_G16_BPROVE_NO_ENDO: lib/msm's plain 256-bit Pippenger (no GLV/GLS split);
+ * ZP_G16_BPROVE_NO_SPLIT: that, with the witness scalars given as k + r (full length, unreduced:
+ * the same multiples), so lib/msm's zero / one / short classes never apply (supraseal-c2's split
+ * off). The endomorphism's split reduces scalars, hence NO_SPLIT implies NO_ENDO. */
+enum { ZP_G16_BPROVE_NO_ENDO = 1, ZP_G16_BPROVE_NO_SPLIT = 2 };
+int zp_g16_bellman_prove_ex(zp_g16_proof_t *proof, const zp_g16_bkey_t *k, const zp_g16_assignment_t *as,
+                            const zp_scalar_t *r, const zp_scalar_t *s, unsigned flags, zp_pool_t *pool,
+                            zp_g16_bprove_times_t *t);
+
+/* The two stages of zp_g16_bellman_prove_ex, for the process group (GPU worker, finalizer):
+ * prove_g1: H and the G1 MSMs: part[ZP_G16_A] = sum A, part[ZP_G16_B1] = sum B_g1,
+ *   part[ZP_G16_C] = L + H (one MSM), part[ZP_G16_H] = identity;
+ * finalize: the B_g2 MSM, r and s (as prove; NULL = getrandom), assembly, pairing check.
+ * Both check the assignment against the key first (zp_g16_bellman_check). */
+int zp_g16_bellman_prove_g1(zp_g1_any_t part[ZP_G16_NMSM], const zp_g16_bkey_t *k, const zp_g16_assignment_t *as,
+                            unsigned flags, zp_pool_t *pool, zp_g16_bprove_times_t *t);
+int zp_g16_bellman_finalize(zp_g16_proof_t *proof, const zp_g16_bkey_t *k, const zp_g16_assignment_t *as,
+                            const zp_g1_any_t part[ZP_G16_NMSM], const zp_scalar_t *r, const zp_scalar_t *s,
+                            unsigned flags, zp_pool_t *pool, zp_g16_bprove_times_t *t);
+
 /* the verifying key of k (n_public = n_ic - 1; ic malloc'd: zp_g16_vk_free) */
 int zp_g16_vk_from_bkey(zp_g16_vk_t *vk, const zp_g16_bkey_t *k);
 

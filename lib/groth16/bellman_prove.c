@@ -12,8 +12,9 @@
  *   C = L + H + s A + r B1 - r s delta1 (the unique C the verifier accepts for that A and B,
  *      so any order of the additions gives bellman's bytes).
  * Every proof is pairing-checked against the key's own verifying key before it is returned.
- * Memory: 3 n scalars (a, b, c work buffers) + the compacted scalars (|A| + |B| + |L| + n)
- * + one MSM scratch, freed before return. Tests: tests/test_bellman_prove.c */
+ * Memory: 3 n scalars (a, b, c work buffers; the compacted MSM scalars reuse b and c once H is
+ * computed, when they fit) + one MSM scratch, freed before return; finalize: |B| scalars + the
+ * G2 MSM scratch. Tests: tests/test_bellman_prove.c */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,10 +137,10 @@ static int bellman_h(fr_t *a, fr_t *b, fr_t *c, unsigned log_n, zp_pool_t *pool)
 {
     size_t n = (size_t)1 << log_n;
     fr_t w, g, ginv, zinv;
-    zp_ntt_bls12_381_root_bellman(&w, log_n);
+    int rc = zp_g16_conv_bellman.root(&w, log_n);   /* the convention's roots (table below) */
+    if (rc) return zp_err_set(rc, "bellman prover: no 2^%u root of unity", log_n);
     zp_ntt_bls12_381_domain_t d;
-    int rc = zp_ntt_bls12_381_domain_init_root(&d, log_n, pool, &w);
-    if (rc) return rc;
+    if ((rc = zp_ntt_bls12_381_domain_init_root(&d, log_n, pool, &w))) return rc;
     zp_fr_bls12_381_set_u64(&g, ZP_NTT_BELLMAN_GENERATOR);
     zp_fr_bls12_381_inv(&ginv, &g);
     fr_t *v[3] = {a, b, c};
@@ -166,13 +167,172 @@ static int bellman_h(fr_t *a, fr_t *b, fr_t *c, unsigned log_n, zp_pool_t *pool)
 /* ------------------------------------------------------------------ the prover */
 static void to_std(zp_scalar_t *out, const fr_t *in) { zp_fr_bls12_381_from_mont((fr_t *)out, in); }
 
+static const zp_msm_opts_t no_endo = {.no_endo = true};
+
+/* k + r (r the group order): the same multiple of a subgroup point, as a full-length scalar */
+static void add_order(zp_scalar_t *v)
+{
+    unsigned __int128 c = 0;
+    for (int i = 0; i < 4; i++) {
+        c += (unsigned __int128)v->l[i] + zp_fr_bls12_381_modulus.l[i];
+        v->l[i] = (uint64_t)c;
+        c >>= 64;
+    }
+}
+
 int zp_g16_bellman_prove(zp_g16_proof_t *proof, const zp_g16_bkey_t *k, const zp_g16_assignment_t *as,
                          const zp_scalar_t *r, const zp_scalar_t *s, zp_pool_t *pool, zp_g16_bprove_times_t *t)
 {
-    const g16_curve_t *cv = &g16_curve_bls12_381;
+    return zp_g16_bellman_prove_ex(proof, k, as, r, s, 0, pool, t);
+}
+
+/* the compacted MSM scalars (standard form): A = inputs ++ aux[a density] (nA), B = inp[b_inp]
+ * ++ aux[b_aux] (nB), L = aux; any of them NULL = not wanted. Threads take ranges of aux
+ * (multiples of 64 variables) whose output offsets come from the bitmaps' popcounts. */
+enum { COMPACT_MAX_T = 64 };
+typedef struct {
+    const zp_g16_assignment_t *as;
+    unsigned flags, nt;
+    zp_scalar_t *sA, *sB, *sL;
+    size_t lo[COMPACT_MAX_T + 1], oa[COMPACT_MAX_T], ob[COMPACT_MAX_T];
+} compact_job_t;
+
+static void compact_one(zp_scalar_t *v, const fr_t *x, unsigned flags)
+{
+    to_std(v, x);
+    if (flags & ZP_G16_BPROVE_NO_SPLIT) add_order(v);
+}
+
+static void compact_job(void *arg, unsigned tid, unsigned n)
+{
+    compact_job_t *j = arg;
+    const zp_g16_assignment_t *as = j->as;
+    for (unsigned q = tid; q < j->nt; q += n) {
+        size_t ja = j->oa[q], jb = j->ob[q];
+        for (size_t i = j->lo[q]; i < j->lo[q + 1]; i++) {
+            bool ia = j->sA && bit_get(as->a_aux_density, i), ib = j->sB && bit_get(as->b_aux_density, i);
+            if (!ia && !ib && !j->sL) continue;
+            zp_scalar_t v;
+            compact_one(&v, &as->aux_assignment_data[i], j->flags);
+            if (j->sL) j->sL[i] = v;
+            if (ia) j->sA[ja++] = v;
+            if (ib) j->sB[jb++] = v;
+        }
+    }
+}
+
+static void compact(const zp_g16_assignment_t *as, unsigned flags, zp_scalar_t *sA, zp_scalar_t *sB, zp_scalar_t *sL,
+                    zp_pool_t *pool)
+{
+    size_t ni = as->inp_assignment_size, na = as->aux_assignment_size, ja = 0, jb = 0;
+    for (size_t i = 0; i < ni; i++) {
+        zp_scalar_t v;
+        compact_one(&v, &as->inp_assignment_data[i], flags);
+        if (sA) sA[ja++] = v;
+        if (sB && bit_get(as->b_inp_density, i)) sB[jb++] = v;
+    }
+    compact_job_t j = {.as = as, .flags = flags, .sA = sA, .sB = sB, .sL = sL};
+    size_t words = (na + 63) / 64;
+    /* (from a few words up, so that the fixtures' small circuits take this path too) */
+    unsigned nt = zp_pool_size(pool) > 1 ? 4 * zp_pool_size(pool) : 1;
+    if (nt > COMPACT_MAX_T) nt = COMPACT_MAX_T;
+    if (nt > words) nt = words ? (unsigned)words : 1;
+    j.nt = nt;
+    for (unsigned q = 0; q <= nt; q++) {
+        size_t w = words * q / nt;
+        j.lo[q] = w * 64 < na ? w * 64 : na;
+    }
+    for (unsigned q = 0; q < nt; q++) {
+        j.oa[q] = ja;
+        j.ob[q] = jb;
+        size_t w0 = j.lo[q] / 64, w1 = (j.lo[q + 1] + 63) / 64;
+        for (size_t w = w0; w < w1; w++) {   /* bits past na are zero in a bitmap of na bits: masked */
+            uint64_t mask = (w + 1) * 64 <= na ? ~0ull : (((uint64_t)1 << (na % 64)) - 1);
+            if (sA) ja += (size_t)__builtin_popcountll(as->a_aux_density[w] & mask);
+            if (sB) jb += (size_t)__builtin_popcountll(as->b_aux_density[w] & mask);
+        }
+    }
+    zp_pool_run(nt > 1 ? pool : NULL, compact_job, &j);
+}
+
+static unsigned domain_log(size_t m)
+{
+    unsigned log_n = 0;
+    while (((size_t)1 << log_n) < m) log_n++;
+    return log_n;
+}
+
+int zp_g16_bellman_prove_g1(zp_g1_any_t part[ZP_G16_NMSM], const zp_g16_bkey_t *k, const zp_g16_assignment_t *as,
+                            unsigned flags, zp_pool_t *pool, zp_g16_bprove_times_t *t)
+{
     uint64_t t0 = zp_now_ns();
-    zp_g16_bprove_times_t tt;
-    memset(&tt, 0, sizeof tt);
+    int rc = zp_g16_bellman_check(k, as);
+    if (rc) return rc;
+    size_t na = as->aux_assignment_size;
+    unsigned log_n = domain_log(as->abc_size);
+    size_t n = (size_t)1 << log_n, nh = zp_g16_conv_bellman.h_len(n), nA = k->n_a, nB = k->n_b_g1;
+    unsigned nt = zp_pool_size(pool);
+    const zp_msm_opts_t *mo = (flags & (ZP_G16_BPROVE_NO_ENDO | ZP_G16_BPROVE_NO_SPLIT)) ? &no_endo : NULL;
+    size_t scr = zp_msm_g1_bls12_381_ex_scratch_size(nA > nB ? nA : nB, 1, nt, mo);
+    size_t s2 = zp_msm_g1_bls12_381_sum2_scratch_size(na, nh, nt, mo);
+    if (s2 > scr) scr = s2;
+    /* work: a, b, c (n each). Once H is in a, b and c are dead: the scalars of A and B (nA + nB)
+     * go there, then those of L (na), whenever each fits in 2n (Filecoin's circuits: aux ~
+     * constraints, |B| ~ aux / 4); otherwise they get room of their own after c. */
+    size_t nscal = nA + nB > na ? nA + nB : na;   /* A and B, later L over them */
+    bool in_bc = nscal <= 2 * n;
+    size_t nwork = 3 * n + (in_bc ? 0 : nscal);
+    fr_t *work = g16_alloc(nwork * sizeof(fr_t));
+    void *scratch = g16_alloc(scr ? scr : 64);
+    if (!work || !scratch) {
+        rc = zp_err_set(-ENOMEM, "bellman prover: %zu + %zu bytes of work memory", nwork * sizeof(fr_t), scr);
+        goto out;
+    }
+    fr_t *a = work, *b = a + n, *c = b + n;
+    zp_scalar_t *sA = (zp_scalar_t *)(in_bc ? b : c + n), *sB = sA + nA, *sL = sA;
+    size_t m = as->abc_size;
+    memcpy(a, as->a, m * sizeof(fr_t));
+    memcpy(b, as->b, m * sizeof(fr_t));
+    memcpy(c, as->c, m * sizeof(fr_t));
+    memset(a + m, 0, (n - m) * sizeof(fr_t));
+    memset(b + m, 0, (n - m) * sizeof(fr_t));
+    memset(c + m, 0, (n - m) * sizeof(fr_t));
+    uint64_t t1 = zp_now_ns();
+    if ((rc = bellman_h(a, b, c, log_n, pool))) goto out;
+    uint64_t t2 = zp_now_ns();
+    compact(as, flags, sA, sB, NULL, pool);   /* b and c are dead now */
+    uint64_t t2b = zp_now_ns();
+    t1 += t2b - t2;   /* prep = the copies and the compactions */
+    t2 = t2b;
+    const zp_g1a_bls12_381_t *pa1[1] = {k->a}, *pb1[1] = {k->b_g1};
+    zp_msm_g1_bls12_381_multi_ex(&part[ZP_G16_A].bls12_381, pa1, 1, sA, nA, scratch, pool, mo);
+    uint64_t t3 = zp_now_ns();
+    zp_msm_g1_bls12_381_multi_ex(&part[ZP_G16_B1].bls12_381, pb1, 1, sB, nB, scratch, pool, mo);
+    uint64_t t4 = zp_now_ns();
+    compact(as, flags, NULL, NULL, sL, pool);   /* over A's and B's scalars, done with */
+    uint64_t t4b = zp_now_ns();
+    zp_msm_g1_bls12_381_sum2_ex(&part[ZP_G16_C].bls12_381, k->l, sL, na, k->h, (const zp_scalar_t *)a, nh, scratch,
+                                pool, mo);
+    zp_g1_bls12_381_set_inf(&part[ZP_G16_H].bls12_381);
+    uint64_t t5 = zp_now_ns();
+    if (t) {
+        t->prep_ns = t1 - t0 + (t4b - t4);
+        t->ntt_ns = t2 - t1;
+        t->msm_a_ns = t3 - t2;
+        t->msm_b1_ns = t4 - t3;
+        t->msm_lh_ns = t5 - t4b;
+    }
+out:
+    free(work);
+    free(scratch);
+    return rc;
+}
+
+int zp_g16_bellman_finalize(zp_g16_proof_t *proof, const zp_g16_bkey_t *k, const zp_g16_assignment_t *as,
+                            const zp_g1_any_t part[ZP_G16_NMSM], const zp_scalar_t *r, const zp_scalar_t *s,
+                            unsigned flags, zp_pool_t *pool, zp_g16_bprove_times_t *t)
+{
+    const g16_curve_t *cv = &g16_curve_bls12_381;
     memset(proof, 0, sizeof *proof);
     int rc = zp_g16_bellman_check(k, as);
     if (rc) return rc;
@@ -189,79 +349,34 @@ int zp_g16_bellman_prove(zp_g16_proof_t *proof, const zp_g16_bkey_t *k, const zp
     } else if ((rc = cv->random_scalar(&ss))) {
         return rc;
     }
-    size_t ni = as->inp_assignment_size, na = as->aux_assignment_size;
-    unsigned log_n = 0;
-    while (((size_t)1 << log_n) < as->abc_size) log_n++;
-    size_t n = (size_t)1 << log_n, nh = n - 1;
-    size_t nA = k->n_a, nB = k->n_b_g1;
-    unsigned nt = zp_pool_size(pool);
-    size_t scr = zp_msm_g1_bls12_381_scratch_size(nA, nt);
-    size_t s2 = zp_msm_g1_bls12_381_scratch_size(nB, nt);
-    if (s2 > scr) scr = s2;
-    s2 = zp_msm_g1_bls12_381_sum2_scratch_size(na, nh, nt, NULL);
-    if (s2 > scr) scr = s2;
-    s2 = zp_msm_g2_bls12_381_scratch_size(nB, nt);
-    if (s2 > scr) scr = s2;
-    /* work: a, b, c (n each) | scalars A (nA) | B (nB) | L (na) */
-    size_t nwork = 3 * n + nA + nB + na;
-    fr_t *work = g16_alloc(nwork * sizeof(fr_t));
+    uint64_t t0 = zp_now_ns();
+    size_t ni = as->inp_assignment_size, nB = k->n_b_g2;
+    const zp_msm_opts_t *mo = (flags & (ZP_G16_BPROVE_NO_ENDO | ZP_G16_BPROVE_NO_SPLIT)) ? &no_endo : NULL;
+    size_t scr = zp_msm_g2_bls12_381_ex_scratch_size(nB, 1, zp_pool_size(pool), mo);
+    zp_scalar_t *sB = g16_alloc((nB ? nB : 1) * sizeof *sB);
     void *scratch = g16_alloc(scr ? scr : 64);
-    if (!work || !scratch) {
-        rc = zp_err_set(-ENOMEM, "bellman prover: %zu + %zu bytes of work memory", nwork * sizeof(fr_t), scr);
+    zp_scalar_t *pub = g16_alloc(ni * sizeof *pub);
+    if (!sB || !scratch || !pub) {
+        rc = zp_err_set(-ENOMEM, "bellman finalize: %zu + %zu bytes", nB * sizeof *sB, scr);
         goto out;
     }
-    fr_t *a = work, *b = a + n, *c = b + n;
-    zp_scalar_t *sA = (zp_scalar_t *)(c + n), *sB = sA + nA, *sL = sB + nB;
-    size_t m = as->abc_size;
-    memcpy(a, as->a, m * sizeof(fr_t));
-    memcpy(b, as->b, m * sizeof(fr_t));
-    memcpy(c, as->c, m * sizeof(fr_t));
-    memset(a + m, 0, (n - m) * sizeof(fr_t));
-    memset(b + m, 0, (n - m) * sizeof(fr_t));
-    memset(c + m, 0, (n - m) * sizeof(fr_t));
-    /* compacted scalars (standard form) */
-    const fr_t *inp = as->inp_assignment_data, *aux = as->aux_assignment_data;
-    size_t ja = 0, jb = 0;
-    for (size_t i = 0; i < ni; i++) {
-        to_std(&sA[ja++], &inp[i]);
-        if (bit_get(as->b_inp_density, i)) to_std(&sB[jb++], &inp[i]);
-    }
-    for (size_t i = 0; i < na; i++) {
-        to_std(&sL[i], &aux[i]);
-        if (bit_get(as->a_aux_density, i)) sA[ja++] = sL[i];
-        if (bit_get(as->b_aux_density, i)) sB[jb++] = sL[i];
-    }
-    uint64_t t1 = zp_now_ns();
-    tt.prep_ns = t1 - t0;
-    if ((rc = bellman_h(a, b, c, log_n, pool))) goto out;
-    uint64_t t2 = zp_now_ns();
-    tt.ntt_ns = t2 - t1;
-
-    zp_g1_bls12_381_t pA, pB1, pLH;
+    compact(as, flags, NULL, sB, NULL, pool);
     zp_g2_bls12_381_t pB2;
-    zp_msm_g1_bls12_381(&pA, k->a, sA, nA, scratch, pool);
-    uint64_t t3 = zp_now_ns();
-    zp_msm_g1_bls12_381(&pB1, k->b_g1, sB, nB, scratch, pool);
-    uint64_t t4 = zp_now_ns();
-    zp_msm_g2_bls12_381(&pB2, k->b_g2, sB, nB, scratch, pool);
-    uint64_t t5 = zp_now_ns();
-    zp_msm_g1_bls12_381_sum2_ex(&pLH, k->l, sL, na, k->h, (const zp_scalar_t *)a, nh, scratch, pool, NULL);
-    uint64_t t6 = zp_now_ns();
-    tt.msm_a_ns = t3 - t2;
-    tt.msm_b1_ns = t4 - t3;
-    tt.msm_b2_ns = t5 - t4;
-    tt.msm_lh_ns = t6 - t5;
+    const zp_g2a_bls12_381_t *pb2[1] = {k->b_g2};
+    zp_msm_g2_bls12_381_multi_ex(&pB2, pb2, 1, sB, nB, scratch, pool, mo);
+    uint64_t t1 = zp_now_ns();
 
-    /* assembly */
-    zp_g1_bls12_381_t A, B1, C, x;
+    /* A = alpha + a + r delta; B = beta2 + b + s delta2; B1 = beta1 + b1 + s delta1;
+     * C = (L + H) + s A + r B1 - r s delta1 */
+    zp_g1_bls12_381_t A, B1, C, x, u;
     zp_g2_bls12_381_t B, y;
     zp_g1_bls12_381_from_affine(&x, &k->delta_g1);
     zp_g1_bls12_381_mul(&A, &x, &rr);
     zp_g1_bls12_381_add_affine(&A, &A, &k->alpha_g1);
-    zp_g1_bls12_381_add(&A, &A, &pA);
+    zp_g1_bls12_381_add(&A, &A, &part[ZP_G16_A].bls12_381);
     zp_g1_bls12_381_mul(&B1, &x, &ss);
     zp_g1_bls12_381_add_affine(&B1, &B1, &k->beta_g1);
-    zp_g1_bls12_381_add(&B1, &B1, &pB1);
+    zp_g1_bls12_381_add(&B1, &B1, &part[ZP_G16_B1].bls12_381);
     zp_g2_bls12_381_from_affine(&y, &k->delta_g2);
     zp_g2_bls12_381_mul(&B, &y, &ss);
     zp_g2_bls12_381_add_affine(&B, &B, &k->beta_g2);
@@ -272,10 +387,10 @@ int zp_g16_bellman_prove(zp_g16_proof_t *proof, const zp_g16_bkey_t *k, const zp
     zp_fr_bls12_381_mul(&rsm, &rm, &sm);
     zp_scalar_t rs;
     to_std(&rs, &rsm);
-    zp_g1_bls12_381_t u;
     zp_g1_bls12_381_mul(&u, &x, &rs);
     zp_g1_bls12_381_neg(&C, &u);
-    zp_g1_bls12_381_add(&C, &C, &pLH);
+    zp_g1_bls12_381_add(&C, &C, &part[ZP_G16_C].bls12_381);
+    zp_g1_bls12_381_add(&C, &C, &part[ZP_G16_H].bls12_381);
     zp_g1_bls12_381_mul(&u, &A, &ss);
     zp_g1_bls12_381_add(&C, &C, &u);
     zp_g1_bls12_381_mul(&u, &B1, &rr);
@@ -284,31 +399,41 @@ int zp_g16_bellman_prove(zp_g16_proof_t *proof, const zp_g16_bkey_t *k, const zp
     zp_g1_bls12_381_to_affine(&proof->a.bls12_381, &A);
     zp_g2_bls12_381_to_affine(&proof->b.bls12_381, &B);
     zp_g1_bls12_381_to_affine(&proof->c.bls12_381, &C);
-    uint64_t t7 = zp_now_ns();
-    tt.assemble_ns = t7 - t6;
+    uint64_t t2 = zp_now_ns();
 
     /* the pairing check: public inputs are inputs 1.. (standard form) */
     zp_g16_vk_t vk;
-    if ((rc = zp_g16_vk_from_bkey(&vk, k))) goto out_zero;
-    zp_scalar_t *pub = ni > 1 ? malloc((ni - 1) * sizeof *pub) : NULL;
-    if (ni > 1 && !pub) {
-        zp_g16_vk_free(&vk);
-        rc = zp_err_set(-ENOMEM, "bellman prover: public inputs");
-        goto out_zero;
-    }
-    for (size_t i = 1; i < ni; i++) to_std(&pub[i - 1], &inp[i]);
+    if ((rc = zp_g16_vk_from_bkey(&vk, k))) goto out;
+    for (size_t i = 1; i < ni; i++) to_std(&pub[i - 1], &as->inp_assignment_data[i]);
     rc = zp_g16_verify(&vk, pub, ni - 1, proof);
-    free(pub);
     zp_g16_vk_free(&vk);
-    tt.check_ns = zp_now_ns() - t7;
     if (rc == ZP_EVERIFY)
         rc = zp_err_set(ZP_EVERIFY, "the assembled proof fails the pairing check against the key's verifying key "
                         "(assignment not satisfying, or key and assignment of different circuits); no proof released");
-out_zero:
-    if (rc) memset(proof, 0, sizeof *proof);
+    if (t) {
+        t->msm_b2_ns = t1 - t0;
+        t->assemble_ns = t2 - t1;
+        t->check_ns = zp_now_ns() - t2;
+    }
 out:
-    free(work);
+    if (rc) memset(proof, 0, sizeof *proof);
+    free(sB);
     free(scratch);
+    free(pub);
+    return rc;
+}
+
+int zp_g16_bellman_prove_ex(zp_g16_proof_t *proof, const zp_g16_bkey_t *k, const zp_g16_assignment_t *as,
+                            const zp_scalar_t *r, const zp_scalar_t *s, unsigned flags, zp_pool_t *pool,
+                            zp_g16_bprove_times_t *t)
+{
+    uint64_t t0 = zp_now_ns();
+    zp_g16_bprove_times_t tt;
+    memset(&tt, 0, sizeof tt);
+    memset(proof, 0, sizeof *proof);
+    zp_g1_any_t part[ZP_G16_NMSM];
+    int rc = zp_g16_bellman_prove_g1(part, k, as, flags, pool, &tt);
+    if (!rc) rc = zp_g16_bellman_finalize(proof, k, as, part, r, s, flags, pool, &tt);
     tt.total_ns = zp_now_ns() - t0;
     if (t) *t = tt;
     return rc;

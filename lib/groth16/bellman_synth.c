@@ -14,7 +14,11 @@
 
 typedef zp_fr_bls12_381_t fr_t;
 
-static inline void bit_set(uint64_t *d, size_t i) { d[i / 64] |= (uint64_t)1 << (i % 64); }
+/* threads evaluating different constraints may set bits of one word: atomic OR */
+static inline void bit_set(uint64_t *d, size_t i)
+{
+    __atomic_fetch_or(&d[i / 64], (uint64_t)1 << (i % 64), __ATOMIC_RELAXED);
+}
 
 static size_t popcount_words(const uint64_t *d, size_t bits)
 {
@@ -55,9 +59,72 @@ static int eval_lc(fr_t *out, const zp_r1cs_t *r, size_t *pos, const fr_t *wv, u
     return 0;
 }
 
+/* the constraints in chunks on the pool: chunk q is constraints [first[q], first[q+1]) starting
+ * at byte off[q] of section 2 (found by one serial scan of the term counts). A chunk that
+ * fails only records it (messages are per thread); the caller then runs the serial walk,
+ * which finds the first failure and says what it is. */
+enum { SYN_CHUNKS = 256 };
+typedef struct {
+    const zp_r1cs_t *r;
+    const fr_t *wv;
+    fr_t *a, *b, *c;
+    uint64_t *d_a_aux, *d_b_inp, *d_b_aux;
+    uint32_t n_inp;
+    unsigned nch;
+    size_t first[SYN_CHUNKS + 1], off[SYN_CHUNKS + 1];
+    int failed;
+} syn_job_t;
+
+static int eval_range(const syn_job_t *j, size_t lo, size_t hi, size_t pos)
+{
+    for (size_t i = lo; i < hi; i++) {
+        int rc;
+        if ((rc = eval_lc(&j->a[i], j->r, &pos, j->wv, j->n_inp, NULL, j->d_a_aux, i, "A")) ||
+            (rc = eval_lc(&j->b[i], j->r, &pos, j->wv, j->n_inp, j->d_b_inp, j->d_b_aux, i, "B")) ||
+            (rc = eval_lc(&j->c[i], j->r, &pos, j->wv, j->n_inp, NULL, NULL, i, "C")))
+            return rc;
+        fr_t ab;
+        zp_fr_bls12_381_mul(&ab, &j->a[i], &j->b[i]);
+        if (!zp_fr_bls12_381_eq(&ab, &j->c[i]))
+            return zp_err_set(ZP_EUNSAT, "%s: constraint %zu is not satisfied by the witness (A.w * B.w != C.w)",
+                              j->r->f.path ? j->r->f.path : "r1cs", i);
+    }
+    return 0;
+}
+
+static void syn_job(void *arg, unsigned tid, unsigned n)
+{
+    syn_job_t *j = arg;
+    for (unsigned q = tid; q < j->nch; q += n)
+        if (eval_range(j, j->first[q], j->first[q + 1], j->off[q])) __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+}
+
+/* chunk starts by the term counts alone; false if section 2 ends early (the serial walk says where) */
+static bool syn_index(syn_job_t *j, unsigned nch)
+{
+    const zp_r1cs_t *r = j->r;
+    size_t term = 4 + (size_t)r->n8, len = r->constraints_len, pos = 0, nc = r->n_constraints;
+    j->nch = nch;
+    for (unsigned q = 0; q < nch; q++) {
+        j->first[q] = nc * q / nch;
+        size_t next = nc * (q + 1) / nch;
+        j->off[q] = pos;
+        for (size_t i = j->first[q]; i < next; i++)
+            for (int m = 0; m < 3; m++) {
+                uint32_t nt;
+                if (len - pos < 4) return false;
+                memcpy(&nt, r->constraints + pos, 4);
+                if ((len - pos - 4) / term < nt) return false;
+                pos += 4 + (size_t)nt * term;
+            }
+    }
+    j->first[nch] = nc;
+    j->off[nch] = pos;
+    return true;
+}
+
 int zp_g16_assign_from_r1cs(zp_g16_assign_buf_t *out, const zp_r1cs_t *r, const zp_wtns_t *wt, zp_pool_t *pool)
 {
-    (void)pool;
     memset(out, 0, sizeof *out);
     const char *rn = r->f.path ? r->f.path : "r1cs", *wn = wt->f.path ? wt->f.path : "wtns";
     if (r->curve != ZP_CURVE_BLS12_381 || r->n8 != 32)
@@ -91,19 +158,17 @@ int zp_g16_assign_from_r1cs(zp_g16_assign_buf_t *out, const zp_r1cs_t *r, const 
         rc = zp_err_set(ZP_EFORMAT, "%s: witness value 0 (the constant ONE) is not 1", wn);
         goto out_free;
     }
-    size_t pos = 0;
-    for (size_t i = 0; i < r->n_constraints; i++) {
-        if ((rc = eval_lc(&a[i], r, &pos, wv, (uint32_t)n_inp, NULL, d_a_aux, i, "A")) ||
-            (rc = eval_lc(&b[i], r, &pos, wv, (uint32_t)n_inp, d_b_inp, d_b_aux, i, "B")) ||
-            (rc = eval_lc(&c[i], r, &pos, wv, (uint32_t)n_inp, NULL, NULL, i, "C")))
-            goto out_free;
-        fr_t ab;
-        zp_fr_bls12_381_mul(&ab, &a[i], &b[i]);
-        if (!zp_fr_bls12_381_eq(&ab, &c[i])) {
-            rc = zp_err_set(ZP_EUNSAT, "%s: constraint %zu is not satisfied by the witness %s (A.w * B.w != C.w)", rn,
-                            i, wn);
-            goto out_free;
-        }
+    syn_job_t j = {.r = r, .wv = wv, .a = a, .b = b, .c = c, .d_a_aux = d_a_aux, .d_b_inp = d_b_inp,
+                   .d_b_aux = d_b_aux, .n_inp = (uint32_t)n_inp};
+    unsigned nch = zp_pool_size(pool) > 1 ? SYN_CHUNKS : 1;
+    if (nch > r->n_constraints) nch = r->n_constraints ? r->n_constraints : 1;
+    if (!syn_index(&j, nch)) j.failed = 1;
+    else zp_pool_run(nch > 1 ? pool : NULL, syn_job, &j);
+    if (j.failed) {   /* the serial walk finds the first failure and says what it is */
+        memset(d_a_aux, 0, (w_inp + 2 * w_aux) * 8);
+        if ((rc = eval_range(&j, 0, r->n_constraints, 0)) == 0)
+            rc = zp_err_set(ZP_EFORMAT, "%s: section 2 read differently twice", rn);
+        goto out_free;
     }
     /* create_proof's input constraints: input_i * 0 = 0 (a = input value, b = c = 0) */
     for (size_t i = 0; i < n_inp; i++) a[r->n_constraints + i] = wv[i];

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "testkey_int.h"
+#include "lib/fmt/bellman.h"
 
 enum { TK_CHUNK = 1024, TK_MAX_PUBLIC = 1024, TK_MAX_POWER = 26, TK_MAX_WITNESS = 1000 };
 
@@ -40,6 +41,10 @@ typedef struct {
     zp_scalar_t *L;       /* n: L_c(tau) */
     zp_scalar_t *Hs;      /* n: H scalars, already divided by delta */
     zp_scalar_t *Sp;      /* K + 1: Sp[0] = sum_{c<M} L_c; Sp[j] = sum over c = j-1 mod K */
+    /* bellman pass (write_bellman): point i of the current run is scalar b_inner(b_map[b_off + i]) */
+    void (*b_inner)(const void *t, size_t i, zp_scalar_t *k);
+    const uint32_t *b_map;
+    size_t b_off;
 } tk_t;
 
 /* ---------------------------------------------------------------- deterministic stream */
@@ -728,6 +733,154 @@ static int write_toxic(const tk_t *t, uint64_t seed)
     return rc;
 }
 
+
+/* ---------------------------------------------------------------- bellman .params / .vk (issue 29)
+ * bellman's generate_parameters for the same r1cs (see testkey.h): the zkey is written first,
+ * then L is recomputed at bellman's omega and H as tau^i Z(tau) / delta. */
+static void sc_bmap(const tk_t *t, size_t i, zp_scalar_t *k)
+{
+    size_t j = t->b_off + i;
+    t->b_inner(t, t->b_map ? t->b_map[j] : j, k);
+}
+static void sc_h_any(const void *t, size_t j, zp_scalar_t *k) { sc_h(t, j, k); }
+static void sc_a_any(const void *t, size_t j, zp_scalar_t *k) { sc_a(t, j, k); }
+static void sc_b_any(const void *t, size_t j, zp_scalar_t *k) { sc_b(t, j, k); }
+static void sc_ic_any(const void *t, size_t j, zp_scalar_t *k) { sc_ic(t, j, k); }   /* gamma = 1 */
+static void sc_c_any(const void *t, size_t j, zp_scalar_t *k) { sc_c(t, j, k); }
+
+/* count points k_i G into m as uncompressed zcash encodings, after a u32 BE count */
+static int bel_section(tk_t *t, const fb_t *fb, bool g2, uint8_t *m, size_t count,
+                       void (*fn)(const void *, size_t, zp_scalar_t *), const uint32_t *map)
+{
+    size_t pa = fb->g->pa_size, ub = g2 ? ZP_BLS_G2_UNCOMPRESSED : ZP_BLS_G1_UNCOMPRESSED, chunk = (size_t)1 << 18;
+    m[0] = (uint8_t)(count >> 24), m[1] = (uint8_t)(count >> 16), m[2] = (uint8_t)(count >> 8), m[3] = (uint8_t)count;
+    m += 4;
+    uint8_t *buf = aligned_alloc(64, chunk * pa);
+    if (!buf) return zp_err_set(-ENOMEM, "testkey: out of memory for the bellman points");
+    t->b_inner = fn;
+    t->b_map = map;
+    int rc = 0;
+    for (size_t off = 0; off < count && !rc; off += chunk) {
+        size_t c = count - off < chunk ? count - off : chunk;
+        t->b_off = off;
+        if ((rc = fb_mul(t, fb, buf, c, sc_bmap))) break;
+        for (size_t i = 0; i < c; i++) {
+            if (g2) zp_bls_g2_to_uncompressed(m + (off + i) * ub, (const zp_g2a_bls12_381_t *)(buf + i * pa));
+            else zp_bls_g1_to_uncompressed(m + (off + i) * ub, (const zp_g1a_bls12_381_t *)(buf + i * pa));
+        }
+    }
+    free(buf);
+    return rc;
+}
+
+/* the variables whose scalar is not zero (bellman drops identity points from a, b_g1, b_g2) */
+static uint32_t *bel_nonzero(const tk_t *t, void (*fn)(const void *, size_t, zp_scalar_t *), size_t *n)
+{
+    uint32_t *map = malloc(t->nvars * sizeof *map);
+    if (!map) return NULL;
+    *n = 0;
+    for (size_t w = 0; w < t->nvars; w++) {
+        zp_scalar_t k;
+        fn(t, w, &k);
+        if (!t->cv->fr.is_zero(&k)) map[(*n)++] = (uint32_t)w;
+    }
+    return map;
+}
+
+static int write_bellman(tk_t *t)
+{
+    const tk_fr_t *f = &t->cv->fr;
+    size_t n = t->n, K = t->K, naux = t->nvars - K - 1, na = 0, nb = 0;
+    int rc = 0;
+    fb_t fb1 = {0}, fb2 = {0};
+    uint32_t *amap = NULL, *bmap = NULL;
+    tk_file_t file = {.fd = -1};
+    /* bellman's omega: 7^((r-1) >> 32) squared down to the 2^log_n domain; r odd, so (r-1) >> 32 = r >> 32 */
+    zp_fr_bls12_381_t g7, w;
+    uint64_t e[4];
+    const uint64_t *r = zp_fr_bls12_381_modulus.l;
+    for (int i = 0; i < 4; i++) e[i] = (r[i] >> 32) | (i < 3 ? r[i + 1] << 32 : 0);
+    zp_fr_bls12_381_set_u64(&g7, 7);
+    zp_fr_bls12_381_pow(&w, &g7, e, 4);
+    for (unsigned i = t->log_n; i < 32; i++) zp_fr_bls12_381_sqr(&w, &w);
+    zp_scalar_t one, tn, z, inv;
+    f->set_u64(&one, 1);
+    lag_t j = {.t = t, .out = t->L, .n = n, .x0 = one};
+    memcpy(&j.step, &w, sizeof j.step);
+    atomic_init(&j.bad, 0);
+    fr_pow(f, &tn, &t->tau, n);
+    f->sub(&z, &tn, &one);
+    f->set_u64(&inv, n);
+    f->inv(&inv, &inv);
+    f->mul(&j.A, &z, &inv);
+    memset(&j.B, 0, sizeof j.B);
+    zp_pool_run(t->pool, lag_run, &j);
+    if (atomic_load(&j.bad)) return zp_err_set(ZP_EFORMAT, "testkey: tau is in bellman's 2^%u domain: choose another tau", t->log_n);
+    memset(t->Sp, 0, (K + 1) * sizeof *t->Sp);
+    for (size_t c = 0; c < t->M; c++) {
+        f->add(&t->Sp[0], &t->Sp[0], &t->L[c]);
+        if (K) f->add(&t->Sp[1 + c % K], &t->Sp[1 + c % K], &t->L[c]);
+    }
+    /* h_i = tau^i (tau^n - 1) / delta, i < n - 1 */
+    zp_scalar_t p;
+    f->mul(&p, &z, &t->delta_inv);
+    for (size_t i = 0; i + 1 < n; i++) {
+        t->Hs[i] = p;
+        f->mul(&p, &p, &t->tau);
+    }
+    if (!(amap = bel_nonzero(t, sc_a_any, &na)) || !(bmap = bel_nonzero(t, sc_b_any, &nb))) {
+        rc = zp_err_set(-ENOMEM, "testkey: out of memory for the bellman density maps");
+        goto out;
+    }
+    if ((rc = fb_build(&fb1, t->cv->g1, n, t->pool)) || (rc = fb_build(&fb2, t->cv->g2, nb, t->pool))) goto out;
+    const size_t G1 = ZP_BLS_G1_UNCOMPRESSED, G2 = ZP_BLS_G2_UNCOMPRESSED;
+    size_t vk_len = ZP_BVK_HEAD_BYTES + 4 + (K + 1) * G1;
+    size_t len = vk_len + 4 + (n - 1) * G1 + 4 + naux * G1 + 4 + na * G1 + 4 + nb * G1 + 4 + nb * G2;
+    if ((rc = file_open(&file, t->cfg->out_dir, "circuit.params", len))) goto out;
+    uint8_t *m = file.map;
+    /* verifying key: alpha_g1, beta_g1, beta_g2, gamma_g2 (= G2, gamma = 1), delta_g1, delta_g2 */
+    zp_scalar_t ks[3];
+    f->from_mont(&ks[0], &t->alpha);
+    f->from_mont(&ks[1], &t->beta);
+    f->from_mont(&ks[2], &t->delta);
+    zp_g1a_bls12_381_t a1, b1, d1;
+    zp_g2a_bls12_381_t b2, g2, d2;
+    t->cv->g1->mul_gen(&a1, &ks[0]);
+    t->cv->g1->mul_gen(&b1, &ks[1]);
+    t->cv->g1->mul_gen(&d1, &ks[2]);
+    t->cv->g2->mul_gen(&b2, &ks[1]);
+    t->cv->g2->mul_gen(&d2, &ks[2]);
+    zp_g2_bls12_381_generator(&g2);
+    zp_bls_g1_to_uncompressed(m, &a1);
+    zp_bls_g1_to_uncompressed(m + 96, &b1);
+    zp_bls_g2_to_uncompressed(m + 192, &b2);
+    zp_bls_g2_to_uncompressed(m + 384, &g2);
+    zp_bls_g1_to_uncompressed(m + 576, &d1);
+    zp_bls_g2_to_uncompressed(m + 672, &d2);
+    m += ZP_BVK_HEAD_BYTES;
+    if ((rc = bel_section(t, &fb1, false, m, K + 1, sc_ic_any, NULL))) goto out;
+    m += 4 + (K + 1) * G1;
+    if ((rc = bel_section(t, &fb1, false, m, n - 1, sc_h_any, NULL))) goto out;
+    m += 4 + (n - 1) * G1;
+    t->b_off = 0;
+    if ((rc = bel_section(t, &fb1, false, m, naux, sc_c_any, NULL))) goto out;
+    m += 4 + naux * G1;
+    if ((rc = bel_section(t, &fb1, false, m, na, sc_a_any, amap))) goto out;
+    m += 4 + na * G1;
+    if ((rc = bel_section(t, &fb1, false, m, nb, sc_b_any, bmap))) goto out;
+    m += 4 + nb * G1;
+    if ((rc = bel_section(t, &fb2, true, m, nb, sc_b_any, bmap))) goto out;
+    if ((rc = file_write_all(t->cfg->out_dir, "circuit.vk", file.map, vk_len))) goto out;
+    rc = file_commit(&file);
+out:
+    if (rc && file.fd >= 0) file_abort(&file);
+    free(fb1.tab);
+    free(fb2.tab);
+    free(amap);
+    free(bmap);
+    return rc;
+}
+
 /* ---------------------------------------------------------------- entry */
 static int check_cfg(const zp_testkey_cfg_t *c, const tk_curve_t *cv)
 {
@@ -812,6 +965,13 @@ int zp_testkey_write(const zp_testkey_cfg_t *cfg, zp_pool_t *pool, zp_testkey_ti
     t0 = zp_now_ns();
     if (cfg->write_r1cs && (rc = write_r1cs(&t))) goto out;
     tm.r1cs_ns = zp_now_ns() - t0;
+    if (!rc && cfg->write_bellman) {
+        if (cfg->curve != ZP_CURVE_BLS12_381) {
+            rc = zp_err_set(ZP_ECURVE, "testkey: bellman .params are BLS12-381 only");
+            goto out;
+        }
+        if ((rc = write_bellman(&t))) goto out;
+    }
     rc = write_toxic(&t, seed);
 out:
     free(t.L);

@@ -39,6 +39,13 @@ typedef struct {
      * beta, delta non-zero); each one not given (has_* false) is drawn from the seed */
     bool has_tau, has_alpha, has_beta, has_delta;
     zp_scalar_t tau, alpha, beta, delta;
+    /* (added, issue 29) BLS12-381 only: also circuit.params and circuit.vk for the same r1cs
+     * exactly as bellman's generate_parameters makes them (lib/fmt/bellman.h formats): Lagrange
+     * values at bellman's omega (7^((r-1)/2^32) squared down), h_i = tau^i Z(tau) / delta for
+     * i < n-1, a / b_g1 / b_g2 without identity points, IC over inputs / L over aux, gamma = 1
+     * (as toxic_waste.json says). The bellman circuit is the r1cs plus one input_i * 0 = 0
+     * constraint per input (ONE included) - the rows snarkjs adds too - so n = 2^power. */
+    bool write_bellman;
     bool has_seed;              /* false: seed from the OS's random source */
     uint64_t seed;              /* deterministic stream for toxic waste and witnesses */
 } zp_testkey_cfg_t;
