@@ -68,8 +68,14 @@ static int c2_mode(c2_mode_t *m, RustError *e)
 }
 
 /* ---- SRS: refcounted opened keys, a registry of live ones, a cache by path ---- */
+/* Handles given out (SRS.ptr, the pending pointer) are ids from one counter, never reused and
+ * never dereferenced: a stale handle cannot alias a newer object at the same address. */
+static atomic_uintptr_t c2_next_id = 0x2c0001;
+static uintptr_t c2_new_id(void) { return atomic_fetch_add(&c2_next_id, 2); }
+
 typedef struct c2_srs {
     struct c2_srs *next;   /* registry of live keys */
+    uintptr_t id;          /* SRS.ptr */
     unsigned refs;         /* handles + the cache's own reference */
     bool cached;
     char *path;
@@ -80,11 +86,12 @@ typedef struct c2_srs {
 static pthread_mutex_t srs_mu = PTHREAD_MUTEX_INITIALIZER;
 static c2_srs_t *srs_live;
 
-static bool srs_is_live(const c2_srs_t *s)
+/* the live key of handle h (srs_mu held), or NULL */
+static c2_srs_t *srs_find(const void *h)
 {
     for (c2_srs_t *p = srs_live; p; p = p->next)
-        if (p == s) return true;
-    return false;
+        if (p->id == (uintptr_t)h) return p;
+    return NULL;
 }
 
 /* called with srs_mu held */
@@ -111,7 +118,7 @@ C2_API RustError create_SRS(SRS *ret, const char *path, bool cache)
         for (c2_srs_t *p = srs_live; p; p = p->next)
             if (p->cached && !strcmp(p->path, path)) {
                 p->refs++;
-                ret->ptr = p;
+                ret->ptr = (const void *)p->id;
                 pthread_mutex_unlock(&srs_mu);
                 return c2_ok();
             }
@@ -142,7 +149,7 @@ C2_API RustError create_SRS(SRS *ret, const char *path, bool cache)
         for (c2_srs_t *p = srs_live; p; p = p->next)
             if (p->cached && !strcmp(p->path, path)) {
                 p->refs++;
-                ret->ptr = p;
+                ret->ptr = (const void *)p->id;
                 pthread_mutex_unlock(&srs_mu);
                 zp_bkey_close(&s->bk);
                 free(s->path);
@@ -152,9 +159,10 @@ C2_API RustError create_SRS(SRS *ret, const char *path, bool cache)
         s->cached = true;
         s->refs++;   /* the cache's reference */
     }
+    s->id = c2_new_id();
     s->next = srs_live;
     srs_live = s;
-    ret->ptr = s;
+    ret->ptr = (const void *)s->id;
     pthread_mutex_unlock(&srs_mu);
     return c2_ok();
 }
@@ -163,8 +171,8 @@ C2_API void evict_SRS(const SRS *srs)
 {
     if (!srs || !srs->ptr) return;
     pthread_mutex_lock(&srs_mu);
-    c2_srs_t *s = (c2_srs_t *)srs->ptr;
-    if (srs_is_live(s) && s->cached) {
+    c2_srs_t *s = srs_find(srs->ptr);
+    if (s && s->cached) {
         s->cached = false;
         srs_unref_locked(s);
     }
@@ -175,8 +183,8 @@ C2_API void drop_SRS(const SRS *srs)
 {
     if (!srs || !srs->ptr) return;
     pthread_mutex_lock(&srs_mu);
-    c2_srs_t *s = (c2_srs_t *)srs->ptr;
-    if (srs_is_live(s)) srs_unref_locked(s);
+    c2_srs_t *s = srs_find(srs->ptr);
+    if (s) srs_unref_locked(s);
     else fprintf(stderr, "libzkpipe_c2: drop_SRS: %p is not a live SRS (dropped twice?): ignored\n", srs->ptr);
     pthread_mutex_unlock(&srs_mu);
 }
@@ -186,10 +194,10 @@ C2_API SRS clone_SRS(const SRS *srs)
     SRS out = {NULL};
     if (!srs || !srs->ptr) return out;
     pthread_mutex_lock(&srs_mu);
-    c2_srs_t *s = (c2_srs_t *)srs->ptr;
-    if (srs_is_live(s)) {
+    c2_srs_t *s = srs_find(srs->ptr);
+    if (s) {
         s->refs++;
-        out.ptr = s;
+        out.ptr = (const void *)s->id;
     }
     pthread_mutex_unlock(&srs_mu);
     return out;
@@ -273,6 +281,7 @@ static c2_abc_t *abc_take(const Assignment *as)
 /* ---- pending proofs ---- */
 typedef struct c2_pending {
     struct c2_pending *next;   /* registry of live handles */
+    uintptr_t id;              /* the handle given out */
     size_t n;
     c2_srs_t *srs;             /* one reference held */
     zp_g16_assignment_t *as;   /* n; a, b, c point into abc */
@@ -290,15 +299,15 @@ typedef struct c2_pending {
 static pthread_mutex_t pend_mu = PTHREAD_MUTEX_INITIALIZER;
 static c2_pending_t *pend_live;
 
-/* unlinks p if live: true when it was (the caller then owns it) */
-static bool pend_take(void *h)
+/* unlinks the pending proof of handle h if live and returns it (the caller then owns it) */
+static c2_pending_t *pend_take(const void *h)
 {
-    bool found = false;
+    c2_pending_t *found = NULL;
     pthread_mutex_lock(&pend_mu);
     for (c2_pending_t **pp = &pend_live; *pp; pp = &(*pp)->next)
-        if (*pp == h) {
-            *pp = (*pp)->next;
-            found = true;
+        if ((*pp)->id == (uintptr_t)h) {
+            found = *pp;
+            *pp = found->next;
             break;
         }
     pthread_mutex_unlock(&pend_mu);
@@ -430,8 +439,8 @@ C2_API RustError generate_groth16_proofs_start_c(const Assignment provers[], siz
     c2_pending_t *p = calloc(1, sizeof *p);
     if (!p) return c2_err(ENOMEM, "generate_groth16_proofs: out of memory");
     pthread_mutex_lock(&srs_mu);
-    c2_srs_t *s = (c2_srs_t *)srs->ptr;
-    if (srs_is_live(s)) {
+    c2_srs_t *s = srs_find(srs->ptr);
+    if (s) {
         s->refs++;
         p->srs = s;
     }
@@ -483,11 +492,12 @@ C2_API RustError generate_groth16_proofs_start_c(const Assignment provers[], siz
         e = c2_err(r, "generate_groth16_proofs: cannot start the proving thread: %s", strerror(r));
         goto fail;
     }
+    p->id = c2_new_id();
     pthread_mutex_lock(&pend_mu);
     p->next = pend_live;
     pend_live = p;
     pthread_mutex_unlock(&pend_mu);
-    *pending_out = p;
+    *pending_out = (void *)p->id;
     return c2_ok();
 fail:
     pend_free(p);
@@ -498,10 +508,10 @@ C2_API RustError finalize_groth16_proof_c(void *pending, groth16_proof proofs[])
 {
     if (!pending) return c2_err(EINVAL, "finalize_groth16_proof_c: pending is NULL");
     if (!proofs) return c2_err(EINVAL, "finalize_groth16_proof_c: proofs is NULL (the handle stays live)");
-    if (!pend_take(pending))
+    c2_pending_t *p = pend_take(pending);
+    if (!p)
         return c2_err(EINVAL, "finalize_groth16_proof_c: %p is not a live pending proof (already finalized, "
                               "destroyed, or never started)", pending);
-    c2_pending_t *p = pending;
     pthread_join(p->th, NULL);
     RustError e = c2_ok();
     if (p->ret)
@@ -518,8 +528,8 @@ C2_API RustError finalize_groth16_proof_c(void *pending, groth16_proof proofs[])
 
 C2_API void destroy_pending_proof(void *pending)
 {
-    if (!pending || !pend_take(pending)) return;
-    c2_pending_t *p = pending;
+    c2_pending_t *p = pending ? pend_take(pending) : NULL;
+    if (!p) return;
     atomic_store(&p->abandon, true);
     pthread_join(p->th, NULL);
     pend_free(p);

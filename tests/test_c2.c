@@ -249,6 +249,12 @@ static void test_async(void)
     /* finalized twice: detected, not dereferenced */
     groth16_proof tmp[3];
     EXPECT_ERR(finalize_groth16_proof_c(h, tmp), "not a live pending proof");
+    /* a newer handle (its memory may sit where the old one did) does not revive the old one */
+    void *h1 = NULL;
+    EXPECT_OK(generate_groth16_proofs_start_c(as3, 1, r3, s3v, &srs, NULL, -1, &h1));
+    CHECK(h1 != h);
+    EXPECT_ERR(finalize_groth16_proof_c(h, tmp), "not a live pending proof");
+    EXPECT_OK(finalize_groth16_proof_c(h1, tmp));
     printf("start / finalize on another thread: ok\n");
 
     /* destroy without finalize; then finalize of the destroyed handle */
