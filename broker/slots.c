@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 
 #include "broker/broker_int.h"
+#include "lib/fmt/bellman.h"
 #include "lib/fmt/fmt.h"
 #include "lib/util/util.h"
 
@@ -263,6 +264,10 @@ static int circ_size(brk_t *b, const char *path, uint32_t *n_vars, uint32_t *dom
         *n_vars = c->n_vars; *domain = c->domain;
         return 0;
     }
+    zp_keyfmt_t kf = ZP_KEYFMT_UNKNOWN;   /* issue 29: say what a bellman key is, not "bad magic" */
+    if (zp_key_format_of_file(&kf, path) == 0 && kf == ZP_KEYFMT_BELLMAN)
+        return zp_err_set(ZP_EFORMAT, "%s: a bellman .params/.vk: the process group does not prove with bellman keys "
+                          "yet (zkpipe prove does; doc/filecoin.md)", path);
     zp_zkey_t z;
     int rc = zp_zkey_read_header(&z, path);
     if (rc < 0) return rc;

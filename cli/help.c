@@ -16,7 +16,9 @@ static const struct { const char *cmd, *text; } k_help[] = {
      "--bin FILE also writes the binary proof. Exit 0 on success, 1 on bad input, 2 on usage.\n"},
     {"verify",
      "Verify a proof against a verification_key.json (or the .zkey itself) and public.json.\n"
-     "Prints OK! and exits 0 when it verifies, 1 when it does not, 2 on usage.\n"},
+     "A bellman/Filecoin key (circuit.vk, or the circuit.params itself; BLS12-381) takes bellman's\n"
+     "192-byte proof.bin: zkpipe verify circuit.vk public.json proof.bin (doc/filecoin.md).\n"
+     "Prints OK! and exits 0 when it verifies, 1 when it does not, 2 on usage or bad input.\n"},
     {"bench", "Print timings: `bench arith` (field and curve operations), `bench prove ZKEY WTNS` (each stage).\n"},
     {"up",
      "Run a whole process group in the foreground: the broker, synthesizers, GPU workers and\n"
