@@ -1,0 +1,560 @@
+/* c2.c - libzkpipe_c2 (zkpipe_c2.h): supraseal-c2's C interface, in-process mode on the CPU
+ * backend through the issue-29 bellman prover (lib/groth16/assignment.h). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "c2/zkpipe_c2.h"
+#include "lib/fmt/bellman.h"
+#include "lib/groth16/assignment.h"
+#include "lib/util/util.h"
+
+#define C2_API __attribute__((visibility("default")))
+
+static_assert(sizeof(Assignment) == sizeof(zp_g16_assignment_t), "Assignment = zp_g16_assignment_t");
+static_assert(offsetof(Assignment, a) == offsetof(zp_g16_assignment_t, a), "Assignment.a");
+static_assert(offsetof(Assignment, aux_assignment_size) == offsetof(zp_g16_assignment_t, aux_assignment_size), "aux");
+static_assert(sizeof(fr_t) == sizeof(zp_fr_bls12_381_t), "fr_t");
+static_assert(sizeof(zkpipe_c2_g1_affine_t) == sizeof(zp_g1a_bls12_381_t), "G1 affine");
+static_assert(sizeof(zkpipe_c2_g2_affine_t) == sizeof(zp_g2a_bls12_381_t), "G2 affine");
+static_assert(offsetof(zp_g2a_bls12_381_t, y) == offsetof(zkpipe_c2_g2_affine_t, y_c0), "G2 y");
+static_assert(offsetof(zp_fq2_bls12_381_t, c1) == sizeof(fp_t), "Fp2 c0 then c1");
+static_assert(sizeof(groth16_proof) == 384, "groth16_proof: 384 bytes");
+static_assert(sizeof(RustError) == 16 && sizeof(SRS) == sizeof(void *), "RustError, SRS");
+
+/* ---- RustError ---- */
+static RustError c2_ok(void) { return (RustError){0, NULL}; }
+
+static RustError __attribute__((format(printf, 2, 3))) c2_err(int code, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return (RustError){code ? code : EINVAL, strdup(buf)};
+}
+
+/* a zkpipe error: positive errno-like code, message "<what>: <zp_strerror>: <detail>" */
+static RustError c2_zp_err(int ret, const char *what)
+{
+    const char *d = zp_err_msg();
+    return c2_err(ret < 0 ? -ret : ret, "%s: %s%s%s", what, zp_strerror(ret), d && *d ? ": " : "", d ? d : "");
+}
+
+/* ---- mode ---- */
+typedef enum { C2_INPROCESS, C2_GROUP, C2_AUTO } c2_mode_t;
+
+static int c2_mode(c2_mode_t *m, RustError *e)
+{
+    const char *v = getenv("ZKPIPE_C2_MODE");
+    if (!v || !*v || !strcmp(v, "auto")) *m = C2_AUTO;
+    else if (!strcmp(v, "inprocess")) *m = C2_INPROCESS;
+    else if (!strcmp(v, "group")) *m = C2_GROUP;
+    else {
+        *e = c2_err(EINVAL, "ZKPIPE_C2_MODE=%.64s: unknown mode (group, inprocess or auto)", v);
+        return -1;
+    }
+    if (*m == C2_GROUP) {
+        *e = c2_err(ENOSYS, "ZKPIPE_C2_MODE=group: not implemented: the zkpipe process group does not yet accept "
+                            "bellman partitions at the GPU stage; use ZKPIPE_C2_MODE=inprocess (or auto)");
+        return -1;
+    }
+    return 0; /* auto: no group path exists yet, so in-process */
+}
+
+/* ---- SRS: refcounted opened keys, a registry of live ones, a cache by path ---- */
+/* Handles given out (SRS.ptr, the pending pointer) are ids from one counter, never reused and
+ * never dereferenced: a stale handle cannot alias a newer object at the same address. */
+static atomic_uintptr_t c2_next_id = 0x2c0001;
+static uintptr_t c2_new_id(void) { return atomic_fetch_add(&c2_next_id, 2); }
+
+typedef struct c2_srs {
+    struct c2_srs *next;   /* registry of live keys */
+    uintptr_t id;          /* SRS.ptr */
+    unsigned refs;         /* handles + the cache's own reference */
+    bool cached;
+    char *path;
+    zp_bkey_t bk;
+    zp_g16_bkey_t k;
+} c2_srs_t;
+
+static pthread_mutex_t srs_mu = PTHREAD_MUTEX_INITIALIZER;
+static c2_srs_t *srs_live;
+
+/* the live key of handle h (srs_mu held), or NULL */
+static c2_srs_t *srs_find(const void *h)
+{
+    for (c2_srs_t *p = srs_live; p; p = p->next)
+        if (p->id == (uintptr_t)h) return p;
+    return NULL;
+}
+
+/* called with srs_mu held */
+static void srs_unref_locked(c2_srs_t *s)
+{
+    if (--s->refs) return;
+    for (c2_srs_t **pp = &srs_live; *pp; pp = &(*pp)->next)
+        if (*pp == s) { *pp = s->next; break; }
+    zp_bkey_close(&s->bk);
+    free(s->path);
+    free(s);
+}
+
+C2_API RustError create_SRS(SRS *ret, const char *path, bool cache)
+{
+    RustError e;
+    c2_mode_t m;
+    if (!ret) return c2_err(EINVAL, "create_SRS: ret is NULL");
+    ret->ptr = NULL;
+    if (!path) return c2_err(EINVAL, "create_SRS: path is NULL");
+    if (c2_mode(&m, &e)) return e;
+    if (cache) {
+        pthread_mutex_lock(&srs_mu);
+        for (c2_srs_t *p = srs_live; p; p = p->next)
+            if (p->cached && !strcmp(p->path, path)) {
+                p->refs++;
+                ret->ptr = (const void *)p->id;
+                pthread_mutex_unlock(&srs_mu);
+                return c2_ok();
+            }
+        pthread_mutex_unlock(&srs_mu);
+    }
+    zp_keyfmt_t fmt;
+    int r = zp_key_format_of_file(&fmt, path);
+    if (r) return c2_zp_err(r, "create_SRS: cannot read the parameters file");
+    if (fmt != ZP_KEYFMT_BELLMAN)
+        return c2_err(EINVAL, "create_SRS: %.512s: not a bellman parameters file (%s)", path,
+                      fmt == ZP_KEYFMT_ZKEY ? "a snarkjs zkey" : "unknown format");
+    c2_srs_t *s = calloc(1, sizeof *s);
+    if (!s || !(s->path = strdup(path))) {
+        free(s);
+        return c2_err(ENOMEM, "create_SRS: out of memory");
+    }
+    r = zp_bkey_open(&s->bk, path, 0);
+    if (r) {
+        free(s->path);
+        free(s);
+        return c2_zp_err(r, "create_SRS: cannot open the parameters file");
+    }
+    zp_g16_bkey_from_fmt(&s->k, &s->bk);
+    s->refs = 1;
+    pthread_mutex_lock(&srs_mu);
+    if (cache) {
+        /* another thread may have opened the same path meanwhile: keep the first */
+        for (c2_srs_t *p = srs_live; p; p = p->next)
+            if (p->cached && !strcmp(p->path, path)) {
+                p->refs++;
+                ret->ptr = (const void *)p->id;
+                pthread_mutex_unlock(&srs_mu);
+                zp_bkey_close(&s->bk);
+                free(s->path);
+                free(s);
+                return c2_ok();
+            }
+        s->cached = true;
+        s->refs++;   /* the cache's reference */
+    }
+    s->id = c2_new_id();
+    s->next = srs_live;
+    srs_live = s;
+    ret->ptr = (const void *)s->id;
+    pthread_mutex_unlock(&srs_mu);
+    return c2_ok();
+}
+
+C2_API void evict_SRS(const SRS *srs)
+{
+    if (!srs || !srs->ptr) return;
+    pthread_mutex_lock(&srs_mu);
+    c2_srs_t *s = srs_find(srs->ptr);
+    if (s && s->cached) {
+        s->cached = false;
+        srs_unref_locked(s);
+    }
+    pthread_mutex_unlock(&srs_mu);
+}
+
+C2_API void drop_SRS(const SRS *srs)
+{
+    if (!srs || !srs->ptr) return;
+    pthread_mutex_lock(&srs_mu);
+    c2_srs_t *s = srs_find(srs->ptr);
+    if (s) srs_unref_locked(s);
+    else fprintf(stderr, "libzkpipe_c2: drop_SRS: %p is not a live SRS (dropped twice?): ignored\n", srs->ptr);
+    pthread_mutex_unlock(&srs_mu);
+}
+
+C2_API SRS clone_SRS(const SRS *srs)
+{
+    SRS out = {NULL};
+    if (!srs || !srs->ptr) return out;
+    pthread_mutex_lock(&srs_mu);
+    c2_srs_t *s = srs_find(srs->ptr);
+    if (s) {
+        s->refs++;
+        out.ptr = (const void *)s->id;
+    }
+    pthread_mutex_unlock(&srs_mu);
+    return out;
+}
+
+/* ---- a, b, c handed out by the library (zkpipe_c2_alloc_abc): start takes them by reference ---- */
+typedef struct c2_abc {
+    struct c2_abc *next;   /* registry of live blocks */
+    size_t n;
+    unsigned refs;         /* the caller's + one per pending proof using it */
+    zp_fr_bls12_381_t *base;
+} c2_abc_t;
+
+static pthread_mutex_t abc_mu = PTHREAD_MUTEX_INITIALIZER;
+static c2_abc_t *abc_live;
+static atomic_size_t abc_copied;   /* bytes of a, b, c copied by start, since load */
+
+static void abc_unref_locked(c2_abc_t *b)
+{
+    if (--b->refs) return;
+    for (c2_abc_t **pp = &abc_live; *pp; pp = &(*pp)->next)
+        if (*pp == b) { *pp = b->next; break; }
+    free(b->base);
+    free(b);
+}
+
+C2_API RustError zkpipe_c2_alloc_abc(size_t n, fr_t **a, fr_t **b, fr_t **c)
+{
+    if (!a || !b || !c) return c2_err(EINVAL, "zkpipe_c2_alloc_abc: a, b or c is NULL");
+    *a = *b = *c = NULL;
+    if (n == 0 || n > ((size_t)1 << 32)) return c2_err(EINVAL, "zkpipe_c2_alloc_abc: n = %zu (1 .. 2^32)", n);
+    c2_abc_t *blk = calloc(1, sizeof *blk);
+    void *mem = NULL;
+    if (!blk || posix_memalign(&mem, 64, 3 * n * sizeof(zp_fr_bls12_381_t))) {
+        free(blk);
+        return c2_err(ENOMEM, "zkpipe_c2_alloc_abc: %zu bytes", 3 * n * sizeof(zp_fr_bls12_381_t));
+    }
+    blk->n = n;
+    blk->refs = 1;
+    blk->base = mem;
+    pthread_mutex_lock(&abc_mu);
+    blk->next = abc_live;
+    abc_live = blk;
+    pthread_mutex_unlock(&abc_mu);
+    *a = (fr_t *)blk->base;
+    *b = (fr_t *)(blk->base + n);
+    *c = (fr_t *)(blk->base + 2 * n);
+    return c2_ok();
+}
+
+C2_API void zkpipe_c2_free_abc(fr_t *a)
+{
+    if (!a) return;
+    pthread_mutex_lock(&abc_mu);
+    for (c2_abc_t *p = abc_live; p; p = p->next)
+        if ((void *)p->base == (void *)a) {
+            abc_unref_locked(p);
+            break;
+        }
+    pthread_mutex_unlock(&abc_mu);
+}
+
+C2_API size_t zkpipe_c2_bytes_copied(void) { return atomic_load(&abc_copied); }
+
+/* the live block whose a, b, c these are (abc_size of them fit), with one more reference */
+static c2_abc_t *abc_take(const Assignment *as)
+{
+    c2_abc_t *r = NULL;
+    pthread_mutex_lock(&abc_mu);
+    for (c2_abc_t *p = abc_live; p; p = p->next)
+        if ((const void *)as->a == (void *)p->base && (const void *)as->b == (void *)(p->base + p->n) &&
+            (const void *)as->c == (void *)(p->base + 2 * p->n) && as->abc_size <= p->n) {
+            p->refs++;
+            r = p;
+            break;
+        }
+    pthread_mutex_unlock(&abc_mu);
+    return r;
+}
+
+/* ---- pending proofs ---- */
+typedef struct c2_pending {
+    struct c2_pending *next;   /* registry of live handles */
+    uintptr_t id;              /* the handle given out */
+    size_t n;
+    c2_srs_t *srs;             /* one reference held */
+    zp_g16_assignment_t *as;   /* n; a, b, c point into abc */
+    zp_fr_bls12_381_t *abc;    /* the copies of a, b, c */
+    c2_abc_t **blk;            /* n: the library's own a, b, c block taken by reference, or NULL */
+    zp_scalar_t *r, *s;        /* standard form */
+    zp_g16_proof_t *out;
+    pthread_t th;
+    atomic_bool abandon;
+    int ret;                   /* 0 or the first failure */
+    size_t failed;             /* its circuit */
+    char msg[512];
+} c2_pending_t;
+
+static pthread_mutex_t pend_mu = PTHREAD_MUTEX_INITIALIZER;
+static c2_pending_t *pend_live;
+
+/* unlinks the pending proof of handle h if live and returns it (the caller then owns it) */
+static c2_pending_t *pend_take(const void *h)
+{
+    c2_pending_t *found = NULL;
+    pthread_mutex_lock(&pend_mu);
+    for (c2_pending_t **pp = &pend_live; *pp; pp = &(*pp)->next)
+        if ((*pp)->id == (uintptr_t)h) {
+            found = *pp;
+            *pp = found->next;
+            break;
+        }
+    pthread_mutex_unlock(&pend_mu);
+    return found;
+}
+
+static void pend_free(c2_pending_t *p)
+{
+    if (p->srs) {
+        pthread_mutex_lock(&srs_mu);
+        srs_unref_locked(p->srs);
+        pthread_mutex_unlock(&srs_mu);
+    }
+    if (p->blk) {
+        pthread_mutex_lock(&abc_mu);
+        for (size_t i = 0; i < p->n; i++)
+            if (p->blk[i]) abc_unref_locked(p->blk[i]);
+        pthread_mutex_unlock(&abc_mu);
+    }
+    free(p->blk);
+    free(p->as);
+    free(p->abc);
+    free(p->r);
+    free(p->s);
+    free(p->out);
+    free(p);
+}
+
+static unsigned c2_threads(void)
+{
+    const char *v = getenv("ZKPIPE_C2_THREADS");
+    long t = v ? strtol(v, NULL, 10) : 0;
+    return t > 0 && t <= 1024 ? (unsigned)t : 0;
+}
+
+static void *c2_prove_thread(void *arg)
+{
+    c2_pending_t *p = arg;
+    zp_pool_t *pool = zp_pool_new(c2_threads());
+    for (size_t i = 0; i < p->n && !atomic_load(&p->abandon); i++) {
+        int r = zp_g16_bellman_prove(&p->out[i], &p->srs->k, &p->as[i], &p->r[i], &p->s[i], pool, NULL);
+        if (r) {
+            p->ret = r;
+            p->failed = i;
+            snprintf(p->msg, sizeof p->msg, "%s: %s", zp_strerror(r), zp_err_msg());
+            break;
+        }
+    }
+    zp_pool_destroy(&pool);
+    return NULL;
+}
+
+static bool bits_ok(const uint64_t *d, size_t bit_len) { return d || bit_len == 0; }
+
+/* the checks the prover does not make (pointers, counts against the pointers' presence);
+ * the key-dependent ones (|L|, |A|, |B|, |IC|, |H|, bit lengths, popcounts) are
+ * zp_g16_bellman_check's */
+static int check_one(RustError *e, const Assignment *a, size_t i, const c2_srs_t *s)
+{
+    const char *f = NULL;
+    if (!bits_ok(a->a_aux_density, a->a_aux_bit_len)) f = "a_aux_density";
+    else if (!bits_ok(a->b_inp_density, a->b_inp_bit_len)) f = "b_inp_density";
+    else if (!bits_ok(a->b_aux_density, a->b_aux_bit_len)) f = "b_aux_density";
+    else if (!a->a && a->abc_size) f = "a";
+    else if (!a->b && a->abc_size) f = "b";
+    else if (!a->c && a->abc_size) f = "c";
+    else if (!a->inp_assignment_data && a->inp_assignment_size) f = "inp_assignment_data";
+    else if (!a->aux_assignment_data && a->aux_assignment_size) f = "aux_assignment_data";
+    if (f) {
+        *e = c2_err(EINVAL, "provers[%zu].%s is NULL", i, f);
+        return -1;
+    }
+    if (a->abc_size == 0 || a->inp_assignment_size == 0) {
+        *e = c2_err(EINVAL, "provers[%zu].%s is 0", i, a->abc_size == 0 ? "abc_size" : "inp_assignment_size");
+        return -1;
+    }
+    if (a->abc_size > ((size_t)1 << 32) || a->aux_assignment_size > ((size_t)1 << 40)) {
+        *e = c2_err(EINVAL, "provers[%zu]: abc_size %zu / aux_assignment_size %zu out of range", i, a->abc_size,
+                    a->aux_assignment_size);
+        return -1;
+    }
+    int r = zp_g16_bellman_check(&s->k, (const zp_g16_assignment_t *)a);
+    if (r) {
+        *e = c2_zp_err(r, "provers[] against the SRS");
+        char *m = e->message;
+        if (m) {
+            char buf[1100];
+            snprintf(buf, sizeof buf, "provers[%zu]: %s", i, m);
+            free(m);
+            e->message = strdup(buf);
+        }
+        return -1;
+    }
+    return 0;
+}
+
+static int scalar_in(RustError *e, zp_scalar_t *out, const fr_t *in, const char *name, size_t i)
+{
+    zp_fr_bls12_381_t m;
+    memcpy(&m, in, sizeof m);
+    if (!zp_fr_bls12_381_is_canonical(&m)) {
+        *e = c2_err(EINVAL, "%s[%zu] is not a canonical fr_t (Montgomery limbs >= r)", name, i);
+        return -1;
+    }
+    zp_fr_bls12_381_t st;
+    zp_fr_bls12_381_from_mont(&st, &m);
+    memcpy(out, &st, sizeof *out);
+    return 0;
+}
+
+C2_API RustError generate_groth16_proofs_start_c(const Assignment provers[], size_t n, const fr_t r_s[],
+                                                 const fr_t s_s[], SRS *srs, void *gpu_mtx, int gpu_index,
+                                                 void **pending_out)
+{
+    RustError e;
+    c2_mode_t m;
+    (void)gpu_mtx;   /* accepted and ignored: in-process there is no card to share */
+    if (pending_out) *pending_out = NULL;
+    if (!pending_out) return c2_err(EINVAL, "generate_groth16_proofs_start_c: pending_out is NULL");
+    if (!provers) return c2_err(EINVAL, "generate_groth16_proofs: provers is NULL");
+    if (n == 0) return c2_err(EINVAL, "generate_groth16_proofs: num_circuits is 0");
+    if (n > (1u << 20)) return c2_err(EINVAL, "generate_groth16_proofs: num_circuits %zu is too large", n);
+    if (!r_s) return c2_err(EINVAL, "generate_groth16_proofs: r_s is NULL");
+    if (!s_s) return c2_err(EINVAL, "generate_groth16_proofs: s_s is NULL");
+    if (!srs || !srs->ptr) return c2_err(EINVAL, "generate_groth16_proofs: srs is NULL");
+    if (gpu_index < -1) return c2_err(EINVAL, "generate_groth16_proofs: gpu_index %d (>= 0 or -1)", gpu_index);
+    if (c2_mode(&m, &e)) return e;
+
+    c2_pending_t *p = calloc(1, sizeof *p);
+    if (!p) return c2_err(ENOMEM, "generate_groth16_proofs: out of memory");
+    pthread_mutex_lock(&srs_mu);
+    c2_srs_t *s = srs_find(srs->ptr);
+    if (s) {
+        s->refs++;
+        p->srs = s;
+    }
+    pthread_mutex_unlock(&srs_mu);
+    if (!p->srs) {
+        free(p);
+        return c2_err(EINVAL, "generate_groth16_proofs: srs %p is not a live SRS (dropped?)", srs->ptr);
+    }
+    p->n = n;
+    p->as = calloc(n, sizeof *p->as);
+    p->r = calloc(n, sizeof *p->r);
+    p->s = calloc(n, sizeof *p->s);
+    p->out = calloc(n, sizeof *p->out);
+    p->blk = calloc(n, sizeof *p->blk);
+    if (!p->as || !p->r || !p->s || !p->out || !p->blk) {
+        e = c2_err(ENOMEM, "generate_groth16_proofs: out of memory");
+        goto fail;
+    }
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (check_one(&e, &provers[i], i, p->srs)) goto fail;
+        if (scalar_in(&e, &p->r[i], &r_s[i], "r_s", i) || scalar_in(&e, &p->s[i], &s_s[i], "s_s", i)) goto fail;
+        memcpy(&p->as[i], &provers[i], sizeof p->as[i]);
+        if (!(p->blk[i] = abc_take(&provers[i]))) total += provers[i].abc_size;
+    }
+    /* the hand-off: a, b, c are copied so the caller may free them on return, except the
+     * library's own blocks (zkpipe_c2_alloc_abc), held by reference instead */
+    p->abc = total ? malloc(total * 3 * sizeof *p->abc) : NULL;
+    if (total && !p->abc) {
+        e = c2_err(ENOMEM, "generate_groth16_proofs: out of memory for a, b, c (%zu elements)", total * 3);
+        goto fail;
+    }
+    zp_fr_bls12_381_t *w = p->abc;
+    for (size_t i = 0; i < n; i++) {
+        size_t k = provers[i].abc_size;
+        if (p->blk[i]) continue;
+        memcpy(w, provers[i].a, k * sizeof *w);
+        memcpy(w + k, provers[i].b, k * sizeof *w);
+        memcpy(w + 2 * k, provers[i].c, k * sizeof *w);
+        p->as[i].a = w;
+        p->as[i].b = w + k;
+        p->as[i].c = w + 2 * k;
+        w += 3 * k;
+    }
+    atomic_fetch_add(&abc_copied, total * 3 * sizeof *p->abc);
+    atomic_init(&p->abandon, false);
+    int r = pthread_create(&p->th, NULL, c2_prove_thread, p);
+    if (r) {
+        e = c2_err(r, "generate_groth16_proofs: cannot start the proving thread: %s", strerror(r));
+        goto fail;
+    }
+    p->id = c2_new_id();
+    pthread_mutex_lock(&pend_mu);
+    p->next = pend_live;
+    pend_live = p;
+    pthread_mutex_unlock(&pend_mu);
+    *pending_out = (void *)p->id;
+    return c2_ok();
+fail:
+    pend_free(p);
+    return e;
+}
+
+C2_API RustError finalize_groth16_proof_c(void *pending, groth16_proof proofs[])
+{
+    if (!pending) return c2_err(EINVAL, "finalize_groth16_proof_c: pending is NULL");
+    if (!proofs) return c2_err(EINVAL, "finalize_groth16_proof_c: proofs is NULL (the handle stays live)");
+    c2_pending_t *p = pend_take(pending);
+    if (!p)
+        return c2_err(EINVAL, "finalize_groth16_proof_c: %p is not a live pending proof (already finalized, "
+                              "destroyed, or never started)", pending);
+    pthread_join(p->th, NULL);
+    RustError e = c2_ok();
+    if (p->ret)
+        e = c2_err(p->ret < 0 ? -p->ret : p->ret, "generate_groth16_proofs: circuit %zu: %s", p->failed, p->msg);
+    else
+        for (size_t i = 0; i < p->n; i++) {
+            memcpy(&proofs[i].a, &p->out[i].a.bls12_381, sizeof proofs[i].a);
+            memcpy(&proofs[i].b, &p->out[i].b.bls12_381, sizeof proofs[i].b);
+            memcpy(&proofs[i].c, &p->out[i].c.bls12_381, sizeof proofs[i].c);
+        }
+    pend_free(p);
+    return e;
+}
+
+C2_API void destroy_pending_proof(void *pending)
+{
+    c2_pending_t *p = pending ? pend_take(pending) : NULL;
+    if (!p) return;
+    atomic_store(&p->abandon, true);
+    pthread_join(p->th, NULL);
+    pend_free(p);
+}
+
+C2_API RustError generate_groth16_proofs_c(const Assignment provers[], size_t n, const fr_t r_s[], const fr_t s_s[],
+                                           groth16_proof proofs[], SRS *srs, void *gpu_mtx, int gpu_index)
+{
+    if (!proofs) return c2_err(EINVAL, "generate_groth16_proofs: proofs is NULL");
+    void *pending = NULL;
+    RustError e = generate_groth16_proofs_start_c(provers, n, r_s, s_s, srs, gpu_mtx, gpu_index, &pending);
+    if (e.code) return e;
+    return finalize_groth16_proof_c(pending, proofs);
+}
+
+C2_API void *create_gpu_mutex(void)
+{
+    pthread_mutex_t *m = malloc(sizeof *m);
+    if (m) pthread_mutex_init(m, NULL);
+    return m;
+}
+
+C2_API void destroy_gpu_mutex(void *mtx)
+{
+    if (!mtx) return;
+    pthread_mutex_destroy(mtx);
+    free(mtx);
+}
