@@ -17,7 +17,7 @@
 #include "lib/util/util.h"
 #include "lib/witness/witness.h"
 
-#define WTNS_HDR(n8) (44u + (n8))
+#define WTNS_HDR(n8) (44u + (n8))     /* zp_wc_wtns_header's length */
 #define OUT_CAP (1ull << 38)          /* reserved, not committed: 2^32 values of 64 bytes */
 
 typedef struct {
@@ -181,13 +181,9 @@ int zp_cmd_fullprove(int argc, char **argv)
     if (ret) return ret;
     size_t hdr = WTNS_HDR(res.n8), vlen = (size_t)res.n_witness * res.n8;
     if (hdr != off) memmove(buf + hdr, buf + off, vlen);
-    uint8_t *p = buf;
-#define PUT(v, k) do { uint64_t _v = (v); for (int _i = 0; _i < (k); _i++) *p++ = (uint8_t)(_v >> (8 * _i)); } while (0)
-    memcpy(p, "wtns", 4); p += 4;
-    PUT(2, 4); PUT(2, 4); PUT(1, 4); PUT(8 + (uint64_t)res.n8, 8); PUT(res.n8, 4);
-    memcpy(p, res.prime, res.n8); p += res.n8;
-    PUT(res.n_witness, 4); PUT(2, 4); PUT(vlen, 8);
-#undef PUT
+    uint8_t h[ZP_WC_WTNS_HDR_MAX];
+    size_t hl = zp_wc_wtns_header(h, &res);      /* = hdr */
+    memcpy(buf, h, hl);
     a.zkey = pos[2];
     a.wtns = pos[0];
     a.proof = pos[3];

@@ -316,25 +316,32 @@ out:
     return rc;
 }
 
-int zp_wc_write_wtns(const char *path, const zp_wc_result_t *res, const void *values)
+size_t zp_wc_wtns_header(uint8_t out[ZP_WC_WTNS_HDR_MAX], const zp_wc_result_t *res)
 {
-    uint8_t hdr[4 + 4 + 4 + 4 + 8 + 4 + 64 + 4 + 4 + 8];
     size_t n = 0;
     uint64_t s1 = 8 + (uint64_t)res->n8, s2 = (uint64_t)res->n8 * res->n_witness;
-#define PUT(v, k) do { uint64_t _v = (v); for (int _i = 0; _i < (k); _i++) hdr[n++] = (uint8_t)(_v >> (8 * _i)); } while (0)
-    memcpy(hdr, "wtns", 4);
+#define PUT(v, k) do { uint64_t _v = (v); for (int _i = 0; _i < (k); _i++) out[n++] = (uint8_t)(_v >> (8 * _i)); } while (0)
+    memcpy(out, "wtns", 4);
     n = 4;
     PUT(2, 4);          /* version */
     PUT(2, 4);          /* sections */
     PUT(1, 4);
     PUT(s1, 8);
     PUT(res->n8, 4);
-    memcpy(hdr + n, res->prime, res->n8);
+    memcpy(out + n, res->prime, res->n8);
     n += res->n8;
     PUT(res->n_witness, 4);
     PUT(2, 4);
     PUT(s2, 8);
 #undef PUT
+    return n;
+}
+
+int zp_wc_write_wtns(const char *path, const zp_wc_result_t *res, const void *values)
+{
+    uint8_t hdr[ZP_WC_WTNS_HDR_MAX];
+    size_t n = zp_wc_wtns_header(hdr, res);
+    uint64_t s2 = (uint64_t)res->n8 * res->n_witness;
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -87,7 +87,10 @@ int zp_wc_calculate(zp_wc_result_t *res, void *out, size_t cap, zp_wc_t *wc, con
 void *zp_wc_shared_alloc(size_t cap);
 void zp_wc_shared_free(void *p, size_t cap);
 
-/* the .wtns file of a result, byte-identical to snarkjs `wtns calculate` */
+/* the .wtns header of a result (44 + n8 bytes; the values follow it), and the whole file,
+ * byte-identical to snarkjs `wtns calculate` */
+#define ZP_WC_WTNS_HDR_MAX (44 + 64)
+size_t zp_wc_wtns_header(uint8_t out[ZP_WC_WTNS_HDR_MAX], const zp_wc_result_t *res);
 int zp_wc_write_wtns(const char *path, const zp_wc_result_t *res, const void *values);
 
 #endif
