@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/test_slurp.h"
 #include "lib/fmt/bellman.h"
 #include "lib/groth16/assignment.h"
 #include "lib/ntt/ntt.h"
@@ -19,20 +20,14 @@
 
 #define CHECK(c) do { if (!(c)) { fprintf(stderr, "%s:%d: CHECK(%s) failed (%s)\n", __FILE__, __LINE__, #c, zp_err_msg()); exit(1); } } while (0)
 
+/* dir/name, whole (tests/test_slurp.h); a missing fixture ends the test */
 static uint8_t *slurp(const char *dir, const char *name, size_t *len)
 {
     char p[1024];
     snprintf(p, sizeof p, "%s/%s", dir, name);
-    FILE *f = fopen(p, "rb");
-    if (!f) { fprintf(stderr, "cannot open %s\n", p); exit(1); }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *b = malloc((size_t)n + 1);
-    CHECK(b && fread(b, 1, (size_t)n, f) == (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
-    return b;
+    char *b = test_slurp(p, len);
+    if (!b) { fprintf(stderr, "cannot read %s\n", p); exit(1); }
+    return (uint8_t *)b;
 }
 
 static void same_bytes(const char *dir, const char *name, const void *mine, size_t len)

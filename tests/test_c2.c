@@ -13,26 +13,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/test_slurp.h"
 #include "c2/zkpipe_c2.h"
 #include "lib/groth16/assignment.h"
 #include "lib/util/util.h"
 
 #define CHECK(c) do { if (!(c)) { fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); exit(1); } } while (0)
 
+/* dir/name, whole (tests/test_slurp.h); a missing fixture ends the test */
 static void *slurp(const char *dir, const char *name, size_t *len)
 {
     char p[1024];
     snprintf(p, sizeof p, "%s/%s", dir, name);
-    FILE *f = fopen(p, "rb");
-    if (!f) { fprintf(stderr, "cannot open %s\n", p); exit(1); }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *b = malloc((size_t)n + 8);
-    CHECK(b && fread(b, 1, (size_t)n, f) == (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
-    return b;
+    char *b = test_slurp(p, len);
+    if (!b) { fprintf(stderr, "cannot read %s\n", p); exit(1); }
+    return (void *)b;
 }
 
 static size_t meta_num(const char *meta, const char *key)
