@@ -337,18 +337,7 @@ int zp_g16_bellman_finalize(zp_g16_proof_t *proof, const zp_g16_bkey_t *k, const
     int rc = zp_g16_bellman_check(k, as);
     if (rc) return rc;
     zp_scalar_t rr, ss;
-    if (r) {
-        if (!cv->fr_canonical(r)) return zp_err_set(ZP_EFORMAT, "blinding r is not < the group order");
-        rr = *r;
-    } else if ((rc = cv->random_scalar(&rr))) {
-        return rc;
-    }
-    if (s) {
-        if (!cv->fr_canonical(s)) return zp_err_set(ZP_EFORMAT, "blinding s is not < the group order");
-        ss = *s;
-    } else if ((rc = cv->random_scalar(&ss))) {
-        return rc;
-    }
+    if ((rc = g16_blinding(&rr, cv, r, "r")) || (rc = g16_blinding(&ss, cv, s, "s"))) return rc;
     uint64_t t0 = zp_now_ns();
     size_t ni = as->inp_assignment_size, nB = k->n_b_g2;
     const zp_msm_opts_t *mo = (flags & (ZP_G16_BPROVE_NO_ENDO | ZP_G16_BPROVE_NO_SPLIT)) ? &no_endo : NULL;

@@ -14,6 +14,14 @@
 
 #include "groth16_int.h"
 
+int g16_blinding(zp_scalar_t *out, const g16_curve_t *cv, const zp_scalar_t *given, const char *name)
+{
+    if (!given) return cv->random_scalar(out);
+    if (!cv->fr_canonical(given)) return zp_err_set(ZP_EFORMAT, "blinding %s is not < the group order", name);
+    *out = *given;
+    return 0;
+}
+
 void zp_g16_fin_ctx_init(zp_g16_fin_ctx_t *ctx)
 {
     ctx->scratch = NULL;
@@ -50,18 +58,7 @@ int zp_g16_finalize_ctx(zp_g16_fin_ctx_t *ctx, const zp_g16_key_t *k, const zp_s
     memset(proof, 0, sizeof *proof);
     zp_scalar_t rr, ss;
     int rc;
-    if (r) {
-        if (!cv->fr_canonical(r)) return zp_err_set(ZP_EFORMAT, "blinding r is not < the group order");
-        rr = *r;
-    } else if ((rc = cv->random_scalar(&rr))) {
-        return rc;
-    }
-    if (s) {
-        if (!cv->fr_canonical(s)) return zp_err_set(ZP_EFORMAT, "blinding s is not < the group order");
-        ss = *s;
-    } else if ((rc = cv->random_scalar(&ss))) {
-        return rc;
-    }
+    if ((rc = g16_blinding(&rr, cv, r, "r")) || (rc = g16_blinding(&ss, cv, s, "s"))) return rc;
 
     /* pi_b' = sum w_i B2_i (G2) */
     size_t need = cv->msm_g2_scratch(k->n_vars, zp_pool_size(pool));

@@ -71,6 +71,9 @@ typedef struct g16_curve {
 extern const g16_curve_t g16_curve_bn254, g16_curve_bls12_381;
 /* NULL (and ZP_ECURVE in zp_err_msg) for an unsupported curve */
 const g16_curve_t *g16_curve(zp_curve_id_t id);
+/* a blinding scalar: the caller's (checked < r; "r" or "s" in the message) or a fresh random one
+ * (finalize.c; both provers) */
+int g16_blinding(zp_scalar_t *out, const g16_curve_t *cv, const zp_scalar_t *given, const char *name);
 
 /* (added, issue 12) the CPU backend's MSM scratch, grown to at least len bytes, for an MSM its
  * caller runs between two of its calls (zp_g16_prove: the G2 MSM in the pages the G1 MSMs
