@@ -279,11 +279,20 @@ static int big_from_js_string(big_t *v, bool *neg, const char *text, size_t len)
     return big_from_digits(v, p, len, 10);
 }
 
+/* the signal of flat value i, for messages only (a binary search: signals are in value order) */
+static const zp_wc_sig_t *sig_of(const zp_wc_input_t *in, size_t i)
+{
+    size_t lo = 0, hi = in->nsig;      /* the last signal with first <= i */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (in->sig[mid].first <= i) lo = mid;
+        else hi = mid;
+    }
+    return &in->sig[lo];
+}
+
 int zp_wc_input_value(uint32_t *out, const zp_wc_input_t *in, size_t i, const uint32_t *p, unsigned pn32)
 {
-    size_t s = 0;
-    while (s + 1 < in->nsig && in->sig[s + 1].first <= i) s++;
-    const zp_wc_sig_t *sg = &in->sig[s];
     uint32_t node = in->val[i];
     int t = zp_json_type(in->doc, node);
     big_t v;
@@ -314,10 +323,12 @@ int zp_wc_input_value(uint32_t *out, const zp_wc_input_t *in, size_t i, const ui
         txt = zp_json_text(in->doc, node, &len);
         rc = big_from_js_string(&v, &neg, txt, len);
     } else {
+        const zp_wc_sig_t *sg = sig_of(in, i);
         return zp_err_set(ZP_EFORMAT, "%s: signal \"%.*s\" value %zu is %s, not a number or a numeric string", in->name,
                           (int)sg->nlen, sg->name, i - sg->first, zp_json_type_name(t));
     }
     if (rc) {
+        const zp_wc_sig_t *sg = sig_of(in, i);
         int shown = txt ? (int)(len > 80 ? 80 : len) : 0;
         return zp_err_set(rc == -2 ? ZP_ETOOBIG : ZP_EFORMAT, "%s: signal \"%.*s\" value %zu (%s%.*s%s): %s", in->name,
                           (int)sg->nlen, sg->name, i - sg->first, t == ZP_JSON_STR ? "\"" : "", shown, txt ? txt : "",
