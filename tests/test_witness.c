@@ -13,6 +13,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static const uint32_t R_BN[8] = {0xf0000001, 0x43e1f593, 0x79b97091, 0x2833e848,
@@ -128,6 +129,21 @@ static void test_modules(void)
     bool cached = false;
     zp_wc_t *wc = NULL;
     CHECK(load(&wc, "tiny", &cached) == 0 && cached);    /* the second registration is a cache hit */
+    zp_wc_close(&wc);
+    {   /* two processes registering one new wasm at once: one compiles, the other waits and finds it */
+        pid_t kids[2];
+        for (int k = 0; k < 2; k++)
+            if ((kids[k] = fork()) == 0) {
+                bool c = false;
+                zp_wc_t *w = NULL;
+                int r = load(&w, "assert", &c);
+                _exit(r ? 2 : c ? 1 : 0);
+            }
+        int st[2];
+        for (int k = 0; k < 2; k++) waitpid(kids[k], &st[k], 0);
+        CHECK(WIFEXITED(st[0]) && WIFEXITED(st[1]));
+        CHECK(WEXITSTATUS(st[0]) + WEXITSTATUS(st[1]) == 1);   /* exactly one compiled */
+    }
     zp_wc_close(&wc);
     /* the circuit refuses the input */
     CHECK(calc("tiny", "{\"b\": 1}", out, &res, NULL) == ZP_EUNSAT && strstr(zp_err_msg(), "\"b\" is not an input"));

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -257,6 +258,9 @@ static void rm_tree_flat(const char *dir)
     rmdir(dir);
 }
 
+static int compile_module(const char *so_path, const char *hex, const char *cache_dir, const char *wasm_path, uint32_t tmo,
+                          uint64_t t0);
+
 int zp_wc_register(char *so_path, size_t cap, bool *cached, double *ms, const char *cache_dir, const char *wasm_path,
                    const zp_wc_limits_t *lim)
 {
@@ -290,6 +294,30 @@ int zp_wc_register(char *so_path, size_t cap, bool *cached, double *ms, const ch
         if (ms) *ms = (double)(zp_now_ns() - t0) / 1e6;
         return 0;
     }
+    /* one compiler per wasm: a concurrent registration of the same content (another synth)
+     * waits here for the first one (bounded by its compile deadline), then finds the module */
+    char lockp[4200];
+    snprintf(lockp, sizeof lockp, "%s/%s.lock", cache_dir, hex);
+    int lfd = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (lfd < 0) return zp_err_set(-errno, "%s: open: %s", lockp, strerror(errno));
+    while (flock(lfd, LOCK_EX) < 0 && errno == EINTR) {}
+    if (stat(so_path, &st) == 0 && S_ISREG(st.st_mode)) {
+        if (cached) *cached = true;
+        if (ms) *ms = (double)(zp_now_ns() - t0) / 1e6;
+        close(lfd);
+        return 0;
+    }
+    rc = compile_module(so_path, hex, cache_dir, wasm_path, tmo, t0);
+    if (!rc && ms) *ms = (double)(zp_now_ns() - t0) / 1e6;
+    close(lfd);   /* releases the lock; the small .lock file stays (unlinking it would let a late
+                   * registrant lock a new inode while a waiter holds the old one) */
+    return rc;
+}
+
+static int compile_module(const char *so_path, const char *hex, const char *cache_dir, const char *wasm_path, uint32_t tmo,
+                          uint64_t t0)
+{
+    int rc;
     const char *rtd = rt_dir();
     if (!rtd) return zp_err_set(-ENOENT, "wabt's wasm-rt-impl.c not found (install Debian's wabt, or set ZKPIPE_WASM_RT_DIR)");
     char tmp[4096], p_c[4200], p_h[4200], p_glue[4200], p_abi[4200], p_so[4200], p_log[4200], p_cclog[4200], p_rt[4200], inc_t[4200], inc_r[4200];
@@ -328,7 +356,6 @@ int zp_wc_register(char *so_path, size_t cap, bool *cached, double *ms, const ch
         rc = zp_err_set(-errno, "%s: rename to %s: %s", p_so, so_path, strerror(errno));
         goto out;
     }
-    if (ms) *ms = (double)(zp_now_ns() - t0) / 1e6;
 out:
     rm_tree_flat(tmp);
     return rc;
