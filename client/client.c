@@ -388,6 +388,25 @@ int zp_client_job_add_wtns(zp_client_job_t *j, const char *path)
     return 0;
 }
 
+int zp_client_job_add_vectors(zp_client_job_t *j, const char *path)
+{
+    char abs[PATH_MAX];
+    unsigned char m[8];
+    if (!path || !*path) return job_err(j, "vectors %zu: empty path", j->n);
+    FILE *f = fopen(path, "rb");
+    if (!f) return job_err(j, "%s: %s", path, strerror(errno));
+    size_t got = fread(m, 1, sizeof m, f);
+    fclose(f);
+    if (got != sizeof m || memcmp(m, "zpvecs\0\1", 8))
+        return job_err(j, "%s: not a vectors file (magic \"zpvecs\\0\\1\" expected)", path);
+    if (add_slot(j)) return ZP_CLIENT_USAGE;
+    if (j->n_inputs) return job_err(j, "vectors %zu: a job takes either witnesses/vectors or inputs, not both", j->n);
+    if (!realpath(path, abs)) return job_err(j, "%s: %s", path, strerror(errno));
+    if (!(j->w[j->n].path = strdup(abs))) return job_err(j, "out of memory");
+    j->n++;
+    return 0;
+}
+
 int zp_client_job_set_wasm(zp_client_job_t *j, const char *wasm_path)
 {
     char abs[PATH_MAX];

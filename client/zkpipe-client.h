@@ -99,6 +99,12 @@ ZP_CLIENT_API int zp_client_job_set_request_id(zp_client_job_t *j, const char *r
  * or the witness bytes (copied; at most ZP_CLIENT_INLINE_WTNS_MAX) */
 ZP_CLIENT_API int zp_client_job_add_wtns(zp_client_job_t *j, const char *wtns_path);
 ZP_CLIENT_API int zp_client_job_add_wtns_data(zp_client_job_t *j, const void *data, size_t len);
+/* Pre-synthesized partitions (issue 30): a vectors file (lib/fmt/vecs.h: w, a, b, c computed
+ * by the caller, e.g. libzkpipe_c2 for bellperson) instead of a witness; a path the daemons
+ * can read (made absolute here), normally in /dev/shm. The synthesizer checks it against the
+ * key and copies it into the slot; it may read it again after a requeue, so the file must stay
+ * until the job has ended. Witnesses and vectors may be mixed in one job. */
+ZP_CLIENT_API int zp_client_job_add_vectors(zp_client_job_t *j, const char *vectors_path);
 /* Inputs instead of witnesses (issue 28): the synthesizers compute each partition's witness
  * from its input.json with the circuit's witness generator (the .wasm `circom --wasm` emits;
  * a path the daemons can read, made absolute here). Inputs go inline (the JSON text, copied;

@@ -27,6 +27,7 @@
  * refuses with circom's message, a calculation that times out or crashes in its child) are
  * INPUT; anything else (memory, a stale slot) is TRANSIENT. Tests: tests/ipc/. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,7 @@
 #include <sys/stat.h>
 
 #include "lib/fmt/fmt.h"
+#include "lib/fmt/vecs.h"
 #include "lib/witness/witness.h"
 
 #include "lib/groth16/groth16.h"
@@ -175,6 +177,128 @@ static void work_input(zp_stage_t *s, zp_stage_task_t *t, const zp_g16_key_t *k,
 
 static void synth_slot(zp_stage_t *s, zp_stage_task_t *t, const zp_g16_key_t *k, const zp_r1cs_t *r1cs);
 
+/* ---- pre-synthesized partitions (issue 30, lib/fmt/vecs.h): the client's w, a, b, c ---- */
+/* the copy of a vectors file into the slot, checked there (what the GPU reads is what was
+ * checked): w standard and a, b, c Montgomery, each < r; a[i] * b[i] == c[i] for every row
+ * (each row is one constraint's A.w, B.w, C.w: a row that fails is an assignment that does
+ * not satisfy the circuit); the rows past abc_size up to the domain zeroed */
+typedef struct {
+    const zp_vecs_t *v;
+    zp_scalar_t *w, *a, *b, *c;
+    size_t domain;
+    zp_curve_id_t curve;
+    _Atomic size_t bad_w, bad_abc, bad_row;   /* first index + 1 of each failure, 0 none */
+} vecs_job_t;
+
+static bool fr_ok(zp_curve_id_t c, const zp_scalar_t *x)
+{
+    return c == ZP_CURVE_BN254 ? zp_fr_bn254_is_canonical((const zp_fr_bn254_t *)x)
+                               : zp_fr_bls12_381_is_canonical((const zp_fr_bls12_381_t *)x);
+}
+
+static bool row_ok(zp_curve_id_t c, const zp_scalar_t *a, const zp_scalar_t *b, const zp_scalar_t *cc)
+{
+    zp_scalar_t p;
+    if (c == ZP_CURVE_BN254)
+        zp_fr_bn254_mul((zp_fr_bn254_t *)&p, (const zp_fr_bn254_t *)a, (const zp_fr_bn254_t *)b);
+    else
+        zp_fr_bls12_381_mul((zp_fr_bls12_381_t *)&p, (const zp_fr_bls12_381_t *)a, (const zp_fr_bls12_381_t *)b);
+    return !memcmp(&p, cc, sizeof p);
+}
+
+static void note_first(_Atomic size_t *slot, size_t i)
+{
+    size_t cur = atomic_load(slot);
+    while ((cur == 0 || cur > i + 1) && !atomic_compare_exchange_weak(slot, &cur, i + 1)) {}
+}
+
+static void vecs_run(void *arg, unsigned tid, unsigned nt)
+{
+    vecs_job_t *j = arg;
+    const zp_vecs_t *v = j->v;
+    size_t lo, hi;
+    zp_split(v->n_w, tid, nt, &lo, &hi);
+    memcpy(j->w + lo, v->w + 4 * lo, (hi - lo) * 32);
+    for (size_t i = lo; i < hi; i++)
+        if (!fr_ok(j->curve, &j->w[i])) { note_first(&j->bad_w, i); break; }
+    zp_split(j->domain, tid, nt, &lo, &hi);
+    size_t n = v->abc_size, top = hi < n ? hi : n;
+    if (lo < top) {
+        memcpy(j->a + lo, v->a + 4 * lo, (top - lo) * 32);
+        memcpy(j->b + lo, v->b + 4 * lo, (top - lo) * 32);
+        memcpy(j->c + lo, v->c + 4 * lo, (top - lo) * 32);
+        for (size_t i = lo; i < top; i++) {
+            if (!fr_ok(j->curve, &j->a[i]) || !fr_ok(j->curve, &j->b[i]) || !fr_ok(j->curve, &j->c[i])) {
+                note_first(&j->bad_abc, i);
+                break;
+            }
+            if (!row_ok(j->curve, &j->a[i], &j->b[i], &j->c[i])) { note_first(&j->bad_row, i); break; }
+        }
+    }
+    size_t z = lo > n ? lo : n;
+    if (z < hi) {
+        memset(j->a + z, 0, (hi - z) * 32);
+        memset(j->b + z, 0, (hi - z) * 32);
+        memset(j->c + z, 0, (hi - z) * 32);
+    }
+}
+
+/* t->wtns is a vectors file: checked against the key, copied into the slot, sealed */
+static void work_vecs(zp_stage_t *s, zp_stage_task_t *t, const zp_g16_key_t *k)
+{
+    const zp_msg_assign_t *a = &t->a;
+    zp_vecs_t v;
+    int rc;
+    uint64_t t0 = zp_now_ns();
+    if ((rc = zp_vecs_open(&v, t->wtns)) < 0) return zp_stage_fail_as(t, rc, wc_class(rc), "vectors");
+    if (v.curve != (uint32_t)k->curve || v.n_w != k->n_vars || v.n_inputs != (uint64_t)k->n_public + 1 ||
+        v.abc_size > k->domain_size) {
+        zp_err_set(ZP_EMISMATCH, "%s: curve %u, n_w %llu, n_inputs %llu, abc_size %llu; %s has curve %u, nVars %u, "
+                   "%u inputs, domain %u", t->wtns, v.curve, (unsigned long long)v.n_w, (unsigned long long)v.n_inputs,
+                   (unsigned long long)v.abc_size, t->zkey, (unsigned)k->curve, k->n_vars, k->n_public + 1,
+                   k->domain_size);
+        zp_vecs_close(&v);
+        return zp_stage_fail_as(t, ZP_EMISMATCH, ZP_FAIL_INPUT, "vectors");
+    }
+    rc = zp_shm_slot_layout(s->arena, a->slot, ZP_SLOT_SYNTH, a->gen, k->n_vars, k->domain_size, 32);
+    if (rc < 0) {
+        zp_vecs_close(&v);
+        if (rc == ZP_ETOOBIG) return zp_stage_fail_as(t, rc, ZP_FAIL_INPUT, "circuit larger than the arena's slots");
+        return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "slot layout");
+    }
+    size_t lw, la, lb, lc;
+    vecs_job_t j = {.v = &v, .domain = k->domain_size, .curve = k->curve};
+    j.w = zp_shm_slot_vec(s->arena, a->slot, ZP_SHM_VEC_W, &lw);
+    j.a = zp_shm_slot_vec(s->arena, a->slot, ZP_SHM_VEC_A, &la);
+    j.b = zp_shm_slot_vec(s->arena, a->slot, ZP_SHM_VEC_B, &lb);
+    j.c = zp_shm_slot_vec(s->arena, a->slot, ZP_SHM_VEC_C, &lc);
+    if (!j.w || !j.a || !j.b || !j.c || lw < (size_t)k->n_vars * 32 || la < (size_t)k->domain_size * 32 ||
+        lb < (size_t)k->domain_size * 32 || lc < (size_t)k->domain_size * 32) {
+        zp_vecs_close(&v);
+        return zp_stage_fail_as(t, ZP_EFORMAT, ZP_FAIL_TRANSIENT, "slot vectors");
+    }
+    if ((rc = zp_shm_slot_check(s->arena, a->slot, ZP_SLOT_SYNTH, a->gen)) < 0) {
+        zp_vecs_close(&v);
+        return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "slot");
+    }
+    zp_pool_run(s->pool, vecs_run, &j);
+    zp_vecs_close(&v);
+    t->dt[ZP_DT_CHECK] = zp_now_ns() - t0;
+    size_t bw = atomic_load(&j.bad_w), ba = atomic_load(&j.bad_abc), br = atomic_load(&j.bad_row);
+    if (bw || ba || br) {
+        if (bw) zp_err_set(ZP_EFORMAT, "%s: w[%zu] is not a canonical field element (standard form, < r)", t->wtns, bw - 1);
+        else if (ba) zp_err_set(ZP_EFORMAT, "%s: a, b or c[%zu] is not a canonical field element (Montgomery, < r)", t->wtns, ba - 1);
+        else zp_err_set(ZP_EUNSAT, "%s: row %zu: a * b != c (the assignment does not satisfy the circuit)", t->wtns, br - 1);
+        return zp_stage_fail_as(t, bw || ba ? ZP_EFORMAT : ZP_EUNSAT, ZP_FAIL_INPUT, "vectors");
+    }
+    rc = zp_shm_payload_seal_pool(s->arena, a->slot, ZP_SLOT_SYNTH, a->gen,
+                                  ZP_SHM_VEC_MASK(ZP_SHM_VEC_W) | ZP_SHM_VEC_MASK(ZP_SHM_VEC_A) |
+                                      ZP_SHM_VEC_MASK(ZP_SHM_VEC_B) | ZP_SHM_VEC_MASK(ZP_SHM_VEC_C),
+                                  ZP_SLOT_READY, &t->new_gen, s->pool);
+    if (rc < 0) return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "seal");
+    t->ok = true;
+}
+
 static void work(zp_stage_t *s, zp_stage_task_t *t)
 {
     synth_t *y = s->ctx;
@@ -211,6 +335,7 @@ static void work(zp_stage_t *s, zp_stage_task_t *t)
         t->ok = false;
         return synth_slot(s, t, k, r1cs);
     }
+    if (zp_vecs_is(t->wtns)) return work_vecs(s, t, k);   /* issue 30: w, a, b, c from the client */
     /* values unchecked here: zp_g16_synth_ctx checks the copy in the slot on the pool (the copy
      * is what the proof reads; the file could change between a check and the copy) */
     if ((rc = zp_wtns_open_unchecked(&wt, t->wtns)) < 0) return zp_stage_fail(t, rc, "witness");

@@ -1,0 +1,57 @@
+/* vecs.h - the pre-synthesized partition ("vectors file", issue 30): a partition whose w, a,
+ * b, c were computed by the client (supraseal-c2's caller: bellperson synthesizes in Rust)
+ * instead of a witness for zkpipe's synthesizer. The client writes one file (normally in
+ * /dev/shm, so nothing touches a disk) and submits its path where a .wtns path goes; the
+ * synthesizer recognises the magic, validates the file against the key and copies the
+ * vectors into the slot, so the slot protocol and the GPU worker do not change.
+ *
+ * Layout (little-endian, every vector 64-byte aligned):
+ *   0   magic "zpvecs\0\1"
+ *   8   u32 curve (zp_curve_id_t)           12  u32 flags (0; reserved)
+ *   16  u64 n_w       values of w: inputs (ONE first) then aux, STANDARD form (< r)
+ *   24  u64 n_inputs  of them inputs (ONE included)
+ *   32  u64 abc_size  values of a, b, c used (each), MONTGOMERY form (R = 2^256), as the
+ *                     slot holds them (zp_g16_synth) and supraseal-c2's Assignment gives them
+ *   40  u64 abc_cap   room for each of a, b, c (>= abc_size)
+ *   48  u64 off_abc   = 64: a, then b at off_abc + 32 abc_cap, c at off_abc + 64 abc_cap
+ *   56  u64 off_w     = off_abc + 96 abc_cap (0 while w is not written: not submittable)
+ * File size = off_w + 32 n_w. Every field is untrusted when read (zp_vecs_open checks them
+ * against the file's size, naming the field); values are checked where they are used.
+ * Writer: zp_vecs_create (a, b, c region; the caller may write a, b, c at once, e.g. through
+ * libzkpipe_c2's zkpipe_c2_alloc_abc), then zp_vecs_set_w (grows the file, maps w).
+ * Tests: tests/test_vecs.c (unit 'vecs'). */
+#ifndef ZP_FMT_VECS_H
+#define ZP_FMT_VECS_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../ff/ff.h"
+
+#define ZP_VECS_MAGIC "zpvecs\0\1"
+#define ZP_VECS_HDR 64u
+#define ZP_VECS_MAX ((uint64_t)1 << 32)   /* n_w, abc_cap limit */
+
+typedef struct zp_vecs {
+    int fd;
+    bool writable;
+    uint8_t *map;           /* whole file, MAP_SHARED */
+    size_t len;
+    uint32_t curve;
+    uint64_t n_w, n_inputs, abc_size, abc_cap;
+    uint64_t *a, *b, *c;    /* limbs: 4 per value (pointers into map) */
+    uint64_t *w;            /* NULL until set */
+    char path[512];
+} zp_vecs_t;
+
+/* true when the first 8 bytes of path are the magic (a missing or short file: false) */
+bool zp_vecs_is(const char *path);
+/* creates path (O_EXCL, mode 0600) with room for abc_cap values of a, b, c (zeroed) */
+int zp_vecs_create(zp_vecs_t *v, const char *path, uint32_t curve, uint64_t abc_cap);
+/* sets the sizes and grows the file for n_w values of w (mapped at v->w, zeroed) */
+int zp_vecs_set_w(zp_vecs_t *v, uint64_t n_w, uint64_t n_inputs, uint64_t abc_size);
+/* maps an existing file read-only and checks its header against its size: ZP_EFORMAT naming
+ * the path and the field. A file without w (off_w = 0) is refused. */
+int zp_vecs_open(zp_vecs_t *v, const char *path);
+void zp_vecs_close(zp_vecs_t *v);   /* unmaps (the file stays: unlink is the creator's) */
+#endif
