@@ -80,6 +80,7 @@ int zp_vecs_create(zp_vecs_t *v, const char *path, uint32_t curve, uint64_t abc_
 int zp_vecs_set_w(zp_vecs_t *v, uint64_t n_w, uint64_t n_inputs, uint64_t abc_size)
 {
     if (!v->writable) return zp_err_set(ZP_ESTATE, "%s: not opened for writing", v->path);
+    if (v->dens[0]) return zp_err_set(ZP_ESTATE, "%s: w after the density", v->path);
     if (n_w == 0 || n_w > ZP_VECS_MAX || n_inputs == 0 || n_inputs > n_w || abc_size == 0 || abc_size > v->abc_cap)
         return zp_err_set(ZP_EFORMAT, "%s: n_w %llu, n_inputs %llu, abc_size %llu (cap %llu) do not fit", v->path,
                           (unsigned long long)n_w, (unsigned long long)n_inputs, (unsigned long long)abc_size,
@@ -101,6 +102,37 @@ int zp_vecs_set_w(zp_vecs_t *v, uint64_t n_w, uint64_t n_inputs, uint64_t abc_si
     put64(v->map + 32, abc_size);
     put64(v->map + 56, off_w);
     v->w = (uint64_t *)(v->map + off_w);
+    return 0;
+}
+
+static uint64_t words_of(uint64_t bits) { return (bits + 63) / 64; }
+
+int zp_vecs_set_density(zp_vecs_t *v, const uint64_t *const bm[3], const uint64_t bits[3])
+{
+    if (!v->writable || !v->w) return zp_err_set(ZP_ESTATE, "%s: density before w", v->path);
+    if (v->dens[0]) return zp_err_set(ZP_ESTATE, "%s: density already set", v->path);
+    uint64_t words = 0;
+    for (int i = 0; i < 3; i++) {
+        if (bits[i] > ZP_VECS_MAX || (bits[i] && !bm[i])) return zp_err_set(ZP_EFORMAT, "%s: density %d: %llu bits", v->path, i, (unsigned long long)bits[i]);
+        words += words_of(bits[i]);
+    }
+    size_t off = v->len, len = off + 8 * words;
+    if (ftruncate(v->fd, (off_t)len) < 0) return zp_err_set(-errno, "%s: %zu bytes: %s", v->path, len, strerror(errno));
+    void *m = mremap(v->map, v->len, len, MREMAP_MAYMOVE);
+    if (m == MAP_FAILED) return zp_err_set(-errno, "%s: mremap: %s", v->path, strerror(errno));
+    v->map = m;
+    v->len = len;
+    vecs_point(v);
+    v->w = (uint64_t *)(v->map + get64(v->map + 56));
+    uint64_t *d = (uint64_t *)(v->map + off);
+    for (int i = 0; i < 3; i++) {
+        v->dens_bits[i] = bits[i];
+        v->dens[i] = d;
+        if (bits[i]) memcpy(d, bm[i], 8 * words_of(bits[i]));
+        d += words_of(bits[i]);
+        put64(v->map + 64 + 8 * i, bits[i]);
+    }
+    put64(v->map + 88, off);
     return 0;
 }
 
@@ -138,16 +170,34 @@ int zp_vecs_open(zp_vecs_t *v, const char *path)
     v->abc_cap = get64(h + 40);
     uint64_t off_abc = get64(h + 48), off_w = get64(h + 56);
     if (flags) { rc = zp_err_set(ZP_EFORMAT, "%s: flags 0x%x: unknown (0 expected)", path, flags); goto fail; }
+    if (off_w == 0) { rc = zp_err_set(ZP_EFORMAT, "%s: off_w 0: w was never written (zp_vecs_set_w)", path); goto fail; }
     if (v->abc_cap == 0 || v->abc_cap > ZP_VECS_MAX) { rc = zp_err_set(ZP_EFORMAT, "%s: abc_cap %llu (1 .. 2^32)", path, (unsigned long long)v->abc_cap); goto fail; }
     if (v->abc_size == 0 || v->abc_size > v->abc_cap) { rc = zp_err_set(ZP_EFORMAT, "%s: abc_size %llu (1 .. abc_cap %llu)", path, (unsigned long long)v->abc_size, (unsigned long long)v->abc_cap); goto fail; }
     if (v->n_w == 0 || v->n_w > ZP_VECS_MAX) { rc = zp_err_set(ZP_EFORMAT, "%s: n_w %llu (1 .. 2^32)", path, (unsigned long long)v->n_w); goto fail; }
     if (v->n_inputs == 0 || v->n_inputs > v->n_w) { rc = zp_err_set(ZP_EFORMAT, "%s: n_inputs %llu (1 .. n_w %llu)", path, (unsigned long long)v->n_inputs, (unsigned long long)v->n_w); goto fail; }
     if (off_abc != ZP_VECS_HDR) { rc = zp_err_set(ZP_EFORMAT, "%s: off_abc %llu (%u expected)", path, (unsigned long long)off_abc, ZP_VECS_HDR); goto fail; }
-    if (off_w == 0) { rc = zp_err_set(ZP_EFORMAT, "%s: off_w 0: w was never written (zp_vecs_set_w)", path); goto fail; }
     if (off_w != ZP_VECS_HDR + 96 * v->abc_cap) { rc = zp_err_set(ZP_EFORMAT, "%s: off_w %llu (%llu expected)", path, (unsigned long long)off_w, (unsigned long long)(ZP_VECS_HDR + 96 * v->abc_cap)); goto fail; }
-    if (len != off_w + 32 * v->n_w) { rc = zp_err_set(ZP_EFORMAT, "%s: %zu bytes, the header says %llu", path, len, (unsigned long long)(off_w + 32 * v->n_w)); goto fail; }
+    uint64_t off_dens = get64(h + 88), end = off_w + 32 * v->n_w, words = 0;
+    for (int i = 0; i < 3; i++) {
+        v->dens_bits[i] = get64(h + 64 + 8 * i);
+        if (v->dens_bits[i] > ZP_VECS_MAX) { rc = zp_err_set(ZP_EFORMAT, "%s: density %d: %llu bits (at most 2^32)", path, i, (unsigned long long)v->dens_bits[i]); goto fail; }
+        words += words_of(v->dens_bits[i]);
+    }
+    if (off_dens && off_dens != end) { rc = zp_err_set(ZP_EFORMAT, "%s: off_dens %llu (%llu expected)", path, (unsigned long long)off_dens, (unsigned long long)end); goto fail; }
+    if (!off_dens && words) { rc = zp_err_set(ZP_EFORMAT, "%s: density bit lengths without off_dens", path); goto fail; }
+    if (off_dens) end += 8 * words;
+    for (int i = 96; i < (int)ZP_VECS_HDR; i++)
+        if (h[i]) { rc = zp_err_set(ZP_EFORMAT, "%s: reserved header byte %d is not 0", path, i); goto fail; }
+    if (len != end) { rc = zp_err_set(ZP_EFORMAT, "%s: %zu bytes, the header says %llu", path, len, (unsigned long long)end); goto fail; }
     vecs_point(v);
     v->w = (uint64_t *)(v->map + off_w);
+    if (off_dens) {
+        uint64_t *d = (uint64_t *)(v->map + off_dens);
+        for (int i = 0; i < 3; i++) {
+            v->dens[i] = d;
+            d += words_of(v->dens_bits[i]);
+        }
+    }
     return 0;
 fail:
     zp_vecs_close(v);

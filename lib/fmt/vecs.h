@@ -13,9 +13,15 @@
  *   32  u64 abc_size  values of a, b, c used (each), MONTGOMERY form (R = 2^256), as the
  *                     slot holds them (zp_g16_synth) and supraseal-c2's Assignment gives them
  *   40  u64 abc_cap   room for each of a, b, c (>= abc_size)
- *   48  u64 off_abc   = 64: a, then b at off_abc + 32 abc_cap, c at off_abc + 64 abc_cap
+ *   48  u64 off_abc   = 128: a, then b at off_abc + 32 abc_cap, c at off_abc + 64 abc_cap
  *   56  u64 off_w     = off_abc + 96 abc_cap (0 while w is not written: not submittable)
- * File size = off_w + 32 n_w. Every field is untrusted when read (zp_vecs_open checks them
+ *   64  u64 a_aux_bits, 72 u64 b_inp_bits, 80 u64 b_aux_bits: bellman's density bitmaps (bit i
+ *                     = bit i%64 of word i/64), for a key with bellman's conventions, whose
+ *                     A and B queries are compacted by them (libzkpipe_c2 writes supraseal's
+ *                     Assignment densities here); 0, 0, 0 and off_dens 0 when absent
+ *   88  u64 off_dens  = off_w + 32 n_w: a_aux, then b_inp, then b_aux, each ceil(bits/64) u64
+ *   96..127 reserved (0)
+ * File size = off_dens + 8 * (words of the three bitmaps), or off_w + 32 n_w without them. Every field is untrusted when read (zp_vecs_open checks them
  * against the file's size, naming the field); values are checked where they are used.
  * Writer: zp_vecs_create (a, b, c region; the caller may write a, b, c at once, e.g. through
  * libzkpipe_c2's zkpipe_c2_alloc_abc), then zp_vecs_set_w (grows the file, maps w).
@@ -29,7 +35,7 @@
 #include "../ff/ff.h"
 
 #define ZP_VECS_MAGIC "zpvecs\0\1"
-#define ZP_VECS_HDR 64u
+#define ZP_VECS_HDR 128u
 #define ZP_VECS_MAX ((uint64_t)1 << 32)   /* n_w, abc_cap limit */
 
 typedef struct zp_vecs {
@@ -41,6 +47,8 @@ typedef struct zp_vecs {
     uint64_t n_w, n_inputs, abc_size, abc_cap;
     uint64_t *a, *b, *c;    /* limbs: 4 per value (pointers into map) */
     uint64_t *w;            /* NULL until set */
+    uint64_t dens_bits[3];  /* a_aux, b_inp, b_aux bit lengths (0 when absent) */
+    uint64_t *dens[3];      /* the bitmaps, NULL when absent */
     char path[512];
 } zp_vecs_t;
 
@@ -50,6 +58,9 @@ bool zp_vecs_is(const char *path);
 int zp_vecs_create(zp_vecs_t *v, const char *path, uint32_t curve, uint64_t abc_cap);
 /* sets the sizes and grows the file for n_w values of w (mapped at v->w, zeroed) */
 int zp_vecs_set_w(zp_vecs_t *v, uint64_t n_w, uint64_t n_inputs, uint64_t abc_size);
+/* appends the three density bitmaps after w (once, after zp_vecs_set_w); a NULL bitmap with
+ * bits 0 is an empty one */
+int zp_vecs_set_density(zp_vecs_t *v, const uint64_t *const bm[3], const uint64_t bits[3]);
 /* maps an existing file read-only and checks its header against its size: ZP_EFORMAT naming
  * the path and the field. A file without w (off_w = 0) is refused. */
 int zp_vecs_open(zp_vecs_t *v, const char *path);
