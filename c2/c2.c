@@ -1,5 +1,7 @@
-/* c2.c - libzkpipe_c2 (zkpipe_c2.h): supraseal-c2's C interface, in-process mode on the CPU
- * backend through the issue-29 bellman prover (lib/groth16/assignment.h). */
+/* c2.c - libzkpipe_c2 (zkpipe_c2.h): supraseal-c2's C interface. In-process mode on the CPU
+ * backend through the issue-29 bellman prover (lib/groth16/assignment.h); group mode through a
+ * running `zkpipe up` (libzkpipe-client): each circuit becomes a pre-synthesized partition, a
+ * vectors file in /dev/shm (lib/fmt/vecs.h) that the group's synthesizer copies into a slot. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -8,8 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "c2/zkpipe_c2.h"
+#include "client/zkpipe-client.h"
 #include "lib/fmt/bellman.h"
+#include "lib/fmt/vecs.h"
 #include "lib/groth16/assignment.h"
 #include "lib/util/util.h"
 
@@ -59,12 +66,33 @@ static int c2_mode(c2_mode_t *m, RustError *e)
         *e = c2_err(EINVAL, "ZKPIPE_C2_MODE=%.64s: unknown mode (group, inprocess or auto)", v);
         return -1;
     }
-    if (*m == C2_GROUP) {
-        *e = c2_err(ENOSYS, "ZKPIPE_C2_MODE=group: not implemented: the zkpipe process group does not yet accept "
-                            "bellman partitions at the GPU stage; use ZKPIPE_C2_MODE=inprocess (or auto)");
-        return -1;
+    /* auto: in-process. The group does not prove bellman keys yet (issue 29: a .params job is
+     * refused at submit), so "the group when one answers" would fail every auto caller that
+     * has a group running; auto switches once the group proves them. */
+    if (*m == C2_AUTO) *m = C2_INPROCESS;
+    return 0;
+}
+
+/* group mode: a client of the broker libzkpipe-client finds ($ZP_RUNTIME_DIR, ...), connected;
+ * a RustError naming the runtime directory when no group answers */
+static zp_client_t *c2_client(RustError *e, const char *what)
+{
+    zp_client_t *c = zp_client_new(NULL);
+    if (!c) {
+        *e = c2_err(ENOMEM, "%s: out of memory", what);
+        return NULL;
     }
-    return 0; /* auto: no group path exists yet, so in-process */
+    const char *t = getenv("ZKPIPE_C2_TIMEOUT_MS");
+    long ms = t ? strtol(t, NULL, 10) : 0;
+    if (ms > 0 && ms < 86400000) zp_client_set_timeout(c, (int)ms);
+    int rc = zp_client_connect(c);
+    if (rc != ZP_CLIENT_OK) {
+        *e = c2_err(rc == ZP_CLIENT_UNREACHABLE ? ECONNREFUSED : EIO,
+                    "%s: ZKPIPE_C2_MODE=group: no zkpipe group answers: %s (start one with `zkpipe up`, or use "
+                    "ZKPIPE_C2_MODE=inprocess)", what, zp_client_errmsg(c));
+        zp_client_destroy(&c);
+    }
+    return c;
 }
 
 /* ---- SRS: refcounted opened keys, a registry of live ones, a cache by path ---- */
@@ -78,7 +106,9 @@ typedef struct c2_srs {
     uintptr_t id;          /* SRS.ptr */
     unsigned refs;         /* handles + the cache's own reference */
     bool cached;
+    bool group;            /* created in group mode: its proofs go through the group */
     char *path;
+    char *gpath;           /* group: the absolute path jobs name */
     zp_bkey_t bk;
     zp_g16_bkey_t k;
 } c2_srs_t;
@@ -102,6 +132,7 @@ static void srs_unref_locked(c2_srs_t *s)
         if (*pp == s) { *pp = s->next; break; }
     zp_bkey_close(&s->bk);
     free(s->path);
+    free(s->gpath);
     free(s);
 }
 
@@ -113,10 +144,16 @@ C2_API RustError create_SRS(SRS *ret, const char *path, bool cache)
     ret->ptr = NULL;
     if (!path) return c2_err(EINVAL, "create_SRS: path is NULL");
     if (c2_mode(&m, &e)) return e;
+    if (m == C2_GROUP) {   /* the group must answer now; the key is imported with the first job */
+        zp_client_t *c = c2_client(&e, "create_SRS");
+        if (!c) return e;
+        zp_client_destroy(&c);
+    }
+    bool group = m == C2_GROUP;
     if (cache) {
         pthread_mutex_lock(&srs_mu);
         for (c2_srs_t *p = srs_live; p; p = p->next)
-            if (p->cached && !strcmp(p->path, path)) {
+            if (p->cached && p->group == group && !strcmp(p->path, path)) {
                 p->refs++;
                 ret->ptr = (const void *)p->id;
                 pthread_mutex_unlock(&srs_mu);
@@ -143,16 +180,27 @@ C2_API RustError create_SRS(SRS *ret, const char *path, bool cache)
     }
     zp_g16_bkey_from_fmt(&s->k, &s->bk);
     s->refs = 1;
+    s->group = group;
+    if (group) {   /* the broker and the synthesizers open the key by its absolute path */
+        char abs[4096];
+        if (!realpath(path, abs) || !(s->gpath = strdup(abs))) {
+            zp_bkey_close(&s->bk);
+            free(s->path);
+            free(s);
+            return c2_err(ENOMEM, "create_SRS: %.512s: cannot make the path absolute", path);
+        }
+    }
     pthread_mutex_lock(&srs_mu);
     if (cache) {
         /* another thread may have opened the same path meanwhile: keep the first */
         for (c2_srs_t *p = srs_live; p; p = p->next)
-            if (p->cached && !strcmp(p->path, path)) {
+            if (p->cached && p->group == group && !strcmp(p->path, path)) {
                 p->refs++;
                 ret->ptr = (const void *)p->id;
                 pthread_mutex_unlock(&srs_mu);
                 zp_bkey_close(&s->bk);
                 free(s->path);
+                free(s->gpath);
                 free(s);
                 return c2_ok();
             }
@@ -209,7 +257,18 @@ typedef struct c2_abc {
     size_t n;
     unsigned refs;         /* the caller's + one per pending proof using it */
     zp_fr_bls12_381_t *base;
+    zp_vecs_t *v;          /* group mode: the block is a, b, c of this vectors file (/dev/shm) */
+    bool used;             /* group mode: submitted once (its file is that partition's) */
 } c2_abc_t;
+
+static atomic_uint c2_file_seq;
+
+/* /dev/shm/zkpipe-c2-<uid>-<pid>-<seq>.vecs: a name nobody else makes */
+static void c2_vecs_path(char *out, size_t cap)
+{
+    snprintf(out, cap, "/dev/shm/zkpipe-c2-%u-%d-%u.vecs", (unsigned)getuid(), (int)getpid(),
+             atomic_fetch_add(&c2_file_seq, 1));
+}
 
 static pthread_mutex_t abc_mu = PTHREAD_MUTEX_INITIALIZER;
 static c2_abc_t *abc_live;
@@ -220,7 +279,13 @@ static void abc_unref_locked(c2_abc_t *b)
     if (--b->refs) return;
     for (c2_abc_t **pp = &abc_live; *pp; pp = &(*pp)->next)
         if (*pp == b) { *pp = b->next; break; }
-    free(b->base);
+    if (b->v) {
+        unlink(b->v->path);
+        zp_vecs_close(b->v);
+        free(b->v);
+    } else {
+        free(b->base);
+    }
     free(b);
 }
 
@@ -229,9 +294,28 @@ C2_API RustError zkpipe_c2_alloc_abc(size_t n, fr_t **a, fr_t **b, fr_t **c)
     if (!a || !b || !c) return c2_err(EINVAL, "zkpipe_c2_alloc_abc: a, b or c is NULL");
     *a = *b = *c = NULL;
     if (n == 0 || n > ((size_t)1 << 32)) return c2_err(EINVAL, "zkpipe_c2_alloc_abc: n = %zu (1 .. 2^32)", n);
+    RustError e;
+    c2_mode_t m;
+    if (c2_mode(&m, &e)) return e;
     c2_abc_t *blk = calloc(1, sizeof *blk);
     void *mem = NULL;
-    if (!blk || posix_memalign(&mem, 64, 3 * n * sizeof(zp_fr_bls12_381_t))) {
+    if (!blk) return c2_err(ENOMEM, "zkpipe_c2_alloc_abc: out of memory");
+    if (m == C2_GROUP) {   /* a, b, c inside the vectors file the group's synthesizer will map */
+        char path[128];
+        c2_vecs_path(path, sizeof path);
+        if (!(blk->v = calloc(1, sizeof *blk->v))) {
+            free(blk);
+            return c2_err(ENOMEM, "zkpipe_c2_alloc_abc: out of memory");
+        }
+        /* room for w up to 2 n values reserved: w is written at start without moving a, b, c */
+        int r = zp_vecs_create(blk->v, path, ZP_CURVE_BLS12_381, n, 2 * (uint64_t)n + 64);
+        if (r) {
+            free(blk->v);
+            free(blk);
+            return c2_zp_err(r, "zkpipe_c2_alloc_abc: shared memory for a, b, c");
+        }
+        mem = blk->v->a;
+    } else if (posix_memalign(&mem, 64, 3 * n * sizeof(zp_fr_bls12_381_t))) {
         free(blk);
         return c2_err(ENOMEM, "zkpipe_c2_alloc_abc: %zu bytes", 3 * n * sizeof(zp_fr_bls12_381_t));
     }
@@ -263,14 +347,16 @@ C2_API void zkpipe_c2_free_abc(fr_t *a)
 C2_API size_t zkpipe_c2_bytes_copied(void) { return atomic_load(&abc_copied); }
 
 /* the live block whose a, b, c these are (abc_size of them fit), with one more reference */
-static c2_abc_t *abc_take(const Assignment *as)
+static c2_abc_t *abc_take(const Assignment *as, bool group)
 {
     c2_abc_t *r = NULL;
     pthread_mutex_lock(&abc_mu);
     for (c2_abc_t *p = abc_live; p; p = p->next)
         if ((const void *)as->a == (void *)p->base && (const void *)as->b == (void *)(p->base + p->n) &&
-            (const void *)as->c == (void *)(p->base + 2 * p->n) && as->abc_size <= p->n) {
+            (const void *)as->c == (void *)(p->base + 2 * p->n) && as->abc_size <= p->n &&
+            (!group || (p->v && !p->used))) {   /* group: a file is one partition's, once */
             p->refs++;
+            if (group) p->used = true;
             r = p;
             break;
         }
@@ -290,6 +376,14 @@ typedef struct c2_pending {
     zp_scalar_t *r, *s;        /* standard form */
     zp_g16_proof_t *out;
     pthread_t th;
+    bool th_started;
+    /* group mode: one job, partition i = vectors file path[i] (unlinked at the end unless it is
+     * a block's own file, which the block's last reference unlinks) */
+    bool group;
+    zp_client_t *cl;
+    uint64_t job;
+    char (*vpath)[512];
+    bool *vown;
     atomic_bool abandon;
     int ret;                   /* 0 or the first failure */
     size_t failed;             /* its circuit */
@@ -316,6 +410,12 @@ static c2_pending_t *pend_take(const void *h)
 
 static void pend_free(c2_pending_t *p)
 {
+    if (p->vpath)
+        for (size_t i = 0; i < p->n; i++)
+            if (p->vown[i] && p->vpath[i][0]) unlink(p->vpath[i]);
+    free(p->vpath);
+    free(p->vown);
+    if (p->cl) zp_client_destroy(&p->cl);
     if (p->srs) {
         pthread_mutex_lock(&srs_mu);
         srs_unref_locked(p->srs);
@@ -418,6 +518,163 @@ static int scalar_in(RustError *e, zp_scalar_t *out, const fr_t *in, const char 
     return 0;
 }
 
+
+/* ---- group mode: circuits as pre-synthesized partitions of one job ---- */
+/* w = inputs ++ aux in standard form, the densities, into v (a, b, c already there) */
+static int c2_vecs_fill(zp_vecs_t *v, const Assignment *as)
+{
+    uint64_t n_w = as->inp_assignment_size + as->aux_assignment_size;
+    int r = zp_vecs_set_w(v, n_w, as->inp_assignment_size, as->abc_size);
+    if (r) return r;
+    zp_fr_bls12_381_t *w = (zp_fr_bls12_381_t *)v->w;
+    const zp_fr_bls12_381_t *in = (const zp_fr_bls12_381_t *)as->inp_assignment_data,
+                            *aux = (const zp_fr_bls12_381_t *)as->aux_assignment_data;
+    for (size_t i = 0; i < as->inp_assignment_size; i++) zp_fr_bls12_381_from_mont(&w[i], &in[i]);
+    for (size_t i = 0; i < as->aux_assignment_size; i++) zp_fr_bls12_381_from_mont(&w[as->inp_assignment_size + i], &aux[i]);
+    const uint64_t *bm[3] = {as->a_aux_density, as->b_inp_density, as->b_aux_density};
+    const uint64_t bits[3] = {as->a_aux_bit_len, as->b_inp_bit_len, as->b_aux_bit_len};
+    return zp_vecs_set_density(v, bm, bits);
+}
+
+/* the vectors file of circuit i: the caller's block (zero copy) or a new file with a copy of
+ * a, b, c; *copied += bytes of a, b, c copied */
+static int c2_group_part(RustError *e, c2_pending_t *p, size_t i, const Assignment *as, size_t *copied)
+{
+    int r;
+    if (p->blk[i]) {   /* zkpipe_c2_alloc_abc's file: a, b, c are where synthesis wrote them */
+        snprintf(p->vpath[i], sizeof p->vpath[i], "%s", p->blk[i]->v->path);
+        p->vown[i] = false;
+        if ((r = c2_vecs_fill(p->blk[i]->v, as))) goto fail;
+        return 0;
+    }
+    zp_vecs_t v;
+    c2_vecs_path(p->vpath[i], sizeof p->vpath[i]);
+    if ((r = zp_vecs_create(&v, p->vpath[i], ZP_CURVE_BLS12_381, as->abc_size,
+                            as->inp_assignment_size + as->aux_assignment_size))) {
+        p->vpath[i][0] = 0;
+        goto fail;
+    }
+    p->vown[i] = true;
+    size_t nb = as->abc_size * sizeof(fr_t);
+    memcpy(v.a, as->a, nb);
+    memcpy(v.b, as->b, nb);
+    memcpy(v.c, as->c, nb);
+    *copied += 3 * nb;
+    r = c2_vecs_fill(&v, as);
+    zp_vecs_close(&v);
+    if (r) goto fail;
+    return 0;
+fail:
+    *e = c2_zp_err(r, "generate_groth16_proofs: the vectors file in shared memory");
+    return -1;
+}
+
+/* every circuit into a vectors file, one job submitted */
+static int c2_group_start(RustError *e, c2_pending_t *p, const Assignment provers[])
+{
+    size_t copied = 0;
+    p->vpath = calloc(p->n, sizeof *p->vpath);
+    p->vown = calloc(p->n, sizeof *p->vown);
+    if (!p->vpath || !p->vown) {
+        *e = c2_err(ENOMEM, "generate_groth16_proofs: out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < p->n; i++)
+        if (c2_group_part(e, p, i, &provers[i], &copied)) return -1;
+    atomic_fetch_add(&abc_copied, copied);
+    if (!(p->cl = c2_client(e, "generate_groth16_proofs"))) return -1;
+    zp_client_job_t *j = zp_client_job_new(p->srs->gpath);
+    if (!j) {
+        *e = c2_err(ENOMEM, "generate_groth16_proofs: out of memory");
+        return -1;
+    }
+    char rid[96];
+    snprintf(rid, sizeof rid, "c2-%d-%llx-%llx", (int)getpid(), (unsigned long long)zp_now_ns(),
+             (unsigned long long)p->id);
+    int rc = zp_client_job_set_request_id(j, rid);
+    for (size_t i = 0; rc == ZP_CLIENT_OK && i < p->n; i++) rc = zp_client_job_add_vectors(j, p->vpath[i]);
+    if (rc != ZP_CLIENT_OK) {
+        *e = c2_err(EINVAL, "generate_groth16_proofs: job: %s", zp_client_job_errmsg(j));
+        zp_client_job_free(&j);
+        return -1;
+    }
+    rc = zp_client_submit(p->cl, j, &p->job, NULL);
+    zp_client_job_free(&j);
+    if (rc != ZP_CLIENT_OK) {
+        *e = c2_err(rc == ZP_CLIENT_UNREACHABLE ? ECONNREFUSED : EINVAL, "generate_groth16_proofs: the group %s: %s",
+                    rc == ZP_CLIENT_UNREACHABLE ? "does not answer" : "refused the job", zp_client_errmsg(p->cl));
+        return -1;
+    }
+    return 0;
+}
+
+/* the job's proofs (bellman's 192-byte form from the finalizer), pairing-checked here against
+ * the SRS's verifying key, into supraseal's layout (blst affine, Montgomery) */
+static RustError c2_group_finalize(c2_pending_t *p, groth16_proof proofs[])
+{
+    zp_client_result_t *res = NULL;
+    RustError e = c2_ok();
+    const char *t = getenv("ZKPIPE_C2_TIMEOUT_MS");
+    long ms = t ? strtol(t, NULL, 10) : -1;
+    int rc = zp_client_await(p->cl, p->job, ms > 0 ? ms : -1, &res);
+    if (rc != ZP_CLIENT_OK) {
+        const char *why = NULL;
+        uint32_t bad = 0;
+        for (uint32_t i = 0; res && i < zp_client_result_parts(res); i++)
+            if ((why = zp_client_result_error(res, i))) { bad = i; break; }
+        e = c2_err(rc == ZP_CLIENT_UNREACHABLE ? ECONNREFUSED : EIO, "generate_groth16_proofs: group job %llu: %s%s%s",
+                   (unsigned long long)p->job, zp_client_strerror(rc), why ? ": " : "", why ? why : zp_client_errmsg(p->cl));
+        if (why) {
+            char *m = e.message;
+            e = c2_err(e.code, "%s (circuit %u)", m, bad);
+            free(m);
+        }
+        zp_client_result_free(&res);
+        return e;
+    }
+    zp_g16_vk_t vk;
+    int r = zp_g16_vk_from_bkey(&vk, &p->srs->k);
+    if (r) {
+        zp_client_result_free(&res);
+        return c2_zp_err(r, "generate_groth16_proofs: the SRS's verifying key");
+    }
+    for (size_t i = 0; i < p->n && !e.code; i++) {
+        size_t len = 0;
+        const uint8_t *bin = zp_client_result_proof_bin(res, (uint32_t)i, &len);
+        zp_g16_proof_t pr;
+        if (!bin || len != 192) {
+            e = c2_err(EPROTO, "generate_groth16_proofs: group job %llu: circuit %zu: a %zu-byte proof (192 expected)",
+                       (unsigned long long)p->job, i, len);
+            break;
+        }
+        if ((r = zp_g16_proof_from_bin(&pr, ZP_CURVE_BLS12_381, bin))) {
+            e = c2_zp_err(r, "generate_groth16_proofs: the group's proof");
+            break;
+        }
+        const Assignment *as = (const Assignment *)&p->as[i];
+        size_t npub = as->inp_assignment_size - 1;
+        zp_scalar_t *pub = calloc(npub ? npub : 1, sizeof *pub);
+        if (!pub) {
+            e = c2_err(ENOMEM, "generate_groth16_proofs: out of memory");
+            break;
+        }
+        for (size_t k = 0; k < npub; k++)
+            zp_fr_bls12_381_from_mont((zp_fr_bls12_381_t *)&pub[k], (const zp_fr_bls12_381_t *)&as->inp_assignment_data[k + 1]);
+        r = zp_g16_verify(&vk, pub, npub, &pr);
+        free(pub);
+        if (r) {
+            e = c2_zp_err(r, "generate_groth16_proofs: the group's proof does not pairing-check");
+            break;
+        }
+        memcpy(&proofs[i].a, &pr.a.bls12_381, sizeof proofs[i].a);
+        memcpy(&proofs[i].b, &pr.b.bls12_381, sizeof proofs[i].b);
+        memcpy(&proofs[i].c, &pr.c.bls12_381, sizeof proofs[i].c);
+    }
+    zp_g16_vk_free(&vk);
+    zp_client_result_free(&res);
+    return e;
+}
+
 C2_API RustError generate_groth16_proofs_start_c(const Assignment provers[], size_t n, const fr_t r_s[],
                                                  const fr_t s_s[], SRS *srs, void *gpu_mtx, int gpu_index,
                                                  void **pending_out)
@@ -464,7 +721,13 @@ C2_API RustError generate_groth16_proofs_start_c(const Assignment provers[], siz
         if (check_one(&e, &provers[i], i, p->srs)) goto fail;
         if (scalar_in(&e, &p->r[i], &r_s[i], "r_s", i) || scalar_in(&e, &p->s[i], &s_s[i], "s_s", i)) goto fail;
         memcpy(&p->as[i], &provers[i], sizeof p->as[i]);
-        if (!(p->blk[i] = abc_take(&provers[i]))) total += provers[i].abc_size;
+        if (!(p->blk[i] = abc_take(&provers[i], p->srs->group))) total += provers[i].abc_size;
+    }
+    if (p->srs->group) {   /* the job is in the group: nothing runs here until finalize */
+        p->group = true;
+        p->id = c2_new_id();
+        if (c2_group_start(&e, p, provers)) goto fail;
+        goto live;
     }
     /* the hand-off: a, b, c are copied so the caller may free them on return, except the
      * library's own blocks (zkpipe_c2_alloc_abc), held by reference instead */
@@ -492,7 +755,9 @@ C2_API RustError generate_groth16_proofs_start_c(const Assignment provers[], siz
         e = c2_err(r, "generate_groth16_proofs: cannot start the proving thread: %s", strerror(r));
         goto fail;
     }
+    p->th_started = true;
     p->id = c2_new_id();
+live:
     pthread_mutex_lock(&pend_mu);
     p->next = pend_live;
     pend_live = p;
@@ -512,8 +777,13 @@ C2_API RustError finalize_groth16_proof_c(void *pending, groth16_proof proofs[])
     if (!p)
         return c2_err(EINVAL, "finalize_groth16_proof_c: %p is not a live pending proof (already finalized, "
                               "destroyed, or never started)", pending);
-    pthread_join(p->th, NULL);
     RustError e = c2_ok();
+    if (p->group) {
+        e = c2_group_finalize(p, proofs);
+        pend_free(p);
+        return e;
+    }
+    pthread_join(p->th, NULL);
     if (p->ret)
         e = c2_err(p->ret < 0 ? -p->ret : p->ret, "generate_groth16_proofs: circuit %zu: %s", p->failed, p->msg);
     else
@@ -531,7 +801,11 @@ C2_API void destroy_pending_proof(void *pending)
     c2_pending_t *p = pending ? pend_take(pending) : NULL;
     if (!p) return;
     atomic_store(&p->abandon, true);
-    pthread_join(p->th, NULL);
+    if (p->group) {   /* the group stops proving it; its files go */
+        uint32_t freed = 0;
+        zp_client_cancel(p->cl, p->job, &freed);
+    }
+    if (p->th_started) pthread_join(p->th, NULL);
     pend_free(p);
 }
 

@@ -42,7 +42,7 @@ int main(int argc, char **argv)
     unlink(argv[3]);
     zp_vecs_t v;
     uint64_t n_w = k.n_vars - (strcmp(mode, "nw") ? 0 : 1);
-    if (zp_vecs_create(&v, argv[3], k.curve, n) || zp_vecs_set_w(&v, n_w, k.n_public + 1, n)) return die("vectors");
+    if (zp_vecs_create(&v, argv[3], k.curve, n, k.n_vars) || zp_vecs_set_w(&v, n_w, k.n_public + 1, n)) return die("vectors");
     memcpy(v.a, abc, n * 32);
     memcpy(v.b, abc + n, n * 32);
     memcpy(v.c, abc + 2 * n, n * 32);

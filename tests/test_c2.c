@@ -7,7 +7,8 @@
  *     without finalize; SRS cache / clone / drop / evict refcounts;
  *   - bad input: NULL pointers, n = 0, |L|, |A|, |B|, bit_len, popcount, abc_size against the
  *     domain, non-canonical r, a path that is no parameters file, a handle finalized twice or
- *     after destroy, a dropped SRS, mode group (not implemented) and an unknown mode. */
+ *     after destroy, a dropped SRS, mode group with no group answering (a RustError naming the
+ *     runtime directory; an SRS opened in-process keeps proving in-process) and an unknown mode. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -407,9 +408,28 @@ static void test_bad(void)
 
     /* modes */
     setenv("ZKPIPE_C2_MODE", "group", 1);
-    EXPECT_ERR(generate_groth16_proofs_c(&f.as, 1, &r, &s, &pr, &srs, NULL, -1), "not implemented");
+    setenv("ZP_RUNTIME_DIR", "/nonexistent/zkpipe-c2-test", 1);
     snprintf(p, sizeof p, "%s/circuit.params", f.dir);
-    EXPECT_ERR(create_SRS(&bad, p, false), "ZKPIPE_C2_MODE=group");
+    EXPECT_ERR(create_SRS(&bad, p, false), "no zkpipe group answers");
+    CHECK(bad.ptr == NULL);
+    EXPECT_ERR(create_SRS(&bad, p, true), "/nonexistent/zkpipe-c2-test");
+    fr_t *ga, *gb, *gc;   /* the allocator in group mode: a, b, c in a /dev/shm vectors file */
+    EXPECT_OK(zkpipe_c2_alloc_abc(f.as.abc_size, &ga, &gb, &gc));
+    CHECK(ga && gb == ga + f.as.abc_size && gc == gb + f.as.abc_size);
+    memcpy(ga, f.as.a, f.as.abc_size * 32);
+    memcpy(gb, f.as.b, f.as.abc_size * 32);
+    memcpy(gc, f.as.c, f.as.abc_size * 32);
+    /* an SRS opened in-process proves in-process whatever the mode says now; the shared-memory
+     * block is taken by reference there too */
+    a = f.as;
+    a.a = ga;
+    a.b = gb;
+    a.c = gc;
+    size_t c0 = zkpipe_c2_bytes_copied();
+    EXPECT_OK(generate_groth16_proofs_c(&a, 1, &r, &s, &pr, &srs, NULL, -1));
+    CHECK(zkpipe_c2_bytes_copied() == c0);
+    zkpipe_c2_free_abc(ga);
+    unsetenv("ZP_RUNTIME_DIR");
     setenv("ZKPIPE_C2_MODE", "gpu", 1);
     EXPECT_ERR(generate_groth16_proofs_c(&f.as, 1, &r, &s, &pr, &srs, NULL, -1), "unknown mode");
     setenv("ZKPIPE_C2_MODE", "auto", 1);

@@ -45,14 +45,14 @@ int main(void)
     char p[128];
     snprintf(p, sizeof p, "%s/a.vecs", dir);
     zp_vecs_t v;
-    CHECK(zp_vecs_create(&v, p, 2, 10) == 0);
+    CHECK(zp_vecs_create(&v, p, 2, 10, 0) == 0);
     zp_vecs_t w;
-    CHECK(zp_vecs_create(&w, p, 2, 10) < 0);   /* O_EXCL */
+    CHECK(zp_vecs_create(&w, p, 2, 10, 0) < 0);   /* O_EXCL */
     CHECK(zp_vecs_open(&w, p) == ZP_EFORMAT && strstr(zp_err_msg(), "off_w 0"));   /* no w yet */
-    CHECK(zp_vecs_create(&w, "/nonexistent/x.vecs", 2, 10) < 0);
+    CHECK(zp_vecs_create(&w, "/nonexistent/x.vecs", 2, 10, 0) < 0);
     zp_vecs_close(&v);
     unlink(p);
-    CHECK(zp_vecs_create(&v, p, 2, 10) == 0);
+    CHECK(zp_vecs_create(&v, p, 2, 10, 0) == 0);
     for (int i = 0; i < 40; i++) v.a[i] = 100 + i, v.b[i] = 200 + i, v.c[i] = 300 + i;
     CHECK(zp_vecs_set_w(&v, 7, 8, 9) == ZP_EFORMAT);   /* n_inputs > n_w */
     CHECK(zp_vecs_set_w(&v, 7, 2, 11) == ZP_EFORMAT);  /* abc_size > cap */
@@ -102,6 +102,14 @@ int main(void)
     CHECK(zp_vecs_open(&r, q) == ZP_EFORMAT && strstr(zp_err_msg(), "header"));
     CHECK(zp_vecs_open(&r, dir) == ZP_EFORMAT);
     CHECK(zp_vecs_open(&r, "/nonexistent/x.vecs") < 0);
+    /* room reserved at create: w and the bitmaps do not move a, b, c */
+    snprintf(q, sizeof q, "%s/r.vecs", dir);
+    CHECK(zp_vecs_create(&v, q, 2, 10, 100) == 0);
+    uint64_t *a0 = v.a;
+    CHECK(zp_vecs_set_w(&v, 100, 2, 10) == 0 && zp_vecs_set_density(&v, bm, bits) == 0 && v.a == a0);
+    zp_vecs_close(&v);
+    CHECK(zp_vecs_open(&r, q) == 0 && r.n_w == 100);
+    zp_vecs_close(&r);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     CHECK(system(cmd) == 0);
     printf("vecs: ok\n");

@@ -42,12 +42,30 @@ static void vecs_point(zp_vecs_t *v)
     v->c = v->b + 4 * v->abc_cap;
 }
 
-int zp_vecs_create(zp_vecs_t *v, const char *path, uint32_t curve, uint64_t abc_cap)
+/* the file grows to len: within the mapping (reserved at create) or by a remap that may move it */
+static int vecs_grow(zp_vecs_t *v, size_t len)
+{
+    if (ftruncate(v->fd, (off_t)len) < 0) return zp_err_set(-errno, "%s: %zu bytes: %s", v->path, len, strerror(errno));
+    if (len > v->maplen) {
+        void *m = mremap(v->map, v->maplen, len, MREMAP_MAYMOVE);
+        if (m == MAP_FAILED) return zp_err_set(-errno, "%s: mremap: %s", v->path, strerror(errno));
+        v->map = m;
+        v->maplen = len;
+        vecs_point(v);
+    }
+    v->len = len;
+    return 0;
+}
+
+static uint64_t words_of(uint64_t bits) { return (bits + 63) / 64; }
+
+int zp_vecs_create(zp_vecs_t *v, const char *path, uint32_t curve, uint64_t abc_cap, uint64_t reserve_w)
 {
     vecs_reset(v);
     if (abc_cap == 0 || abc_cap > ZP_VECS_MAX) return zp_err_set(ZP_ETOOBIG, "%s: abc_cap %llu (1 .. 2^32)", path, (unsigned long long)abc_cap);
     if (snprintf(v->path, sizeof v->path, "%s", path) >= (int)sizeof v->path) return zp_err_set(ZP_ETOOBIG, "vectors path too long");
-    size_t len = ZP_VECS_HDR + 96 * abc_cap;
+    if (reserve_w > ZP_VECS_MAX) reserve_w = ZP_VECS_MAX;
+    size_t len = ZP_VECS_HDR + 96 * abc_cap, maplen = len + 32 * reserve_w + 8 * 3 * words_of(reserve_w);
     int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) return zp_err_set(-errno, "%s: create: %s", path, strerror(errno));
     if (ftruncate(fd, (off_t)len) < 0) {
@@ -56,7 +74,7 @@ int zp_vecs_create(zp_vecs_t *v, const char *path, uint32_t curve, uint64_t abc_
         unlink(path);
         return zp_err_set(-e, "%s: %zu bytes: %s", path, len, strerror(e));
     }
-    void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    void *m = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
     if (m == MAP_FAILED) {
         int e = errno;
         close(fd);
@@ -67,6 +85,7 @@ int zp_vecs_create(zp_vecs_t *v, const char *path, uint32_t curve, uint64_t abc_
     v->writable = true;
     v->map = m;
     v->len = len;
+    v->maplen = maplen;
     v->curve = curve;
     v->abc_cap = abc_cap;
     memcpy(v->map, ZP_VECS_MAGIC, 8);
@@ -86,14 +105,8 @@ int zp_vecs_set_w(zp_vecs_t *v, uint64_t n_w, uint64_t n_inputs, uint64_t abc_si
                           (unsigned long long)n_w, (unsigned long long)n_inputs, (unsigned long long)abc_size,
                           (unsigned long long)v->abc_cap);
     size_t off_w = ZP_VECS_HDR + 96 * v->abc_cap, len = off_w + 32 * n_w;
-    if (len != v->len) {
-        if (ftruncate(v->fd, (off_t)len) < 0) return zp_err_set(-errno, "%s: %zu bytes: %s", v->path, len, strerror(errno));
-        void *m = mremap(v->map, v->len, len, MREMAP_MAYMOVE);
-        if (m == MAP_FAILED) return zp_err_set(-errno, "%s: mremap: %s", v->path, strerror(errno));
-        v->map = m;
-        v->len = len;
-        vecs_point(v);
-    }
+    int rc;
+    if (len != v->len && (rc = vecs_grow(v, len))) return rc;
     v->n_w = n_w;
     v->n_inputs = n_inputs;
     v->abc_size = abc_size;
@@ -105,8 +118,6 @@ int zp_vecs_set_w(zp_vecs_t *v, uint64_t n_w, uint64_t n_inputs, uint64_t abc_si
     return 0;
 }
 
-static uint64_t words_of(uint64_t bits) { return (bits + 63) / 64; }
-
 int zp_vecs_set_density(zp_vecs_t *v, const uint64_t *const bm[3], const uint64_t bits[3])
 {
     if (!v->writable || !v->w) return zp_err_set(ZP_ESTATE, "%s: density before w", v->path);
@@ -117,12 +128,8 @@ int zp_vecs_set_density(zp_vecs_t *v, const uint64_t *const bm[3], const uint64_
         words += words_of(bits[i]);
     }
     size_t off = v->len, len = off + 8 * words;
-    if (ftruncate(v->fd, (off_t)len) < 0) return zp_err_set(-errno, "%s: %zu bytes: %s", v->path, len, strerror(errno));
-    void *m = mremap(v->map, v->len, len, MREMAP_MAYMOVE);
-    if (m == MAP_FAILED) return zp_err_set(-errno, "%s: mremap: %s", v->path, strerror(errno));
-    v->map = m;
-    v->len = len;
-    vecs_point(v);
+    int rc;
+    if ((rc = vecs_grow(v, len))) return rc;
     v->w = (uint64_t *)(v->map + get64(v->map + 56));
     uint64_t *d = (uint64_t *)(v->map + off);
     for (int i = 0; i < 3; i++) {
@@ -157,7 +164,7 @@ int zp_vecs_open(zp_vecs_t *v, const char *path)
     }
     v->fd = fd;
     v->map = m;
-    v->len = len;
+    v->len = v->maplen = len;
     const uint8_t *h = m;
     int rc;
     if (memcmp(h, ZP_VECS_MAGIC, 8)) { rc = zp_err_set(ZP_EFORMAT, "%s: magic: not a vectors file", path); goto fail; }
@@ -206,7 +213,7 @@ fail:
 
 void zp_vecs_close(zp_vecs_t *v)
 {
-    if (v->map) munmap(v->map, v->len);
+    if (v->map) munmap(v->map, v->maplen);
     if (v->fd >= 0) close(v->fd);
     char p[sizeof v->path];
     memcpy(p, v->path, sizeof p);

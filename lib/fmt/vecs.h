@@ -42,7 +42,7 @@ typedef struct zp_vecs {
     int fd;
     bool writable;
     uint8_t *map;           /* whole file, MAP_SHARED */
-    size_t len;
+    size_t len, maplen;     /* the file's bytes; the mapping's (>= len: room reserved to grow) */
     uint32_t curve;
     uint64_t n_w, n_inputs, abc_size, abc_cap;
     uint64_t *a, *b, *c;    /* limbs: 4 per value (pointers into map) */
@@ -54,8 +54,10 @@ typedef struct zp_vecs {
 
 /* true when the first 8 bytes of path are the magic (a missing or short file: false) */
 bool zp_vecs_is(const char *path);
-/* creates path (O_EXCL, mode 0600) with room for abc_cap values of a, b, c (zeroed) */
-int zp_vecs_create(zp_vecs_t *v, const char *path, uint32_t curve, uint64_t abc_cap);
+/* creates path (O_EXCL, mode 0600) with room for abc_cap values of a, b, c (zeroed); the
+ * mapping reserves address space for reserve_w values of w and their bitmaps, so that set_w
+ * and set_density up to that size never move a, b, c (a writer may hold pointers into them) */
+int zp_vecs_create(zp_vecs_t *v, const char *path, uint32_t curve, uint64_t abc_cap, uint64_t reserve_w);
 /* sets the sizes and grows the file for n_w values of w (mapped at v->w, zeroed) */
 int zp_vecs_set_w(zp_vecs_t *v, uint64_t n_w, uint64_t n_inputs, uint64_t abc_size);
 /* appends the three density bitmaps after w (once, after zp_vecs_set_w); a NULL bitmap with
