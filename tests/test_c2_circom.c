@@ -15,7 +15,12 @@
  * public inputs from the witness) and must equal, byte for byte in bellman's 192-byte form,
  * `ZP_TEST_FIXED_RS=1 zkpipe prove circuit.params witness-i.wtns ... --r1cs --r R --s S`.
  * The mode is ZKPIPE_C2_MODE from the environment (meson: inprocess). Tests 'c2_circom'
- * (unit: 2^10..2^14) and 'c2_circom_slow' (slow: 2^15, 2^16). */
+ * (unit: 2^10..2^14) and 'c2_circom_slow' (slow: 2^15, 2^16).
+ * ZKPIPE_C2_MODE=group (tests/ipc/c2_group.sh, a running group): the proofs are pairing-checked
+ * but not compared with zkpipe prove's: the group picks its own r, s (the caller's do not reach
+ * its finalizer yet). While the group cannot prove bellman keys (issue 29), ZP_C2_GROUP_REFUSED_OK=1
+ * makes the harness check that failure instead (a RustError naming the group job, the key and
+ * why: the synthesizer reads the .params as a zkey) and stop there for that size. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +37,8 @@
 
 static const uint64_t R_OF[NW] = {0x1d2c3b4a59687f01ull, 5, 0xfedcba9876543210ull};
 static const uint64_t S_OF[NW] = {0x0123456789abcdefull, 9, 0x7777777777777777ull};
+
+static bool group_mode;
 
 static void expect_err(RustError e, const char *needle, int line)
 {
@@ -143,7 +150,7 @@ static void check_proof(const circ_t *c, int i, const groth16_proof *g, const ch
     uint8_t bin[192];
     size_t n;
     CHECK(zp_g16_conv_bellman.proof_encode(bin, 192, &n, &pr) == 0 && n == 192);
-    if (memcmp(bin, c->ref[i], 192)) {
+    if (!group_mode && memcmp(bin, c->ref[i], 192)) {
         fprintf(stderr, "%s: proof %d differs from zkpipe prove's at the same r, s\n", what, i);
         exit(1);
     }
@@ -179,7 +186,27 @@ static void test_power(const char *zkpipe, const char *tmp, unsigned power, zp_p
     /* 1. a batch of 3, one call */
     groth16_proof pr[NW];
     memset(pr, 0, sizeof pr);
-    EXPECT_OK(generate_groth16_proofs_c(c->as, NW, r, s, pr, &srs, mtx, -1));
+    if (group_mode && getenv("ZP_C2_GROUP_REFUSED_OK")) {
+        RustError e = generate_groth16_proofs_c(c->as, NW, r, s, pr, &srs, mtx, -1);
+        /* today the synthesizer cannot open a .params (it reads keys as zkeys): the job's
+         * partition fails once, as input, naming the key; the error reaches the caller */
+        if (e.code && e.message && strstr(e.message, "circuit.params") && strstr(e.message, "group job") &&
+            (strstr(e.message, "bellman") || strstr(e.message, "bad magic"))) {
+            printf("2^%u: the group refuses bellman keys (issue 29 not merged): %s\n", power, e.message);
+            free(e.message);
+            destroy_gpu_mutex(mtx);
+            drop_SRS(&srs);
+            circ_free(c);
+            free(c);
+            return;
+        }
+        if (e.code) {
+            fprintf(stderr, "group mode: %d %s\n", e.code, e.message ? e.message : "(null)");
+            exit(1);
+        }
+    } else {
+        EXPECT_OK(generate_groth16_proofs_c(c->as, NW, r, s, pr, &srs, mtx, -1));
+    }
     for (int i = 0; i < NW; i++) check_proof(c, i, &pr[i], "batch");
     uint64_t t2 = zp_now_ns();
 
@@ -288,6 +315,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if (!getenv("ZKPIPE_C2_MODE")) setenv("ZKPIPE_C2_MODE", "inprocess", 1);
+    group_mode = !strcmp(getenv("ZKPIPE_C2_MODE"), "group");
     char tmp[] = "/tmp/zp_c2_circom_XXXXXX";
     CHECK(mkdtemp(tmp));
     zp_pool_t *pool = zp_pool_new(2);
