@@ -569,6 +569,70 @@ fail:
     return -1;
 }
 
+
+/* bellman's densities of the circuit, for the group's import of the .params (its A and B
+ * queries are compacted by them; the keystore expands them once): a ZPBDENS1 file named in the
+ * job's r1cs field (layout agreed with issue 29's import: magic, the three bit lengths, then
+ * the a_aux, b_inp, b_aux words), at a path that depends only on the content, so every job of
+ * one circuit names the same file and the key is imported once. Written once (tmp + rename);
+ * kept (small: bits / 8 bytes) for later jobs and other processes of this user. */
+static int c2_density_file(RustError *e, char *out, size_t cap, const Assignment *as)
+{
+    const uint64_t *bm[3] = {as->a_aux_density, as->b_inp_density, as->b_aux_density};
+    const uint64_t bits[3] = {as->a_aux_bit_len, as->b_inp_bit_len, as->b_aux_bit_len};
+    uint64_t h = 0xcbf29ce484222325ull;   /* FNV-1a over the lengths and the words */
+    for (int i = 0; i < 3; i++) {
+        uint64_t nw = (bits[i] + 63) / 64;
+        h = (h ^ bits[i]) * 0x100000001b3ull;
+        for (uint64_t k = 0; k < nw; k++) {
+            uint64_t wv = bm[i][k];
+            if (k == nw - 1 && bits[i] % 64) wv &= (1ull << (bits[i] % 64)) - 1;   /* bits past the length */
+            h = (h ^ wv) * 0x100000001b3ull;
+        }
+    }
+    snprintf(out, cap, "/dev/shm/zkpipe-c2-%u-%016llx.dens", (unsigned)getuid(), (unsigned long long)h);
+    if (access(out, R_OK) == 0) return 0;
+    char tmp[600];
+    snprintf(tmp, sizeof tmp, "%s.%d.tmp", out, (int)getpid());
+    FILE *f = fopen(tmp, "wb");
+    bool ok = f && fwrite("ZPBDENS1", 1, 8, f) == 8 && fwrite(bits, 8, 3, f) == 3;
+    for (int i = 0; ok && i < 3; i++) {
+        uint64_t nw = (bits[i] + 63) / 64;
+        for (uint64_t k = 0; ok && k < nw; k++) {
+            uint64_t wv = bm[i][k];
+            if (k == nw - 1 && bits[i] % 64) wv &= (1ull << (bits[i] % 64)) - 1;
+            ok = fwrite(&wv, 8, 1, f) == 1;
+        }
+    }
+    if (f && fclose(f)) ok = false;
+    if (!ok || rename(tmp, out)) {
+        int en = errno;
+        unlink(tmp);
+        *e = c2_err(en ? en : EIO, "generate_groth16_proofs: the density file %s: %s", out, strerror(en ? en : EIO));
+        return -1;
+    }
+    return 0;
+}
+
+/* one SRS, one circuit: every circuit's densities are the first one's */
+static int c2_same_density(RustError *e, const Assignment *a, const Assignment *b, size_t i)
+{
+    const uint64_t *da[3] = {a->a_aux_density, a->b_inp_density, a->b_aux_density};
+    const uint64_t *db[3] = {b->a_aux_density, b->b_inp_density, b->b_aux_density};
+    const size_t la[3] = {a->a_aux_bit_len, a->b_inp_bit_len, a->b_aux_bit_len};
+    const char *nm[3] = {"a_aux_density", "b_inp_density", "b_aux_density"};
+    for (int k = 0; k < 3; k++) {
+        size_t full = la[k] / 64, rest = la[k] % 64;
+        bool same = !memcmp(da[k], db[k], full * 8) &&
+                    (!rest || ((da[k][full] ^ db[k][full]) & ((1ull << rest) - 1)) == 0);
+        if (!same) {
+            *e = c2_err(EINVAL, "provers[%zu].%s differs from provers[0]'s: a group job proves one circuit (one "
+                                "density) per batch", i, nm[k]);
+            return -1;
+        }
+    }
+    return 0;
+}
 /* every circuit into a vectors file, one job submitted */
 static int c2_group_start(RustError *e, c2_pending_t *p, const Assignment provers[])
 {
@@ -579,6 +643,10 @@ static int c2_group_start(RustError *e, c2_pending_t *p, const Assignment prover
         *e = c2_err(ENOMEM, "generate_groth16_proofs: out of memory");
         return -1;
     }
+    for (size_t i = 1; i < p->n; i++)
+        if (c2_same_density(e, &provers[0], &provers[i], i)) return -1;
+    char dens[256];
+    if (c2_density_file(e, dens, sizeof dens, &provers[0])) return -1;
     for (size_t i = 0; i < p->n; i++)
         if (c2_group_part(e, p, i, &provers[i], &copied)) return -1;
     atomic_fetch_add(&abc_copied, copied);
@@ -592,6 +660,7 @@ static int c2_group_start(RustError *e, c2_pending_t *p, const Assignment prover
     snprintf(rid, sizeof rid, "c2-%d-%llx-%llx", (int)getpid(), (unsigned long long)zp_now_ns(),
              (unsigned long long)p->id);
     int rc = zp_client_job_set_request_id(j, rid);
+    if (rc == ZP_CLIENT_OK) rc = zp_client_job_set_r1cs(j, dens);
     for (size_t i = 0; rc == ZP_CLIENT_OK && i < p->n; i++) rc = zp_client_job_add_vectors(j, p->vpath[i]);
     if (rc != ZP_CLIENT_OK) {
         *e = c2_err(EINVAL, "generate_groth16_proofs: job: %s", zp_client_job_errmsg(j));

@@ -9,12 +9,15 @@
 . "$(dirname "$0")/lib.sh"
 C2=$3
 ipc_init c2_group "$1" "$2" --slots 2 --max-domain 2048
-before=$(ls /dev/shm | grep -c "^zkpipe-c2-$(id -u)-" || true)
+before=$(ls /dev/shm | grep -c "^zkpipe-c2-$(id -u)-.*\.vecs$" || true)
 ZKPIPE_C2_MODE=group ZP_C2_GROUP_REFUSED_OK=1 ZKPIPE_C2_THREADS=2 "$C2" "$ZKPIPE" 10 >"$IPC_DIR/c2.out" 2>&1 ||
   { cat "$IPC_DIR/c2.out" >&2; ipc_fail "the c2 harness in group mode"; }
 cat "$IPC_DIR/c2.out" >&2
-after=$(ls /dev/shm | grep -c "^zkpipe-c2-$(id -u)-" || true)
+after=$(ls /dev/shm | grep -c "^zkpipe-c2-$(id -u)-.*\.vecs$" || true)
 [ "$after" -le "$before" ] || ipc_fail "vectors files left in /dev/shm ($before before, $after after)"
+# the circuit's densities went to the group as a ZPBDENS1 file named in the job (r1cs field)
+D=$(ls -t /dev/shm/zkpipe-c2-"$(id -u)"-*.dens 2>/dev/null | head -1)
+[ -n "$D" ] && [ "$(head -c 8 "$D")" = ZPBDENS1 ] || ipc_fail "no ZPBDENS1 density file in /dev/shm"
 F=$FIX/bls12381_chain
 JG=$(ipc_submit --zkey $F/circuit.zkey --r1cs $F/circuit.r1cs $F/witness-0.wtns)
 "$ZKPIPE" await "$JG" --timeout 300 --out "$IPC_DIR/out/good" >/dev/null || ipc_fail "the zkey job after the c2 jobs"
