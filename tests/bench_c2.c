@@ -1,11 +1,14 @@
-/* bench_c2.c [POWER [THREADS]] - libzkpipe_c2 in-process against the prover it wraps, on one
+/* bench_c2.c [POWER [THREADS [REPS [ZKPIPE]]]] - libzkpipe_c2 in-process against the prover it wraps, on one
  * circuit: an INSECURE test key of 2^POWER (zp_testkey_write: circuit.params + r1cs + witness in
  * a temporary directory), the assignment from r1cs/wtns (zp_g16_assign_from_r1cs), then
  *   direct   zp_g16_bellman_prove (the code path of `zkpipe prove` with a .params, files open)
  *   c2       generate_groth16_proofs_c (validation + a/b/c copy + thread + proof)
  *   c2-alloc the same with a, b, c from zkpipe_c2_alloc_abc (no copy)
- * best of 3 each, milliseconds, and bytes copied; every proof equal to the direct one at
- * r = 5, s = 9 (exit 1 otherwise). Registered as test 'bench_c2' (suite slow) at 2^12. */
+ *   cli      (with ZKPIPE) `ZP_TEST_FIXED_RS=1 zkpipe prove circuit.params witness.wtns --r1cs ...
+ *            --r 5 --s 9` as a process: files read, assignment built, proof written
+ * measured alternately, best of REPS (default 3) each, milliseconds, and bytes copied; every
+ * proof equal to the direct one at r = 5, s = 9 (the CLI's 192 bytes too; exit 1 otherwise).
+ * Registered as test 'bench_c2' (suite slow) at 2^12. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +23,9 @@
 int main(int argc, char **argv)
 {
     unsigned power = argc > 1 ? (unsigned)atoi(argv[1]) : 16, threads = argc > 2 ? (unsigned)atoi(argv[2]) : 0;
+    int reps = argc > 3 ? atoi(argv[3]) : 3;
+    const char *zkpipe = argc > 4 ? argv[4] : NULL;
+    if (reps < 1) reps = 1;
     char dir[] = "/tmp/zp_bench_c2_XXXXXX", p[256], th[16];
     CHECK(mkdtemp(dir));
     snprintf(th, sizeof th, "%u", threads);
@@ -58,7 +64,7 @@ int main(int argc, char **argv)
     memcpy(&sf, &sm, sizeof sf);
     zp_g16_proof_t ref;
     groth16_proof pr;
-    double best[3] = {1e30, 1e30, 1e30};
+    double best[4] = {1e30, 1e30, 1e30, 1e30};
     size_t copied[3] = {0};
     fr_t *a, *b, *c;
     size_t n = as->abc_size;
@@ -66,7 +72,11 @@ int main(int argc, char **argv)
     CHECK(e.code == 0);
     Assignment mine;
     memcpy(&mine, as, sizeof mine);
-    for (int rep = 0; rep < 3; rep++) {
+    uint8_t refbin[192];
+    size_t rl;
+    CHECK(zp_g16_bellman_prove(&ref, &k, as, &r, &s, pool, NULL) == 0);
+    CHECK(zp_g16_conv_bellman.proof_encode(refbin, 192, &rl, &ref) == 0 && rl == 192);
+    for (int rep = 0; rep < reps; rep++) {
         uint64_t t0 = zp_now_ns();
         CHECK(zp_g16_bellman_prove(&ref, &k, as, &r, &s, pool, NULL) == 0);
         uint64_t t1 = zp_now_ns();
@@ -92,14 +102,30 @@ int main(int argc, char **argv)
         CHECK(e.code == 0);
         copied[2] = zkpipe_c2_bytes_copied() - c0;
         CHECK(!memcmp(&pr.a, &ref.a.bls12_381, sizeof pr.a) && !memcmp(&pr.c, &ref.c.bls12_381, sizeof pr.c));
-        double d[3] = {(t1 - t0) / 1e6, (t2 - t1) / 1e6, (t4 - t3) / 1e6};
-        for (int i = 0; i < 3; i++)
+        double d[4] = {(t1 - t0) / 1e6, (t2 - t1) / 1e6, (t4 - t3) / 1e6, 1e30};
+        if (zkpipe) {
+            char cmd[1200];
+            snprintf(cmd, sizeof cmd, "ZP_TEST_FIXED_RS=1 '%s' prove '%s/circuit.params' '%s/witness.wtns' '%s/cli.bin' "
+                     "'%s/cli.json' --r1cs '%s/circuit.r1cs' --r 5 --s 9 --threads %u >/dev/null 2>&1", zkpipe, dir, dir,
+                     dir, dir, dir, zp_pool_size(pool));
+            uint64_t t5 = zp_now_ns();
+            CHECK(system(cmd) == 0);
+            d[3] = (zp_now_ns() - t5) / 1e6;
+            snprintf(cmd, sizeof cmd, "%s/cli.bin", dir);
+            FILE *f = fopen(cmd, "rb");
+            uint8_t cb[193];
+            CHECK(f && fread(cb, 1, sizeof cb, f) == 192);
+            fclose(f);
+            CHECK(!memcmp(cb, refbin, 192));
+        }
+        for (int i = 0; i < 4; i++)
             if (d[i] < best[i]) best[i] = d[i];
     }
     printf("{\"power\": %u, \"abc_size\": %zu, \"threads\": %u, \"direct_ms\": %.1f, \"c2_ms\": %.1f, "
-           "\"c2_alloc_ms\": %.1f, \"c2_overhead_pct\": %.2f, \"bytes_copied_c2\": %zu, \"bytes_copied_alloc\": %zu}\n",
+           "\"c2_alloc_ms\": %.1f, \"c2_overhead_pct\": %.2f, \"bytes_copied_c2\": %zu, \"bytes_copied_alloc\": %zu, "
+           "\"reps\": %d, \"cli_ms\": %.1f}\n",
            power, n, zp_pool_size(pool), best[0], best[1], best[2], 100.0 * (best[1] - best[0]) / best[0], copied[1],
-           copied[2]);
+           copied[2], reps, zkpipe ? best[3] : -1.0);
     zkpipe_c2_free_abc(a);
     drop_SRS(&srs);
     zp_bkey_close(&bk);
