@@ -17,9 +17,11 @@
  *   inprocess  proves in the calling process on the CPU backend (zp_g16_bellman_prove, the
  *              code path of `zkpipe prove` with a .params); ZKPIPE_C2_THREADS = pool size
  *              (default: the CPUs this process may run on).
- *   group      NOT IMPLEMENTED: the process group cannot yet take bellman partitions at the
- *              GPU stage; every call answers a RustError saying so.
- *   auto       the group when one answers; today always in-process (see group).
+ *   group      through a running `zkpipe up` (found as libzkpipe-client finds it): each circuit
+ *              a pre-synthesized partition (a vectors file in /dev/shm, lib/fmt/vecs.h) of
+ *              one job; a RustError when no group answers. Fixed per SRS at create_SRS. The
+ *              group does not prove bellman keys yet (issue 29): its jobs fail, clearly.
+ *   auto       in-process until the group proves bellman keys (then: the group when one answers).
  *
  * Handles: a pending proof and an SRS are kept in registries of live handles, so a pointer
  * finalized twice, destroyed, dropped or never issued is answered with a RustError (or
@@ -84,8 +86,8 @@ void destroy_gpu_mutex(void *mtx);
  * hands out (64-byte aligned), for bellperson's pinned-buffer hook (new_with_pinned): start
  * recognises such buffers (a, b, c exactly as handed out, abc_size <= n) and holds them by
  * reference instead of copying; zkpipe_c2_free_abc(a) releases the caller's reference (allowed
- * right after start returns). In-process the block is heap memory; in group mode it is meant
- * to be a claimed shared-memory slot (not implemented). zkpipe_c2_bytes_copied: the bytes of
+ * right after start returns). In-process the block is heap memory; in group mode it is a, b, c
+ * of a vectors file in /dev/shm that the group's synthesizer maps (start writes only w). zkpipe_c2_bytes_copied: the bytes of
  * a, b, c that start has copied since the library was loaded. */
 RustError zkpipe_c2_alloc_abc(size_t n, fr_t **a, fr_t **b, fr_t **c);
 void zkpipe_c2_free_abc(fr_t *a);
