@@ -24,6 +24,7 @@
 
 #include "broker/broker_int.h"
 #include "lib/fmt/bellman.h"
+#include "lib/groth16/assignment.h"
 #include "lib/fmt/fmt.h"
 #include "lib/util/util.h"
 
@@ -275,12 +276,23 @@ static int circ_size_bellman(brk_t *b, const char *path, const char *r1cs, uint3
         *n_vars = c->n_vars; *domain = c->domain;
         return 0;
     }
-    zp_r1cs_t r;
-    int rc = zp_r1cs_open(&r, r1cs);
-    if (rc < 0) return rc;
-    uint64_t m = (uint64_t)r.n_constraints + r.n_pub_out + r.n_pub_in + 1, dom = 1;
-    uint32_t nv = r.n_wires;
-    zp_r1cs_close(&r);
+    uint64_t m, dom = 1;
+    uint32_t nv;
+    int rc;
+    if (zp_g16_bdensity_sniff(r1cs)) {   /* a density file in place of the r1cs (vector jobs) */
+        zp_g16_bdensity_t d;
+        uint64_t *dm;
+        if ((rc = zp_g16_bdensity_read(&d, &dm, r1cs)) < 0) return rc;
+        free(dm);
+        m = d.abc_size;
+        nv = (uint32_t)(d.n_inp + d.n_aux);
+    } else {
+        zp_r1cs_t r;
+        if ((rc = zp_r1cs_open(&r, r1cs)) < 0) return rc;
+        m = (uint64_t)r.n_constraints + r.n_pub_out + r.n_pub_in + 1;
+        nv = r.n_wires;
+        zp_r1cs_close(&r);
+    }
     while (dom < m) dom <<= 1;
     if (dom > ((uint64_t)1 << 31)) return zp_err_set(ZP_ETOOBIG, "%s: a domain of %llu", r1cs, (unsigned long long)dom);
     if (!(c = circ_put(b, key))) return zp_err_set(-ENOMEM, "out of memory");

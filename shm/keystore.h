@@ -117,7 +117,9 @@ int zp_keystore_name_r1cs(char *buf, size_t n, const char *prefix, const char *p
 /* A bellman .params + its circuit's r1cs in the store (keystore_bellman.c): expanded into the
  * stages' key shape (assignment.h zp_g16_key_from_bellman, conv = bellman) by the first process
  * that needs it; the others map it. The .params is parsed (every bellman check, subgroup
- * included) only by that creator. Errors name the file and the field. */
+ * included) only by that creator. Errors name the file and the field. r1cs may name a density
+ * file instead (assignment.h zp_g16_bdensity_*: the three bitmaps): the key has no
+ * coefficients then (pre-synthesized vector jobs only). */
 int zp_keystore_get_bellman(zp_keystore_key_t *ks, const char *prefix, const char *params, const char *r1cs,
                             const zp_keystore_opt_t *opt);
 /* the same into private memory (no store): k owns it (zp_g16_key_close) */

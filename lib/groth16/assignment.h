@@ -173,6 +173,14 @@ int zp_g16_key_bellman_bytes(size_t *bytes, const zp_g16_bkey_t *bk, const zp_g1
 /* the expansion into caller memory (mem, len >= bytes; k does not own it); pool may be NULL */
 int zp_g16_key_from_bellman(zp_g16_key_t *k, const zp_g16_bkey_t *bk, const zp_g16_bdensity_t *d,
                             const zp_r1cs_t *r1cs, void *mem, size_t len, zp_pool_t *pool, const char *name);
+/* The density file: the three bitmaps and abc_size for a key imported without its r1cs (a
+ * job then names it where the r1cs goes: --r1cs FILE; the key has no coefficients, so only
+ * pre-synthesized vector jobs can use it). Little-endian "ZPBDENS1", u64 n_inp, n_aux,
+ * abc_size, then the words of a_aux, b_inp, b_aux; bits past a length 0; nothing after.
+ * read: untrusted (sizes against the file, every rule checked; *mem the bitmaps, free it). */
+int zp_g16_bdensity_write(const char *path, const zp_g16_bdensity_t *d);
+int zp_g16_bdensity_read(zp_g16_bdensity_t *d, uint64_t **mem, const char *path);
+bool zp_g16_bdensity_sniff(const char *path);   /* the file starts with the magic */
 /* the same into memory of its own (zp_g16_key_close frees it) */
 int zp_g16_key_load_bellman(zp_g16_key_t *k, const zp_g16_bkey_t *bk, const zp_g16_bdensity_t *d,
                             const zp_r1cs_t *r1cs, zp_pool_t *pool, const char *name);

@@ -21,6 +21,7 @@
  * Tests: tests/test_bellman_key.c (sums against zp_g16_bellman_prove_g1, bind checks),
  * tests/ipc/bellman_submit.sh (the group's proofs == `zkpipe prove`'s). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,7 +108,7 @@ int zp_g16_bellman_density(zp_g16_bdensity_t *d, uint64_t **mem, const zp_r1cs_t
 {
     memset(d, 0, sizeof *d);
     *mem = NULL;
-    size_t n_inp;
+    size_t n_inp = 0;
     int rc = r1cs_shape(r, &n_inp);
     if (rc) return rc;
     size_t n_aux = r->n_wires - n_inp, w_inp = (n_inp + 63) / 64, w_aux = (n_aux + 63) / 64;
@@ -248,7 +249,7 @@ int zp_g16_key_from_bellman(zp_g16_key_t *k, const zp_g16_bkey_t *bk, const zp_g
     if (!mem || len < s.bytes)
         return zp_err_set(ZP_ETOOBIG, "%s: the expanded key needs %zu bytes, %zu given", name, s.bytes, len);
     if (r1cs) {
-        size_t ni;
+        size_t ni = 0;
         if ((rc = r1cs_shape(r1cs, &ni))) return rc;
         if (ni != d->n_inp || (size_t)r1cs->n_wires != d->n_inp + d->n_aux)
             return zp_err_set(ZP_EMISMATCH, "%s: %zu inputs / %u wires, the densities say %zu / %zu", r1name(r1cs), ni,
@@ -336,4 +337,85 @@ int zp_g16_bellman_h_into(zp_scalar_t *h, zp_scalar_t *a, zp_scalar_t *b, zp_sca
     if (h != a) memcpy(h, a, (n - 1) * sizeof *h);
     memset(&h[n - 1], 0, sizeof *h);   /* paired with the identity point */
     return 0;
+}
+
+/* ---- the density file (a key imported without its r1cs: vector jobs of libzkpipe_c2) ----
+ * Little-endian: "ZPBDENS1", u64 n_inp, u64 n_aux, u64 abc_size, then the words of a_aux
+ * (ceil(n_aux/64)), b_inp (ceil(n_inp/64)), b_aux (ceil(n_aux/64)); nothing after. Bits past a
+ * bitmap's length are 0. Untrusted on read: sizes against the file, every rule checked. */
+static const char bdens_magic[8] = {'Z', 'P', 'B', 'D', 'E', 'N', 'S', '1'};
+
+bool zp_g16_bdensity_sniff(const char *path)
+{
+    char m[8];
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    bool ok = fread(m, 1, 8, f) == 8 && !memcmp(m, bdens_magic, 8);
+    fclose(f);
+    return ok;
+}
+
+int zp_g16_bdensity_write(const char *path, const zp_g16_bdensity_t *d)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) return zp_err_set(-errno, "%s: %s", path, strerror(errno));
+    uint64_t hdr[3] = {d->n_inp, d->n_aux, d->abc_size};
+    size_t wi = (d->n_inp + 63) / 64, wa = (d->n_aux + 63) / 64;
+    bool ok = fwrite(bdens_magic, 1, 8, f) == 8 && fwrite(hdr, 8, 3, f) == 3 && fwrite(d->a_aux, 8, wa, f) == wa &&
+              fwrite(d->b_inp, 8, wi, f) == wi && fwrite(d->b_aux, 8, wa, f) == wa;
+    if (fclose(f) != 0) ok = false;
+    return ok ? 0 : zp_err_set(-EIO, "%s: write failed", path);
+}
+
+static bool tail_clear(const uint64_t *d, size_t bits)
+{
+    return bits % 64 == 0 || !(d[bits / 64] >> (bits % 64));
+}
+
+int zp_g16_bdensity_read(zp_g16_bdensity_t *d, uint64_t **mem, const char *path)
+{
+    memset(d, 0, sizeof *d);
+    *mem = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) return zp_err_set(-errno, "%s: %s", path, strerror(errno));
+    char m[8];
+    uint64_t hdr[3];
+    int rc = 0;
+    uint64_t *w = NULL;
+    if (fread(m, 1, 8, f) != 8 || memcmp(m, bdens_magic, 8)) {
+        rc = zp_err_set(ZP_EFORMAT, "%s: not a density file (magic ZPBDENS1)", path);
+        goto out;
+    }
+    if (fread(hdr, 8, 3, f) != 3) { rc = zp_err_set(ZP_EFORMAT, "%s: header truncated", path); goto out; }
+    if (hdr[0] == 0 || hdr[0] > UINT32_MAX || hdr[1] > UINT32_MAX || hdr[0] + hdr[1] > UINT32_MAX ||
+        hdr[2] < hdr[0] || hdr[2] > ((uint64_t)1 << 31)) {
+        rc = zp_err_set(ZP_EFORMAT, "%s: n_inp %llu, n_aux %llu, abc_size %llu out of range", path,
+                        (unsigned long long)hdr[0], (unsigned long long)hdr[1], (unsigned long long)hdr[2]);
+        goto out;
+    }
+    size_t wi = (size_t)(hdr[0] + 63) / 64, wa = (size_t)(hdr[1] + 63) / 64, nw = wi + 2 * wa;
+    if (fseek(f, 0, SEEK_END) != 0 || ftell(f) != (long)(32 + 8 * nw)) {
+        rc = zp_err_set(ZP_EFORMAT, "%s: %ld bytes, the header wants %zu", path, ftell(f), 32 + 8 * nw);
+        goto out;
+    }
+    fseek(f, 32, SEEK_SET);
+    if (!(w = calloc(nw + 1, 8))) { rc = zp_err_set(-ENOMEM, "%s: %zu words", path, nw); goto out; }
+    if (fread(w, 8, nw, f) != nw) { rc = zp_err_set(ZP_EFORMAT, "%s: bitmaps truncated", path); goto out; }
+    d->a_aux = w;
+    d->b_inp = w + wa;
+    d->b_aux = w + wa + wi;
+    d->n_inp = (size_t)hdr[0];
+    d->n_aux = (size_t)hdr[1];
+    d->abc_size = (size_t)hdr[2];
+    if (!tail_clear(d->a_aux, d->n_aux) || !tail_clear(d->b_inp, d->n_inp) || !tail_clear(d->b_aux, d->n_aux)) {
+        rc = zp_err_set(ZP_EFORMAT, "%s: bits set past a bitmap's length", path);
+        goto out;
+    }
+    *mem = w;
+    w = NULL;
+out:
+    if (rc) memset(d, 0, sizeof *d);
+    free(w);
+    fclose(f);
+    return rc;
 }
