@@ -8,6 +8,9 @@
  *            `import` is the same verb. A bellman .params needs --r1cs CIRCUIT (issue 29 item 4):
  *            it is checked and expanded with that circuit into the stages' key shape
  *            (keystore.h zp_keystore_get_bellman); jobs then name the same two files
+ *   density  CIRCUIT.r1cs OUT: the bellman density bitmaps of a circuit as a density file
+ *            (assignment.h zp_g16_bdensity_write), which may stand where the r1cs goes for a
+ *            key that proves pre-synthesized vectors only (no coefficients)
  *   evict    ZKEY...|--all: unlink the key's store object when no process holds it (--force:
  *            anyway; its users keep their mapping until they release it); --cold: also drop
  *            the file from the page cache
@@ -29,6 +32,7 @@
 #include "cli/cli.h"
 #include "client/zkpipe-client.h"
 #include "lib/fmt/bellman.h"
+#include "lib/groth16/assignment.h"
 #include "lib/groth16/groth16.h"
 #include "lib/util/util.h"
 #include "shm/keycache.h"
@@ -48,6 +52,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: zkpipe keys [list] [--arena NAME] [--runtime-dir DIR] [--no-broker]\n"
                "       zkpipe keys preload|import KEY... [--r1cs CIRCUIT.r1cs] [--arena NAME] [--warm] [--store-budget BYTES]\n"
                "                 [--threads N]   (KEY: a .zkey, or a bellman .params with --r1cs)\n"
+               "       zkpipe keys density CIRCUIT.r1cs OUT.dens   (bellman density bitmaps, no coefficients)\n"
                "       zkpipe keys evict (KEY...|--all) [--r1cs CIRCUIT.r1cs] [--arena NAME] [--force] [--cold]\n");
 }
 
@@ -270,6 +275,21 @@ int zp_cmd_keys(int argc, char **argv)
         for (int i = optind; i < argc; i++) ret |= preload(prefix, argv[i], &o, pool);
         zp_pool_destroy(&pool);
         return ret;
+    }
+    if (!strcmp(verb, "density")) {
+        if (argc - optind != 2) { usage(stderr); return 2; }
+        zp_r1cs_t r;
+        zp_g16_bdensity_t d;
+        uint64_t *dm = NULL;
+        if (zp_r1cs_open(&r, argv[optind]) < 0) { fprintf(stderr, "zkpipe keys density: %s\n", zp_err_msg()); return 1; }
+        int rc = zp_g16_bellman_density(&d, &dm, &r);
+        if (!rc) rc = zp_g16_bdensity_write(argv[optind + 1], &d);
+        zp_r1cs_close(&r);
+        free(dm);
+        if (rc) { fprintf(stderr, "zkpipe keys density: %s\n", zp_err_msg()); return 1; }
+        printf("%s: densities of %s (%zu inputs, %zu aux, %zu constraints + inputs)\n", argv[optind + 1], argv[optind],
+               d.n_inp, d.n_aux, d.abc_size);
+        return 0;
     }
     if (!strcmp(verb, "evict")) {
         if ((optind == argc) == !o.all) { usage(stderr); return 2; }

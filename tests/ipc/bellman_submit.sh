@@ -14,7 +14,8 @@ KT=$(mktemp -d /tmp/zkpipe-bellman-key.XXXXXX)
 "$Z0" testkey --curve bls12381 --power 10 --publics 2 --witnesses 3 --seed 29 --out "$KT" --insecure-known-tau \
   >/dev/null 2>&1 || { rm -rf "$KT"; echo "FAIL: testkey" >&2; exit 1; }
 export ZP_TEST_FIXED_RS=1 ZP_TEST_R=5 ZP_TEST_S=9
-ipc_init bellman_submit "$1" "$2" --slots 3 --max-domain 1024 --heartbeat-ms 200 --liveness 10
+ipc_init bellman_submit "$1" "$2" --slots 3 --max-domain 1024 --heartbeat-ms 200 --liveness 10 \
+  --http-listen 127.0.0.1:0
 mv "$KT" "$IPC_DIR/k" && K=$IPC_DIR/k
 B=$FIX/bellman/chain300
 
@@ -47,6 +48,19 @@ check_same "$IPC_DIR/out/b" 0 "$B" "$B/witness.wtns"
 cmp -s "$IPC_DIR/out/b/proof-0.bin" "$B/proof_r5_s9.bin" || ipc_fail "chain300: the group's proof differs from upstream bellman's"
 ipc_log "4 bellman proofs from the group == zkpipe prove's (and bellman's) at r=5 s=9, verified"
 
+# 2b. the HTTP API: the same job by POST /v1/jobs; GET returns the 192 bytes as proof_bin_base64
+ADDR=$(ipc_jq '.metrics_listen // empty')
+case "$ADDR" in 127.0.0.1:[0-9]*) ;; *) ipc_fail "no HTTP listener in status: '$ADDR'";; esac
+curl -s -o "$IPC_DIR/post.json" -w '%{http_code}' -X POST http://$ADDR/v1/jobs \
+  -d "{\"zkey\": \"$B/circuit.params\", \"r1cs\": \"$B/circuit.r1cs\", \"witnesses\": [\"$B/witness.wtns\"]}" \
+  >"$IPC_DIR/post.code" || ipc_fail "POST /v1/jobs"
+[ "$(cat "$IPC_DIR/post.code")" = 201 ] || ipc_fail "POST /v1/jobs: $(cat "$IPC_DIR/post.code") $(cat "$IPC_DIR/post.json")"
+JH=$(jq -r .id "$IPC_DIR/post.json")
+"$ZKPIPE" await "$JH" --timeout 300 >/dev/null || ipc_fail "HTTP bellman job"
+curl -s http://$ADDR/v1/jobs/$JH | jq -r '.partitions[0].proof_bin_base64' | base64 -d >"$IPC_DIR/http.bin" ||
+  ipc_fail "GET /v1/jobs/$JH: no proof_bin_base64"
+cmp -s "$IPC_DIR/http.bin" "$B/proof_r5_s9.bin" || ipc_fail "the HTTP job's binary proof differs from bellman's"
+
 # 3. kill -9 of the GPU worker while it holds a partition: the job completes, proofs verify
 ipc_hold gpu
 J3=$(ipc_submit --zkey "$K/circuit.params" --r1cs "$K/circuit.r1cs" "$K"/witness-{0..2}.wtns)
@@ -78,6 +92,12 @@ bad_job "corrupt .params" "corrupt.params.*l\[0\]" --zkey "$IPC_DIR/corrupt.para
 bad_job "r1cs of another circuit" "chain300/circuit.params: .* has .* points, the circuit" \
   --zkey "$B/circuit.params" --r1cs "$K/circuit.r1cs" "$K/witness-0.wtns"
 bad_job "no --r1cs" "circuit.params: a bellman .params key needs its circuit" --zkey "$K/circuit.params" "$K/witness-0.wtns"
+# a key imported with a density file (no r1cs: no coefficients) proves vectors only, not a witness
+"$ZKPIPE" keys density "$K/circuit.r1cs" "$IPC_DIR/k.dens" >/dev/null || ipc_fail "keys density"
+"$ZKPIPE" keys import "$K/circuit.params" --r1cs "$IPC_DIR/k.dens" --arena "$IPC_ARENA" >/dev/null ||
+  ipc_fail "keys import with a density file"
+bad_job "density-file key + witness" "imported with a density file.*not a witness" \
+  --zkey "$K/circuit.params" --r1cs "$IPC_DIR/k.dens" "$K/witness-0.wtns"
 
 # 5. the group keeps serving: a bellman job and a zkey job after the failures
 J4=$(ipc_submit --zkey "$B/circuit.params" --r1cs "$B/circuit.r1cs" "$B/witness.wtns")
