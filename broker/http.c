@@ -7,7 +7,9 @@
  *                         or, instead of "witnesses" (issue 28): "wasm": PATH (circom's witness generator),
  *                          "inputs": [{input.json object}, ...]: the synthesizers compute the witnesses;
  *                          each object at most ZP_MSG_INPUT_MAX bytes, checked to be well-formed JSON
- *   GET    /v1/jobs/ID    -> {"id", "state", "partitions": [{"state", "attempts", "proof", "public", "error"}]}
+ *   GET    /v1/jobs/ID    -> {"id", "state", "partitions": [{"state", "attempts", "proof", "public", "proof_bin_base64",
+ *                          "error"}]}   (proof_bin_base64: the binary proof, e.g. a bellman key's 192-byte
+ *                          Proof::write, issue 29 item 4; `zkpipe await --out` writes it as proof-I.bin)
  *   DELETE /v1/jobs/ID    -> {"id", "canceled": true, "freed"}
  *   GET    /v1/status     -> the status JSON of `zkpipe status --json`
  *   GET    /metrics       -> Prometheus text (no token needed when it is the metrics-only listener)
@@ -400,6 +402,24 @@ static void embed_json(zp_sbuf_t *s, const char *key, const char *text, bool is_
     zp_sbuf_printf(s, ", \"%s\": %s", key, ok ? text : "null");
 }
 
+/* the binary proof as base64 (standard alphabet, padded) */
+static void embed_b64(zp_sbuf_t *s, const char *key, const uint8_t *p, size_t n)
+{
+    static const char al[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    char out[4 * ((ZP_MSG_BIN_MAX + 2) / 3) + 1];
+    size_t o = 0;
+    if (n > ZP_MSG_BIN_MAX) return;
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0) | (i + 2 < n ? p[i + 2] : 0);
+        out[o++] = al[v >> 18 & 63];
+        out[o++] = al[v >> 12 & 63];
+        out[o++] = i + 1 < n ? al[v >> 6 & 63] : '=';
+        out[o++] = i + 2 < n ? al[v & 63] : '=';
+    }
+    out[o] = 0;
+    zp_sbuf_printf(s, ", \"%s\": \"%s\"", key, out);
+}
+
 static enum MHD_Result get_job(brk_t *b, struct MHD_Connection *c, brk_job_t *j)
 {
     zp_sbuf_t s = {0};
@@ -410,7 +430,11 @@ static enum MHD_Result get_job(brk_t *b, struct MHD_Connection *c, brk_job_t *j)
     for (uint32_t i = 0; i < j->n_parts; i++) {
         const brk_part_t *p = &j->parts[i];
         zp_sbuf_printf(&s, "%s{\"state\": \"%s\", \"attempts\": %u", i ? ", " : "", part_state(p->state), p->attempt);
-        if (p->state == PS_DONE) { embed_json(&s, "proof", p->proof_json, true); embed_json(&s, "public", p->public_json, false); }
+        if (p->state == PS_DONE) {
+            embed_json(&s, "proof", p->proof_json, true);
+            embed_json(&s, "public", p->public_json, false);
+            if (p->proof_bin_len) embed_b64(&s, "proof_bin_base64", p->proof_bin, p->proof_bin_len);
+        }
         if (p->state == PS_FAILED) {
             zp_sbuf_printf(&s, ", \"error\": ");
             json_str(&s, p->reasons ? p->reasons : "", p->reasons ? strlen(p->reasons) : 0);

@@ -24,6 +24,7 @@
 
 #include "broker/broker_int.h"
 #include "lib/fmt/bellman.h"
+#include "lib/groth16/assignment.h"
 #include "lib/fmt/fmt.h"
 #include "lib/util/util.h"
 
@@ -252,10 +253,63 @@ void brk_circuit_note(brk_t *b, const char *zkey, uint32_t n_vars, uint32_t doma
     c->n_vars = n_vars; c->domain = domain; c->from_file = false;
 }
 
+/* a bellman .params (issue 29 item 4): the size is its circuit's, from the job's r1cs (wires;
+ * constraints + inputs rounded up to the domain), cached under "params|r1cs" with both files'
+ * identities */
+static int circ_size_bellman(brk_t *b, const char *path, const char *r1cs, uint32_t *n_vars, uint32_t *domain)
+{
+    if (!r1cs || !*r1cs)
+        return zp_err_set(ZP_EFORMAT, "%s: a bellman .params key needs its circuit's r1cs (submit --r1cs circuit.r1cs)",
+                          path);
+    struct stat st, sr;
+    if (stat(path, &st) < 0 || stat(r1cs, &sr) < 0) {
+        int e = -errno;
+        return zp_err_set(e, "%s / %s: %s", path, r1cs, strerror(-e));
+    }
+    char key[2100];
+    if ((size_t)snprintf(key, sizeof key, "%s|%s", path, r1cs) >= sizeof key) return zp_err_set(ZP_ETOOBIG, "paths too long");
+    uint64_t ino = (uint64_t)st.st_ino ^ ((uint64_t)sr.st_ino << 1), size = (uint64_t)st.st_size + (uint64_t)sr.st_size;
+    uint64_t mt = ((uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec) ^
+                  ((uint64_t)sr.st_mtim.tv_sec * 1000000000u + (uint64_t)sr.st_mtim.tv_nsec);
+    struct brk_circ *c = circ_find(b, key);
+    if (c && c->from_file && c->dev == (uint64_t)st.st_dev && c->ino == ino && c->size == size && c->mtime_ns == mt) {
+        *n_vars = c->n_vars; *domain = c->domain;
+        return 0;
+    }
+    uint64_t m, dom = 1;
+    uint32_t nv;
+    int rc;
+    if (zp_g16_bdensity_sniff(r1cs)) {   /* a density file in place of the r1cs (vector jobs) */
+        zp_g16_bdensity_t d;
+        uint64_t *dm;
+        if ((rc = zp_g16_bdensity_read(&d, &dm, r1cs)) < 0) return rc;
+        free(dm);
+        m = d.abc_size;
+        nv = (uint32_t)(d.n_inp + d.n_aux);
+    } else {
+        zp_r1cs_t r;
+        if ((rc = zp_r1cs_open(&r, r1cs)) < 0) return rc;
+        m = (uint64_t)r.n_constraints + r.n_pub_out + r.n_pub_in + 1;
+        nv = r.n_wires;
+        zp_r1cs_close(&r);
+    }
+    while (dom < m) dom <<= 1;
+    if (dom > ((uint64_t)1 << 31)) return zp_err_set(ZP_ETOOBIG, "%s: a domain of %llu", r1cs, (unsigned long long)dom);
+    if (!(c = circ_put(b, key))) return zp_err_set(-ENOMEM, "out of memory");
+    c->dev = (uint64_t)st.st_dev; c->ino = ino; c->size = size; c->mtime_ns = mt;
+    c->n_vars = nv; c->domain = (uint32_t)dom; c->from_file = true;
+    *n_vars = nv; *domain = (uint32_t)dom;
+    return 0;
+}
+
 /* the circuit size of a zkey: from the cache while the file is the same one, else its header */
-static int circ_size(brk_t *b, const char *path, uint32_t *n_vars, uint32_t *domain)
+static int circ_size(brk_t *b, const char *path, const char *r1cs, uint32_t *n_vars, uint32_t *domain)
 {
     struct stat st;
+    zp_keyfmt_t kf = ZP_KEYFMT_UNKNOWN;   /* issue 29: a bellman key is sized from its r1cs */
+    if (zp_key_format_of_file(&kf, path) == 0 && kf == ZP_KEYFMT_BELLMAN)
+        return circ_size_bellman(b, path, r1cs, n_vars, domain);
+    zp_err_clear();
     struct brk_circ *c = circ_find(b, path);
     if (stat(path, &st) < 0) {
         int e = -errno;
@@ -268,10 +322,6 @@ static int circ_size(brk_t *b, const char *path, uint32_t *n_vars, uint32_t *dom
         *n_vars = c->n_vars; *domain = c->domain;
         return 0;
     }
-    zp_keyfmt_t kf = ZP_KEYFMT_UNKNOWN;   /* issue 29: say what a bellman key is, not "bad magic" */
-    if (zp_key_format_of_file(&kf, path) == 0 && kf == ZP_KEYFMT_BELLMAN)
-        return zp_err_set(ZP_EFORMAT, "%s: a bellman .params/.vk: the process group does not prove with bellman keys "
-                          "yet (zkpipe prove does; doc/filecoin.md)", path);
     zp_zkey_t z;
     int rc = zp_zkey_read_header(&z, path);
     if (rc < 0) return rc;
@@ -336,7 +386,7 @@ int brk_classes_parse(brk_t *b, const char *spec)
             if (pl == 0 || pl >= sizeof path) return zp_err_set(-EINVAL, "slot class '%.*s': no zkey path", (int)(end - item), item);
             memcpy(path, sz + 1, pl);
             path[pl] = 0;
-            if (circ_size(b, path, &vars, &dom) < 0) {
+            if (circ_size(b, path, NULL, &vars, &dom) < 0) {
                 char why[600];
                 snprintf(why, sizeof why, "%s", zp_err_msg());
                 return zp_err_set(-EINVAL, "slot class '%.*s': %s", (int)(end - item), item, why);
@@ -436,7 +486,7 @@ int brk_job_size(brk_t *b, brk_job_t *j)
     j->sized = true;
     j->cls = b->n_classes - 1;
     j->need_bytes = 0;
-    if (circ_size(b, j->zkey, &nv, &dom) < 0) {
+    if (circ_size(b, j->zkey, j->r1cs, &nv, &dom) < 0) {
         /* not readable here (the synth will say why, as an input failure): the largest slots */
         zp_log(ZP_LOG_INFO, "job %llu: size of %s unknown (%s): it gets the largest slots", (unsigned long long)j->id,
                j->zkey, zp_err_msg());

@@ -4,7 +4,13 @@
  *            the page-cache residency of their zkey files (warm), and the broker's view: which
  *            worker holds which key, its loads and evictions (the last section of its status)
  *   preload  ZKEY...: fill the key into the store (hot for every stage: a worker then maps it
- *            instead of parsing it); --warm: only read the file into the page cache
+ *            instead of parsing it); --warm: only read the file into the page cache.
+ *            `import` is the same verb. A bellman .params needs --r1cs CIRCUIT (issue 29 item 4):
+ *            it is checked and expanded with that circuit into the stages' key shape
+ *            (keystore.h zp_keystore_get_bellman); jobs then name the same two files
+ *   density  CIRCUIT.r1cs OUT: the bellman density bitmaps of a circuit as a density file
+ *            (assignment.h zp_g16_bdensity_write), which may stand where the r1cs goes for a
+ *            key that proves pre-synthesized vectors only (no coefficients)
  *   evict    ZKEY...|--all: unlink the key's store object when no process holds it (--force:
  *            anyway; its users keep their mapping until they release it); --cold: also drop
  *            the file from the page cache
@@ -26,6 +32,7 @@
 #include "cli/cli.h"
 #include "client/zkpipe-client.h"
 #include "lib/fmt/bellman.h"
+#include "lib/groth16/assignment.h"
 #include "lib/groth16/groth16.h"
 #include "lib/util/util.h"
 #include "shm/keycache.h"
@@ -35,6 +42,7 @@
 typedef struct {
     const char *arena, *rundir;
     bool warm, cold, force, all, json, no_broker;
+    const char *r1cs;           /* --r1cs: the circuit of the bellman .params given */
     uint64_t store_budget;
     unsigned threads;
 } keys_opts_t;
@@ -42,8 +50,10 @@ typedef struct {
 static void usage(FILE *f)
 {
     fprintf(f, "usage: zkpipe keys [list] [--arena NAME] [--runtime-dir DIR] [--no-broker]\n"
-               "       zkpipe keys preload ZKEY... [--arena NAME] [--warm] [--store-budget BYTES] [--threads N]\n"
-               "       zkpipe keys evict (ZKEY...|--all) [--arena NAME] [--force] [--cold]\n");
+               "       zkpipe keys preload|import KEY... [--r1cs CIRCUIT.r1cs] [--arena NAME] [--warm] [--store-budget BYTES]\n"
+               "                 [--threads N]   (KEY: a .zkey, or a bellman .params with --r1cs)\n"
+               "       zkpipe keys density CIRCUIT.r1cs OUT.dens   (bellman density bitmaps, no coefficients)\n"
+               "       zkpipe keys evict (KEY...|--all) [--r1cs CIRCUIT.r1cs] [--arena NAME] [--force] [--cold]\n");
 }
 
 /* resident / total bytes of path's pages in the page cache; -1 if it cannot be read */
@@ -151,20 +161,25 @@ static int preload(const char *prefix, const char *path, const keys_opts_t *o, z
     if (o->warm) return warm(path);   /* any key file: the page cache does not care about its format */
     zp_keyfmt_t kf = ZP_KEYFMT_UNKNOWN;
     if (zp_key_format_of_file(&kf, path) == 0 && kf == ZP_KEYFMT_BELLMAN) {
-        /* issue 29: a bellman .params is imported (every check, converted in place, one copy);
-         * the store's hot tier and the stages do not take bellman keys yet: say so, exit 1 */
-        zp_bkey_t bk;
-        uint64_t t0 = zp_now_ns();
-        if (zp_bkey_open(&bk, path, 0) < 0) {
-            fprintf(stderr, "zkpipe keys preload: %s: %s\n", path, zp_err_msg());
+        /* issue 29 item 4: a bellman .params with its circuit, checked and expanded into the store */
+        if (!o->r1cs) {
+            fprintf(stderr, "zkpipe keys preload: %s is a bellman .params: give its circuit with --r1cs circuit.r1cs "
+                            "(the stages' coefficients and density bitmaps come from it)\n", path);
             return 1;
         }
-        fprintf(stderr,
-                "zkpipe keys preload: %s: bellman .params checked in %.1f ms (ic %u, h %u, l %u, a %u, b %u), but the "
-                "key store does not hold bellman keys yet; use --warm for the page cache, `zkpipe prove` for a "
-                "proof\n", path, (zp_now_ns() - t0) / 1e6, bk.n_ic, bk.n_h, bk.n_l, bk.n_a, bk.n_b_g1);
-        zp_bkey_close(&bk);
-        return 1;
+        zp_keystore_key_t ks;
+        zp_keystore_opt_t opt = {.pool = pool, .budget = o->store_budget};
+        uint64_t t0 = zp_now_ns();
+        int rc = zp_keystore_get_bellman(&ks, prefix, path, o->r1cs, &opt);
+        if (rc < 0) {
+            fprintf(stderr, "zkpipe keys preload: %s (with %s): %s %s\n", path, o->r1cs, zp_strerror(rc), zp_err_msg());
+            return 1;
+        }
+        printf("%s (bellman, circuit %s): %s %s (%.1f KiB expanded: %u wires, domain %u) in %.1f ms\n", path, o->r1cs,
+               ks.hot ? "already hot in" : "checked and expanded into", ks.name, ks.map_len / 1024.0, ks.key.n_vars,
+               ks.key.domain_size, (zp_now_ns() - t0) / 1e6);
+        zp_keystore_release(&ks);
+        return 0;
     }
     zp_zkey_t z;
     memset(&z, 0, sizeof z);
@@ -216,7 +231,7 @@ int zp_cmd_keys(int argc, char **argv)
     static const struct option opts[] = {
         {"arena", 1, 0, 'a'}, {"runtime-dir", 1, 0, 'R'}, {"warm", 0, 0, 'w'}, {"cold", 0, 0, 'c'},
         {"force", 0, 0, 'f'}, {"all", 0, 0, 'A'}, {"no-broker", 0, 0, 'n'}, {"store-budget", 1, 0, 'b'},
-        {"threads", 1, 0, 't'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+        {"threads", 1, 0, 't'}, {"r1cs", 1, 0, 'r'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     const char *verb = argc > 1 && argv[1][0] != '-' ? argv[1] : "list";
     if (argc > 1 && argv[1][0] != '-') { argv++; argc--; }
     int c;
@@ -230,6 +245,7 @@ int zp_cmd_keys(int argc, char **argv)
         case 'f': o.force = true; break;
         case 'A': o.all = true; break;
         case 'n': o.no_broker = true; break;
+        case 'r': o.r1cs = optarg; break;
         case 'b':
             if (zp_parse_bytes("--store-budget", optarg, &o.store_budget) < 0) {
                 fprintf(stderr, "zkpipe keys: %s\n", zp_err_msg());
@@ -252,13 +268,28 @@ int zp_cmd_keys(int argc, char **argv)
         if (!rc && !o.no_broker) rc = list_broker(&o);
         return rc;
     }
-    if (!strcmp(verb, "preload")) {
+    if (!strcmp(verb, "preload") || !strcmp(verb, "import")) {
         if (optind == argc) { usage(stderr); return 2; }
         zp_pool_t *pool = o.warm ? NULL : zp_pool_new(o.threads);
         int ret = 0;
         for (int i = optind; i < argc; i++) ret |= preload(prefix, argv[i], &o, pool);
         zp_pool_destroy(&pool);
         return ret;
+    }
+    if (!strcmp(verb, "density")) {
+        if (argc - optind != 2) { usage(stderr); return 2; }
+        zp_r1cs_t r;
+        zp_g16_bdensity_t d;
+        uint64_t *dm = NULL;
+        if (zp_r1cs_open(&r, argv[optind]) < 0) { fprintf(stderr, "zkpipe keys density: %s\n", zp_err_msg()); return 1; }
+        int rc = zp_g16_bellman_density(&d, &dm, &r);
+        if (!rc) rc = zp_g16_bdensity_write(argv[optind + 1], &d);
+        zp_r1cs_close(&r);
+        free(dm);
+        if (rc) { fprintf(stderr, "zkpipe keys density: %s\n", zp_err_msg()); return 1; }
+        printf("%s: densities of %s (%zu inputs, %zu aux, %zu constraints + inputs)\n", argv[optind + 1], argv[optind],
+               d.n_inp, d.n_aux, d.abc_size);
+        return 0;
     }
     if (!strcmp(verb, "evict")) {
         if ((optind == argc) == !o.all) { usage(stderr); return 2; }
@@ -274,7 +305,9 @@ int zp_cmd_keys(int argc, char **argv)
         }
         for (int i = optind; i < argc; i++) {
             char name[ZP_KEYSTORE_NAME_MAX];
-            if (zp_keystore_name(name, sizeof name, prefix, argv[i]) < 0) {
+            zp_keyfmt_t kf = ZP_KEYFMT_UNKNOWN;   /* a bellman key's object is named after its circuit too */
+            bool bell = o.r1cs && zp_key_format_of_file(&kf, argv[i]) == 0 && kf == ZP_KEYFMT_BELLMAN;
+            if (zp_keystore_name_r1cs(name, sizeof name, prefix, argv[i], bell ? o.r1cs : NULL) < 0) {
                 fprintf(stderr, "zkpipe keys evict: %s\n", zp_err_msg());
                 ret = 1;
                 continue;

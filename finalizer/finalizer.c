@@ -10,14 +10,20 @@
  * extent, the compressed binary in the proof area: zp_shm_final_commit) is committed into the
  * slot, which moves it to FINISHED (fenced); the same goes to the broker in DONE, and the broker
  * frees the slot after journaling the proof (or journals it from the slot after a restart).
+ * A bellman key (k->conv, issue 29 item 4: a .params expanded at import) is finalized the same
+ * way (same G2 MSM, assembly and check against its own vk); its binary proof is bellman's
+ * Proof::write (192 bytes), written by the key's conventions table.
+ * Test hook: ZP_TEST_FIXED_RS=1 with ZP_TEST_R and ZP_TEST_S (decimal) in the finalizer's
+ * environment fixes the blinding (tests compare with `zkpipe prove --r --s`); logged loudly.
  * Options, signals, key cache, loop: the stage runtime (stage/stage.h).
- * Tests: tests/ipc/. */
+ * Tests: tests/ipc/ (bellman: tests/ipc/bellman_submit.sh). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/groth16/assignment.h"
 #include "lib/groth16/groth16.h"
 #include "lib/util/util.h"
 #include "stage/stage.h"
@@ -28,6 +34,7 @@ typedef struct {
     char (*sig)[100];           /* public signals as decimals, grown to the largest key seen */
     size_t sig_cap;
     unsigned test_extra_ms;     /* $ZP_TEST_FINAL_EXTRA_MS: each task takes this much longer (tests only) */
+    const char *test_r, *test_s;/* $ZP_TEST_FIXED_RS=1: $ZP_TEST_R, $ZP_TEST_S (tests only) */
 } fin_t;
 
 /* f->sig with room for n signals (grown, never shrunk: no allocation per partition) */
@@ -51,7 +58,7 @@ static void work(zp_stage_t *s, zp_stage_task_t *t)
     zp_err_clear();
     if (f->test_extra_ms) usleep(f->test_extra_ms * 1000u);   /* test hook: a slow finalizer (tests/ipc/up_resize.sh) */
     if ((rc = zp_stage_arena(s, a->epoch)) < 0) return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "arena");
-    if ((rc = zp_keycache_key(s->kc, t->zkey, true, &ke)) < 0) return zp_stage_fail(t, rc, "zkey");
+    if ((rc = zp_keycache_key_r1cs(s->kc, t->zkey, t->r1cs, true, &ke)) < 0) return zp_stage_fail(t, rc, "zkey");
     t->key = ke;   /* the runtime releases it when the task ends */
     const zp_g16_key_t *k = &ke->key;
     if ((rc = zp_shm_slot_check(s->arena, a->slot, ZP_SLOT_FINALIZING, a->gen)) < 0)
@@ -83,7 +90,13 @@ static void work(zp_stage_t *s, zp_stage_task_t *t)
     zp_g16_proof_t proof;
     zp_g16_fin_times_t ft;
     memset(&ft, 0, sizeof ft);
-    if ((rc = zp_g16_finalize_ctx(&f->fin_ctx, k, w, part, NULL, NULL, &proof, s->pool, &ft)) < 0)
+    zp_scalar_t rs[2];
+    bool fixed = f->test_r && f->test_s;
+    if (fixed && ((rc = zp_g16_scalar_from_dec(&rs[0], k->curve, f->test_r)) < 0 ||
+                  (rc = zp_g16_scalar_from_dec(&rs[1], k->curve, f->test_s)) < 0))
+        return zp_stage_fail_as(t, rc, ZP_FAIL_INPUT, "ZP_TEST_R/ZP_TEST_S");
+    if ((rc = zp_g16_finalize_ctx(&f->fin_ctx, k, w, part, fixed ? &rs[0] : NULL, fixed ? &rs[1] : NULL, &proof,
+                                  s->pool, &ft)) < 0)
         return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, rc == ZP_EVERIFY ? "proof failed its pairing check" : "finalize");
     t->dt[ZP_DT_MSM_G2] = ft.msm_g2_ns;
     t->dt[ZP_DT_CHECK] = ft.check_ns;
@@ -105,8 +118,8 @@ static void work(zp_stage_t *s, zp_stage_task_t *t)
         zp_err_set(ZP_ETOOBIG, "proof.json %zu / public.json %zu bytes", n1, n2);
         return zp_stage_fail_as(t, ZP_ETOOBIG, ZP_FAIL_INPUT, "encoding");
     }
-    t->proof_bin_len = zp_g16_proof_bin_size(k->curve);
-    if (t->proof_bin_len > sizeof t->proof_bin || (rc = zp_g16_proof_to_bin(t->proof_bin, &proof)) < 0) {
+    const zp_g16_conv_t *conv = zp_g16_conv((zp_g16_conv_id_t)k->conv);   /* bound keys carry a known id */
+    if (!conv || (rc = conv->proof_encode(t->proof_bin, sizeof t->proof_bin, &t->proof_bin_len, &proof)) < 0) {
         t->proof_bin_len = 0;
         return zp_stage_fail_as(t, rc < 0 ? rc : ZP_ETOOBIG, ZP_FAIL_TRANSIENT, "binary proof");
     }
@@ -136,6 +149,13 @@ static int init(zp_stage_t *s)
         unsigned long v = strtoul(x, &e, 10);
         if (!*e && v <= 60000) f->test_extra_ms = (unsigned)v;
         else zp_log(ZP_LOG_WARN, "ZP_TEST_FINAL_EXTRA_MS='%s' ignored: expected 0..60000", x);
+    }
+    x = getenv("ZP_TEST_FIXED_RS");
+    if (x && !strcmp(x, "1") && getenv("ZP_TEST_R") && getenv("ZP_TEST_S")) {
+        f->test_r = getenv("ZP_TEST_R");
+        f->test_s = getenv("ZP_TEST_S");
+        zp_log(ZP_LOG_WARN, "TEST HOOK: every proof uses the fixed blinding r=%s s=%s (ZP_TEST_FIXED_RS): not zero-knowledge",
+               f->test_r, f->test_s);
     }
     snprintf(s->name, sizeof s->name, "finalizer %u thread(s)", zp_pool_size(s->pool));
     return -1;

@@ -328,7 +328,7 @@ static void stage(zp_stage_t *s, zp_stage_task_t *t)
     rc = zp_stage_arena(s, a->epoch);
     g->in_stage = false;
     if (rc < 0) return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "arena");
-    if ((rc = zp_keycache_key(s->kc, t->zkey, true, &ke)) < 0) return zp_stage_fail(t, rc, "zkey");
+    if ((rc = zp_keycache_key_r1cs(s->kc, t->zkey, t->r1cs, true, &ke)) < 0) return zp_stage_fail(t, rc, "zkey");
     if ((rc = stage_checks(s, t, ke, bs)) < 0 || (zp_bk_has_stage_in(&g->bk) && stage_device(s, t, bs) < 0)) {
         zp_keycache_release(s->kc, ke);
         bs->ke = NULL;

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "lib/fmt/bellman.h"
+#include "lib/groth16/assignment.h"
 #include "lib/util/util.h"
 #include "shm/keycache.h"
 
@@ -88,6 +90,7 @@ static void keyent_free(zp_keycache_t *kc, zp_keyent_t *e)
     if (e->ks) { zp_keystore_release(e->ks); free(e->ks); }
     zp_zkey_close(&e->zkey);
     free(e->path);
+    free(e->r1cs);
     free(e);
 }
 
@@ -170,6 +173,55 @@ static int keyent_load(zp_keycache_t *kc, zp_keyent_t *e, uint64_t store_budget)
     return 0;
 }
 
+/* a bellman entry (e->r1cs set): the expanded key from the store, or into private memory;
+ * e->zkey gets the header fields the stages read (wtns check, listings) */
+static int keyent_load_bellman(zp_keycache_t *kc, zp_keyent_t *e, uint64_t store_budget)
+{
+    uint64_t t0 = zp_now_ns();
+    int rc = 0;
+    bool done = false;
+    if (kc->use_store) {
+        zp_keystore_key_t *ks = calloc(1, sizeof *ks);
+        if (!ks) return zp_err_set(-ENOMEM, "key store entry");
+        zp_keystore_opt_t opt = {.pool = kc->pool, .budget = store_budget};
+        rc = zp_keystore_get_bellman(ks, kc->prefix, e->path, e->r1cs, &opt);
+        if (rc == 0) {
+            e->ks = ks;
+            e->key = ks->key;
+            e->hot = ks->hot;
+            e->bytes = ks->map_len;
+            done = true;
+            zp_log(ZP_LOG_INFO, "key %s (bellman, circuit %s): %s in %.1f ms (%s, %zu MiB, expanded)", e->path, e->r1cs,
+                   ks->hot ? "hot (shm)" : "cold: parsed and expanded", (zp_now_ns() - t0) / 1e6, ks->name,
+                   ks->data_len >> 20);
+        } else {
+            free(ks);
+            if ((rc == ZP_EFORMAT || rc == ZP_EMISMATCH || rc == ZP_ECURVE) && !strstr(zp_err_msg(), kc->prefix)) return rc;
+            zp_log(ZP_LOG_WARN, "key %s: shared-memory key store unusable (%s %s): loading into private memory", e->path,
+                   zp_strerror(rc), zp_err_msg());
+        }
+    }
+    if (!done) {
+        if ((rc = zp_key_load_bellman_private(&e->key, e->path, e->r1cs, kc->pool)) < 0) return rc;
+        e->hot = false;
+        e->bytes = e->key.mem_len;
+        zp_log(ZP_LOG_INFO, "key %s (bellman, circuit %s): parsed and expanded in %.1f ms (private memory)", e->path,
+               e->r1cs, (zp_now_ns() - t0) / 1e6);
+    }
+    e->load_ns = zp_now_ns() - t0;
+    memset(&e->zkey, 0, sizeof e->zkey);
+    e->zkey.f.path = e->path;
+    e->zkey.curve = e->key.curve;
+    e->zkey.n8q = 48;
+    e->zkey.n8r = 32;
+    e->zkey.n_vars = e->key.n_vars;
+    e->zkey.n_public = e->key.n_public;
+    e->zkey.domain_size = e->key.domain_size;
+    e->zkey.log_n = e->key.log_n;
+    e->zkey.n_coefs = e->key.n_coefs;
+    return 0;
+}
+
 /* mutex held: take entry i out of the key table */
 static void k_unlink(zp_keycache_t *kc, unsigned i) { kc->k[i] = kc->k[--kc->nk]; }
 
@@ -209,12 +261,16 @@ static void free_victims(zp_keycache_t *kc, zp_keyent_t **vic, unsigned nv)
 
 /* mutex held: path's live entry (index), -1 if none. A stale one (file changed) is taken out
  * of the table: freed now (into *vic) when unreferenced, else on its last release. */
-static int k_find(zp_keycache_t *kc, const char *path, const uint64_t id[4], zp_keyent_t **vic, unsigned *nv)
+static int k_find(zp_keycache_t *kc, const char *path, const char *r1cs, const uint64_t id[4], const uint64_t rid[4],
+                  zp_keyent_t **vic, unsigned *nv)
 {
     for (unsigned i = 0; i < kc->nk; i++) {
         zp_keyent_t *e = kc->k[i];
         if (strcmp(e->path, path)) continue;
-        if (e->loading || !memcmp(e->file_id, id, sizeof e->file_id)) return (int)i;
+        if (e->r1cs && (!r1cs || strcmp(e->r1cs, r1cs))) continue;   /* a bellman key of another circuit */
+        if (e->loading || (!memcmp(e->file_id, id, sizeof e->file_id) &&
+                           (!e->r1cs || !memcmp(e->r1cs_id, rid, sizeof e->r1cs_id))))
+            return (int)i;
         zp_log(ZP_LOG_INFO, "key %s: the file changed: reloading", path);
         k_unlink(kc, i);
         e->detached = true;
@@ -227,15 +283,25 @@ static int k_find(zp_keycache_t *kc, const char *path, const uint64_t id[4], zp_
 
 int zp_keycache_key(zp_keycache_t *kc, const char *path, bool with_key, zp_keyent_t **out)
 {
-    uint64_t id[4] = {0};
+    return zp_keycache_key_r1cs(kc, path, NULL, with_key, out);
+}
+
+int zp_keycache_key_r1cs(zp_keycache_t *kc, const char *path, const char *r1cs, bool with_key, zp_keyent_t **out)
+{
+    uint64_t id[4] = {0}, rid[4] = {0};
+    if (r1cs && !*r1cs) r1cs = NULL;
     int rc = file_id(path, id);
     if (rc < 0) return rc;
+    if (r1cs && file_id(r1cs, rid) < 0) {
+        r1cs = NULL;   /* unreadable: matters only for a bellman key (then refused below, naming it) */
+        zp_err_clear();
+    }
     zp_keyent_t *vic[KC_MAX + 1], *e;
     unsigned nv = 0;
     pthread_mutex_lock(&kc->mu);
     int i;
     for (;;) {
-        i = k_find(kc, path, id, vic, &nv);
+        i = k_find(kc, path, r1cs, id, rid, vic, &nv);
         if (i < 0 || !kc->k[i]->loading) break;
         pthread_cond_wait(&kc->cv, &kc->mu);   /* another thread loads it: wait, then look again */
     }
@@ -269,9 +335,26 @@ int zp_keycache_key(zp_keycache_t *kc, const char *path, bool with_key, zp_keyen
     if (!fresh && !need) { *out = e; return 0; }
 
     zp_rt_pause();   /* a load is O(key): never at a real-time thread's policy (lib/util/rt.c) */
-    rc = fresh ? zp_zkey_open(&e->zkey, e->path) : 0;
-    bool opened = fresh && rc == 0;
-    if (rc == 0 && need) rc = keyent_load(kc, e, store_budget);
+    zp_keyfmt_t kf = ZP_KEYFMT_UNKNOWN;
+    bool bellman = fresh ? (zp_key_format_of_file(&kf, e->path) == 0 && kf == ZP_KEYFMT_BELLMAN) : e->r1cs != NULL;
+    bool opened = false;
+    if (fresh && bellman) {   /* issue 29: a .params, expanded with the job's r1cs (always with its points) */
+        if (!r1cs)
+            rc = zp_err_set(ZP_EFORMAT, "%s: a bellman .params key needs its circuit's r1cs (submit --r1cs "
+                            "circuit.r1cs): the stages' coefficients and density bitmaps come from it", e->path);
+        else if (!(e->r1cs = strdup(r1cs)))
+            rc = -ENOMEM;
+        else {
+            memcpy(e->r1cs_id, rid, sizeof e->r1cs_id);
+            rc = keyent_load_bellman(kc, e, store_budget);
+        }
+        need = rc == 0;
+    } else {
+        zp_err_clear();
+        rc = fresh ? zp_zkey_open(&e->zkey, e->path) : 0;
+        opened = fresh && rc == 0;
+        if (rc == 0 && need) rc = keyent_load(kc, e, store_budget);
+    }
     zp_rt_resume();
 
     pthread_mutex_lock(&kc->mu);
@@ -287,6 +370,7 @@ int zp_keycache_key(zp_keycache_t *kc, const char *path, bool with_key, zp_keyen
         if (fresh) {
             if (opened) zp_zkey_close(&e->zkey);
             free(e->path);
+            free(e->r1cs);
             free(e);
         }
         return rc;

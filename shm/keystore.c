@@ -51,21 +51,39 @@ static uint64_t hdr_checksum(const zp_keystore_hdr_t *h)
     return zp_shm_checksum(&c, sizeof c, ZP_KEYSTORE_MAGIC);
 }
 
-int zp_keystore_name(char *buf, size_t n, const char *prefix, const char *path)
+static int file_ids(const char *path, uint64_t id[4], char rp[PATH_MAX])
 {
     struct stat st;
-    char rp[PATH_MAX];
-    if (!prefix || prefix[0] != '/' || strchr(prefix + 1, '/'))
-        return zp_err_set(-EINVAL, "keystore prefix '%s': must be '/name'", prefix ? prefix : "(null)");
     if (stat(path, &st) < 0) return zp_err_set(-errno, "%s: stat: %s", path, strerror(errno));
     if (!realpath(path, rp)) return zp_err_set(-errno, "%s: realpath: %s", path, strerror(errno));
-    uint64_t id[6] = {ZP_KEYSTORE_VERSION, (uint64_t)st.st_dev, (uint64_t)st.st_ino, (uint64_t)st.st_size,
-                      (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec, sizeof(zp_keystore_hdr_t)};
+    id[0] = (uint64_t)st.st_dev; id[1] = (uint64_t)st.st_ino; id[2] = (uint64_t)st.st_size;
+    id[3] = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
+    return 0;
+}
+
+int zp_keystore_name_r1cs(char *buf, size_t n, const char *prefix, const char *path, const char *r1cs)
+{
+    char rp[PATH_MAX];
+    uint64_t fid[4];
+    int rc;
+    if (!prefix || prefix[0] != '/' || strchr(prefix + 1, '/'))
+        return zp_err_set(-EINVAL, "keystore prefix '%s': must be '/name'", prefix ? prefix : "(null)");
+    if ((rc = file_ids(path, fid, rp)) < 0) return rc;
+    uint64_t id[6] = {ZP_KEYSTORE_VERSION, fid[0], fid[1], fid[2], fid[3], sizeof(zp_keystore_hdr_t)};
     uint64_t h = zp_shm_checksum(rp, strlen(rp), zp_shm_checksum(id, sizeof id, ZP_KEYSTORE_MAGIC));
+    if (r1cs) {   /* a bellman key's expansion depends on its circuit: both files name the object */
+        if ((rc = file_ids(r1cs, fid, rp)) < 0) return rc;
+        h = zp_shm_checksum(rp, strlen(rp), zp_shm_checksum(fid, sizeof fid, h ^ 0x62656c6c6d616e));
+    }
     int len = snprintf(buf, n, "%s-key-%016llx", prefix, (unsigned long long)h);
     if (len < 0 || (size_t)len >= n || len >= ZP_KEYSTORE_NAME_MAX)
         return zp_err_set(ZP_ETOOBIG, "keystore prefix '%s' too long", prefix);
     return 0;
+}
+
+int zp_keystore_name(char *buf, size_t n, const char *prefix, const char *path)
+{
+    return zp_keystore_name_r1cs(buf, n, prefix, path, NULL);
 }
 
 /* ---- checksums over chunks (on a pool) ---- */
@@ -174,6 +192,7 @@ static int open_ready(zp_keystore_key_t *ks, int fd, const char *name, const zp_
     k->domain_size = h->domain_size;
     k->log_n = h->log_n;
     k->n_coefs = h->n_coefs;
+    k->conv = h->conv;   /* untrusted: zp_g16_key_bind checks it */
     memcpy(&k->alpha1, h->alpha1, sizeof k->alpha1);
     memcpy(&k->beta1, h->beta1, sizeof k->beta1);
     memcpy(&k->delta1, h->delta1, sizeof k->delta1);
@@ -258,23 +277,24 @@ void zp_keystore_release(zp_keystore_key_t *ks)
 }
 
 /* ---- create ---- */
-static int fill(zp_keystore_key_t *ks, int fd, const char *name, const char *prefix, const zp_zkey_t *z,
-                const char *path, const struct stat *zst, zp_pool_t *pool, uint64_t budget)
+static int fill(zp_keystore_key_t *ks, int fd, const char *name, const char *prefix, const zp_keystore_src_t *src,
+                const struct stat *zst, zp_pool_t *pool, uint64_t budget)
 {
+    const char *path = src->path;
     uint64_t t0 = zp_now_ns();
     void *map = MAP_FAILED;
     size_t total = 0;
     int rc;
     if (flock(fd, LOCK_EX) < 0) { rc = zp_err_set(-errno, "%s: flock: %s", name, strerror(errno)); goto out_unlink; }
-    size_t dlen = zp_g16_key_bytes(z);
-    if (!dlen) { rc = zp_err_set(ZP_EFORMAT, "%s: zkey sizes inconsistent or curve unsupported", z->f.path ? z->f.path : "zkey"); goto out_unlink; }
+    size_t dlen = 0;
+    if ((rc = src->prepare(src->ctx, &dlen)) < 0) goto out_unlink;
     uint64_t nch = (dlen + ZP_KEYSTORE_CHUNK - 1) / ZP_KEYSTORE_CHUNK, doff = data_off_for(nch);
     total = (size_t)(doff + dlen);
     if (budget) {
         int64_t over = zp_keystore_enforce(prefix, budget, total, name);
         if (over > 0)
             zp_log(ZP_LOG_WARN, "key store %s: %zu MiB for %s puts it %lld MiB over its budget of %llu MiB (the "
-                   "other keys are in use): filling anyway", prefix, total >> 20, z->f.path ? z->f.path : name,
+                   "other keys are in use): filling anyway", prefix, total >> 20, path,
                    (long long)(over >> 20), (unsigned long long)(budget >> 20));
     }
     if (ftruncate(fd, (off_t)total) < 0) { rc = zp_err_set(-errno, "%s: ftruncate %zu: %s", name, total, strerror(errno)); goto out_unlink; }
@@ -293,7 +313,7 @@ static int fill(zp_keystore_key_t *ks, int fd, const char *name, const char *pre
 
     uint8_t *data = (uint8_t *)map + doff;
     zp_g16_key_t k;
-    if ((rc = zp_g16_key_load_pool(&k, z, data, dlen, pool)) < 0) goto out_unlink;
+    if ((rc = src->fill(src->ctx, &k, data, dlen, pool)) < 0) goto out_unlink;
     uint64_t *sums = (uint64_t *)((uint8_t *)map + PAGE);
     sum_job_t j = {.data = data, .len = dlen, .sums = sums, .n = nch};
     atomic_init(&j.bad, SIZE_MAX);
@@ -304,6 +324,7 @@ static int fill(zp_keystore_key_t *ks, int fd, const char *name, const char *pre
     h->domain_size = k.domain_size;
     h->log_n = k.log_n;
     h->n_coefs = k.n_coefs;
+    h->conv = k.conv;
     h->chunk_shift = 20;
     h->total_bytes = total;
     h->data_off = doff;
@@ -314,6 +335,12 @@ static int fill(zp_keystore_key_t *ks, int fd, const char *name, const char *pre
     h->file_ino = (uint64_t)zst->st_ino;
     h->file_size = (uint64_t)zst->st_size;
     h->file_mtime_ns = (uint64_t)zst->st_mtim.tv_sec * 1000000000u + (uint64_t)zst->st_mtim.tv_nsec;
+    if (src->r1cs) {
+        char rp[PATH_MAX];
+        uint64_t rid[4];
+        if ((rc = file_ids(src->r1cs, rid, rp)) < 0) goto out_unlink;
+        h->r1cs_dev = rid[0]; h->r1cs_ino = rid[1]; h->r1cs_size = rid[2]; h->r1cs_mtime_ns = rid[3];
+    }
     memcpy(h->alpha1, &k.alpha1, sizeof h->alpha1);
     memcpy(h->beta1, &k.beta1, sizeof h->beta1);
     memcpy(h->delta1, &k.delta1, sizeof h->delta1);
@@ -362,14 +389,37 @@ static void unlink_locked(int fd, const char *name)
 
 static uint64_t real_ns(const struct timespec *t) { return (uint64_t)t->tv_sec * 1000000000u + (uint64_t)t->tv_nsec; }
 
+static int zkey_prepare(void *ctx, size_t *bytes)
+{
+    const zp_zkey_t *z = ctx;
+    *bytes = zp_g16_key_bytes(z);
+    if (!*bytes) return zp_err_set(ZP_EFORMAT, "%s: zkey sizes inconsistent or curve unsupported", z->f.path ? z->f.path : "zkey");
+    return 0;
+}
+
+static int zkey_fill(void *ctx, zp_g16_key_t *k, void *mem, size_t len, zp_pool_t *pool)
+{
+    return zp_g16_key_load_pool(k, ctx, mem, len, pool);
+}
+
 int zp_keystore_get(zp_keystore_key_t *ks, const char *prefix, const zp_zkey_t *z, const char *path,
                     const zp_keystore_opt_t *opt)
+{
+    zp_keystore_src_t src = {.path = path, .conv = 0, .curve = (uint32_t)z->curve, .n_vars = z->n_vars,
+                             .n_public = z->n_public, .domain_size = z->domain_size, .n_coefs = z->n_coefs,
+                             .prepare = zkey_prepare, .fill = zkey_fill, .ctx = (void *)(uintptr_t)z};
+    return zp_keystore_get_src(ks, prefix, &src, opt);
+}
+
+int zp_keystore_get_src(zp_keystore_key_t *ks, const char *prefix, const zp_keystore_src_t *src,
+                        const zp_keystore_opt_t *opt)
 {
     char name[ZP_KEYSTORE_NAME_MAX];
     struct stat zst;
     int rc;
+    const char *path = src->path;
     memset(ks, 0, sizeof *ks);
-    if ((rc = zp_keystore_name(name, sizeof name, prefix, path)) < 0) return rc;
+    if ((rc = zp_keystore_name_r1cs(name, sizeof name, prefix, path, src->r1cs)) < 0) return rc;
     if (stat(path, &zst) < 0) return zp_err_set(-errno, "%s: stat: %s", path, strerror(errno));
     int wait_ms = opt && opt->wait_ms > 0 ? opt->wait_ms : 600000;
     bool full = (opt && opt->full_verify) || env_full();
@@ -378,7 +428,7 @@ int zp_keystore_get(zp_keystore_key_t *ks, const char *prefix, const zp_zkey_t *
     for (;;) {
         int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
         if (fd >= 0) {
-            rc = fill(ks, fd, name, prefix, z, path, &zst, opt ? opt->pool : NULL, opt ? opt->budget : 0);
+            rc = fill(ks, fd, name, prefix, src, &zst, opt ? opt->pool : NULL, opt ? opt->budget : 0);
             close(fd);
             return rc;
         }
@@ -394,8 +444,9 @@ int zp_keystore_get(zp_keystore_key_t *ks, const char *prefix, const zp_zkey_t *
         if (state == ZP_KEYSTORE_READY) {
             if (!lock_shared(fd)) { close(fd); continue; }   /* evicted meanwhile: create it again */
             rc = open_ready(ks, fd, name, &h, &st, full);
-            if (!rc && (ks->key.curve != z->curve || ks->key.n_vars != z->n_vars || ks->key.n_public != z->n_public ||
-                        ks->key.domain_size != z->domain_size || ks->key.n_coefs != z->n_coefs ||
+            if (!rc && ((uint32_t)ks->key.curve != src->curve || ks->key.n_vars != src->n_vars ||
+                        ks->key.n_public != src->n_public || ks->key.domain_size != src->domain_size ||
+                        (src->n_coefs != UINT32_MAX && ks->key.n_coefs != src->n_coefs) || ks->key.conv != src->conv ||
                         h.file_ino != (uint64_t)zst.st_ino || h.file_size != (uint64_t)zst.st_size)) {
                 zp_keystore_release(ks);
                 rc = zp_err_set(ZP_EFORMAT, "%s: holds a different key than %s", name, path);

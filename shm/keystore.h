@@ -35,7 +35,7 @@
 #include "lib/groth16/groth16.h"
 
 #define ZP_KEYSTORE_MAGIC 0x3130594b504b5aULL   /* "ZKPKY01" */
-#define ZP_KEYSTORE_VERSION 2u   /* 2: the zkey path in the header; users hold LOCK_SH */
+#define ZP_KEYSTORE_VERSION 3u   /* 2: the zkey path in the header; users hold LOCK_SH; 3: conv + r1cs identity */
 #define ZP_KEYSTORE_HDR_BYTES 4096u
 #define ZP_KEYSTORE_CHUNK ((size_t)1 << 20)      /* data checksum granularity */
 #define ZP_KEYSTORE_NAME_MAX 240
@@ -61,6 +61,9 @@ typedef struct zp_keystore_hdr {
     uint64_t table_sum;             /* zp_shm_checksum of the chunk checksum table */
     uint64_t fill_ns;               /* how long the creator took */
     char path[ZP_KEYSTORE_PATH_MAX];/* realpath of the zkey (NUL-terminated; for listings only) */
+    uint32_t conv;                  /* (v3) the key's conventions (zp_g16_conv_id_t): validated by zp_g16_key_bind */
+    uint32_t pad0;
+    uint64_t r1cs_dev, r1cs_ino, r1cs_size, r1cs_mtime_ns; /* (v3) a bellman key: the circuit it was expanded with */
     uint64_t hdr_sum;               /* zp_shm_checksum of this struct with state/creator_pid/hdr_sum = 0 */
 } zp_keystore_hdr_t;
 static_assert(sizeof(zp_keystore_hdr_t) <= ZP_KEYSTORE_HDR_BYTES, "keystore header fits page 0");
@@ -94,6 +97,34 @@ int zp_keystore_name(char *buf, size_t n, const char *prefix, const char *path);
  * absent. opt may be NULL. ZP_ETIMEDOUT if another live creator does not finish in time. */
 int zp_keystore_get(zp_keystore_key_t *ks, const char *prefix, const zp_zkey_t *z, const char *path,
                     const zp_keystore_opt_t *opt);
+/* (added, issue 29 item 4) any key source: what the object must hold (checked when it is found
+ * READY), and how the creator fills it. prepare: the key block's size (the heavy parse may run
+ * here: only a creator calls it); fill: the key into [mem, mem+len) (zp_g16_key_load_into's
+ * contract: k's arrays inside mem, not owned). n_coefs UINT32_MAX: not compared. r1cs: the
+ * circuit a bellman key is expanded with (its identity joins the object's name and header). */
+typedef struct zp_keystore_src {
+    const char *path, *r1cs;
+    uint32_t conv, curve, n_vars, n_public, domain_size, n_coefs;
+    int (*prepare)(void *ctx, size_t *bytes);
+    int (*fill)(void *ctx, zp_g16_key_t *k, void *mem, size_t len, zp_pool_t *pool);
+    void *ctx;
+} zp_keystore_src_t;
+int zp_keystore_get_src(zp_keystore_key_t *ks, const char *prefix, const zp_keystore_src_t *src,
+                        const zp_keystore_opt_t *opt);
+/* the name of (key file, r1cs) (r1cs NULL: zp_keystore_name) */
+int zp_keystore_name_r1cs(char *buf, size_t n, const char *prefix, const char *path, const char *r1cs);
+
+/* A bellman .params + its circuit's r1cs in the store (keystore_bellman.c): expanded into the
+ * stages' key shape (assignment.h zp_g16_key_from_bellman, conv = bellman) by the first process
+ * that needs it; the others map it. The .params is parsed (every bellman check, subgroup
+ * included) only by that creator. Errors name the file and the field. r1cs may name a density
+ * file instead (assignment.h zp_g16_bdensity_*: the three bitmaps): the key has no
+ * coefficients then (pre-synthesized vector jobs only). */
+int zp_keystore_get_bellman(zp_keystore_key_t *ks, const char *prefix, const char *params, const char *r1cs,
+                            const zp_keystore_opt_t *opt);
+/* the same into private memory (no store): k owns it (zp_g16_key_close) */
+int zp_key_load_bellman_private(zp_g16_key_t *k, const char *params, const char *r1cs, zp_pool_t *pool);
+
 /* Open an existing READY object by name only (no zkey): -ENOENT if absent, ZP_EAGAIN-like
  * -EAGAIN if not READY, ZP_EFORMAT if it fails validation (nothing is unlinked). */
 int zp_keystore_open_name(zp_keystore_key_t *ks, const char *name, bool full_verify);

@@ -313,12 +313,19 @@ static void work(zp_stage_t *s, zp_stage_task_t *t)
     zp_err_clear();
     if ((rc = zp_stage_arena(s, a->epoch)) < 0) return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "arena");
     file_id(t->zkey, kid);   /* before the cache looks: see check_pair */
-    if ((rc = zp_keycache_key(s->kc, t->zkey, true, &ke)) < 0) return zp_stage_fail(t, rc, "zkey");
+    if ((rc = zp_keycache_key_r1cs(s->kc, t->zkey, t->r1cs, true, &ke)) < 0) return zp_stage_fail(t, rc, "zkey");
     t->key = ke;   /* the runtime releases it when the task ends */
+    if (ke->r1cs && ke->key.n_coefs == 0)   /* issue 29: a bellman key expanded from a density file */
+        return zp_stage_fail_as(t, zp_err_set(ZP_EFORMAT, "%s: a bellman key imported with a density file (%s), "
+                                              "not its r1cs: it has no coefficients, so it proves pre-synthesized "
+                                              "vectors only, not a witness (give --r1cs circuit.r1cs)",
+                                              t->zkey, ke->r1cs),
+                                ZP_FAIL_INPUT, "zkey");
     if (*t->r1cs) {
         file_id(t->r1cs, rid);
         if ((rc = zp_keycache_r1cs(s->kc, t->r1cs, &r1cs)) < 0) return zp_stage_fail(t, rc, "r1cs");
-        if ((rc = check_pair(y, r1cs, ke, rid, kid)) < 0) return zp_stage_fail_as(t, rc, ZP_FAIL_INPUT, "r1cs");
+        /* a bellman key was expanded from this very r1cs (the key cache keys it by both files) */
+        if (!ke->r1cs && (rc = check_pair(y, r1cs, ke, rid, kid)) < 0) return zp_stage_fail_as(t, rc, ZP_FAIL_INPUT, "r1cs");
     }
     const zp_g16_key_t *k = &ke->key;
     if (*t->wasm) {   /* issue 28: computed from the input.json into the slot */

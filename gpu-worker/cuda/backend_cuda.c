@@ -190,6 +190,9 @@ static int check_key(const zp_g16_key_t *k)
 {
     if (k->curve != ZP_CURVE_BN254 && k->curve != ZP_CURVE_BLS12_381)
         return zp_err_set(ZP_ECURVE, "cuda backend: curve %d", (int)k->curve);
+    if (k->conv != 0)   /* issue 29: bellman's H (coset generator 7, its roots, n - 1 points) is not on the device yet */
+        return zp_err_set(ZP_EFORMAT, "cuda backend: a bellman key (conventions %u): its H is not computed on the device "
+                          "yet; run bellman keys on a CPU-backend GPU worker (doc/filecoin.md)", k->conv);
     if (k->log_n > 31 || k->domain_size != (uint32_t)1 << k->log_n)
         return zp_err_set(ZP_EFORMAT, "cuda backend: domain size %u is not 2^%u", k->domain_size, k->log_n);
     if (k->n_vars < k->n_public + 1)

@@ -140,5 +140,49 @@ typedef struct zp_g16_conv {
     int (*proof_encode)(uint8_t *out, size_t cap, size_t *len, const zp_g16_proof_t *p);
 } zp_g16_conv_t;
 extern const zp_g16_conv_t zp_g16_conv_snarkjs, zp_g16_conv_bellman;
+
+/* H as bellman computes it (zp_g16_bellman_prove's): a, b, c (2^log_n Montgomery each, zero
+ * past the constraints) clobbered; the n - 1 standard-form coefficients in a[0..n-1) */
+int zp_g16_bellman_h(zp_fr_bls12_381_t *a, zp_fr_bls12_381_t *b, zp_fr_bls12_381_t *c, unsigned log_n,
+                     zp_pool_t *pool);
+/* the same for a stage's work buffers: h[0..n-1) = the coefficients, h[n-1] = 0 (paired with
+ * the expanded key's identity H point); a, b, c clobbered, c may be h */
+int zp_g16_bellman_h_into(zp_scalar_t *h, zp_scalar_t *a, zp_scalar_t *b, zp_scalar_t *c, unsigned log_n,
+                          zp_pool_t *pool);
+
+/* ---- a bellman key in the process group's key shape (bellman_key.c, issue 29 item 4) ----
+ * The stages (synth, GPU worker, finalizer) take zp_g16_key_t; a bellman key is expanded into
+ * it once, at import (keystore fill / key cache): A, B1, B2 one point per wire (the identity
+ * where the wire's density bit is 0), C = L, H = bellman's n - 1 points + the identity, coefs
+ * from the r1cs (zkey form, input rows included), k->conv = ZP_G16_CONV_BELLMAN. The densities
+ * come from the r1cs (zp_g16_bellman_density, as bellman_synth.c sets them) or from a caller
+ * that has them (libzkpipe_c2: the Assignment's three bitmaps). Costs: doc/filecoin.md. */
+typedef struct zp_g16_bdensity {
+    const uint64_t *a_aux, *b_inp, *b_aux;  /* bit i = bit i%64 of word i/64 */
+    size_t n_inp, n_aux;                    /* bit lengths (inputs: ONE included) */
+    size_t abc_size;                        /* constraints + inputs: the domain is the next 2^k */
+} zp_g16_bdensity_t;
+/* densities (and abc_size) of r1cs; *mem: the bitmaps' one allocation (free it) */
+int zp_g16_bellman_density(zp_g16_bdensity_t *d, uint64_t **mem, const zp_r1cs_t *r1cs);
+/* bytes the expansion needs (64 of them alignment room); every count of bk checked against
+ * d (ic = inputs, l = aux, a = inputs + A popcount, b_g1 = b_g2 = B popcounts, h >= domain - 1):
+ * ZP_EMISMATCH naming the field. r1cs NULL: no coefficients (pre-synthesized vector jobs only).
+ * name: the key file, for messages. */
+int zp_g16_key_bellman_bytes(size_t *bytes, const zp_g16_bkey_t *bk, const zp_g16_bdensity_t *d,
+                             const zp_r1cs_t *r1cs, const char *name);
+/* the expansion into caller memory (mem, len >= bytes; k does not own it); pool may be NULL */
+int zp_g16_key_from_bellman(zp_g16_key_t *k, const zp_g16_bkey_t *bk, const zp_g16_bdensity_t *d,
+                            const zp_r1cs_t *r1cs, void *mem, size_t len, zp_pool_t *pool, const char *name);
+/* The density file: the three bitmaps and abc_size for a key imported without its r1cs (a
+ * job then names it where the r1cs goes: --r1cs FILE; the key has no coefficients, so only
+ * pre-synthesized vector jobs can use it). Little-endian "ZPBDENS1", u64 n_inp, n_aux,
+ * abc_size, then the words of a_aux, b_inp, b_aux; bits past a length 0; nothing after.
+ * read: untrusted (sizes against the file, every rule checked; *mem the bitmaps, free it). */
+int zp_g16_bdensity_write(const char *path, const zp_g16_bdensity_t *d);
+int zp_g16_bdensity_read(zp_g16_bdensity_t *d, uint64_t **mem, const char *path);
+bool zp_g16_bdensity_sniff(const char *path);   /* the file starts with the magic */
+/* the same into memory of its own (zp_g16_key_close frees it) */
+int zp_g16_key_load_bellman(zp_g16_key_t *k, const zp_g16_bkey_t *bk, const zp_g16_bdensity_t *d,
+                            const zp_r1cs_t *r1cs, zp_pool_t *pool, const char *name);
 const zp_g16_conv_t *zp_g16_conv(zp_g16_conv_id_t id);
 #endif

@@ -22,6 +22,7 @@
 
 #include "../msm/msm.h"
 #include "../msm/msm_batch.h"
+#include "assignment.h"
 #include "backend_test.h"
 #include "groth16_int.h"
 
@@ -164,7 +165,17 @@ static int cpu_compute_h_from(zp_backend_t *be, const zp_g16_key_t *k, const zp_
     int rc = ensure_domain(be, cv, k->log_n);
     if (rc) return rc;
     uint64_t t0 = zp_now_ns();
-    cv->compute_h_from(be->dom[cv->id], k->log_n, a_in, b_in, c, a, b, h, be->pool);
+    if (k->conv == ZP_G16_CONV_BELLMAN) {
+        /* a bellman key (issue 29 item 4): H as bellman computes it (coset with generator 7,
+         * bellman's roots, n - 1 coefficients; h[n-1] = 0 meets the key's identity point) */
+        size_t n = k->domain_size;
+        if (a != a_in) memcpy(a, a_in, n * sizeof *a);
+        if (b != b_in) memcpy(b, b_in, n * sizeof *b);
+        if (h != c) memcpy(h, c, n * sizeof *h);
+        if ((rc = zp_g16_bellman_h_into(h, a, b, h, k->log_n, be->pool))) return rc;
+    } else {
+        cv->compute_h_from(be->dom[cv->id], k->log_n, a_in, b_in, c, a, b, h, be->pool);
+    }
     if (t) t->ntt_ns = zp_now_ns() - t0;
     return 0;
 }

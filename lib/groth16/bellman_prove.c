@@ -133,7 +133,7 @@ static void pw_job(void *arg, unsigned tid, unsigned nt)
 }
 
 /* h (n - 1 standard-form coefficients, in a[0..n-1)) from a, b, c (n Montgomery each, clobbered) */
-static int bellman_h(fr_t *a, fr_t *b, fr_t *c, unsigned log_n, zp_pool_t *pool)
+int zp_g16_bellman_h(fr_t *a, fr_t *b, fr_t *c, unsigned log_n, zp_pool_t *pool)
 {
     size_t n = (size_t)1 << log_n;
     fr_t w, g, ginv, zinv;
@@ -298,7 +298,7 @@ int zp_g16_bellman_prove_g1(zp_g1_any_t part[ZP_G16_NMSM], const zp_g16_bkey_t *
     memset(b + m, 0, (n - m) * sizeof(fr_t));
     memset(c + m, 0, (n - m) * sizeof(fr_t));
     uint64_t t1 = zp_now_ns();
-    if ((rc = bellman_h(a, b, c, log_n, pool))) goto out;
+    if ((rc = zp_g16_bellman_h(a, b, c, log_n, pool))) goto out;
     uint64_t t2 = zp_now_ns();
     compact(as, flags, sA, sB, NULL, pool);   /* b and c are dead now */
     uint64_t t2b = zp_now_ns();

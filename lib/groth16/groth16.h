@@ -39,6 +39,10 @@ typedef struct zp_g16_key {
     uint32_t n_coefs;
     int coefs_sorted;    /* rows non-decreasing (snarkjs order): synth splits rows by binary search */
     void *mem; size_t mem_len; int mem_owned; /* backing store */
+    /* (added, issue 29 item 4) the key's conventions, zp_g16_conv_id_t of assignment.h: 0
+     * snarkjs (a zkey), 1 bellman (a .params expanded by zp_g16_key_from_bellman: the GPU stage
+     * computes H by bellman's coset method, the proof is written in bellman's encoding) */
+    uint32_t conv;
 } zp_g16_key_t;
 
 size_t zp_g16_key_bytes(const zp_zkey_t *z);                 /* size needed by load_into */
@@ -54,7 +58,8 @@ void zp_g16_key_close(zp_g16_key_t *k);
 /* A key kept in memory that other processes map at other addresses (shm/keystore.c): the
  * arrays are described by offsets from the block's start, never pointers (added by keystore).
  * key_offsets: offsets of k's arrays from base (k built by load_into inside [base, ...)).
- * key_bind: k's curve, counts and header points set by the caller (untrusted); checks the
+ * key_bind: k's curve, conv, counts and header points set by the caller (untrusted); checks the
+ * conventions id (known, and bellman only on BLS12-381),
  * counts (as load does), that every array lies inside [base, base+len) and is 64-aligned,
  * and every coefficient's matrix/row/wire (what synth indexes with; values and points are
  * not re-checked: the caller's checksum covers them), recomputes coefs_sorted, sets the

@@ -409,6 +409,9 @@ int zp_g16_key_bind(zp_g16_key_t *k, const zp_g16_key_offs_t *o, void *base, siz
 {
     const g16_curve_t *cv = g16_curve(k->curve);
     if (!cv) return ZP_ECURVE;
+    if (k->conv > 1 || (k->conv == 1 && k->curve != ZP_CURVE_BLS12_381))   /* zp_g16_conv_id_t */
+        return zp_err_set(ZP_EFORMAT, "key block: conventions id %u on %s (known: 0 snarkjs, 1 bellman on BLS12-381)",
+                          k->conv, cv->name);
     if (k->log_n > 32 || k->n_vars < (uint64_t)k->n_public + 1 || k->domain_size != ((uint64_t)1 << k->log_n) ||
         k->domain_size < (uint64_t)k->n_public + 1)
         return zp_err_set(ZP_EFORMAT, "key block: inconsistent sizes (nVars %u, nPublic %u, domain %u, log %u)",

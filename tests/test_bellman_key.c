@@ -1,0 +1,281 @@
+/* test_bellman_key.c - a bellman key in the process group's key shape (issue 29 item 4;
+ * lib/groth16/bellman_key.c, shm/keystore_bellman.c):
+ *   - expansion: upstream bellman's chain300 .params + r1cs expanded (private memory and key
+ *     store); the stages' path on it (zp_g16_prove: synth with the key's coefs, the CPU
+ *     backend's H by the key's conventions, the dense MSMs, finalize) at r = 5, s = 9 gives
+ *     proof_r5_s9.bin byte for byte (upstream bellman's); A/B1/B2 hold the identity exactly
+ *     where a density bit is 0; H's last point is the identity;
+ *   - counts that do not fit (a density of another circuit, |H| short) are ZP_EMISMATCH naming
+ *     the field;
+ *   - bind validation: a key-store header whose conventions id is unknown (7), bellman on
+ *     BN254, or whose wire count runs past the block is refused even with a valid header
+ *     checksum; a store object whose conventions differ from the key's is rebuilt;
+ *   - the density file: round trip, and truncated / trailing / out-of-range / stray-bit files
+ *     refused; a key from a density file has no coefficients. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "tests/test_slurp.h"
+#include "lib/fmt/bellman.h"
+#include "lib/groth16/assignment.h"
+#include "lib/util/util.h"
+#include "shm/keystore.h"
+#include "shm/shm.h"
+
+#define CHECK(c) do { if (!(c)) { fprintf(stderr, "%s:%d: CHECK(%s) failed (%s)\n", __FILE__, __LINE__, #c, zp_err_msg()); exit(1); } } while (0)
+
+static char g_prefix[64], g_tmp[256];
+static void cleanup(void)
+{
+    if (g_prefix[0]) zp_keystore_unlink_all(g_prefix);
+    if (g_tmp[0]) test_rm_dir(g_tmp);
+}
+
+static bool is_zero(const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    for (size_t i = 0; i < n; i++)
+        if (b[i]) return false;
+    return true;
+}
+
+static bool bit(const uint64_t *d, size_t i) { return (d[i / 64] >> (i % 64)) & 1; }
+
+/* the stages' proof on k at r = 5, s = 9 equals upstream bellman's bytes */
+static void prove_equals_bellman(const zp_g16_key_t *k, const char *dir)
+{
+    char p[1100];
+    zp_r1cs_t r1;
+    zp_wtns_t wt;
+    snprintf(p, sizeof p, "%s/circuit.r1cs", dir);
+    CHECK(zp_r1cs_open(&r1, p) == 0);
+    snprintf(p, sizeof p, "%s/witness.wtns", dir);
+    CHECK(zp_wtns_open(&wt, p) == 0);
+    zp_scalar_t *w;
+    CHECK(zp_g16_witness_load(&w, &wt) == 0);
+    zp_scalar_t rs[2];
+    CHECK(zp_g16_scalar_from_dec(&rs[0], ZP_CURVE_BLS12_381, "5") == 0);
+    CHECK(zp_g16_scalar_from_dec(&rs[1], ZP_CURVE_BLS12_381, "9") == 0);
+    zp_backend_cfg_t cfg = {.threads = 2};
+    zp_backend_t *be;
+    CHECK(zp_backend_cpu.open(&be, &cfg) == 0);
+    CHECK(zp_backend_cpu.load_key(be, k) == 0);
+    zp_g16_proof_t proof;
+    CHECK(zp_g16_prove(&proof, k, w, &r1, &rs[0], &rs[1], &zp_backend_cpu, be, NULL, NULL) == 0);
+    uint8_t out[192];
+    size_t len = 0;
+    CHECK(zp_g16_conv((zp_g16_conv_id_t)k->conv)->proof_encode(out, sizeof out, &len, &proof) == 0 && len == 192);
+    size_t n;
+    snprintf(p, sizeof p, "%s/proof_r5_s9.bin", dir);
+    char *ref = test_slurp(p, &n);
+    CHECK(ref && n == 192 && !memcmp(ref, out, 192));
+    free(ref);
+    zp_backend_cpu.close(&be);
+    free(w);
+    zp_wtns_close(&wt);
+    zp_r1cs_close(&r1);
+}
+
+static void test_expansion(const char *dir)
+{
+    char pp[1100], rp[1100];
+    snprintf(pp, sizeof pp, "%s/circuit.params", dir);
+    snprintf(rp, sizeof rp, "%s/circuit.r1cs", dir);
+    zp_g16_key_t k;
+    CHECK(zp_key_load_bellman_private(&k, pp, rp, NULL) == 0);
+    CHECK(k.conv == ZP_G16_CONV_BELLMAN && k.curve == ZP_CURVE_BLS12_381 && k.n_coefs > 0);
+    /* identity exactly where the density says */
+    zp_bkey_t bk;
+    zp_r1cs_t r1;
+    CHECK(zp_bkey_open(&bk, pp, ZP_BKEY_NO_SUBGROUP) == 0);
+    CHECK(zp_r1cs_open(&r1, rp) == 0);
+    zp_g16_bdensity_t d;
+    uint64_t *dm;
+    CHECK(zp_g16_bellman_density(&d, &dm, &r1) == 0);
+    CHECK(d.n_inp == (size_t)k.n_public + 1 && d.n_inp + d.n_aux == k.n_vars);
+    const zp_g1a_bls12_381_t *a = k.a, *b1 = k.b1, *h = k.h;
+    const zp_g2a_bls12_381_t *b2 = k.b2;
+    size_t ia = 0, ib = 0, zeros_a = 0, zeros_b = 0;
+    for (size_t wv = 0; wv < k.n_vars; wv++) {
+        bool ina = wv < d.n_inp || bit(d.a_aux, wv - d.n_inp);
+        bool inb = wv < d.n_inp ? bit(d.b_inp, wv) : bit(d.b_aux, wv - d.n_inp);
+        if (ina) CHECK(!memcmp(&a[wv], &bk.a[ia++], sizeof a[wv]));
+        else { CHECK(is_zero(&a[wv], sizeof a[wv])); zeros_a++; }
+        if (inb) {
+            CHECK(!memcmp(&b1[wv], &bk.b_g1[ib], sizeof b1[wv]) && !memcmp(&b2[wv], &bk.b_g2[ib], sizeof b2[wv]));
+            ib++;
+        } else {
+            CHECK(is_zero(&b1[wv], sizeof b1[wv]) && is_zero(&b2[wv], sizeof b2[wv]));
+            zeros_b++;
+        }
+    }
+    CHECK(ia == bk.n_a && ib == bk.n_b_g1 && zeros_b > 0);   /* chain300: B is compacted */
+    CHECK(is_zero(&h[k.domain_size - 1], sizeof h[0]) && !memcmp(h, bk.h, sizeof h[0]));
+    printf("  expansion: %u wires, %zu A / %zu B identities, %u coefs, domain %u\n", k.n_vars, zeros_a, zeros_b,
+           k.n_coefs, k.domain_size);
+    prove_equals_bellman(&k, dir);
+    const uint32_t n_vars = k.n_vars;
+    zp_g16_key_close(&k);
+
+    /* counts that do not fit: ZP_EMISMATCH naming the field */
+    zp_g16_bkey_t gk;
+    zp_g16_bkey_from_fmt(&gk, &bk);
+    size_t bytes;
+    zp_g16_bdensity_t d2 = d;
+    d2.n_aux--;
+    CHECK(zp_g16_key_bellman_bytes(&bytes, &gk, &d2, NULL, "K") == ZP_EMISMATCH && strstr(zp_err_msg(), "K: l has"));
+    zp_g16_bkey_t g2 = gk;
+    g2.n_b_g2--;
+    CHECK(zp_g16_key_bellman_bytes(&bytes, &g2, &d, NULL, "K") == ZP_EMISMATCH && strstr(zp_err_msg(), "b_g2 has"));
+    g2 = gk;
+    g2.n_h = 5;
+    CHECK(zp_g16_key_bellman_bytes(&bytes, &g2, &d, NULL, "K") == ZP_EMISMATCH && strstr(zp_err_msg(), "h has 5"));
+    uint64_t save = dm[0];
+    dm[0] ^= 1;   /* one more (or fewer) A bit: |A| does not match */
+    CHECK(zp_g16_key_bellman_bytes(&bytes, &gk, &d, NULL, "K") == ZP_EMISMATCH && strstr(zp_err_msg(), "K: a has"));
+    dm[0] = save;
+
+    /* the density file: round trip; a key from it has no coefficients, and the same points */
+    char df[512];
+    snprintf(df, sizeof df, "%s/c.dens", g_tmp);
+    CHECK(zp_g16_bdensity_write(df, &d) == 0 && zp_g16_bdensity_sniff(df) && !zp_g16_bdensity_sniff(rp));
+    zp_g16_bdensity_t d3;
+    uint64_t *dm3;
+    CHECK(zp_g16_bdensity_read(&d3, &dm3, df) == 0 && d3.n_inp == d.n_inp && d3.n_aux == d.n_aux &&
+          d3.abc_size == d.abc_size && !memcmp(d3.a_aux, d.a_aux, (d.n_aux + 63) / 64 * 8));
+    free(dm3);
+    zp_g16_key_t kd;
+    CHECK(zp_key_load_bellman_private(&kd, pp, df, NULL) == 0 && kd.n_coefs == 0 && kd.n_vars == n_vars);
+    zp_g16_key_close(&kd);
+    size_t flen;
+    char *fb = test_slurp(df, &flen);
+    CHECK(fb);
+    struct { const char *what; size_t len; size_t at; uint8_t x; const char *msg; } bad[] = {
+        {"truncated", flen - 1, 0, 0, "bytes, the header wants"},
+        {"stray bit", flen, 32 + ((d.n_aux + 63) / 64) * 8 - 1, 0x80, "bits set past"},
+        {"n_inp 0", flen, 8, 0xff, "out of range"},
+        {"magic", flen, 0, 'X', "not a density file"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char bp[600];
+        snprintf(bp, sizeof bp, "%s/bad%zu.dens", g_tmp, i);
+        FILE *f = fopen(bp, "wb");
+        CHECK(f);
+        char *c = malloc(flen);
+        memcpy(c, fb, flen);
+        if (!strcmp(bad[i].what, "n_inp 0")) memset(c + 8, 0, 8);
+        else if (bad[i].x) c[bad[i].at] = (char)(c[bad[i].at] | bad[i].x);
+        if (!strcmp(bad[i].what, "magic")) c[0] = 'X';
+        CHECK(fwrite(c, 1, bad[i].len, f) == bad[i].len);
+        fclose(f);
+        free(c);
+        if (d.n_aux % 64 == 0 && !strcmp(bad[i].what, "stray bit")) continue;   /* no tail bits to set */
+        CHECK(zp_g16_bdensity_read(&d3, &dm3, bp) == ZP_EFORMAT && strstr(zp_err_msg(), bad[i].msg));
+    }
+    free(fb);
+    free(dm);
+    zp_r1cs_close(&r1);
+    zp_bkey_close(&bk);
+}
+
+/* checksum the header as keystore.c does (state, creator_pid, hdr_sum zeroed) */
+static uint64_t hdr_sum(const zp_keystore_hdr_t *h)
+{
+    zp_keystore_hdr_t c;
+    memcpy(&c, h, sizeof c);
+    atomic_store_explicit(&c.state, 0, memory_order_relaxed);
+    c.creator_pid = 0;
+    c.hdr_sum = 0;
+    return zp_shm_checksum(&c, sizeof c, ZP_KEYSTORE_MAGIC);
+}
+
+/* rewrite a field of the object's header with a valid checksum (a tamperer who knows the format) */
+static void tamper(const char *name, void (*fn)(zp_keystore_hdr_t *h))
+{
+    int fd = shm_open(name, O_RDWR, 0);
+    CHECK(fd >= 0);
+    zp_keystore_hdr_t *h = mmap(NULL, ZP_KEYSTORE_HDR_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    CHECK(h != MAP_FAILED);
+    fn(h);
+    h->hdr_sum = hdr_sum(h);
+    munmap(h, ZP_KEYSTORE_HDR_BYTES);
+    close(fd);
+}
+static uint32_t g_saved;
+static void conv7(zp_keystore_hdr_t *h) { g_saved = h->conv; h->conv = 7; }
+static void conv_back(zp_keystore_hdr_t *h) { h->conv = g_saved; }
+static void conv0(zp_keystore_hdr_t *h) { h->conv = 0; }
+static void bn254(zp_keystore_hdr_t *h) { g_saved = h->curve; h->curve = ZP_CURVE_BN254; }
+static void curve_back(zp_keystore_hdr_t *h) { h->curve = g_saved; }
+static void vars_up(zp_keystore_hdr_t *h) { g_saved = h->n_vars; h->n_vars = h->n_vars * 4 + 1000; }
+static void vars_back(zp_keystore_hdr_t *h) { h->n_vars = g_saved; }
+
+static void test_store(const char *dir)
+{
+    char pp[1100], rp[1100];
+    snprintf(pp, sizeof pp, "%s/circuit.params", dir);
+    snprintf(rp, sizeof rp, "%s/circuit.r1cs", dir);
+    zp_keystore_key_t ks, k2;
+    CHECK(zp_keystore_get_bellman(&ks, g_prefix, pp, rp, NULL) == 0 && !ks.hot && ks.key.conv == ZP_G16_CONV_BELLMAN);
+    char name[ZP_KEYSTORE_NAME_MAX], zname[ZP_KEYSTORE_NAME_MAX];
+    snprintf(name, sizeof name, "%s", ks.name);
+    CHECK(zp_keystore_name(zname, sizeof zname, g_prefix, pp) == 0 && strcmp(zname, name));   /* named after both files */
+    prove_equals_bellman(&ks.key, dir);
+    zp_keystore_release(&ks);
+    CHECK(zp_keystore_get_bellman(&ks, g_prefix, pp, rp, NULL) == 0 && ks.hot);   /* mapped, not parsed */
+    zp_keystore_release(&ks);
+
+    /* bind validation with a valid header checksum */
+    tamper(name, conv7);
+    CHECK(zp_keystore_open_name(&k2, name, false) == ZP_EFORMAT && strstr(zp_err_msg(), "conventions id 7"));
+    tamper(name, conv_back);
+    CHECK(zp_keystore_open_name(&k2, name, false) == 0 && k2.key.conv == ZP_G16_CONV_BELLMAN);
+    zp_keystore_release(&k2);
+    tamper(name, bn254);
+    CHECK(zp_keystore_open_name(&k2, name, false) < 0);
+    tamper(name, curve_back);
+    tamper(name, vars_up);
+    CHECK(zp_keystore_open_name(&k2, name, false) == ZP_EFORMAT && strstr(zp_err_msg(), "outside"));
+    tamper(name, vars_back);
+    /* conventions changed to a valid but wrong id: the lookup by key file refuses it and rebuilds */
+    tamper(name, conv0);
+    CHECK(zp_keystore_get_bellman(&ks, g_prefix, pp, rp, NULL) == 0 && !ks.hot && ks.key.conv == ZP_G16_CONV_BELLMAN);
+    zp_keystore_release(&ks);
+
+    /* key_bind itself */
+    zp_g16_key_t k = {0};
+    zp_g16_key_offs_t o = {0};
+    uint8_t blk[4096] __attribute__((aligned(64)));
+    k.curve = ZP_CURVE_BN254;
+    k.conv = 1;
+    CHECK(zp_g16_key_bind(&k, &o, blk, sizeof blk) == ZP_EFORMAT && strstr(zp_err_msg(), "conventions id 1"));
+    k.curve = ZP_CURVE_BLS12_381;
+    k.conv = 2;
+    CHECK(zp_g16_key_bind(&k, &o, blk, sizeof blk) == ZP_EFORMAT && strstr(zp_err_msg(), "conventions id 2"));
+
+    /* no r1cs at all, an r1cs of another circuit */
+    CHECK(zp_keystore_get_bellman(&ks, g_prefix, pp, NULL, NULL) == ZP_EFORMAT && strstr(zp_err_msg(), "needs its circuit"));
+    char other[1100];
+    snprintf(other, sizeof other, "%s/../poseidon2/circuit.r1cs", dir);
+    CHECK(zp_keystore_get_bellman(&ks, g_prefix, pp, other, NULL) == ZP_EMISMATCH && strstr(zp_err_msg(), "circuit.params"));
+}
+
+int main(void)
+{
+    snprintf(g_prefix, sizeof g_prefix, "/zp-test-bkey-%d", (int)getpid());
+    snprintf(g_tmp, sizeof g_tmp, "/tmp/zp-test-bkey-XXXXXX");
+    CHECK(mkdtemp(g_tmp));
+    atexit(cleanup);
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/bellman/chain300", ZP_FIXTURES_DIR);
+    test_expansion(dir);
+    test_store(dir);
+    printf("bellman_key: ok\n");
+    return 0;
+}
