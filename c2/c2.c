@@ -571,47 +571,50 @@ fail:
 
 
 /* bellman's densities of the circuit, for the group's import of the .params (its A and B
- * queries are compacted by them; the keystore expands them once): a ZPBDENS1 file named in the
- * job's r1cs field (layout agreed with issue 29's import: magic, the three bit lengths, then
- * the a_aux, b_inp, b_aux words), at a path that depends only on the content, so every job of
- * one circuit names the same file and the key is imported once. Written once (tmp + rename);
- * kept (small: bits / 8 bytes) for later jobs and other processes of this user. */
+ * queries are compacted by them; the import expands them once): issue 29's density file
+ * (zp_g16_bdensity_write: "ZPBDENS1", n_inp, n_aux, abc_size, the a_aux, b_inp, b_aux words)
+ * named in the job's r1cs field, at a path that depends only on its content, so every job of
+ * one circuit names the same file and the group imports the key once. Written once (tmp +
+ * rename); kept (small: bits / 8 bytes) for later jobs and other processes of this user. */
 static int c2_density_file(RustError *e, char *out, size_t cap, const Assignment *as)
 {
-    const uint64_t *bm[3] = {as->a_aux_density, as->b_inp_density, as->b_aux_density};
-    const uint64_t bits[3] = {as->a_aux_bit_len, as->b_inp_bit_len, as->b_aux_bit_len};
-    uint64_t h = 0xcbf29ce484222325ull;   /* FNV-1a over the lengths and the words */
-    for (int i = 0; i < 3; i++) {
-        uint64_t nw = (bits[i] + 63) / 64;
-        h = (h ^ bits[i]) * 0x100000001b3ull;
-        for (uint64_t k = 0; k < nw; k++) {
-            uint64_t wv = bm[i][k];
-            if (k == nw - 1 && bits[i] % 64) wv &= (1ull << (bits[i] % 64)) - 1;   /* bits past the length */
-            h = (h ^ wv) * 0x100000001b3ull;
-        }
-    }
-    snprintf(out, cap, "/dev/shm/zkpipe-c2-%u-%016llx.dens", (unsigned)getuid(), (unsigned long long)h);
-    if (access(out, R_OK) == 0) return 0;
-    char tmp[600];
-    snprintf(tmp, sizeof tmp, "%s.%d.tmp", out, (int)getpid());
-    FILE *f = fopen(tmp, "wb");
-    bool ok = f && fwrite("ZPBDENS1", 1, 8, f) == 8 && fwrite(bits, 8, 3, f) == 3;
-    for (int i = 0; ok && i < 3; i++) {
-        uint64_t nw = (bits[i] + 63) / 64;
-        for (uint64_t k = 0; ok && k < nw; k++) {
-            uint64_t wv = bm[i][k];
-            if (k == nw - 1 && bits[i] % 64) wv &= (1ull << (bits[i] % 64)) - 1;
-            ok = fwrite(&wv, 8, 1, f) == 1;
-        }
-    }
-    if (f && fclose(f)) ok = false;
-    if (!ok || rename(tmp, out)) {
-        int en = errno;
-        unlink(tmp);
-        *e = c2_err(en ? en : EIO, "generate_groth16_proofs: the density file %s: %s", out, strerror(en ? en : EIO));
+    size_t wi = (as->inp_assignment_size + 63) / 64, wa = (as->aux_assignment_size + 63) / 64;
+    uint64_t *m = calloc(wi + 2 * wa + 1, sizeof *m);
+    if (!m) {
+        *e = c2_err(ENOMEM, "generate_groth16_proofs: out of memory");
         return -1;
     }
-    return 0;
+    /* copies with the bits past each length cleared (the file's rule) */
+    uint64_t *ma = m, *mi = m + wa, *mb = m + wa + wi;
+    memcpy(ma, as->a_aux_density, wa * 8);
+    memcpy(mi, as->b_inp_density, wi * 8);
+    memcpy(mb, as->b_aux_density, wa * 8);
+    if (as->aux_assignment_size % 64) {
+        uint64_t keep = (1ull << (as->aux_assignment_size % 64)) - 1;
+        ma[wa - 1] &= keep;
+        mb[wa - 1] &= keep;
+    }
+    if (as->inp_assignment_size % 64) mi[wi - 1] &= (1ull << (as->inp_assignment_size % 64)) - 1;
+    zp_g16_bdensity_t d = {.a_aux = ma, .b_inp = mi, .b_aux = mb, .n_inp = as->inp_assignment_size,
+                           .n_aux = as->aux_assignment_size, .abc_size = as->abc_size};
+    uint64_t h = 0xcbf29ce484222325ull;   /* FNV-1a over the sizes and the words */
+    const uint64_t hdr[3] = {d.n_inp, d.n_aux, d.abc_size};
+    for (int i = 0; i < 3; i++) h = (h ^ hdr[i]) * 0x100000001b3ull;
+    for (size_t k = 0; k < wi + 2 * wa; k++) h = (h ^ m[k]) * 0x100000001b3ull;
+    snprintf(out, cap, "/dev/shm/zkpipe-c2-%u-%016llx.dens", (unsigned)getuid(), (unsigned long long)h);
+    int rc = 0;
+    if (access(out, R_OK) != 0) {
+        char tmp[600];
+        snprintf(tmp, sizeof tmp, "%s.%d.tmp", out, (int)getpid());
+        rc = zp_g16_bdensity_write(tmp, &d);
+        if (!rc && rename(tmp, out)) rc = zp_err_set(-errno, "%s: rename: %s", out, strerror(errno));
+        if (rc) {
+            unlink(tmp);
+            *e = c2_zp_err(rc, "generate_groth16_proofs: the density file");
+        }
+    }
+    free(m);
+    return rc ? -1 : 0;
 }
 
 /* one SRS, one circuit: every circuit's densities are the first one's */

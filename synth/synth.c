@@ -315,6 +315,8 @@ static void work(zp_stage_t *s, zp_stage_task_t *t)
     file_id(t->zkey, kid);   /* before the cache looks: see check_pair */
     if ((rc = zp_keycache_key_r1cs(s->kc, t->zkey, t->r1cs, true, &ke)) < 0) return zp_stage_fail(t, rc, "zkey");
     t->key = ke;   /* the runtime releases it when the task ends */
+    /* issue 30: w, a, b, c from the client (any key; a bellman key from a density file too) */
+    if (!*t->wasm && zp_vecs_is(t->wtns)) return work_vecs(s, t, &ke->key);
     if (ke->r1cs && ke->key.n_coefs == 0)   /* issue 29: a bellman key expanded from a density file */
         return zp_stage_fail_as(t, zp_err_set(ZP_EFORMAT, "%s: a bellman key imported with a density file (%s), "
                                               "not its r1cs: it has no coefficients, so it proves pre-synthesized "
@@ -342,7 +344,6 @@ static void work(zp_stage_t *s, zp_stage_task_t *t)
         t->ok = false;
         return synth_slot(s, t, k, r1cs);
     }
-    if (zp_vecs_is(t->wtns)) return work_vecs(s, t, k);   /* issue 30: w, a, b, c from the client */
     /* values unchecked here: zp_g16_synth_ctx checks the copy in the slot on the pool (the copy
      * is what the proof reads; the file could change between a check and the copy) */
     if ((rc = zp_wtns_open_unchecked(&wt, t->wtns)) < 0) return zp_stage_fail(t, rc, "witness");

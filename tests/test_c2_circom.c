@@ -16,15 +16,18 @@
  * `ZP_TEST_FIXED_RS=1 zkpipe prove circuit.params witness-i.wtns ... --r1cs --r R --s S`.
  * The mode is ZKPIPE_C2_MODE from the environment (meson: inprocess). Tests 'c2_circom'
  * (unit: 2^10..2^14) and 'c2_circom_slow' (slow: 2^15, 2^16).
- * ZKPIPE_C2_MODE=group (tests/ipc/c2_group.sh, a running group): the proofs are pairing-checked
- * but not compared with zkpipe prove's: the group picks its own r, s (the caller's do not reach
- * its finalizer yet). While the group cannot prove bellman keys (issue 29), ZP_C2_GROUP_REFUSED_OK=1
- * makes the harness check that failure instead (a RustError naming the group job, the key and
- * why: the synthesizer reads the .params as a zkey) and stop there for that size. */
+ * ZKPIPE_C2_MODE=group (tests/ipc/c2_group.sh, a running group): the group's finalizer picks its
+ * own r, s (the caller's do not reach it), so the proofs are pairing-checked only, unless the
+ * group runs with its test hook ZP_TEST_FIXED_RS=1 ZP_TEST_R=R ZP_TEST_S=S and the harness gets
+ * ZP_C2_GROUP_RS=R,S: then every circuit uses that r, s and every proof must equal zkpipe
+ * prove's byte for byte. ZP_C2_SYNC_DIR=DIR: around the start of section 2 the harness touches
+ * DIR/ready and waits for DIR/go, then touches DIR/started and waits for DIR/finalize (the
+ * shell kills group members in between). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tests/test_slurp.h"
 #include "c2/zkpipe_c2.h"
@@ -35,10 +38,25 @@
 #define CHECK(c) do { if (!(c)) { fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); exit(1); } } while (0)
 #define NW 3
 
-static const uint64_t R_OF[NW] = {0x1d2c3b4a59687f01ull, 5, 0xfedcba9876543210ull};
-static const uint64_t S_OF[NW] = {0x0123456789abcdefull, 9, 0x7777777777777777ull};
+static uint64_t R_OF[NW] = {0x1d2c3b4a59687f01ull, 5, 0xfedcba9876543210ull};
+static uint64_t S_OF[NW] = {0x0123456789abcdefull, 9, 0x7777777777777777ull};
+static bool group_mode, group_fixed_rs;
+static const char *sync_dir;   /* ZP_C2_SYNC_DIR: the shell kills group members around section 2 */
 
-static bool group_mode;
+/* touch sync_dir/mine, then wait for sync_dir/theirs */
+static void sync_step(const char *mine, const char *theirs)
+{
+    if (!sync_dir) return;
+    char p[600];
+    snprintf(p, sizeof p, "%s/%s", sync_dir, mine);
+    FILE *f = fopen(p, "w");
+    CHECK(f && fclose(f) == 0);
+    snprintf(p, sizeof p, "%s/%s", sync_dir, theirs);
+    for (int i = 0; access(p, F_OK) != 0; i++) {
+        CHECK(i < 6000);   /* 10 minutes: a safety net */
+        usleep(100000);
+    }
+}
 
 static void expect_err(RustError e, const char *needle, int line)
 {
@@ -150,7 +168,7 @@ static void check_proof(const circ_t *c, int i, const groth16_proof *g, const ch
     uint8_t bin[192];
     size_t n;
     CHECK(zp_g16_conv_bellman.proof_encode(bin, 192, &n, &pr) == 0 && n == 192);
-    if (!group_mode && memcmp(bin, c->ref[i], 192)) {
+    if ((!group_mode || group_fixed_rs) && memcmp(bin, c->ref[i], 192)) {
         fprintf(stderr, "%s: proof %d differs from zkpipe prove's at the same r, s\n", what, i);
         exit(1);
     }
@@ -186,27 +204,7 @@ static void test_power(const char *zkpipe, const char *tmp, unsigned power, zp_p
     /* 1. a batch of 3, one call */
     groth16_proof pr[NW];
     memset(pr, 0, sizeof pr);
-    if (group_mode && getenv("ZP_C2_GROUP_REFUSED_OK")) {
-        RustError e = generate_groth16_proofs_c(c->as, NW, r, s, pr, &srs, mtx, -1);
-        /* today the synthesizer cannot open a .params (it reads keys as zkeys): the job's
-         * partition fails once, as input, naming the key; the error reaches the caller */
-        if (e.code && e.message && strstr(e.message, "circuit.params") && strstr(e.message, "group job") &&
-            (strstr(e.message, "bellman") || strstr(e.message, "bad magic"))) {
-            printf("2^%u: the group refuses bellman keys (issue 29 not merged): %s\n", power, e.message);
-            free(e.message);
-            destroy_gpu_mutex(mtx);
-            drop_SRS(&srs);
-            circ_free(c);
-            free(c);
-            return;
-        }
-        if (e.code) {
-            fprintf(stderr, "group mode: %d %s\n", e.code, e.message ? e.message : "(null)");
-            exit(1);
-        }
-    } else {
-        EXPECT_OK(generate_groth16_proofs_c(c->as, NW, r, s, pr, &srs, mtx, -1));
-    }
+    EXPECT_OK(generate_groth16_proofs_c(c->as, NW, r, s, pr, &srs, mtx, -1));
     for (int i = 0; i < NW; i++) check_proof(c, i, &pr[i], "batch");
     uint64_t t2 = zp_now_ns();
 
@@ -228,8 +226,10 @@ static void test_power(const char *zkpipe, const char *tmp, unsigned power, zp_p
     }
     size_t c0 = zkpipe_c2_bytes_copied();
     fin_arg_t fa = {0};
+    sync_step("ready", "go");
     EXPECT_OK(generate_groth16_proofs_start_c(cp, NW, r, s, &srs, NULL, 0, &fa.h));
     size_t copied = zkpipe_c2_bytes_copied() - c0;
+    sync_step("started", "finalize");   /* the shell kills the GPU worker, restarts the broker */
     for (int i = 0; i < NW; i++) {
         memset(mem[i], 0x5a, 3 * n * sizeof(fr_t));
         free(mem[i]);
@@ -299,10 +299,12 @@ static void test_power(const char *zkpipe, const char *tmp, unsigned power, zp_p
     destroy_gpu_mutex(mtx);
     evict_SRS(&srs);
     drop_SRS(&srs);
-    printf("2^%u (abc_size %zu): batch of %d, start/finalize on another thread, alloc_abc, destroy, bad input: "
-           "ok; every proof pairing-checked and == zkpipe prove's; bytes copied per partition %zu without the "
+    printf("2^%u (abc_size %zu, %s): batch of %d, start/finalize on another thread, alloc_abc, destroy, bad input: "
+           "ok; every proof pairing-checked%s; bytes copied per partition %zu without the "
            "allocator, %zu with; setup + CLI %.1f s, batch of 3 %.1f s, all %.1f s\n",
-           power, n, NW, copied / NW, zero, (t1 - t0) / 1e9, (t2 - t1) / 1e9, (t3 - t0) / 1e9);
+           power, n, group_mode ? "group" : "in-process", NW,
+           !group_mode || group_fixed_rs ? " and == zkpipe prove's at the same r, s" : " (the group's own r, s)",
+           copied / NW, zero, (t1 - t0) / 1e9, (t2 - t1) / 1e9, (t3 - t0) / 1e9);
     fflush(stdout);
     circ_free(c);
     free(c);
@@ -316,6 +318,14 @@ int main(int argc, char **argv)
     }
     if (!getenv("ZKPIPE_C2_MODE")) setenv("ZKPIPE_C2_MODE", "inprocess", 1);
     group_mode = !strcmp(getenv("ZKPIPE_C2_MODE"), "group");
+    sync_dir = getenv("ZP_C2_SYNC_DIR");
+    const char *rs = getenv("ZP_C2_GROUP_RS");   /* "R,S": the group's finalizer's fixed blinding */
+    if (group_mode && rs) {
+        unsigned long long rv, sv;
+        CHECK(sscanf(rs, "%llu,%llu", &rv, &sv) == 2);
+        for (int i = 0; i < NW; i++) R_OF[i] = rv, S_OF[i] = sv;
+        group_fixed_rs = true;
+    }
     char tmp[] = "/tmp/zp_c2_circom_XXXXXX";
     CHECK(mkdtemp(tmp));
     zp_pool_t *pool = zp_pool_new(2);

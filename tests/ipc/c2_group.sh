@@ -1,25 +1,53 @@
 #!/usr/bin/env bash
 # c2_group.sh ZKPIPE SOURCE_ROOT C2_CIRCOM - libzkpipe_c2 with ZKPIPE_C2_MODE=group against a
-# running group (found through ZP_RUNTIME_DIR, as libzkpipe-client finds it): the harness
-# tests/test_c2_circom.c at 2^10 submits its circuits as pre-synthesized partitions. Until the
-# group proves bellman keys (issue 29) the broker refuses the .params: the harness checks that
-# the RustError names the key and the reason (ZP_C2_GROUP_REFUSED_OK=1); once it proves them the
-# same run pairing-checks every proof. Either way: no vectors file is left in /dev/shm, and the
-# group keeps serving (a zkey job right after proves and verifies).
-. "$(dirname "$0")/lib.sh"
+# running group (found through ZP_RUNTIME_DIR, as libzkpipe-client finds it): the cuzk-role
+# harness tests/test_c2_circom.c at 2^10 and 2^11 sends its circuits as pre-synthesized
+# partitions (vectors files) of jobs naming the .params and a density file. The group runs with
+# its finalizer's test hook (ZP_TEST_FIXED_RS=1, r = 5, s = 9) and the harness uses the same r,
+# s, so every group proof must equal `zkpipe prove`'s (and the in-process library's) byte for
+# byte, besides being pairing-checked. Between start and finalize of the 2^10 batch the GPU
+# worker is killed (-9) while it holds a partition and then the broker is killed (-9, restarted
+# by `zkpipe up`): finalize still returns the three proofs. Bad input (the harness's section 5)
+# and the rest leave no vectors file in /dev/shm, and the group keeps serving a zkey job.
+. "$(dirname "$0")/durable_lib.sh"
 C2=$3
-ipc_init c2_group "$1" "$2" --slots 2 --max-domain 2048
+export ZP_TEST_FIXED_RS=1 ZP_TEST_R=5 ZP_TEST_S=9
+dur_init c2_group "$1" "$2" --slots 4 --max-domain 2048 --heartbeat-ms 200 --liveness 10
+SYNC=$IPC_DIR/sync
+mkdir -p "$SYNC"
+wait_file() { for _ in $(seq 1 3000); do [ -e "$1" ] && return 0; kill -0 "$H" 2>/dev/null || break; sleep 0.1; done
+              cat "$IPC_DIR/c2.out" >&2; ipc_fail "the harness did not reach $(basename "$1")"; }
 before=$(ls /dev/shm | grep -c "^zkpipe-c2-$(id -u)-.*\.vecs$" || true)
-ZKPIPE_C2_MODE=group ZP_C2_GROUP_REFUSED_OK=1 ZKPIPE_C2_THREADS=2 "$C2" "$ZKPIPE" 10 >"$IPC_DIR/c2.out" 2>&1 ||
-  { cat "$IPC_DIR/c2.out" >&2; ipc_fail "the c2 harness in group mode"; }
+ZKPIPE_C2_MODE=group ZP_C2_GROUP_RS=5,9 ZP_C2_SYNC_DIR=$SYNC ZKPIPE_C2_THREADS=2 "$C2" "$ZKPIPE" 10 >"$IPC_DIR/c2.out" 2>&1 &
+H=$!
+wait_file "$SYNC/ready"
+ipc_hold gpu
+touch "$SYNC/go"
+wait_file "$SYNC/started"
+ipc_wait_for '.slots.PROVING >= 1 and ([.workers[] | select(.role == "gpu" and .held >= 1)] | length) == 1'
+G=$(ipc_worker_pid gpu)
+ipc_log "kill -9 gpu worker $G (a c2 partition in hand)"
+kill -9 "$G"
+ipc_wait_for "[.workers[] | select(.role == \"gpu\" and .pid != $G)] | length == 1"
+ipc_wait_for '.counters.requeued.gpu >= 1 and .counters.deaths.gpu >= 1'
+dur_kill_broker
+ipc_release gpu
+touch "$SYNC/finalize"
+wait "$H" || { cat "$IPC_DIR/c2.out" >&2; ipc_fail "the c2 harness in group mode (kills between start and finalize)"; }
 cat "$IPC_DIR/c2.out" >&2
+grep -q "group): .*== zkpipe prove's at the same r, s" "$IPC_DIR/c2.out" || ipc_fail "the group's proofs were not compared byte for byte"
+# a second size, no kills
+ZKPIPE_C2_MODE=group ZP_C2_GROUP_RS=5,9 ZKPIPE_C2_THREADS=2 "$C2" "$ZKPIPE" 11 >"$IPC_DIR/c2b.out" 2>&1 ||
+  { cat "$IPC_DIR/c2b.out" >&2; ipc_fail "the c2 harness in group mode at 2^11"; }
+cat "$IPC_DIR/c2b.out" >&2
 after=$(ls /dev/shm | grep -c "^zkpipe-c2-$(id -u)-.*\.vecs$" || true)
 [ "$after" -le "$before" ] || ipc_fail "vectors files left in /dev/shm ($before before, $after after)"
-# the circuit's densities went to the group as a ZPBDENS1 file named in the job (r1cs field)
+# the circuits' densities went to the group as density files named in the jobs
 D=$(ls -t /dev/shm/zkpipe-c2-"$(id -u)"-*.dens 2>/dev/null | head -1)
 [ -n "$D" ] && [ "$(head -c 8 "$D")" = ZPBDENS1 ] || ipc_fail "no ZPBDENS1 density file in /dev/shm"
 F=$FIX/bls12381_chain
 JG=$(ipc_submit --zkey $F/circuit.zkey --r1cs $F/circuit.r1cs $F/witness-0.wtns)
 "$ZKPIPE" await "$JG" --timeout 300 --out "$IPC_DIR/out/good" >/dev/null || ipc_fail "the zkey job after the c2 jobs"
 ipc_verify_all "$IPC_DIR/out/good" $F/verification_key.json 1
+ipc_all_free
 echo "ipc c2_group: OK"
