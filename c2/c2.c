@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "c2/zkpipe_c2.h"
@@ -56,6 +57,20 @@ static RustError c2_zp_err(int ret, const char *what)
 /* ---- mode ---- */
 typedef enum { C2_INPROCESS, C2_GROUP, C2_AUTO } c2_mode_t;
 
+/* the broker's socket exists where libzkpipe-client looks ($ZP_RUNTIME_DIR, else
+ * $XDG_RUNTIME_DIR/zkpipe, else /tmp/zkpipe-<uid>; zkpipe-client.h): auto's cheap first test */
+static bool c2_group_socket(void)
+{
+    char p[600];
+    const char *e;
+    if ((e = getenv("ZP_RUNTIME_DIR")) && *e) snprintf(p, sizeof p, "%s/broker.sock", e);
+    else if ((e = getenv("XDG_RUNTIME_DIR")) && *e) snprintf(p, sizeof p, "%s/zkpipe/broker.sock", e);
+    else snprintf(p, sizeof p, "/tmp/zkpipe-%u/broker.sock", (unsigned)getuid());
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+/* ZKPIPE_C2_MODE; auto is returned as is (c2_auto_group decides where it matters) */
 static int c2_mode(c2_mode_t *m, RustError *e)
 {
     const char *v = getenv("ZKPIPE_C2_MODE");
@@ -66,16 +81,12 @@ static int c2_mode(c2_mode_t *m, RustError *e)
         *e = c2_err(EINVAL, "ZKPIPE_C2_MODE=%.64s: unknown mode (group, inprocess or auto)", v);
         return -1;
     }
-    /* auto: in-process. The group does not prove bellman keys yet (issue 29: a .params job is
-     * refused at submit), so "the group when one answers" would fail every auto caller that
-     * has a group running; auto switches once the group proves them. */
-    if (*m == C2_AUTO) *m = C2_INPROCESS;
     return 0;
 }
 
 /* group mode: a client of the broker libzkpipe-client finds ($ZP_RUNTIME_DIR, ...), connected;
  * a RustError naming the runtime directory when no group answers */
-static zp_client_t *c2_client(RustError *e, const char *what)
+static zp_client_t *c2_client_ms(RustError *e, const char *what, int probe_ms)
 {
     zp_client_t *c = zp_client_new(NULL);
     if (!c) {
@@ -84,7 +95,8 @@ static zp_client_t *c2_client(RustError *e, const char *what)
     }
     const char *t = getenv("ZKPIPE_C2_TIMEOUT_MS");
     long ms = t ? strtol(t, NULL, 10) : 0;
-    if (ms > 0 && ms < 86400000) zp_client_set_timeout(c, (int)ms);
+    if (probe_ms > 0) zp_client_set_timeout(c, probe_ms);
+    else if (ms > 0 && ms < 86400000) zp_client_set_timeout(c, (int)ms);
     int rc = zp_client_connect(c);
     if (rc != ZP_CLIENT_OK) {
         *e = c2_err(rc == ZP_CLIENT_UNREACHABLE ? ECONNREFUSED : EIO,
@@ -93,6 +105,23 @@ static zp_client_t *c2_client(RustError *e, const char *what)
         zp_client_destroy(&c);
     }
     return c;
+}
+
+static zp_client_t *c2_client(RustError *e, const char *what) { return c2_client_ms(e, what, 0); }
+
+/* auto: the group when one answers (its socket is there and a connect succeeds within 2 s),
+ * else in-process */
+static bool c2_auto_group(void)
+{
+    if (!c2_group_socket()) return false;
+    RustError e;
+    zp_client_t *c = c2_client_ms(&e, "auto", 2000);
+    if (!c) {
+        free(e.message);
+        return false;
+    }
+    zp_client_destroy(&c);
+    return true;
 }
 
 /* ---- SRS: refcounted opened keys, a registry of live ones, a cache by path ---- */
@@ -144,6 +173,7 @@ C2_API RustError create_SRS(SRS *ret, const char *path, bool cache)
     ret->ptr = NULL;
     if (!path) return c2_err(EINVAL, "create_SRS: path is NULL");
     if (c2_mode(&m, &e)) return e;
+    if (m == C2_AUTO) m = c2_auto_group() ? C2_GROUP : C2_INPROCESS;
     if (m == C2_GROUP) {   /* the group must answer now; the key is imported with the first job */
         zp_client_t *c = c2_client(&e, "create_SRS");
         if (!c) return e;
@@ -300,6 +330,7 @@ C2_API RustError zkpipe_c2_alloc_abc(size_t n, fr_t **a, fr_t **b, fr_t **c)
     c2_abc_t *blk = calloc(1, sizeof *blk);
     void *mem = NULL;
     if (!blk) return c2_err(ENOMEM, "zkpipe_c2_alloc_abc: out of memory");
+    if (m == C2_AUTO) m = c2_group_socket() ? C2_GROUP : C2_INPROCESS;   /* a file serves in-process too */
     if (m == C2_GROUP) {   /* a, b, c inside the vectors file the group's synthesizer will map */
         char path[128];
         c2_vecs_path(path, sizeof path);

@@ -16,5 +16,5 @@ if [ -n "$asan" ]; then
   export CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER
 fi
 PKG_CONFIG_PATH="$build/meson-uninstalled${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" \
-ZKPIPE_FIXTURES="$src/tests/fixtures" CARGO_TARGET_DIR="$build/cargo-c2" ZKPIPE_C2_THREADS=2 \
+ZKPIPE_FIXTURES="$src/tests/fixtures" CARGO_TARGET_DIR="$build/cargo-c2" ZKPIPE_C2_THREADS=2 ZKPIPE_C2_MODE=inprocess \
     cargo test --offline --quiet

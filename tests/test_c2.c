@@ -429,14 +429,20 @@ static void test_bad(void)
     EXPECT_OK(generate_groth16_proofs_c(&a, 1, &r, &s, &pr, &srs, NULL, -1));
     CHECK(zkpipe_c2_bytes_copied() == c0);
     zkpipe_c2_free_abc(ga);
-    unsetenv("ZP_RUNTIME_DIR");
     setenv("ZKPIPE_C2_MODE", "gpu", 1);
     EXPECT_ERR(generate_groth16_proofs_c(&f.as, 1, &r, &s, &pr, &srs, NULL, -1), "unknown mode");
-    setenv("ZKPIPE_C2_MODE", "auto", 1);
+    setenv("ZKPIPE_C2_MODE", "auto", 1);   /* no group at ZP_RUNTIME_DIR: in-process, at once */
     EXPECT_OK(generate_groth16_proofs_c(&f.as, 1, &r, &s, &pr, &srs, NULL, -1));
     uint8_t bin[192];
     encode(bin, &pr);
     CHECK(!memcmp(bin, f.ref, 192));
+    SRS as_auto;
+    EXPECT_OK(create_SRS(&as_auto, p, false));
+    EXPECT_OK(generate_groth16_proofs_c(&f.as, 1, &r, &s, &pr, &as_auto, NULL, -1));
+    encode(bin, &pr);
+    CHECK(!memcmp(bin, f.ref, 192));
+    drop_SRS(&as_auto);
+    unsetenv("ZP_RUNTIME_DIR");
     setenv("ZKPIPE_C2_MODE", "inprocess", 1);
     drop_SRS(&srs);
     fixture_free(&f);

@@ -317,9 +317,10 @@ int main(int argc, char **argv)
         return 2;
     }
     if (!getenv("ZKPIPE_C2_MODE")) setenv("ZKPIPE_C2_MODE", "inprocess", 1);
-    group_mode = !strcmp(getenv("ZKPIPE_C2_MODE"), "group");
-    sync_dir = getenv("ZP_C2_SYNC_DIR");
     const char *rs = getenv("ZP_C2_GROUP_RS");   /* "R,S": the group's finalizer's fixed blinding */
+    /* auto with a group expected (ZP_C2_GROUP_RS): checked as group mode */
+    group_mode = !strcmp(getenv("ZKPIPE_C2_MODE"), "group") || (rs && !strcmp(getenv("ZKPIPE_C2_MODE"), "auto"));
+    sync_dir = getenv("ZP_C2_SYNC_DIR");
     if (group_mode && rs) {
         unsigned long long rv, sv;
         CHECK(sscanf(rs, "%llu,%llu", &rv, &sv) == 2);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # c2_group.sh ZKPIPE SOURCE_ROOT C2_CIRCOM - libzkpipe_c2 with ZKPIPE_C2_MODE=group against a
 # running group (found through ZP_RUNTIME_DIR, as libzkpipe-client finds it): the cuzk-role
-# harness tests/test_c2_circom.c at 2^10 and 2^11 sends its circuits as pre-synthesized
+# harness tests/test_c2_circom.c at 2^10 (group) and 2^11 (auto) sends its circuits as pre-synthesized
 # partitions (vectors files) of jobs naming the .params and a density file. The group runs with
 # its finalizer's test hook (ZP_TEST_FIXED_RS=1, r = 5, s = 9) and the harness uses the same r,
 # s, so every group proof must equal `zkpipe prove`'s (and the in-process library's) byte for
@@ -36,10 +36,12 @@ touch "$SYNC/finalize"
 wait "$H" || { cat "$IPC_DIR/c2.out" >&2; ipc_fail "the c2 harness in group mode (kills between start and finalize)"; }
 cat "$IPC_DIR/c2.out" >&2
 grep -q "group): .*== zkpipe prove's at the same r, s" "$IPC_DIR/c2.out" || ipc_fail "the group's proofs were not compared byte for byte"
-# a second size, no kills
-ZKPIPE_C2_MODE=group ZP_C2_GROUP_RS=5,9 ZKPIPE_C2_THREADS=2 "$C2" "$ZKPIPE" 11 >"$IPC_DIR/c2b.out" 2>&1 ||
-  { cat "$IPC_DIR/c2b.out" >&2; ipc_fail "the c2 harness in group mode at 2^11"; }
+# a second size, no kills, ZKPIPE_C2_MODE=auto: a group answers, so the group proves
+J0=$(ipc_jq '.jobs.total')
+ZKPIPE_C2_MODE=auto ZP_C2_GROUP_RS=5,9 ZKPIPE_C2_THREADS=2 "$C2" "$ZKPIPE" 11 >"$IPC_DIR/c2b.out" 2>&1 ||
+  { cat "$IPC_DIR/c2b.out" >&2; ipc_fail "the c2 harness in auto mode at 2^11"; }
 cat "$IPC_DIR/c2b.out" >&2
+[ "$(ipc_jq '.jobs.total')" -gt "$J0" ] || ipc_fail "auto mode did not use the running group"
 after=$(ls /dev/shm | grep -c "^zkpipe-c2-$(id -u)-.*\.vecs$" || true)
 [ "$after" -le "$before" ] || ipc_fail "vectors files left in /dev/shm ($before before, $after after)"
 # the circuits' densities went to the group as density files named in the jobs
