@@ -4,6 +4,12 @@
  *   direct   zp_g16_bellman_prove (the code path of `zkpipe prove` with a .params, files open)
  *   c2       generate_groth16_proofs_c (validation + a/b/c copy + thread + proof)
  *   c2-alloc the same with a, b, c from zkpipe_c2_alloc_abc (no copy)
+ *   group, group-alloc (env ZP_BENCH_C2_GROUP=1, a `zkpipe up` at ZP_RUNTIME_DIR: tests/
+ *            bench_c2_group.sh) the same two through the group (ZKPIPE_C2_MODE=group: vectors
+ *            files, one job, awaited); the key's import is done by a warm-up proof before the
+ *            timing; proofs compared with the direct one when the group's finalizer runs with
+ *            ZP_TEST_FIXED_RS=1 ZP_TEST_R=5 ZP_TEST_S=9 (ZP_BENCH_C2_GROUP_RS=1), else pairing-
+ *            checked by the library
  *   cli      (with ZKPIPE) `ZP_TEST_FIXED_RS=1 zkpipe prove circuit.params witness.wtns --r1cs ...
  *            --r 5 --s 9` as a process: files read, assignment built, proof written
  * measured alternately, best of REPS (default 3) each, milliseconds, and bytes copied; every
@@ -64,8 +70,16 @@ int main(int argc, char **argv)
     memcpy(&sf, &sm, sizeof sf);
     zp_g16_proof_t ref;
     groth16_proof pr;
-    double best[4] = {1e30, 1e30, 1e30, 1e30};
-    size_t copied[3] = {0};
+    double best[6] = {1e30, 1e30, 1e30, 1e30, 1e30, 1e30};
+    size_t copied[5] = {0};
+    bool group = getenv("ZP_BENCH_C2_GROUP") != NULL, group_rs = getenv("ZP_BENCH_C2_GROUP_RS") != NULL;
+    SRS gsrs = {NULL};
+    if (group) {
+        setenv("ZKPIPE_C2_MODE", "group", 1);
+        e = create_SRS(&gsrs, p, false);
+        if (e.code) { fprintf(stderr, "group: %s\n", e.message); return 1; }
+        setenv("ZKPIPE_C2_MODE", "inprocess", 1);
+    }
     fr_t *a, *b, *c;
     size_t n = as->abc_size;
     e = zkpipe_c2_alloc_abc(n, &a, &b, &c);
@@ -76,6 +90,12 @@ int main(int argc, char **argv)
     size_t rl;
     CHECK(zp_g16_bellman_prove(&ref, &k, as, &r, &s, pool, NULL) == 0);
     CHECK(zp_g16_conv_bellman.proof_encode(refbin, 192, &rl, &ref) == 0 && rl == 192);
+    if (group) {   /* warm-up: the group imports the key with the first job */
+        uint64_t tw = zp_now_ns();
+        e = generate_groth16_proofs_c((const Assignment *)as, 1, &rf, &sf, &pr, &gsrs, NULL, -1);
+        if (e.code) { fprintf(stderr, "group warm-up: %s\n", e.message); return 1; }
+        fprintf(stderr, "group warm-up (key import + proof): %.1f ms\n", (zp_now_ns() - tw) / 1e6);
+    }
     for (int rep = 0; rep < reps; rep++) {
         uint64_t t0 = zp_now_ns();
         CHECK(zp_g16_bellman_prove(&ref, &k, as, &r, &s, pool, NULL) == 0);
@@ -102,7 +122,37 @@ int main(int argc, char **argv)
         CHECK(e.code == 0);
         copied[2] = zkpipe_c2_bytes_copied() - c0;
         CHECK(!memcmp(&pr.a, &ref.a.bls12_381, sizeof pr.a) && !memcmp(&pr.c, &ref.c.bls12_381, sizeof pr.c));
-        double d[4] = {(t1 - t0) / 1e6, (t2 - t1) / 1e6, (t4 - t3) / 1e6, 1e30};
+        double d[6] = {(t1 - t0) / 1e6, (t2 - t1) / 1e6, (t4 - t3) / 1e6, 1e30, 1e30, 1e30};
+        if (group) {
+            size_t g0 = zkpipe_c2_bytes_copied();
+            uint64_t t6 = zp_now_ns();
+            e = generate_groth16_proofs_c(&mine, 1, &rf, &sf, &pr, &gsrs, NULL, -1);
+            d[4] = (zp_now_ns() - t6) / 1e6;
+            CHECK(e.code == 0);
+            copied[3] = zkpipe_c2_bytes_copied() - g0;
+            CHECK(!group_rs || (!memcmp(&pr.a, &ref.a.bls12_381, sizeof pr.a) && !memcmp(&pr.c, &ref.c.bls12_381, sizeof pr.c)));
+            /* a block in /dev/shm, one per partition; the caller's synthesis would write it */
+            fr_t *ga, *gb, *gc;
+            setenv("ZKPIPE_C2_MODE", "group", 1);
+            e = zkpipe_c2_alloc_abc(n, &ga, &gb, &gc);
+            setenv("ZKPIPE_C2_MODE", "inprocess", 1);
+            CHECK(e.code == 0);
+            memcpy(ga, as->a, n * 32);
+            memcpy(gb, as->b, n * 32);
+            memcpy(gc, as->c, n * 32);
+            Assignment gz = mine;
+            gz.a = ga;
+            gz.b = gb;
+            gz.c = gc;
+            g0 = zkpipe_c2_bytes_copied();
+            uint64_t t7 = zp_now_ns();
+            e = generate_groth16_proofs_c(&gz, 1, &rf, &sf, &pr, &gsrs, NULL, -1);
+            d[5] = (zp_now_ns() - t7) / 1e6;
+            CHECK(e.code == 0);
+            copied[4] = zkpipe_c2_bytes_copied() - g0;
+            zkpipe_c2_free_abc(ga);
+            CHECK(!group_rs || (!memcmp(&pr.a, &ref.a.bls12_381, sizeof pr.a) && !memcmp(&pr.c, &ref.c.bls12_381, sizeof pr.c)));
+        }
         if (zkpipe) {
             char cmd[1200];
             snprintf(cmd, sizeof cmd, "ZP_TEST_FIXED_RS=1 '%s' prove '%s/circuit.params' '%s/witness.wtns' '%s/cli.bin' "
@@ -118,14 +168,17 @@ int main(int argc, char **argv)
             fclose(f);
             CHECK(!memcmp(cb, refbin, 192));
         }
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < 6; i++)
             if (d[i] < best[i]) best[i] = d[i];
     }
     printf("{\"power\": %u, \"abc_size\": %zu, \"threads\": %u, \"direct_ms\": %.1f, \"c2_ms\": %.1f, "
            "\"c2_alloc_ms\": %.1f, \"c2_overhead_pct\": %.2f, \"bytes_copied_c2\": %zu, \"bytes_copied_alloc\": %zu, "
-           "\"reps\": %d, \"cli_ms\": %.1f}\n",
+           "\"reps\": %d, \"cli_ms\": %.1f, \"group_ms\": %.1f, \"group_alloc_ms\": %.1f, \"group_overhead_pct\": %.2f, "
+           "\"bytes_copied_group\": %zu, \"bytes_copied_group_alloc\": %zu, \"group_proofs_compared\": %s}\n",
            power, n, zp_pool_size(pool), best[0], best[1], best[2], 100.0 * (best[1] - best[0]) / best[0], copied[1],
-           copied[2], reps, zkpipe ? best[3] : -1.0);
+           copied[2], reps, zkpipe ? best[3] : -1.0, group ? best[4] : -1.0, group ? best[5] : -1.0,
+           group ? 100.0 * (best[4] - best[0]) / best[0] : 0.0, copied[3], copied[4], group_rs ? "true" : "false");
+    if (group) drop_SRS(&gsrs);
     zkpipe_c2_free_abc(a);
     drop_SRS(&srs);
     zp_bkey_close(&bk);
