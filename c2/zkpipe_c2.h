@@ -19,9 +19,9 @@
  *              (default: the CPUs this process may run on).
  *   group      through a running `zkpipe up` (found as libzkpipe-client finds it): each circuit
  *              a pre-synthesized partition (a vectors file in /dev/shm, lib/fmt/vecs.h) of
- *              one job; a RustError when no group answers. Fixed per SRS at create_SRS. The
- *              group does not prove bellman keys yet (issue 29): its jobs fail, clearly.
- *   auto       in-process until the group proves bellman keys (then: the group when one answers).
+ *              one job; a RustError when no group answers. Fixed per SRS at create_SRS.
+ *              The group draws its own r, s (the caller's do not reach its finalizer).
+ *   auto       the group when one answers (checked at create_SRS), else in-process.
  *
  * Handles: a pending proof and an SRS are kept in registries of live handles, so a pointer
  * finalized twice, destroyed, dropped or never issued is answered with a RustError (or
