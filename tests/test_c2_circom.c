@@ -10,7 +10,9 @@
  *     finalize twice, finalize with proofs NULL (the handle stays live and finalizes after);
  *   - bad input the dump-based test (test_c2) does not reach: |IC| (inp_assignment_size),
  *     b_aux_bit_len, a circuit of another size against this SRS, the r1cs of another circuit as
- *     the parameters path, and the library keeps proving after each.
+ *     the parameters path, an assignment of the right sizes that does not satisfy the circuit
+ *     (no proof: the pairing check in-process, the synthesizer's row check in the group), and
+ *     the library (and the group) keeps proving after each.
  * Every proof is pairing-checked here (zp_g16_verify against the .params' verifying key, the
  * public inputs from the witness) and must equal, byte for byte in bellman's 192-byte form,
  * `ZP_TEST_FIXED_RS=1 zkpipe prove circuit.params witness-i.wtns ... --r1cs --r R --s S`.
@@ -292,6 +294,21 @@ static void test_power(const char *zkpipe, const char *tmp, unsigned power, zp_p
     h = NULL;
     EXPECT_ERR(generate_groth16_proofs_start_c(c->as, NW, r, s, &none, NULL, -1, &h), "srs");
     CHECK(h == NULL);
+    /* sizes right, values wrong (one c changed): no proof (in-process the pairing check
+     * refuses it; in the group the synthesizer's row check, an input failure, not retried) */
+    fr_t *c_bad = malloc(n * sizeof *c_bad);
+    CHECK(c_bad);
+    memcpy(c_bad, c->as[0].c, n * sizeof *c_bad);
+    c_bad[1].l[0] ^= 1;
+    bad = c->as[0];
+    bad.c = c_bad;
+    e = generate_groth16_proofs_c(&bad, 1, r, s, pr, &srs, NULL, -1);
+    if (!e.code || !e.message || (!strstr(e.message, "pairing") && !strstr(e.message, "does not satisfy"))) {
+        fprintf(stderr, "an unsatisfying assignment: %d %s\n", e.code, e.message ? e.message : "(null)");
+        exit(1);
+    }
+    free(e.message);
+    free(c_bad);
     EXPECT_OK(generate_groth16_proofs_c(&c->as[2], 1, &r[2], &s[2], pr, &srs, NULL, -1));
     check_proof(c, 2, &pr[0], "after bad input");
     uint64_t t3 = zp_now_ns();
