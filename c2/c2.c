@@ -165,6 +165,54 @@ static void srs_unref_locked(c2_srs_t *s)
     free(s);
 }
 
+/* group mode: the caller needs the verifying key and the sections' counts only (the group
+ * holds the key): the verifying-key block is read (ZP_BKEY_VK_ONLY: points checked), the
+ * counts of h, l, a, b_g1, b_g2 are read where Parameters::write puts them (a big-endian u32
+ * before each section's uncompressed points), each section checked to lie inside the file.
+ * The points themselves are not read here: a 2^27 .params stays on disk (the group's import
+ * checks them). */
+static int c2_open_counts(zp_bkey_t *bk, const char *path)
+{
+    int r = zp_bkey_open(bk, path, ZP_BKEY_VK_ONLY);
+    if (r) return r;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        r = zp_err_set(-errno, "%s: %s", path, strerror(errno));
+        goto fail;
+    }
+    struct stat st;
+    if (fstat(fileno(f), &st) < 0) {
+        r = zp_err_set(-errno, "%s: %s", path, strerror(errno));
+        goto fail;
+    }
+    uint64_t off = bk->end, size = (uint64_t)st.st_size;
+    static const char *names[] = {"h", "l", "a", "b_g1", "b_g2"};
+    uint32_t *dst[] = {&bk->n_h, &bk->n_l, &bk->n_a, &bk->n_b_g1, &bk->n_b_g2};
+    for (int i = 0; i < 5; i++) {
+        uint8_t be[4];
+        if (off + 4 > size || fseeko(f, (off_t)off, SEEK_SET) || fread(be, 1, 4, f) != 4) {
+            r = zp_err_set(ZP_EFORMAT, "%s: %s: truncated: no count at offset %llu (%llu bytes)", path, names[i],
+                           (unsigned long long)off, (unsigned long long)size);
+            goto fail;
+        }
+        uint32_t n = (uint32_t)be[0] << 24 | (uint32_t)be[1] << 16 | (uint32_t)be[2] << 8 | be[3];
+        uint64_t end = off + 4 + (uint64_t)n * (i == 4 ? 192 : 96);
+        if (end > size) {
+            r = zp_err_set(ZP_EFORMAT, "%s: %s: count %u needs %llu bytes, the file has %llu", path, names[i], n,
+                           (unsigned long long)end, (unsigned long long)size);
+            goto fail;
+        }
+        *dst[i] = n;
+        off = end;
+    }
+    fclose(f);
+    return 0;
+fail:
+    if (f) fclose(f);
+    zp_bkey_close(bk);
+    return r;
+}
+
 C2_API RustError create_SRS(SRS *ret, const char *path, bool cache)
 {
     RustError e;
@@ -202,7 +250,7 @@ C2_API RustError create_SRS(SRS *ret, const char *path, bool cache)
         free(s);
         return c2_err(ENOMEM, "create_SRS: out of memory");
     }
-    r = zp_bkey_open(&s->bk, path, 0);
+    r = group ? c2_open_counts(&s->bk, path) : zp_bkey_open(&s->bk, path, 0);
     if (r) {
         free(s->path);
         free(s);
