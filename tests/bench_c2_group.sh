@@ -18,7 +18,7 @@ cleanup() {
   rm -rf "$T"
 }
 trap cleanup EXIT
-ZP_TEST_FIXED_RS=1 ZP_TEST_R=5 ZP_TEST_S=9 "$Z" up --arena "$ARENA" --slots 2 --max-domain $((1 << P)) \
+ZP_TEST_FIXED_RS=1 ZP_TEST_R=5 ZP_TEST_S=9 "$Z" up --arena "$ARENA" --slots 2 --max-domain $((1 << P)) --max-vars $(((1 << P) + 1024)) \
   --threads "$TH" >"$T/up.log" 2>&1 &
 UP=$!
 for _ in $(seq 1 600); do "$Z" status >/dev/null 2>&1 && break; sleep 0.1; done

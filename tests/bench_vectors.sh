@@ -31,7 +31,7 @@ for i in $(seq 0 $((N - 1))); do
   "$MK" "$T/k/circuit.zkey" "$w" "$T/v$i.vecs"
   V+=("$T/v$i.vecs")
 done
-"$Z" up --arena "$ARENA" --slots "$N" --max-domain $((1 << P)) >"$T/up.log" 2>&1 &
+"$Z" up --arena "$ARENA" --slots "$N" --max-domain $((1 << P)) --max-vars $(((1 << P) + 1024)) >"$T/up.log" 2>&1 &
 UP=$!
 for _ in $(seq 1 600); do "$Z" status >/dev/null 2>&1 && break; sleep 0.1; done
 run() { # run NAME FILES... -> ms on stdout
