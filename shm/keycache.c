@@ -292,8 +292,12 @@ int zp_keycache_key_r1cs(zp_keycache_t *kc, const char *path, const char *r1cs, 
     if (r1cs && !*r1cs) r1cs = NULL;
     int rc = file_id(path, id);
     if (rc < 0) return rc;
-    if (r1cs && file_id(r1cs, rid) < 0) {
-        r1cs = NULL;   /* unreadable: matters only for a bellman key (then refused below, naming it) */
+    const char *r1cs_bad = NULL;   /* given but unreadable: matters only for a bellman key (refused below) */
+    char r1cs_why[256] = "";
+    if (r1cs && (rc = file_id(r1cs, rid)) < 0) {
+        snprintf(r1cs_why, sizeof r1cs_why, "%s", zp_err_msg());
+        r1cs_bad = r1cs;
+        r1cs = NULL;
         zp_err_clear();
     }
     zp_keyent_t *vic[KC_MAX + 1], *e;
@@ -339,7 +343,9 @@ int zp_keycache_key_r1cs(zp_keycache_t *kc, const char *path, const char *r1cs, 
     bool bellman = fresh ? (zp_key_format_of_file(&kf, e->path) == 0 && kf == ZP_KEYFMT_BELLMAN) : e->r1cs != NULL;
     bool opened = false;
     if (fresh && bellman) {   /* issue 29: a .params, expanded with the job's r1cs (always with its points) */
-        if (!r1cs)
+        if (r1cs_bad)
+            rc = zp_err_set(-ENOENT, "%s: the circuit of bellman key %s cannot be read: %s", r1cs_bad, e->path, r1cs_why);
+        else if (!r1cs)
             rc = zp_err_set(ZP_EFORMAT, "%s: a bellman .params key needs its circuit's r1cs (submit --r1cs "
                             "circuit.r1cs): the stages' coefficients and density bitmaps come from it", e->path);
         else if (!(e->r1cs = strdup(r1cs)))

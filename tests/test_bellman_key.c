@@ -11,7 +11,9 @@
  *     BN254, or whose wire count runs past the block is refused even with a valid header
  *     checksum; a store object whose conventions differ from the key's is rebuilt;
  *   - the density file: round trip, and truncated / trailing / out-of-range / stray-bit files
- *     refused; a key from a density file has no coefficients. */
+ *     refused; a key from a density file has no coefficients;
+ *   - the key cache: one entry per (params, circuit file), a .params without a readable circuit
+ *     refused naming it, a zkey unaffected by an r1cs. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -25,6 +27,7 @@
 #include "lib/fmt/bellman.h"
 #include "lib/groth16/assignment.h"
 #include "lib/util/util.h"
+#include "shm/keycache.h"
 #include "shm/keystore.h"
 #include "shm/shm.h"
 
@@ -266,6 +269,31 @@ static void test_store(const char *dir)
     CHECK(zp_keystore_get_bellman(&ks, g_prefix, pp, other, NULL) == ZP_EMISMATCH && strstr(zp_err_msg(), "circuit.params"));
 }
 
+/* the stages' key cache: one entry per (params, circuit file); a .params without one refused */
+static void test_keycache(const char *dir)
+{
+    char pp[1100], rp[1100], df[600], zk[1100];
+    snprintf(pp, sizeof pp, "%s/circuit.params", dir);
+    snprintf(rp, sizeof rp, "%s/circuit.r1cs", dir);
+    snprintf(df, sizeof df, "%s/c.dens", g_tmp);   /* written by test_expansion */
+    snprintf(zk, sizeof zk, "%s/bls12381_chain/circuit.zkey", ZP_FIXTURES_DIR);
+    zp_keycache_t *kc = zp_keycache_new();
+    CHECK(kc);
+    zp_keyent_t *e1, *e2, *e3, *ez;
+    CHECK(zp_keycache_key_r1cs(kc, pp, rp, true, &e1) == 0 && e1->r1cs && e1->key.conv == ZP_G16_CONV_BELLMAN &&
+          e1->key.n_coefs > 0 && e1->zkey.n_vars == e1->key.n_vars);
+    CHECK(zp_keycache_key_r1cs(kc, pp, rp, true, &e2) == 0 && e2 == e1);
+    CHECK(zp_keycache_key_r1cs(kc, pp, df, true, &e3) == 0 && e3 != e1 && e3->key.n_coefs == 0);
+    CHECK(zp_keycache_key_r1cs(kc, pp, NULL, true, &ez) == ZP_EFORMAT && strstr(zp_err_msg(), "needs its circuit"));
+    CHECK(zp_keycache_key_r1cs(kc, pp, "/nonexistent/c.r1cs", true, &ez) < 0 && strstr(zp_err_msg(), "/nonexistent/c.r1cs"));
+    CHECK(zp_keycache_key_r1cs(kc, zk, rp, true, &ez) == 0 && !ez->r1cs && ez->key.conv == 0);   /* a zkey ignores it */
+    zp_keycache_release(kc, e1);
+    zp_keycache_release(kc, e2);
+    zp_keycache_release(kc, e3);
+    zp_keycache_release(kc, ez);
+    zp_keycache_destroy(&kc);
+}
+
 int main(void)
 {
     snprintf(g_prefix, sizeof g_prefix, "/zp-test-bkey-%d", (int)getpid());
@@ -276,6 +304,7 @@ int main(void)
     snprintf(dir, sizeof dir, "%s/bellman/chain300", ZP_FIXTURES_DIR);
     test_expansion(dir);
     test_store(dir);
+    test_keycache(dir);
     printf("bellman_key: ok\n");
     return 0;
 }
