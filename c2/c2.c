@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dirent.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -341,9 +343,38 @@ typedef struct c2_abc {
 
 static atomic_uint c2_file_seq;
 
+/* vectors files of this user's callers that died before finalize (kill -9): their pid no
+ * longer exists. Once per process, at the first file made. (A pid reused since is taken as
+ * alive: its files stay, the safe side.) */
+static void c2_sweep_dead(void)
+{
+    static atomic_bool done;
+    if (atomic_exchange(&done, true)) return;
+    DIR *d = opendir("/dev/shm");
+    if (!d) return;
+    char pre[64];
+    int pl = snprintf(pre, sizeof pre, "zkpipe-c2-%u-", (unsigned)getuid());
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        unsigned long pid, seq;
+        char tail[8];
+        if (strncmp(de->d_name, pre, (size_t)pl) ||
+            sscanf(de->d_name + pl, "%lu-%lu.%7s", &pid, &seq, tail) != 3 || strcmp(tail, "vecs") || pid == 0 ||
+            pid > 4194304 || (pid_t)pid == getpid())
+            continue;
+        if (kill((pid_t)pid, 0) < 0 && errno == ESRCH) {
+            char p[600];
+            snprintf(p, sizeof p, "/dev/shm/%s", de->d_name);
+            unlink(p);
+        }
+    }
+    closedir(d);
+}
+
 /* /dev/shm/zkpipe-c2-<uid>-<pid>-<seq>.vecs: a name nobody else makes */
 static void c2_vecs_path(char *out, size_t cap)
 {
+    c2_sweep_dead();
     snprintf(out, cap, "/dev/shm/zkpipe-c2-%u-%d-%u.vecs", (unsigned)getuid(), (int)getpid(),
              atomic_fetch_add(&c2_file_seq, 1));
 }
