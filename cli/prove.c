@@ -201,7 +201,7 @@ int zp_prove_run(const zp_prove_args_t *a)
     stage("loading the proving key");
     /* every point array used where it is in the zkey's mapping (the misaligned ones moved
      * onto 8-byte boundaries there first), the witness likewise: nothing copied twice */
-    if ((rc = zp_zkey_align_points(&z))) { fail(rc, "aligning the proving key's points"); goto out; }
+    if ((rc = zp_zkey_align_points_pool(&z, pool))) { fail(rc, "aligning the proving key's points"); goto out; }
     zp_trace_mark("zkey: align point arrays (memmove)");
     if ((rc = zp_g16_key_load_inplace(&key, &z, pool))) { fail(rc, "loading the proving key"); goto out; }
     zp_trace_mark("zkey: point checks, coefficient decode");
