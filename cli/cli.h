@@ -14,6 +14,7 @@ typedef struct {
     const char *zkey, *wtns, *proof, *pub, *r1cs, *bin, *r, *s;
     unsigned threads;
     bool json, quiet;
+    bool times;                             /* the phase table on stderr (--times, issue 31) */
     const uint8_t *wtns_buf;
     size_t wtns_len;
     uint64_t t0;                            /* start time for the stage lines; 0 = now */

@@ -1,8 +1,10 @@
 /* prove.c - `zkpipe prove <circuit.zkey> <witness.wtns> <proof.json> <public.json>
- *            [--r1cs FILE] [--threads N] [--bin FILE]`: one proof in this process with the CPU
+ *            [--r1cs FILE] [--threads N] [--bin FILE] [--times]`: one proof in this process with the CPU
  * backend (rapidsnark's arguments). Writes snarkjs-identical proof.json / public.json, and with
  * --bin the compressed binary proof. The proof is pairing-checked before it is written.
  * Test-only: with env ZP_TEST_FIXED_RS=1, `--r V --s V` (decimal or 0x hex) fix the blinding.
+ * --times: the phase table (wall and process-CPU ms of each phase from the key mapping to the
+ * output, lib/util zp_trace) on stderr; with --json the phases are in the JSON line too.
  * Exit: 0 proof written, 1 failure (message on stderr), 2 usage. Tests: tests/oracle/test_prove.sh */
 #include <errno.h>
 #include <stdbool.h>
@@ -23,7 +25,8 @@ static int usage(void)
                     "[--r1cs FILE] [--threads N] [--bin FILE]\n"
                     "       zkpipe prove <circuit.params> <witness.wtns> <proof.bin> <public.json> --r1cs FILE "
                     "(bellman: 192-byte proof)\n"
-                    "                    [--stages|--quiet] [--json]   (stages on stderr on a terminal; --json: timings)\n");
+                    "                    [--stages|--quiet] [--json] [--times]   (stages on stderr on a terminal; --json: timings;\n"
+                    "                    --times: wall and CPU ms of every phase on stderr)\n");
     return 2;
 }
 
@@ -75,9 +78,41 @@ static void stage(const char *what)
             now, peak, what);
 }
 
+/* the phase trace (zp_trace): a table on stderr (table) and the JSON line's "phases" (json:
+ * the line's opening part is printed already; this closes it) */
+static void print_phases(bool table, bool json)
+{
+    zp_trace_mark_t t0, m[ZP_TRACE_MAX];
+    size_t dropped, n = zp_trace_get(&t0, m, ZP_TRACE_MAX, &dropped);
+    if (table) {
+        fprintf(stderr, "%-44s %10s %10s %6s\n", "phase", "wall ms", "cpu ms", "cores");
+        zp_trace_mark_t prev = t0;
+        for (size_t i = 0; i < n; i++) {
+            double w = (double)(m[i].wall_ns - prev.wall_ns) / 1e6, c = (double)(m[i].cpu_ns - prev.cpu_ns) / 1e6;
+            fprintf(stderr, "%-44s %10.2f %10.2f %6.2f\n", m[i].name, w, c, w > 0 ? c / w : 0.0);
+            prev = m[i];
+        }
+        if (n) {
+            double w = (double)(m[n - 1].wall_ns - t0.wall_ns) / 1e6, c = (double)(m[n - 1].cpu_ns - t0.cpu_ns) / 1e6;
+            fprintf(stderr, "%-44s %10.2f %10.2f %6.2f\n", "TOTAL (in process)", w, c, w > 0 ? c / w : 0.0);
+        }
+        if (dropped) fprintf(stderr, "(%zu later marks not kept)\n", dropped);
+    }
+    if (json) {
+        printf(", \"phases\": [");
+        zp_trace_mark_t prev = t0;
+        for (size_t i = 0; i < n; i++) {
+            printf("%s{\"name\": \"%s\", \"wall_ms\": %.3f, \"cpu_ms\": %.3f}", i ? ", " : "", m[i].name,
+                   (double)(m[i].wall_ns - prev.wall_ns) / 1e6, (double)(m[i].cpu_ns - prev.cpu_ns) / 1e6);
+            prev = m[i];
+        }
+        printf("]}\n");
+    }
+}
+
 int zp_cmd_prove(int argc, char **argv)
 {
-    bool json = false;
+    bool json = false, times = false;
     g_quiet = !isatty(STDERR_FILENO);
     const char *pos[4], *r1cs_path = NULL, *bin_path = NULL, *r_str = NULL, *s_str = NULL;
     int npos = 0;
@@ -103,6 +138,7 @@ int zp_cmd_prove(int argc, char **argv)
         else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) g_quiet = true;
         else if (!strcmp(a, "--stages")) g_quiet = false;
         else if (!strcmp(a, "--json")) json = true;
+        else if (!strcmp(a, "--times")) times = true;
         else if (a[0] == '-' && a[1]) { fprintf(stderr, "zkpipe prove: unknown option %s\n", a); return usage(); }
         else if (npos < 4) pos[npos++] = a;
         else return usage();
@@ -112,7 +148,8 @@ int zp_cmd_prove(int argc, char **argv)
     if (zp_key_format_of_file(&kf, pos[0]) == 0 && kf == ZP_KEYFMT_BELLMAN)
         return zp_prove_bellman(pos, r1cs_path, r_str, s_str, threads, json);
     zp_prove_args_t a = {.zkey = pos[0], .wtns = pos[1], .proof = pos[2], .pub = pos[3], .r1cs = r1cs_path,
-                         .bin = bin_path, .r = r_str, .s = s_str, .threads = threads, .json = json, .quiet = g_quiet};
+                         .bin = bin_path, .r = r_str, .s = s_str, .threads = threads, .json = json, .quiet = g_quiet,
+                         .times = times};
     return zp_prove_run(&a);
 }
 
@@ -137,14 +174,17 @@ int zp_prove_run(const zp_prove_args_t *a)
     zp_backend_cfg_t cfg = {.threads = threads, .device = 0};
     uint64_t t0 = a->t0 ? a->t0 : zp_now_ns();
     g_t0 = t0;
+    if (a->times || json) zp_trace_start();
     stage("reading the proving key and witness");
 
     if ((rc = zp_zkey_open(&z, pos[0]))) { fail(rc, "reading the proving key"); goto out; }
+    zp_trace_mark("zkey: map, section headers");
     if ((rc = a->wtns_buf ? zp_wtns_parse(&wt, a->wtns_buf, a->wtns_len, pos[1]) : zp_wtns_open_unchecked(&wt, pos[1]))) {
         fail(rc, "reading the witness");
         goto out;
     }
     if ((rc = zp_check_wtns_zkey(&wt, &z))) { fail(rc, "witness and proving key"); goto out; }
+    zp_trace_mark("witness: map, header");
     if (r1cs_path) {
         if ((rc = zp_r1cs_open(&r1, r1cs_path))) { fail(rc, "reading the r1cs"); goto out; }
         if ((rc = zp_check_r1cs_zkey(&r1, &z))) { fail(rc, "r1cs and proving key"); goto out; }
@@ -155,16 +195,22 @@ int zp_prove_run(const zp_prove_args_t *a)
         goto out;
     }
     if (!(pool = zp_pool_new(threads))) { fail(-ENOMEM, "thread pool"); goto out; }
+    zp_trace_mark("r1cs, thread pool");
     if ((rc = zp_wtns_check_values(&wt, pool))) { fail(rc, "reading the witness"); goto out; }   /* on the pool */
+    zp_trace_mark("witness: values < r");
     stage("loading the proving key");
     /* every point array used where it is in the zkey's mapping (the misaligned ones moved
      * onto 8-byte boundaries there first), the witness likewise: nothing copied twice */
-    if ((rc = zp_zkey_align_points(&z))) { fail(rc, "aligning the proving key's points"); goto out; }
+    if ((rc = zp_zkey_align_points_pool(&z, pool))) { fail(rc, "aligning the proving key's points"); goto out; }
+    zp_trace_mark("zkey: align point arrays (memmove)");
     if ((rc = zp_g16_key_load_inplace(&key, &z, pool))) { fail(rc, "loading the proving key"); goto out; }
+    zp_trace_mark("zkey: point checks, coefficient decode");
     if ((rc = zp_g16_witness_inplace(&w, &wcopy, &wt))) { fail(rc, "loading the witness"); goto out; }
+    zp_trace_mark("witness: align, values in place");
     uint64_t t1 = zp_now_ns();
     if ((rc = ops->open(&be, &cfg))) { fail(rc, "starting the cpu backend"); goto out; }
     if ((rc = ops->load_key(be, &key))) { fail(rc, "preparing the backend"); goto out; }
+    zp_trace_mark("backend: pool, NTT domain, MSM scratch");
 
     zp_g16_proof_t proof;
     zp_g16_prove_times_t tm;
@@ -179,6 +225,7 @@ int zp_prove_run(const zp_prove_args_t *a)
         fail(rc, "writing the proof");
         goto out;
     }
+    zp_trace_mark("output: proof.json");
     sig = calloc((size_t)key.n_public + 1, sizeof *sig);
     if (!sig) { fail(-ENOMEM, "public signals"); goto out; }
     if ((rc = zp_g16_public_to_json(sig, &key, w)) || (rc = zp_public_json_write(pos[3], sig, key.n_public))) {
@@ -186,6 +233,7 @@ int zp_prove_run(const zp_prove_args_t *a)
         goto out;
     }
     if (bin_path && (rc = write_bin(bin_path, &proof))) { fail(rc, "writing the binary proof"); goto out; }
+    zp_trace_mark("output: public.json, --bin");
     zp_log(ZP_LOG_DEBUG, "prove: load %.1f ms, synth %.1f, ntt %.1f, msm A %.1f B1 %.1f C %.1f H %.1f, G2 %.1f, "
            "assemble %.1f, check %.1f, prove total %.1f, all %.1f ms",
            (t1 - t0) / 1e6, tm.synth_ns / 1e6, tm.g1.ntt_ns / 1e6, tm.g1.msm_ns[ZP_G16_A] / 1e6,
@@ -194,7 +242,7 @@ int zp_prove_run(const zp_prove_args_t *a)
            (zp_now_ns() - t0) / 1e6);
     if (json)
         printf("{\"proof\": \"%s\", \"public\": \"%s\", \"seconds\": {\"load\": %.6f, \"synth\": %.6f, \"ntt\": %.6f, "
-               "\"msm_g1\": %.6f, \"msm_g2\": %.6f, \"prove\": %.6f, \"total\": %.6f}}\n", pos[2], pos[3], (t1 - t0) / 1e9,
+               "\"msm_g1\": %.6f, \"msm_g2\": %.6f, \"prove\": %.6f, \"total\": %.6f}", pos[2], pos[3], (t1 - t0) / 1e9,
                tm.synth_ns / 1e9, tm.g1.ntt_ns / 1e9,
                (tm.g1.msm_ns[ZP_G16_A] + tm.g1.msm_ns[ZP_G16_B1] + tm.g1.msm_ns[ZP_G16_C] + tm.g1.msm_ns[ZP_G16_H]) / 1e9,
                tm.fin.msm_g2_ns / 1e9, tm.total_ns / 1e9, (zp_now_ns() - t0) / 1e9);
@@ -209,5 +257,8 @@ out:
     if (r1cs_path) zp_r1cs_close(&r1);
     zp_wtns_close(&wt);
     zp_zkey_close(&z);
+    zp_trace_mark("cleanup: unmap, free");
+    if (ret == 0 && (a->times || json)) print_phases(a->times, json);
+    zp_trace_stop();
     return ret;
 }

@@ -510,6 +510,33 @@ int main(void)
         CHECK(n < sizeof line && line[n - 1] == '\n' && line[n - 2] == '}' && line[n - 3] == '"');
         zp_log_json = false;
     }
+    {   /* the phase trace (issue 31): off records nothing; on, marks in order with both clocks */
+        zp_trace_mark_t t0, m[ZP_TRACE_MAX];
+        size_t dropped = 99;
+        zp_trace_stop();
+        zp_trace_mark("off");
+        zp_trace_start();
+        CHECK(zp_trace_on() && zp_trace_get(&t0, m, ZP_TRACE_MAX, &dropped) == 0 && dropped == 0);
+        volatile uint64_t spin = 0;
+        uint64_t until = zp_now_ns() + 2000000;   /* ~2 ms of this thread's CPU */
+        while (zp_now_ns() < until) spin++;
+        zp_trace_mark("one");
+        zp_trace_mark("two");
+        CHECK(zp_trace_get(&t0, m, ZP_TRACE_MAX, &dropped) == 2 && dropped == 0);
+        CHECK(!strcmp(m[0].name, "one") && !strcmp(m[1].name, "two"));
+        CHECK(m[0].wall_ns >= t0.wall_ns + 2000000 && m[1].wall_ns >= m[0].wall_ns);
+        CHECK(m[0].cpu_ns > t0.cpu_ns && m[1].cpu_ns >= m[0].cpu_ns);
+        CHECK(zp_trace_get(NULL, m, 1, NULL) == 1 && !strcmp(m[0].name, "one"));   /* cap */
+        for (int i = 0; i < ZP_TRACE_MAX; i++) zp_trace_mark("many");
+        CHECK(zp_trace_get(&t0, m, ZP_TRACE_MAX, &dropped) == ZP_TRACE_MAX && dropped == 2);
+        CHECK(!strcmp(m[1].name, "two") && !strcmp(m[ZP_TRACE_MAX - 1].name, "many"));
+        zp_trace_stop();
+        zp_trace_mark("after");
+        CHECK(!zp_trace_on() && zp_trace_get(NULL, m, ZP_TRACE_MAX, &dropped) == ZP_TRACE_MAX && dropped == 2);
+        zp_trace_start();                              /* clears */
+        CHECK(zp_trace_get(NULL, m, ZP_TRACE_MAX, &dropped) == 0 && dropped == 0);
+        zp_trace_stop();
+    }
     printf("util: ok\n");
     return 0;
 }

@@ -269,7 +269,55 @@ size_t zp_fmt_le_to_dec(char *out, size_t cap, const uint8_t *le, size_t n8)
  * page cache are unchanged) and nothing is resident twice. The up to align - 1 bytes before
  * *p are overwritten: only for a section's payload, whose 12-byte section header (parsed
  * already, never read again) precedes it. */
+/* the move on the pool (issue 31: the one single-threaded pass of a proof's key load, 64 MiB
+ * at 2^18, each page a copy-on-write fault). dst = src - d, d < 8: thread i moves its chunk
+ * [lo, hi) less its last d bytes, which chunk i + 1's move overwrites (its destination begins
+ * at hi - d) and which were saved before the run; then writes them at dst + hi - d. Thread i
+ * reads [lo, hi - d) and writes [lo - d, hi - d): no other thread reads or writes there. */
+enum { ALIGN_MAX_CHUNKS = 64, ALIGN_MIN_CHUNK = (size_t)1 << 16 };
+typedef struct {
+    uint8_t *dst;
+    const uint8_t *src;
+    size_t n, d;
+    unsigned chunks;
+    uint8_t tail[ALIGN_MAX_CHUNKS][8];
+} align_job_t;
+
+static void align_job(void *arg, unsigned tid, unsigned nt)
+{
+    align_job_t *j = arg;
+    for (unsigned c = tid; c < j->chunks; c += nt) {
+        size_t lo, hi;
+        zp_split(j->n, c, j->chunks, &lo, &hi);
+        bool last = c + 1 == j->chunks;
+        memmove(j->dst + lo, j->src + lo, hi - lo - (last ? 0 : j->d));
+        if (!last) memcpy(j->dst + hi - j->d, j->tail[c], j->d);
+    }
+}
+
+static void align_move(uint8_t *dst, const uint8_t *src, size_t n, zp_pool_t *pool)
+{
+    size_t d = (size_t)(src - dst);
+    unsigned nt = zp_pool_size(pool), chunks = nt * 2 < ALIGN_MAX_CHUNKS ? nt * 2 : ALIGN_MAX_CHUNKS;
+    if (nt < 2 || n / chunks < ALIGN_MIN_CHUNK) {
+        memmove(dst, src, n);
+        return;
+    }
+    align_job_t j = {.dst = dst, .src = src, .n = n, .d = d, .chunks = chunks};
+    for (unsigned c = 0; c + 1 < chunks; c++) {
+        size_t lo, hi;
+        zp_split(n, c, chunks, &lo, &hi);
+        memcpy(j.tail[c], src + hi - d, d);
+    }
+    zp_pool_run(pool, align_job, &j);
+}
+
 int zp_fmt_align_inplace(zp_binfile_t *f, const uint8_t **p, size_t n, size_t align)
+{
+    return zp_fmt_align_inplace_pool(f, p, n, align, NULL);
+}
+
+int zp_fmt_align_inplace_pool(zp_binfile_t *f, const uint8_t **p, size_t n, size_t align, zp_pool_t *pool)
 {
     uintptr_t a = (uintptr_t)*p, shift = a & (uintptr_t)(align - 1);
     if (!shift || n == 0) return 0;
@@ -286,7 +334,7 @@ int zp_fmt_align_inplace(zp_binfile_t *f, const uint8_t **p, size_t n, size_t al
         int e = errno;
         return zp_err_set(-e, "%s: mprotect: %s", name, strerror(e));
     }
-    memmove((void *)(a - shift), (const void *)a, n);
+    align_move((uint8_t *)(a - shift), (const uint8_t *)a, n, pool);
     (void)mprotect((void *)lo, hi - lo, PROT_READ);   /* back to read-only; failure is harmless */
     *p = (const uint8_t *)(a - shift);
     return 0;

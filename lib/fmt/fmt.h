@@ -96,6 +96,8 @@ int zp_zkey_check_points(const zp_zkey_t *z);
  * proving key can use all of them in place (zp_g16_key_load_inplace); the file is not
  * changed. A no-op for aligned arrays and for zp_zkey_parse's caller memory. 0 or -errno. */
 int zp_zkey_align_points(zp_zkey_t *z);
+/* (added, issue 31) the same with each move split over pool's threads (NULL: one thread) */
+int zp_zkey_align_points_pool(zp_zkey_t *z, zp_pool_t *pool);
 /* (added, issue 12) the same for a mapped witness's values */
 int zp_wtns_align_values(zp_wtns_t *w);
 /* (added) the curve and counts of a zkey's header (sections 1 and 2) without reading the rest:

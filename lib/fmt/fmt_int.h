@@ -42,6 +42,9 @@ void zp_fmt_unmap(zp_binfile_t *f);
  * two) down to the previous multiple of align inside the private mapping, over the section
  * header before it, and updates *p; 0, or -EINVAL / -errno (f not mapped, out of range) */
 int zp_fmt_align_inplace(zp_binfile_t *f, const uint8_t **p, size_t n, size_t align);
+/* (added, issue 31) the same with the move split over pool's threads (from 64 KiB a chunk;
+ * NULL or one thread: one memmove); the bytes that land are the same */
+int zp_fmt_align_inplace_pool(zp_binfile_t *f, const uint8_t **p, size_t n, size_t align, zp_pool_t *pool);
 /* checks magic and version in [vmin, vmax] and walks the section table: every section lies
  * inside the file, no id below ZP_FMT_MAX_SECTION_ID twice, no bytes after the last one. */
 int zp_fmt_container(zp_fmt_container_t *c, const zp_binfile_t *f, const char magic[4],

@@ -217,6 +217,11 @@ int zp_check_wtns_zkey(const zp_wtns_t *w, const zp_zkey_t *z)
 
 int zp_zkey_align_points(zp_zkey_t *z)
 {
+    return zp_zkey_align_points_pool(z, NULL);
+}
+
+int zp_zkey_align_points_pool(zp_zkey_t *z, zp_pool_t *pool)
+{
     if (!z->f.mapped) return 0;
     uint64_t g1 = 2ull * z->n8q, g2 = 4ull * z->n8q, nv = z->n_vars, np1 = (uint64_t)z->n_public + 1;
     const struct { const uint8_t **p; uint64_t bytes; } arr[] = {
@@ -225,7 +230,7 @@ int zp_zkey_align_points(zp_zkey_t *z)
     };
     for (size_t i = 0; i < sizeof arr / sizeof arr[0]; i++) {
         const uint8_t *was = *arr[i].p;
-        int rc = zp_fmt_align_inplace(&z->f, arr[i].p, (size_t)arr[i].bytes, 8);
+        int rc = zp_fmt_align_inplace_pool(&z->f, arr[i].p, (size_t)arr[i].bytes, 8, pool);
         if (rc) return rc;
         if (*arr[i].p != was) z->moved |= 1u << i;   /* the ZP_ZKEY_MOVED_* order */
     }

@@ -222,6 +222,7 @@ static int prove_g1_run(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar
      * touch their scratch (private memory: freed; a shm slot keeps its content) */
     g16_drop_pages(a, (size_t)k->domain_size * sizeof *a);
     g16_drop_pages(b, (size_t)k->domain_size * sizeof *b);
+    zp_trace_mark("MSM scratch; drop a, b");
     const struct { const void *pts; const zp_scalar_t *s; size_t n; } job[ZP_G16_NMSM] = {
         [ZP_G16_A] = {k->a, w, k->n_vars},
         [ZP_G16_B1] = {k->b1, w, k->n_vars},
@@ -233,9 +234,11 @@ static int prove_g1_run(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar
     ab_msm(&out[ZP_G16_A], k, w, be->scratch, be->pool);
     tt.msm_ns[ZP_G16_A] = (zp_now_ns() - m0) / 2;
     tt.msm_ns[ZP_G16_B1] = tt.msm_ns[ZP_G16_A];
+    zp_trace_mark("MSM A + B1 (G1, one multi-MSM over w)");
     if (drop_ab) {   /* before the C + H MSM's larger scratch is touched: not resident together */
         g16_drop_pages(k->a, (size_t)k->n_vars * cv->g1a_size);
         g16_drop_pages(k->b1, (size_t)k->n_vars * cv->g1a_size);
+        zp_trace_mark("drop A, B1 point pages");
     }
     if (sum_ch) {
         m0 = zp_now_ns();
@@ -247,11 +250,13 @@ static int prove_g1_run(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar
             zp_g1_bls12_381_set_inf(&out[ZP_G16_H].bls12_381);
         tt.msm_ns[ZP_G16_C] = (zp_now_ns() - m0) / 2;
         tt.msm_ns[ZP_G16_H] = tt.msm_ns[ZP_G16_C];
+        zp_trace_mark("MSM C + H (G1, one MSM)");
     }
     for (int i = ZP_G16_C; i < ZP_G16_NMSM && !sum_ch; i++) {
         uint64_t m0 = zp_now_ns();
         cv->msm_g1(&out[i], job[i].pts, job[i].s, job[i].n, be->scratch, be->pool);
         tt.msm_ns[i] = zp_now_ns() - m0;
+        zp_trace_mark(i == ZP_G16_C ? "MSM C (G1)" : "MSM H (G1)");
     }
     tt.total_ns = zp_now_ns() - t0;
     if (t) *t = tt;

@@ -59,6 +59,7 @@ int zp_g16_finalize_ctx(zp_g16_fin_ctx_t *ctx, const zp_g16_key_t *k, const zp_s
     zp_scalar_t rr, ss;
     int rc;
     if ((rc = g16_blinding(&rr, cv, r, "r")) || (rc = g16_blinding(&ss, cv, s, "s"))) return rc;
+    zp_trace_mark("blinding r, s");
 
     /* pi_b' = sum w_i B2_i (G2) */
     size_t need = cv->msm_g2_scratch(k->n_vars, zp_pool_size(pool));
@@ -73,18 +74,22 @@ int zp_g16_finalize_ctx(zp_g16_fin_ctx_t *ctx, const zp_g16_key_t *k, const zp_s
     cv->msm_g2(&b2, k->b2, w, k->n_vars, ctx->scratch, pool);
     uint64_t t1 = zp_now_ns();
     tt.msm_g2_ns = t1 - t0;
+    zp_trace_mark("MSM B2 (G2)");
 
     cv->assemble(proof, k, part, &b2, &rr, &ss);
     uint64_t t2 = zp_now_ns();
     tt.assemble_ns = t2 - t1;
+    zp_trace_mark("assemble pi_A, pi_B, pi_C");
 
     zp_g16_vk_t vk;
     if ((rc = zp_g16_vk_from_key(&vk, k))) {
         memset(proof, 0, sizeof *proof);
         return rc;
     }
+    zp_trace_mark("verification key from the zkey");
     rc = zp_g16_verify(&vk, w + 1, k->n_public, proof);
     zp_g16_vk_free(&vk);
+    zp_trace_mark("verify (pairing check)");
     tt.check_ns = zp_now_ns() - t2;
     tt.total_ns = zp_now_ns() - t0;
     if (t) *t = tt;

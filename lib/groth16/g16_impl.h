@@ -161,13 +161,22 @@ static void L(compute_h_from)(const void *dom, unsigned log_n, const zp_scalar_t
     else FR(set_u64)(&g, 25);   /* snarkjs Fr.shift when the domain uses the largest root */
     FR_T *x[3] = {FRS(a), FRS(b), FRS(h)};
     const FR_T *src[3] = {CFRS(a_in), CFRS(b_in), CFRS(c)};
+    static const char *const names[3][3] = {
+        {"NTT inverse a", "coset shift a", "NTT forward a (coset)"},
+        {"NTT inverse b", "coset shift b", "NTT forward b (coset)"},
+        {"NTT inverse c", "coset shift c", "NTT forward c (coset)"},
+    };
     for (int i = 0; i < 3; i++) {
         NTT(inverse_from)(d, x[i], src[i], pool);
+        zp_trace_mark(names[i][0]);
         NTT(coset_shift)(x[i], n, &g, pool);
+        zp_trace_mark(names[i][1]);
         NTT(forward)(d, x[i], pool);
+        zp_trace_mark(names[i][2]);
     }
     L(join_t) j = {FRS(a), FRS(b), FRS(h), n};
     zp_pool_run(pool, L(join_job), &j);
+    zp_trace_mark("h = a*b - c, from Montgomery");
 }
 
 static void L(compute_h)(const void *dom, unsigned log_n, zp_scalar_t *a, zp_scalar_t *b, zp_scalar_t *h,

@@ -73,11 +73,14 @@ static int prove_run(zp_g16_proof_t *proof, const zp_g16_key_t *k, zp_g16_key_t 
     if (!buf) return zp_err_set(-ENOMEM, "prove: out of memory for 3 x %zu scalars", n);
     zp_scalar_t *a = buf, *b = buf + n, *c = buf + 2 * n;
     zp_g1_any_t part[ZP_G16_NMSM];
+    zp_trace_mark("prove: a, b, c buffers");
     int rc = zp_g16_synth(k, w, r1cs, a, b, c, pool);
     tt.synth_ns = zp_now_ns() - t0;
+    zp_trace_mark("synthesis: a, b, c");
     if (once) {                                  /* the coefficients are dead */
         g16_drop_pages(once->coefs, (size_t)once->n_coefs * sizeof *once->coefs);
         once->coefs = NULL;
+        zp_trace_mark("drop the decoded coefficients");
     }
     /* only pi_C's sum of C and H is needed: a backend with prove_g1_sum runs them as one
      * (part[C] = C + H, part[H] = infinity); a one-shot proof's key is done with A and B1 after
@@ -94,6 +97,7 @@ static int prove_run(zp_g16_proof_t *proof, const zp_g16_key_t *k, zp_g16_key_t 
         g16_drop_pages(once->h, (size_t)once->domain_size * g1);
         once->a = once->b1 = once->c = once->h = NULL;
     }
+    zp_trace_mark("free a, b, c; drop G1 point pages");
     if (!rc) {
         /* the G2 MSM runs in the CPU backend's MSM scratch, whose pages the G1 MSMs touched
          * already: one scratch resident instead of two (finalize_ctx keeps a context's
@@ -106,6 +110,7 @@ static int prove_run(zp_g16_proof_t *proof, const zp_g16_key_t *k, zp_g16_key_t 
             ctx.scratch = shared;
             ctx.scratch_len = need;
         }
+        zp_trace_mark("G2 MSM scratch");
         rc = zp_g16_finalize_ctx(&ctx, k, w, part, r, s, proof, pool, &tt.fin);
         if (!shared) zp_g16_fin_ctx_close(&ctx);
     }

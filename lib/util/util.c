@@ -2,6 +2,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,6 +125,49 @@ void zp_log_write(int level, const char *fmt, ...)
     va_end(ap);
     size_t len = zp_log_format(line, sizeof line, level, msg);
     (void)!write(STDERR_FILENO, line, len); /* one write per line: no interleaving between processes */
+}
+
+uint64_t zp_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static struct {
+    _Atomic bool on;
+    _Atomic size_t n;
+    zp_trace_mark_t t0, m[ZP_TRACE_MAX];
+} g_trace;
+
+void zp_trace_start(void)
+{
+    atomic_store(&g_trace.on, false);
+    atomic_store(&g_trace.n, 0);
+    g_trace.t0 = (zp_trace_mark_t){.name = "start", .wall_ns = zp_now_ns(), .cpu_ns = zp_cpu_ns()};
+    atomic_store(&g_trace.on, true);
+}
+
+void zp_trace_stop(void) { atomic_store(&g_trace.on, false); }
+
+bool zp_trace_on(void) { return atomic_load_explicit(&g_trace.on, memory_order_relaxed); }
+
+void zp_trace_mark(const char *name)
+{
+    if (!zp_trace_on()) return;
+    uint64_t w = zp_now_ns(), c = zp_cpu_ns();
+    size_t i = atomic_fetch_add(&g_trace.n, 1);
+    if (i < ZP_TRACE_MAX) g_trace.m[i] = (zp_trace_mark_t){.name = name, .wall_ns = w, .cpu_ns = c};
+}
+
+size_t zp_trace_get(zp_trace_mark_t *t0, zp_trace_mark_t *marks, size_t cap, size_t *dropped)
+{
+    size_t n = atomic_load(&g_trace.n), kept = n < ZP_TRACE_MAX ? n : ZP_TRACE_MAX;
+    if (t0) *t0 = g_trace.t0;
+    if (dropped) *dropped = n - kept;
+    size_t k = kept < cap ? kept : cap;
+    for (size_t i = 0; i < k; i++) marks[i] = g_trace.m[i];
+    return k;
 }
 
 uint64_t zp_now_ns(void)

@@ -62,6 +62,22 @@ uint64_t zp_now_ns(void);                               /* CLOCK_MONOTONIC */
  * clamped to [lo_ns, hi_ns] (div >= 1) */
 uint64_t zp_poll_step_ns(uint64_t since, uint64_t now, unsigned div, uint64_t lo_ns, uint64_t hi_ns);
 uint64_t zp_wall_us(void);                              /* CLOCK_REALTIME, microseconds since the epoch */
+uint64_t zp_cpu_ns(void);                               /* CLOCK_PROCESS_CPUTIME_ID: every thread's CPU time */
+
+/* Phase trace (issue 31: where a proof's time goes). Off until zp_trace_start; then each
+ * zp_trace_mark(name) records the end of phase `name`: wall (CLOCK_MONOTONIC) and process CPU
+ * time at the mark, so a phase runs from the previous mark (or the start) to its own. Marks
+ * come from the thread that runs the proof's phases one after another (the pool's workers
+ * never mark); at most ZP_TRACE_MAX are kept, later ones are counted in *dropped. `name` must
+ * outlive the trace (a string literal). Off: one load and branch per mark. */
+enum { ZP_TRACE_MAX = 64 };
+typedef struct { const char *name; uint64_t wall_ns, cpu_ns; } zp_trace_mark_t;
+void zp_trace_start(void);                               /* clears and turns the trace on */
+void zp_trace_stop(void);
+bool zp_trace_on(void);
+void zp_trace_mark(const char *name);
+/* the start (t0: wall and CPU at zp_trace_start) and the marks so far; returns their count */
+size_t zp_trace_get(zp_trace_mark_t *t0, zp_trace_mark_t *marks, size_t cap, size_t *dropped);
 
 typedef struct zp_pool zp_pool_t;
 zp_pool_t *zp_pool_new(unsigned nthreads);              /* nthreads >= 1 (caller included); 0 = the CPUs this process may run on */

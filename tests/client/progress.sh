@@ -50,4 +50,15 @@ done
 [ -s "$IPC_DIR/pe" ] && ipc_fail "prove in a pipe printed stages: $(cat "$IPC_DIR/pe")"
 jq -e '.seconds.total > 0 and .seconds.prove > 0' "$IPC_DIR/pj" >/dev/null || ipc_fail "prove --json: $(cat "$IPC_DIR/pj")"
 "$ZKPIPE" verify $F/verification_key.json "$IPC_DIR/pqub.json" "$IPC_DIR/pq.json" >/dev/null || ipc_fail "prove --json proof"
+# --json lists every phase (issue 31), in order, from the key mapping to the cleanup; --times
+# prints the same phases as a table on stderr
+jq -e '[.phases[].name] as $n | ($n[0] == "zkey: map, section headers") and ($n[-1] == "cleanup: unmap, free")
+  and ([$n | index("synthesis: a, b, c", "NTT inverse a", "NTT forward c (coset)", "MSM A + B1 (G1, one multi-MSM over w)",
+        "MSM C + H (G1, one MSM)", "MSM B2 (G2)", "verify (pairing check)")] | . == sort and all(. != null))
+  and all(.phases[]; .wall_ms >= 0 and .cpu_ms >= 0)' "$IPC_DIR/pj" >/dev/null || ipc_fail "prove --json phases: $(cat "$IPC_DIR/pj")"
+"$ZKPIPE" prove $F/circuit.zkey $F/witness.wtns "$IPC_DIR/pq.json" "$IPC_DIR/pqub.json" --times >"$IPC_DIR/pt" 2>"$IPC_DIR/pte" || ipc_fail "prove --times"
+[ -s "$IPC_DIR/pt" ] && ipc_fail "prove --times wrote to stdout: $(cat "$IPC_DIR/pt")"
+for s in "phase " "MSM B2 (G2)" "NTT inverse b" "TOTAL (in process)"; do
+  grep -qF "$s" "$IPC_DIR/pte" || ipc_fail "prove --times does not show '$s': $(cat "$IPC_DIR/pte")"
+done
 ipc_log "progress ok"
