@@ -1067,13 +1067,13 @@ int zp_cmd_msm(int argc, char **argv)
             fprintf(stderr, "msm which: %s\n", zp_err_msg());
             return 2;
         }
-        printf("table: %s\n", zp_msm_calib_source());
+        printf("table: %s\nmethod per log2 n (E: the split, P: plain):\n", zp_msm_calib_source());
         for (unsigned g = 1; g <= 2; g++)
             for (unsigned cv = 0; cv < 2; cv++)
                 for (unsigned w = 0; w < 2; w++) {
                     printf("G%u %-9s %-7s", g, cv ? "bls12_381" : "bn254", w ? "witness" : "uniform");
-                    for (unsigned l = 12; l <= 24; l += 2)
-                        printf(" 2^%u:%s", l, zp_msm_auto_method(g, cv, w, (size_t)1 << l) == ZP_MSM_PLAIN ? "plain" : "endo");
+                    for (unsigned l = 12; l <= 22; l++)
+                        printf(" %u:%s", l, zp_msm_auto_method(g, cv, w, (size_t)1 << l) == ZP_MSM_PLAIN ? "P" : "E");
                     printf("\n");
                 }
         return 0;

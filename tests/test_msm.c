@@ -553,9 +553,10 @@ static bool calib_write(char *path, size_t cap, const char *text, size_t len)
     return ok;
 }
 
-/* a table that switches every key (both shapes) from endo to plain at 2^9 points: ratio
- * endo/plain 0.9 at 2^8, 1.1 at 2^10, interpolated in log2 n (1.0 at 2^9) */
-static bool calib_switch_at_512(char *path, size_t cap)
+/* a table that switches every key (both shapes) from endo to plain between 400 and 600 points:
+ * ratio endo/plain 0.9 at 2^8, 1.1 at 2^10, interpolated in log2 n (0.98, where the split
+ * stops, at 2^8.8 = 446 points) */
+static bool calib_switch_table(char *path, size_t cap)
 {
     static const char *gc[] = {"g1 bn254", "g1 bls12_381", "g2 bn254", "g2 bls12_381"};
     char text[2048];
@@ -567,8 +568,8 @@ static bool calib_switch_at_512(char *path, size_t cap)
     return calib_write(path, cap, text, o);
 }
 
-/* every method against the naive sum around the switch of calib_switch_at_512: AUTO (NULL
- * opts and opts.method = AUTO) at 200 and 450 points (endo) and 600, 1100 (plain), ENDO and
+/* every method against the naive sum around the switch of calib_switch_table: AUTO (NULL
+ * opts and opts.method = AUTO) at 200 and 400 points (endo) and 600, 1100 (plain), ENDO and
  * PLAIN forced, both scalar shapes, 1..3 threads; sum2 with 300 + 300 points (one MSM of 600:
  * plain, so two MSMs of 300: endo each) */
 #define MSM_AUTO_TESTS(G, GN, C, CV)                                                           \
@@ -578,7 +579,7 @@ static bool calib_switch_at_512(char *path, size_t cap)
         const zp_scalar_t *r = (const zp_scalar_t *)(const void *)&zp_fr_##C##_modulus;        \
         for (size_t si = 0; si < nsizes; si++) {                                               \
             const size_t n = sizes[si];                                                        \
-            const zp_msm_method_t want_m = n <= 512 ? ZP_MSM_ENDO : ZP_MSM_PLAIN;             \
+            const zp_msm_method_t want_m = n < 446 ? ZP_MSM_ENDO : ZP_MSM_PLAIN;             \
             CHECK(zp_msm_auto_method(GN, CV, false, n) == want_m);                             \
             CHECK(zp_msm_auto_method(GN, CV, true, n) == want_m);                              \
             zp_##G##a_##C##_t *pa = malloc(n * sizeof *pa);                                    \
@@ -669,7 +670,7 @@ static void test_calib_errors(void)
         {"zkpipe-msm-calib 1\ng1 bn254 uniform 12 1 1\n\x01\x02 x\n", ":3:", "6 fields"},
     };
     char path[256];
-    CHECK(calib_switch_at_512(path, sizeof path));
+    CHECK(calib_switch_table(path, sizeof path));
     CHECK(zp_msm_calib_load(path) == 0);
     CHECK(strstr(zp_msm_calib_source(), path) && strstr(zp_msm_calib_source(), "(test  table)"));
     unlink(path);
@@ -704,7 +705,8 @@ static void test_calib_errors(void)
           strstr(zp_err_msg(), "/nonexistent/msm-calib.txt"));
     /* the refused files left the test table in use; a file with one key keeps the others */
     CHECK(zp_msm_auto_method(1, 0, false, 600) == ZP_MSM_PLAIN);
-    CHECK(zp_msm_auto_method(2, 1, true, 450) == ZP_MSM_ENDO);
+    CHECK(zp_msm_auto_method(2, 1, true, 400) == ZP_MSM_ENDO);
+    CHECK(zp_msm_auto_method(2, 1, true, 460) == ZP_MSM_PLAIN);
     static const char one[] = "zkpipe-msm-calib 1\ng2 bn254 uniform 16 2 1\n";
     CHECK(calib_write(bp, sizeof bp, one, sizeof one - 1));
     CHECK(zp_msm_calib_load(bp) == 0);
@@ -719,10 +721,10 @@ static void test_calib_errors(void)
 static void test_auto(zp_pool_t **pools)
 {
     char path[256];
-    CHECK(calib_switch_at_512(path, sizeof path));
+    CHECK(calib_switch_table(path, sizeof path));
     CHECK(zp_msm_calib_load(path) == 0);
     unlink(path);
-    static const size_t s1[] = {200, 450, 600, 1100}, s2[] = {200, 450, 600};
+    static const size_t s1[] = {200, 400, 600, 1100}, s2[] = {200, 400, 600};
     test_auto_g1_bn254(pools, 3, s1, 4);
     test_auto_g1_bls12_381(pools, 3, s1, 4);
     test_auto_g2_bn254(pools, 3, s2, 3);

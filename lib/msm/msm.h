@@ -67,8 +67,9 @@ typedef struct {
  * every MSM of the prover) the choice is read from a calibration table: for each group
  * (g1|g2), curve and scalar shape ("uniform": at least half of a sample of the scalars
  * longer than 128 bits, else "witness"), the measured one-thread time of both methods at a
- * few sizes log2n; the method whose time, interpolated in log2n, is lower is used (the ratio
- * endo/plain is interpolated linearly between the measured sizes, held constant outside).
+ * few sizes log2n; the ratio endo/plain is interpolated linearly in log2n between the measured
+ * sizes (held constant outside them) and the split is used where it is below 0.98 (a tie
+ * goes to plain, which touches less memory).
  * The table is the built-in one (measured on the machine named in zp_msm_calib_source), or a
  * file written by `zkpipe msm calibrate`: zp_msm_calib_init() looks for it at $ZKPIPE_MSM_CALIB,
  * then at ZP_MSM_CALIB_SHARE (the install's share dir); a missing file means the built-in
