@@ -714,6 +714,16 @@ static void test_calib_errors(void)
     CHECK(zp_msm_auto_method(2, 0, true, 100) == ZP_MSM_ENDO);    /* the previous table's */
     CHECK(zp_msm_auto_method(1, 0, false, 600) == ZP_MSM_PLAIN);
     unlink(bp);
+    /* a mix between the two measured shapes: ratio 0.8 (witness, 0.15 long) .. 1.2 (uniform) */
+    static const char mix[] = "zkpipe-msm-calib 1\ng1 bn254 uniform 16 1.2 1\ng1 bn254 witness 16 0.8 1\n";
+    CHECK(calib_write(bp, sizeof bp, mix, sizeof mix - 1));
+    CHECK(zp_msm_calib_load(bp) == 0);
+    CHECK(zp_msm_auto_method(1, 0, true, 1 << 16) == ZP_MSM_ENDO);
+    CHECK(zp_msm_auto_method(1, 0, false, 1 << 16) == ZP_MSM_PLAIN);
+    CHECK(zp_msm_auto_method_mix(1, 0, 0.0, 1 << 16) == ZP_MSM_ENDO);
+    CHECK(zp_msm_auto_method_mix(1, 0, 0.5, 1 << 16) == ZP_MSM_ENDO);   /* 0.965 */
+    CHECK(zp_msm_auto_method_mix(1, 0, 0.6, 1 << 16) == ZP_MSM_PLAIN);  /* 1.012 */
+    unlink(bp);
     zp_msm_calib_reset();
     CHECK(strstr(zp_msm_calib_source(), "built-in") != NULL);
 }

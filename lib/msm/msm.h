@@ -65,8 +65,8 @@ typedef struct {
 
 /* Endomorphism split or plain, per MSM (issue 31; doc/msm.md). With ZP_MSM_AUTO (NULL opts:
  * every MSM of the prover) the choice is read from a calibration table: for each group
- * (g1|g2), curve and scalar shape ("uniform": at least half of a sample of the scalars
- * longer than 128 bits, else "witness"), the measured one-thread time of both methods at a
+ * (g1|g2), curve and scalar shape ("uniform" and "witness"-like: the share of a sample of the
+ * scalars longer than 128 bits places a call between the two), the measured one-thread time of both methods at a
  * few sizes log2n; the ratio endo/plain is interpolated linearly in log2n between the measured
  * sizes (held constant outside them) and the split is used where it is below 0.98 (a tie
  * goes to plain, which touches less memory).
@@ -89,6 +89,10 @@ const char *zp_msm_calib_source(void);
 /* the method an AUTO MSM of group g (1 or 2) on curve (0 bn254, 1 bls12_381) takes for n
  * scalars of the shape witness (false: uniform): ZP_MSM_ENDO or ZP_MSM_PLAIN */
 zp_msm_method_t zp_msm_auto_method(unsigned g, unsigned curve, bool witness, size_t n);
+/* the same for a mix with long_frac of the scalars longer than 128 bits (what an AUTO MSM
+ * samples): the ratio endo/plain is interpolated linearly between the witness rows' mix (0.15
+ * long: 10% uniform, 5% r - small) and the uniform rows' (1.0), clamped to that range */
+zp_msm_method_t zp_msm_auto_method_mix(unsigned g, unsigned curve, double long_frac, size_t n);
 
 /* The batched affine additions of G1 and G2 on AVX-512 IFMA (eight per instruction; msm_vec_impl.h),
  * both curves, on by default where the CPU has AVX512F and AVX512IFMA; ZP_MSM_VECTOR=0 in the

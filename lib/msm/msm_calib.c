@@ -26,6 +26,9 @@ enum { CAL_LOG_MAX = 30, CAL_KEYS = 8, CAL_LINE = 512 };
  * on this machine's noise, and plain leaves the split's scratch untouched (~96 B a G1 point:
  * less resident memory, less memory traffic when threads share the bus) */
 #define CAL_SPLIT_BELOW 0.98
+/* the share of scalars longer than 128 bits in the "witness" rows' mix (bench_arith.c's
+ * wit_scalars: 10% uniform, 5% r - small); "uniform" rows: 1 */
+#define CAL_WIT_LONG 0.15
 
 typedef struct {
     float endo[CAL_KEYS][CAL_LOG_MAX + 1], plain[CAL_KEYS][CAL_LOG_MAX + 1];  /* 0: none */
@@ -284,26 +287,48 @@ const char *zp_msm_calib_source(void)
     return cal_cur.source;
 }
 
-zp_msm_method_t zp_msm_auto_method(unsigned g, unsigned curve, bool witness, size_t n)
+/* *r = the ratio endo/plain of key k at n points, interpolated linearly in log2 n between the
+ * measured sizes, held constant outside them; false if the key has no rows */
+static bool cal_ratio(double *r, unsigned k, size_t n)
+{
+    const float *en = cal_cur.endo[k], *pl = cal_cur.plain[k];
+    double x = n > 1 ? log2((double)n) : 0, lo_x = -1, lo_r = 0, hi_x = -1, hi_r = 0;
+    for (unsigned l = 1; l <= CAL_LOG_MAX; l++) {
+        if (!(en[l] > 0 && pl[l] > 0)) continue;
+        double q = (double)en[l] / pl[l];
+        if (l <= x) lo_x = l, lo_r = q;
+        else if (hi_x < 0) hi_x = l, hi_r = q;
+    }
+    if (lo_x < 0 && hi_x < 0) return false;
+    if (lo_x < 0) *r = hi_r;
+    else if (hi_x < 0) *r = lo_r;
+    else *r = lo_r + (hi_r - lo_r) * (x - lo_x) / (hi_x - lo_x);
+    return true;
+}
+
+zp_msm_method_t zp_msm_auto_method_mix(unsigned g, unsigned curve, double long_frac, size_t n)
 {
     pthread_once(&cal_once, cal_do_init);
     if (cal_init_rc && !atomic_load(&cal_asked) && !atomic_exchange(&cal_warned, true))
         fprintf(stderr, "zkpipe: %s; using the built-in MSM table\n", cal_init_msg);
     int forced = atomic_load(&cal_forced);
     if (forced) return (zp_msm_method_t)forced;
-    const unsigned k = cal_key(g, curve, witness);
-    const float *en = cal_cur.endo[k], *pl = cal_cur.plain[k];
-    double x = n > 1 ? log2((double)n) : 0, lo_x = -1, lo_r = 0, hi_x = -1, hi_r = 0;
-    for (unsigned l = 1; l <= CAL_LOG_MAX; l++) {
-        if (!(en[l] > 0 && pl[l] > 0)) continue;
-        double r = (double)en[l] / pl[l];
-        if (l <= x) lo_x = l, lo_r = r;
-        else if (hi_x < 0) hi_x = l, hi_r = r;
+    double ru = 0, rw = 0, r;
+    bool hu = cal_ratio(&ru, cal_key(g, curve, false), n), hw = cal_ratio(&rw, cal_key(g, curve, true), n);
+    if (!hu && !hw) return ZP_MSM_ENDO;                    /* nothing measured: the split */
+    if (!hw) {
+        r = ru;
+    } else if (!hu) {
+        r = rw;
+    } else {                             /* between the two measured mixes, by the long share */
+        double t = (long_frac - CAL_WIT_LONG) / (1.0 - CAL_WIT_LONG);
+        t = t < 0 ? 0 : t > 1 ? 1 : t;
+        r = rw + (ru - rw) * t;
     }
-    double r;
-    if (lo_x < 0 && hi_x < 0) return ZP_MSM_ENDO;          /* nothing measured: the split */
-    if (lo_x < 0) r = hi_r;
-    else if (hi_x < 0) r = lo_r;
-    else r = lo_r + (hi_r - lo_r) * (x - lo_x) / (hi_x - lo_x);
     return r < CAL_SPLIT_BELOW ? ZP_MSM_ENDO : ZP_MSM_PLAIN;
+}
+
+zp_msm_method_t zp_msm_auto_method(unsigned g, unsigned curve, bool witness, size_t n)
+{
+    return zp_msm_auto_method_mix(g, curve, witness ? CAL_WIT_LONG : 1.0, n);
 }

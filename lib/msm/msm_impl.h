@@ -758,17 +758,17 @@ static unsigned S(endo_dim)(size_t n0)
     return n0 >= MSM_GLS_MIN_N ? MSM_DIM_MAX : 2;
 }
 
-/* the scalar shape the method choice looks up (msm_calib.c): witness-like unless at least
- * half of up to 4096 evenly spaced scalars are longer than 128 bits (uniform scalars below r
- * are, but for 1 in 2^125; witness vectors are mostly 0, 1 and short values) */
-static bool S(witness_like)(const zp_scalar_t *sc, const zp_scalar_t *sc2, size_t n1, size_t n)
+/* the scalar shape the method choice looks up (msm_calib.c): the share of scalars longer than
+ * 128 bits among up to 4096 evenly spaced ones (uniform scalars below r: 1, but for 1 in
+ * 2^125; witness vectors are mostly 0, 1 and short values) */
+static double S(long_frac)(const zp_scalar_t *sc, const zp_scalar_t *sc2, size_t n1, size_t n)
 {
     size_t step = n > 4096 ? n / 4096 : 1, cnt = 0, lng = 0;
     for (size_t i = 0; i < n; i += step, cnt++) {
         const zp_scalar_t *k = sc2 && i >= n1 ? &sc2[i - n1] : &sc[i];
         lng += (k->l[2] | k->l[3]) != 0;
     }
-    return 2 * lng < cnt;
+    return cnt ? (double)lng / (double)cnt : 0;
 }
 
 /* the split's dimension for opts and the n0 scalars sc (from n1 on sc2, S(sum2)): no_endo 1;
@@ -783,8 +783,8 @@ static unsigned S(dim)(const zp_msm_opts_t *o, size_t n0, const zp_scalar_t *sc,
     if (o && o->dim == 4) return MSM_DIM_MAX;
     zp_msm_method_t m = o ? o->method : ZP_MSM_AUTO;
     if (m == ZP_MSM_AUTO)
-        m = zp_msm_auto_method(sizeof(FE_T) > sizeof(FB_T) ? 2 : 1, sizeof(FB_T) > 32 ? 1 : 0,
-                               S(witness_like)(sc, sc2, n1, n0), n0);
+        m = zp_msm_auto_method_mix(sizeof(FE_T) > sizeof(FB_T) ? 2 : 1, sizeof(FB_T) > 32 ? 1 : 0,
+                                   S(long_frac)(sc, sc2, n1, n0), n0);
     return m == ZP_MSM_PLAIN ? 1 : S(endo_dim)(n0);
 }
 
