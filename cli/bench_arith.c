@@ -917,13 +917,14 @@ bad:
  * measures, on this CPU, the endomorphism split and the plain MSM alternately (one thread,
  * process CPU ms, best of 2, one run from 2^20 up) for G1 and G2 of both curves, uniform and
  * witness-like scalars, at 2^12, 2^14, ..., 2^22 (witness-like up to 2^20, where the split
- * wins by 20-40% at every size; --quick: 2^12, 2^14, 2^16), and writes the table msm_calib.c
+ * wins by 20-40% at every size; --quick: 2^12, 2^14, 2^16; --reps N: best of N alternating
+ * rounds at every size, for a noisy machine), and writes the table msm_calib.c
  * reads (msm.h: zp_msm_calib_init): to FILE (written to FILE.tmp, checked by loading it,
  * then renamed), or stdout. Install it as $prefix/share/zkpipe/msm-calib.txt or point
  * ZKPIPE_MSM_CALIB at it. --c-table prints the rows as msm_calib_default.h's initialisers. */
 #define CALIB_GROUP(G, GN, C, CV)                                                              \
     static int calib_##G##_##C(FILE *f, const unsigned *logs, unsigned nlogs, unsigned wmax,   \
-                               bool ctab)                                                      \
+                               bool ctab, unsigned reps)                                       \
     {                                                                                          \
         unsigned lmax = 0;                                                                     \
         for (unsigned s = 0; s < nlogs; s++) lmax = logs[s] > lmax ? logs[s] : lmax;           \
@@ -939,7 +940,8 @@ bad:
                 (kind ? wit_scalars : rnd_scalars)(k, n, zp_fr_##C##_modulus.l);               \
                 zp_msm_opts_t mo[2] = {{.method = ZP_MSM_ENDO}, {.method = ZP_MSM_PLAIN}};     \
                 double ms[2];                                                                  \
-                if (msm_alt_##G##_##C(ms, pa, k, n, NULL, logs[s] >= 20 ? 1 : 2, mo, 2)) goto out; \
+                int rp = reps ? (int)reps : logs[s] >= 20 ? 1 : 2;                             \
+                if (msm_alt_##G##_##C(ms, pa, k, n, NULL, rp, mo, 2)) goto out;                \
                 if (ctab)                                                                      \
                     fprintf(f, "    {%u, %u, %u, %u, %.2ff, %.2ff},\n", GN, CV, kind, logs[s], ms[0], ms[1]); \
                 else                                                                           \
@@ -964,10 +966,12 @@ static int msm_calibrate(int argc, char **argv)
 {
     const char *out = NULL;
     bool quick = false, ctab = false;
-    unsigned logs[8] = {12, 14, 16, 18, 20, 22}, nlogs = 6;
+    unsigned logs[8] = {12, 14, 16, 18, 20, 22}, nlogs = 6, reps = 0;
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(argv[i], "--out") && v) {
+        if (!strcmp(argv[i], "--reps") && v) {
+            if (parse_uint(&reps, argv[++i], 1, 20, "--reps")) return 2;
+        } else if (!strcmp(argv[i], "--out") && v) {
             out = argv[++i];
         } else if (!strcmp(argv[i], "--quick")) {
             quick = true;
@@ -977,7 +981,7 @@ static int msm_calibrate(int argc, char **argv)
         } else if (!strcmp(argv[i], "--sizes") && v) {
             if (parse_list(logs, &nlogs, argv[++i], 4, 24, "--sizes")) return 2;
         } else {
-            fprintf(stderr, "usage: zkpipe msm calibrate [--out FILE] [--quick] [--sizes \"12 16 20\"] [--c-table]\n");
+            fprintf(stderr, "usage: zkpipe msm calibrate [--out FILE] [--quick] [--sizes \"12 16 20\"] [--reps N] [--c-table]\n");
             return 2;
         }
     }
@@ -1021,8 +1025,8 @@ static int msm_calibrate(int argc, char **argv)
     }
     fprintf(stderr, "msm calibrate: %s (%s path)\n", model, zp_msm_vector() ? "AVX-512 IFMA" : "scalar");
     const unsigned wmax = 20;
-    if (calib_g1_bn254(f, logs, nlogs, wmax, ctab) || calib_g1_bls12_381(f, logs, nlogs, wmax, ctab) ||
-        calib_g2_bn254(f, logs, nlogs, wmax, ctab) || calib_g2_bls12_381(f, logs, nlogs, wmax, ctab)) {
+    if (calib_g1_bn254(f, logs, nlogs, wmax, ctab, reps) || calib_g1_bls12_381(f, logs, nlogs, wmax, ctab, reps) ||
+        calib_g2_bn254(f, logs, nlogs, wmax, ctab, reps) || calib_g2_bls12_381(f, logs, nlogs, wmax, ctab, reps)) {
         fprintf(stderr, "msm calibrate: out of memory or a wrong result\n");
         if (out) {
             fclose(f);
@@ -1078,7 +1082,7 @@ int zp_cmd_msm(int argc, char **argv)
                 }
         return 0;
     }
-    fprintf(stderr, "usage: zkpipe msm calibrate [--out FILE] [--quick] [--sizes \"12 16 20\"] [--c-table]\n"
+    fprintf(stderr, "usage: zkpipe msm calibrate [--out FILE] [--quick] [--sizes \"12 16 20\"] [--reps N] [--c-table]\n"
                     "       zkpipe msm check FILE     parse a calibration file\n"
                     "       zkpipe msm which          the table in use and the method per size\n");
     return 2;
