@@ -1,6 +1,6 @@
 /* bench_arith.c - `zkpipe bench arith [--quick] [--threads N] [--msm-only] [--sizes "16 18"]
  * [--groups g1,g2] [--c C] [--scalars uniform|witness|both] [--endo on|off|both] [--dim 2|4]
- * [--vector on|off|both] [--cpu]`:
+ * [--vector on|off|both] [--cpu] [--json]`:
  * timings of
  * the arithmetic the prover is built from: ns per Fr/Fq multiplication; ms per G1 and G2 MSM
  * at 2^16, 2^18, 2^20 (--quick: 2^12, 2^14, 2^16; --sizes: any list), for BN254 and
@@ -14,11 +14,19 @@
  * the MSMs' process CPU time instead of wall time (loaded machines). Then ms per NTT
  * 2^20 (--quick 2^16) and per pairing. Inputs are random: points are sums of a few random
  * multiples of the generator (cheap to build), converted with one batch inversion. Each
- * figure is the best of 2 runs (one run from 2^20 up). Speed is printed, never asserted. */
+ * figure is the best of 2 runs (one run from 2^20 up). Speed is printed, never asserted.
+ * --json (issue 31): MSMs only, one thread unless --threads is given (then 1 and N), one JSON
+ * object per line per MSM and method: {"group","curve","log2n","threads","scalars","method",
+ * "ms"} for method "endo" (the split forced), "plain" (forced) and "auto" (what the prover
+ * uses: the calibrated choice, zp_msm_auto_method; its line adds "picked"), the three run
+ * alternately on the same scalars and checked equal. ZP_MSM_METHOD=endo|plain forces every
+ * AUTO MSM (the prover's too). The text table's "endo" column is the split forced. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <errno.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "lib/msm/msm.h"
@@ -151,6 +159,35 @@ BENCH_MUL(fq_bls12_381)
         }                                                                                      \
         free(scr);                                                                             \
         return best;                                                                           \
+    }                                                                                          \
+    /* nm methods o[j] alternately (one run of each per round), best of reps each into ms[j] */ \
+    static int msm_alt_##G##_##C(double *ms, const zp_##G##a_##C##_t *pa, const zp_scalar_t *k, \
+                                 size_t n, zp_pool_t *pool, int reps, const zp_msm_opts_t *o,  \
+                                 unsigned nm)                                                  \
+    {                                                                                          \
+        size_t sz = 64;                                                                        \
+        for (unsigned j = 0; j < nm; j++) {                                                    \
+            size_t x = zp_msm_##G##_##C##_ex_scratch_size(n, 1, zp_pool_size(pool), &o[j]);    \
+            if (x > sz) sz = x;                                                                \
+            ms[j] = -1;                                                                        \
+        }                                                                                      \
+        void *scr = NULL;                                                                      \
+        if (posix_memalign(&scr, 64, sz)) return -1;                                           \
+        zp_##G##_##C##_t out[4];                                                               \
+        for (int r = 0; r < reps; r++)                                                         \
+            for (unsigned j = 0; j < nm; j++) {                                                \
+                uint64_t t0 = msm_clock();                                                     \
+                zp_msm_##G##_##C##_multi_ex(&out[j], &pa, 1, k, n, scr, pool, &o[j]);          \
+                double x = (double)(msm_clock() - t0) / 1e6;                                   \
+                if (ms[j] < 0 || x < ms[j]) ms[j] = x;                                         \
+            }                                                                                  \
+        free(scr);                                                                             \
+        for (unsigned j = 1; j < nm; j++)                                                      \
+            if (!zp_##G##_##C##_eq(&out[j], &out[0])) {                                        \
+                fprintf(stderr, "bench arith: " #G " " #C " 2^%zu: the methods' results differ\n", n); \
+                return -1;                                                                     \
+            }                                                                                  \
+        return 0;                                                                              \
     }
 BENCH_GROUP(g1, bn254, fq_bn254)
 BENCH_GROUP(g2, bn254, fq2_bn254)
@@ -231,6 +268,7 @@ typedef struct {
     unsigned vec;                           /* --vector: 1 on (the default where the CPU has
                                                AVX-512 IFMA), 2 off, 3 both, alternately */
     unsigned logs[8], nlogs;
+    bool json, threads_given;               /* --json: JSON lines, endo / plain / auto */
 } bench_opts_t;
 
 static int parse_mask(unsigned *m, const char *v, const char *a, const char *b)
@@ -266,8 +304,11 @@ static int bench_parse(bench_opts_t *o, int argc, char **argv)
             o->msm_only = true;
         } else if (!strcmp(a, "--cpu")) {
             bench_cpu = true;
+        } else if (!strcmp(a, "--json")) {
+            o->json = true;
         } else if (!strcmp(a, "--threads") && v) {
             if (parse_uint(&o->nthr, v, 1, 1024, a)) return -1;
+            o->threads_given = true;
             i++;
         } else if (!strcmp(a, "--dim") && v) {
             if (parse_uint(&o->dim, v, 2, 4, a) || o->dim == 3) {
@@ -313,7 +354,8 @@ static int bench_parse(bench_opts_t *o, int argc, char **argv)
         } else {
             fprintf(stderr, "usage: zkpipe bench arith [--quick] [--threads N] [--msm-only] "
                             "[--sizes \"16 18 20\"] [--groups g1,g2] [--c C] "
-                            "[--scalars uniform|witness|both] [--endo on|off|both] [--vector on|off|both] [--dim 2|4] [--cpu]\n");
+                            "[--scalars uniform|witness|both] [--endo on|off|both] [--vector on|off|both] [--dim 2|4] [--cpu] "
+                            "[--json]\n");
             return -1;
         }
     }
@@ -342,7 +384,7 @@ static int bench_parse(bench_opts_t *o, int argc, char **argv)
                 if (!(o.kinds & kind)) continue;                                               \
                 int reps = n >= ((size_t)1 << 20) ? 1 : 2;                                     \
                 double t[2][4] = {{-1, -1, -1, -1}, {-1, -1, -1, -1}};                         \
-                zp_msm_opts_t on = {.c = o.c, .dim = o.dim}, off = {.no_endo = true, .c = o.c};              \
+                zp_msm_opts_t on = {.c = o.c, .dim = o.dim, .method = ZP_MSM_ENDO}, off = {.no_endo = true, .c = o.c}; \
                 for (unsigned vm = 1; vm <= 2; vm++) {                                         \
                     if (!(o.vec & vm)) continue;                                               \
                     zp_msm_set_vector(vm == 1);                                                \
@@ -359,6 +401,39 @@ static int bench_parse(bench_opts_t *o, int argc, char **argv)
                     msm_row(what, tv);                                                         \
                 }                                                                              \
                 if (o.vec == 3) vec_ratio_row(t);                                              \
+            }                                                                                  \
+    }
+
+/* --json: one line per MSM and method (endo, plain, auto: run alternately, same scalars);
+ * auto's line also names the method it took ("picked") */
+#define JSON_ROWS(G, GN)                                                                       \
+    for (unsigned s = 0; s < o.nlogs; s++) {                                                   \
+        size_t n = (size_t)1 << o.logs[s];                                                     \
+        int reps = n >= ((size_t)1 << 20) ? 1 : 2;                                             \
+        for (unsigned pi = 0; pi < npools; pi++)                                               \
+            for (unsigned kind = 1; kind <= 2; kind++) {                                       \
+                if (!(o.kinds & kind)) continue;                                               \
+                for (unsigned cv = 0; cv < 2; cv++) {                                          \
+                    zp_msm_opts_t mo[3] = {{.c = o.c, .method = ZP_MSM_ENDO},                  \
+                                           {.c = o.c, .method = ZP_MSM_PLAIN},                 \
+                                           {.c = o.c, .method = ZP_MSM_AUTO}};                 \
+                    double ms[3];                                                              \
+                    (kind == 1 ? rnd_scalars : wit_scalars)(k, n, cv ? r_bls : r_bn);          \
+                    int e = cv ? msm_alt_##G##_bls12_381(ms, G##_bls, k, n, pools[pi], reps, mo, 3) \
+                               : msm_alt_##G##_bn254(ms, G##_bn, k, n, pools[pi], reps, mo, 3); \
+                    if (e) goto out;                                                           \
+                    zp_msm_method_t pk = zp_msm_auto_method(GN, cv, kind == 2, n);             \
+                    for (unsigned j = 0; j < 3; j++) {                                         \
+                        printf("{\"group\":\"G%u\",\"curve\":\"%s\",\"log2n\":%u,\"threads\":%u,"     \
+                               "\"scalars\":\"%s\",\"method\":\"%s\",\"ms\":%.2f",                     \
+                               GN, cv ? "bls12_381" : "bn254", o.logs[s], zp_pool_size(pools[pi]), \
+                               kind == 1 ? "uniform" : "witness",                              \
+                               j == 0 ? "endo" : j == 1 ? "plain" : "auto", ms[j]);            \
+                        if (j == 2) printf(",\"picked\":\"%s\"", pk == ZP_MSM_PLAIN ? "plain" : "endo"); \
+                        printf("}\n");                                                         \
+                    }                                                                          \
+                    fflush(stdout);                                                            \
+                }                                                                              \
             }                                                                                  \
     }
 
@@ -394,6 +469,11 @@ int zp_bench_arith(int argc, char **argv)
         if (!strcmp(argv[i], "--fixed")) return bench_fixed(argc, argv);
     bench_opts_t o;
     if (bench_parse(&o, argc, argv)) return 2;
+    if (zp_msm_calib_init()) {
+        fprintf(stderr, "bench arith: %s\n", zp_err_msg());
+        return 2;
+    }
+    if (o.json && !o.threads_given) o.nthr = 1;  /* --json: one thread unless asked */
     const unsigned nthr = o.nthr;
     zp_pool_t *pools[2] = {NULL, nthr > 1 ? zp_pool_new(nthr) : NULL};
     unsigned npools = nthr > 1 ? 2 : 1;
@@ -413,10 +493,14 @@ int zp_bench_arith(int argc, char **argv)
         if (fscanf(lf, "%lf", &load) != 1) load = -1;
         fclose(lf);
     }
-    printf("zkpipe bench arith%s: best of runs, threads 1 and %u, load average %.2f at start%s%s\n",
-           o.quick ? " --quick" : "", nthr, load, o.c ? " (window forced)" : "",
-           bench_cpu ? "; MSMs in CPU ms" : "");
-    if (!o.msm_only) {
+    if (!o.json)
+        printf("zkpipe bench arith%s: best of runs, threads 1 and %u, load average %.2f at start%s%s\n",
+               o.quick ? " --quick" : "", nthr, load, o.c ? " (window forced)" : "",
+               bench_cpu ? "; MSMs in CPU ms" : "");
+    else
+        fprintf(stderr, "zkpipe bench arith --json: best of runs, load average %.2f at start, %s, table: %s\n",
+                load, bench_cpu ? "process CPU ms" : "wall ms", zp_msm_calib_source());
+    if (!o.msm_only && !o.json) {
         printf("%-28s %12s %12s\n", "", "bn254", "bls12_381");
         row("Fr mul (ns)", bench_mul_fr_bn254(2000000), bench_mul_fr_bls12_381(2000000), "%.1f");
         row("Fq mul (ns)", bench_mul_fq_bn254(2000000), bench_mul_fq_bls12_381(2000000), "%.1f");
@@ -440,6 +524,12 @@ int zp_bench_arith(int argc, char **argv)
     double setup_ms = ms_since(t0);
     const uint64_t *r_bn = zp_fr_bn254_modulus.l, *r_bls = zp_fr_bls12_381_modulus.l;
     char what[64];
+    if (o.json) {
+        if (o.groups & 1) JSON_ROWS(g1, 1)
+        if (o.groups & 2) JSON_ROWS(g2, 2)
+        rc = 0;
+        goto out;
+    }
     printf("%-28s %9s %9s %7s %9s %9s %7s\n", "MSM (ms)", "bn endo", "bn plain", "ratio",
            "bls endo", "bls plain", "ratio");
     if (o.groups & 1) BENCH_ROWS(g1)
@@ -820,5 +910,180 @@ bad_curves:
     fprintf(stderr, "bench arith: --curves wants bn254, bls12_381 or both\n");
 bad:
     free(av);
+    return 2;
+}
+
+/* ---- `zkpipe msm calibrate [--out FILE] [--quick] [--sizes "12 16"] [--c-table]` (issue 31):
+ * measures, on this CPU, the endomorphism split and the plain MSM alternately (one thread,
+ * process CPU ms, best of 2, one run from 2^20 up) for G1 and G2 of both curves, uniform and
+ * witness-like scalars, at 2^12, 2^14, ..., 2^22 (witness-like up to 2^20, where the split
+ * wins by 20-40% at every size; --quick: 2^12, 2^14, 2^16; --reps N: best of N alternating
+ * rounds at every size, for a noisy machine), and writes the table msm_calib.c
+ * reads (msm.h: zp_msm_calib_init): to FILE (written to FILE.tmp, checked by loading it,
+ * then renamed), or stdout. Install it as $prefix/share/zkpipe/msm-calib.txt or point
+ * ZKPIPE_MSM_CALIB at it. --c-table prints the rows as msm_calib_default.h's initialisers. */
+#define CALIB_GROUP(G, GN, C, CV)                                                              \
+    static int calib_##G##_##C(FILE *f, const unsigned *logs, unsigned nlogs, unsigned wmax,   \
+                               bool ctab, unsigned reps)                                       \
+    {                                                                                          \
+        unsigned lmax = 0;                                                                     \
+        for (unsigned s = 0; s < nlogs; s++) lmax = logs[s] > lmax ? logs[s] : lmax;           \
+        size_t nmax = (size_t)1 << lmax;                                                       \
+        zp_##G##a_##C##_t *pa = malloc(nmax * sizeof *pa);                                     \
+        zp_scalar_t *k = malloc(nmax * sizeof *k);                                             \
+        int rc = -1;                                                                           \
+        if (!pa || !k || points_##G##_##C(pa, nmax)) goto out;                                 \
+        for (unsigned s = 0; s < nlogs; s++)                                                   \
+            for (unsigned kind = 0; kind < 2; kind++) {                                        \
+                if (kind && logs[s] > wmax) continue;                                          \
+                size_t n = (size_t)1 << logs[s];                                               \
+                (kind ? wit_scalars : rnd_scalars)(k, n, zp_fr_##C##_modulus.l);               \
+                zp_msm_opts_t mo[2] = {{.method = ZP_MSM_ENDO}, {.method = ZP_MSM_PLAIN}};     \
+                double ms[2];                                                                  \
+                int rp = reps ? (int)reps : logs[s] >= 20 ? 1 : 2;                             \
+                if (msm_alt_##G##_##C(ms, pa, k, n, NULL, rp, mo, 2)) goto out;                \
+                if (ctab)                                                                      \
+                    fprintf(f, "    {%u, %u, %u, %u, %.2ff, %.2ff},\n", GN, CV, kind, logs[s], ms[0], ms[1]); \
+                else                                                                           \
+                    fprintf(f, "g%u %s %s %u %.2f %.2f\n", GN, #C, kind ? "witness" : "uniform", logs[s], \
+                            ms[0], ms[1]);                                                     \
+                fflush(f);                                                                     \
+                fprintf(stderr, "  g%u %s %s 2^%u: endo %.1f ms, plain %.1f ms (%.3fx)\n", GN, #C, \
+                        kind ? "witness" : "uniform", logs[s], ms[0], ms[1], ms[0] / ms[1]);   \
+            }                                                                                  \
+        rc = 0;                                                                                \
+    out:                                                                                       \
+        free(pa);                                                                              \
+        free(k);                                                                               \
+        return rc;                                                                             \
+    }
+CALIB_GROUP(g1, 1, bn254, 0)
+CALIB_GROUP(g1, 1, bls12_381, 1)
+CALIB_GROUP(g2, 2, bn254, 0)
+CALIB_GROUP(g2, 2, bls12_381, 1)
+
+static int msm_calibrate(int argc, char **argv)
+{
+    const char *out = NULL;
+    bool quick = false, ctab = false;
+    unsigned logs[8] = {12, 14, 16, 18, 20, 22}, nlogs = 6, reps = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(argv[i], "--reps") && v) {
+            if (parse_uint(&reps, argv[++i], 1, 20, "--reps")) return 2;
+        } else if (!strcmp(argv[i], "--out") && v) {
+            out = argv[++i];
+        } else if (!strcmp(argv[i], "--quick")) {
+            quick = true;
+            nlogs = 3;
+        } else if (!strcmp(argv[i], "--c-table")) {
+            ctab = true;
+        } else if (!strcmp(argv[i], "--sizes") && v) {
+            if (parse_list(logs, &nlogs, argv[++i], 4, 24, "--sizes")) return 2;
+        } else {
+            fprintf(stderr, "usage: zkpipe msm calibrate [--out FILE] [--quick] [--sizes \"12 16 20\"] [--reps N] [--c-table]\n");
+            return 2;
+        }
+    }
+    char tmp[4096];
+    FILE *f = stdout;
+    if (out) {
+        if (snprintf(tmp, sizeof tmp, "%s.tmp", out) >= (int)sizeof tmp) {
+            fprintf(stderr, "msm calibrate: --out path too long\n");
+            return 2;
+        }
+        f = fopen(tmp, "w");
+        if (!f) {
+            fprintf(stderr, "msm calibrate: cannot write %s: %s\n", tmp, strerror(errno));
+            return 1;
+        }
+    }
+    char model[160] = "unknown CPU";
+    FILE *ci = fopen("/proc/cpuinfo", "r");
+    if (ci) {
+        char line[512];
+        while (fgets(line, sizeof line, ci))
+            if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
+                const char *m = strchr(line, ':') + 1;
+                while (*m == ' ') m++;
+                snprintf(model, sizeof model, "%.*s", (int)strcspn(m, "\n"), m);
+                break;
+            }
+        fclose(ci);
+    }
+    time_t now = time(NULL);
+    char day[32];
+    strftime(day, sizeof day, "%Y-%m-%d", gmtime(&now));
+    bench_cpu = true;                           /* one thread, process CPU time */
+    if (!ctab) {
+        fprintf(f, "zkpipe-msm-calib 1\n");
+        fprintf(f, "machine %s, %ld cores online, %s path, %s\n", model, sysconf(_SC_NPROCESSORS_ONLN),
+                zp_msm_vector() ? "AVX-512 IFMA" : "scalar", day);
+        fprintf(f, "# zkpipe msm calibrate%s: one thread, process CPU ms, endo and plain alternately\n",
+                quick ? " --quick" : "");
+        fprintf(f, "# group curve scalars log2n endo_ms plain_ms\n");
+    }
+    fprintf(stderr, "msm calibrate: %s (%s path)\n", model, zp_msm_vector() ? "AVX-512 IFMA" : "scalar");
+    const unsigned wmax = 20;
+    if (calib_g1_bn254(f, logs, nlogs, wmax, ctab, reps) || calib_g1_bls12_381(f, logs, nlogs, wmax, ctab, reps) ||
+        calib_g2_bn254(f, logs, nlogs, wmax, ctab, reps) || calib_g2_bls12_381(f, logs, nlogs, wmax, ctab, reps)) {
+        fprintf(stderr, "msm calibrate: out of memory or a wrong result\n");
+        if (out) {
+            fclose(f);
+            unlink(tmp);
+        }
+        return 1;
+    }
+    if (!out) return 0;
+    if (fclose(f)) {
+        fprintf(stderr, "msm calibrate: cannot write %s: %s\n", tmp, strerror(errno));
+        unlink(tmp);
+        return 1;
+    }
+    if (!ctab && zp_msm_calib_load(tmp)) {
+        fprintf(stderr, "msm calibrate: the table written does not load: %s\n", zp_err_msg());
+        unlink(tmp);
+        return 1;
+    }
+    if (rename(tmp, out)) {
+        fprintf(stderr, "msm calibrate: cannot rename %s to %s: %s\n", tmp, out, strerror(errno));
+        unlink(tmp);
+        return 1;
+    }
+    fprintf(stderr, "msm calibrate: wrote %s\n", out);
+    return 0;
+}
+
+/* `zkpipe msm calibrate ...` | `zkpipe msm check FILE` | `zkpipe msm which` */
+int zp_cmd_msm(int argc, char **argv)
+{
+    if (argc >= 2 && !strcmp(argv[1], "calibrate")) return msm_calibrate(argc - 1, argv + 1);
+    if (argc == 3 && !strcmp(argv[1], "check")) {
+        if (zp_msm_calib_load(argv[2])) {
+            fprintf(stderr, "msm check: %s\n", zp_err_msg());
+            return 2;
+        }
+        printf("%s: ok\n", argv[2]);
+        return 0;
+    }
+    if (argc == 2 && !strcmp(argv[1], "which")) {
+        if (zp_msm_calib_init()) {
+            fprintf(stderr, "msm which: %s\n", zp_err_msg());
+            return 2;
+        }
+        printf("table: %s\nmethod per log2 n (E: the split, P: plain):\n", zp_msm_calib_source());
+        for (unsigned g = 1; g <= 2; g++)
+            for (unsigned cv = 0; cv < 2; cv++)
+                for (unsigned w = 0; w < 2; w++) {
+                    printf("G%u %-9s %-7s", g, cv ? "bls12_381" : "bn254", w ? "witness" : "uniform");
+                    for (unsigned l = 12; l <= 22; l++)
+                        printf(" %u:%s", l, zp_msm_auto_method(g, cv, w, (size_t)1 << l) == ZP_MSM_PLAIN ? "P" : "E");
+                    printf("\n");
+                }
+        return 0;
+    }
+    fprintf(stderr, "usage: zkpipe msm calibrate [--out FILE] [--quick] [--sizes \"12 16 20\"] [--reps N] [--c-table]\n"
+                    "       zkpipe msm check FILE     parse a calibration file\n"
+                    "       zkpipe msm which          the table in use and the method per size\n");
     return 2;
 }

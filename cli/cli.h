@@ -25,6 +25,7 @@ int zp_prove_bellman(const char *const pos[4], const char *r1cs_path, const char
                      unsigned threads, bool json);
 int zp_cmd_bench(int argc, char **argv);    /* cli/bench.c   */
 int zp_bench_arith(int argc, char **argv); /* cli/bench_arith.c: `zkpipe bench arith` */
+int zp_cmd_msm(int argc, char **argv);     /* cli/bench_arith.c: `zkpipe msm calibrate|check|which` */
 int zp_bench_wakeup(int argc, char **argv); /* cli/bench_wakeup.c: `zkpipe bench wakeup` */
 int zp_bench_filecoin(int argc, char **argv); /* cli/bench_filecoin.c: `zkpipe bench filecoin` */
 int zp_cmd_up(int argc, char **argv);       /* cli/up.c      */

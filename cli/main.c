@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "lib/msm/msm.h"
 #include "lib/util/util.h"
 
 static const struct { const char *name; int (*fn)(int, char **); const char *help; } cmds[] = {
@@ -12,6 +13,7 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     {"wtns", zp_cmd_wtns, "wtns calculate <circuit.wasm> <input.json> <witness.wtns>  witness from input.json, as snarkjs"},
     {"fullprove", zp_cmd_fullprove, "fullprove <input.json> <circuit.wasm> <circuit.zkey> <proof.json> <public.json>"},
     {"bench", zp_cmd_bench, "bench [arith|prove ZKEY WTNS] ...  print timings"},
+    {"msm", zp_cmd_msm, "msm calibrate [--out FILE] [--quick] | check FILE | which  the MSM method table (issue 31)"},
     {"up", zp_cmd_up, "up [--config FILE]  run a local process group in the foreground"},
     {"submit", zp_cmd_submit, "submit --zkey Z [--r1cs R] [--priority P] [--request-id ID] [--inline] W1.wtns ..."},
     {"await", zp_cmd_await, "await JOB [--timeout S] [--out DIR] [--json] [--quiet]"},
@@ -80,6 +82,12 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "help")) return help(argc - 1, argv + 1);
     if (zp_fleet_wanted(argc - 1, argv + 1)) return zp_cmd_fleet_client(argc - 1, argv + 1);   /* cli/fleet.c */
+    /* the commands that run MSMs refuse a malformed MSM calibration file (lib/msm/msm.h) */
+    if ((!strcmp(argv[1], "prove") || !strcmp(argv[1], "fullprove") || !strcmp(argv[1], "up")) &&
+        zp_msm_calib_init()) {
+        fprintf(stderr, "zkpipe: %s\n", zp_err_msg());
+        return 2;
+    }
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(argv[1], cmds[i].name)) return cmds[i].fn(argc - 1, argv + 1);
     fprintf(stderr, "zkpipe: unknown command '%s'\n", argv[1]);

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <unistd.h>
 
 #include "lib/msm/msm.h"
 #include "lib/msm/msm_int.h"
@@ -537,6 +539,209 @@ MSM_VEC_TESTS(g2, bn254)
 MSM_VEC_TESTS(g1, bls12_381)
 MSM_VEC_TESTS(g2, bls12_381)
 
+/* ---- the method choice (issue 31; lib/msm/msm_calib.c) ---- */
+
+/* path = a temporary file holding text; false if it cannot be written */
+static bool calib_write(char *path, size_t cap, const char *text, size_t len)
+{
+    const char *td = getenv("TMPDIR");
+    snprintf(path, cap, "%s/test_msm_calib_XXXXXX", td && *td ? td : "/tmp");
+    int fd = mkstemp(path);
+    if (fd < 0) return false;
+    bool ok = write(fd, text, len) == (ssize_t)len;
+    close(fd);
+    return ok;
+}
+
+/* a table that switches every key (both shapes) from endo to plain between 400 and 600 points:
+ * ratio endo/plain 0.9 at 2^8, 1.1 at 2^10, interpolated in log2 n (0.98, where the split
+ * stops, at 2^8.8 = 446 points) */
+static bool calib_switch_table(char *path, size_t cap)
+{
+    static const char *gc[] = {"g1 bn254", "g1 bls12_381", "g2 bn254", "g2 bls12_381"};
+    char text[2048];
+    size_t o = (size_t)snprintf(text, sizeof text, "# test table\n\nzkpipe-msm-calib 1\nmachine test  table\n");
+    for (int i = 0; i < 4; i++)
+        for (int w = 0; w < 2; w++)
+            o += (size_t)snprintf(text + o, sizeof text - o, "%s %s 8 0.9 1.0   # comment\n%s %s 10 1.1 1.0\n",
+                                  gc[i], w ? "witness" : "uniform", gc[i], w ? "witness" : "uniform");
+    return calib_write(path, cap, text, o);
+}
+
+/* every method against the naive sum around the switch of calib_switch_table: AUTO (NULL
+ * opts and opts.method = AUTO) at 200 and 400 points (endo) and 600, 1100 (plain), ENDO and
+ * PLAIN forced, both scalar shapes, 1..3 threads; sum2 with 300 + 300 points (one MSM of 600:
+ * plain, so two MSMs of 300: endo each) */
+#define MSM_AUTO_TESTS(G, GN, C, CV)                                                           \
+    static void test_auto_##G##_##C(zp_pool_t **pools, unsigned npools, const size_t *sizes,   \
+                                    size_t nsizes)                                             \
+    {                                                                                          \
+        const zp_scalar_t *r = (const zp_scalar_t *)(const void *)&zp_fr_##C##_modulus;        \
+        for (size_t si = 0; si < nsizes; si++) {                                               \
+            const size_t n = sizes[si];                                                        \
+            const zp_msm_method_t want_m = n < 446 ? ZP_MSM_ENDO : ZP_MSM_PLAIN;             \
+            CHECK(zp_msm_auto_method(GN, CV, false, n) == want_m);                             \
+            CHECK(zp_msm_auto_method(GN, CV, true, n) == want_m);                              \
+            zp_##G##a_##C##_t *pa = malloc(n * sizeof *pa);                                    \
+            zp_scalar_t *k = malloc(n * sizeof *k), rep = {{rnd64(), rnd64(), 7, 0}};          \
+            points_##G##_##C(pa, n);                                                           \
+            for (int shape = 0; shape < 2; shape++) {                                          \
+                for (size_t i = 0; i < n; i++) {                                               \
+                    if (shape) pick_sparse(&k[i], r);                                          \
+                    else pick_scalar(&k[i], i, r, &rep, &zp_glv_##C##_lambda, &zp_gls_##C##_mu, \
+                                     zp_gls_##C##_bits);                                       \
+                }                                                                              \
+                zp_##G##_##C##_t want, got;                                                    \
+                naive_##G##_##C(&want, pa, k, n);                                              \
+                for (unsigned pi = 0; pi < npools; pi++) {                                     \
+                    unsigned nt = zp_pool_size(pools[pi]);                                     \
+                    for (int mode = 0; mode < 4; mode++) {                                     \
+                        zp_msm_opts_t o = {.method = mode == 1 ? ZP_MSM_AUTO : mode == 2 ? ZP_MSM_ENDO \
+                                                     : mode == 3 ? ZP_MSM_PLAIN : ZP_MSM_AUTO}; \
+                        size_t sz = mode ? zp_msm_##G##_##C##_ex_scratch_size(n, 1, nt, &o)    \
+                                         : zp_msm_##G##_##C##_scratch_size(n, nt);             \
+                        void *scr = NULL;                                                      \
+                        if (posix_memalign(&scr, 64, sz)) abort();                             \
+                        const zp_##G##a_##C##_t *pp = pa;                                      \
+                        if (mode == 0) zp_msm_##G##_##C(&got, pa, k, n, scr, pools[pi]);       \
+                        else zp_msm_##G##_##C##_multi_ex(&got, &pp, 1, k, n, scr, pools[pi], &o); \
+                        if (!zp_##G##_##C##_eq(&got, &want)) {                                 \
+                            fprintf(stderr, "msm auto %s n=%zu threads=%u shape=%d mode=%d: wrong sum\n", \
+                                    #G "_" #C, n, nt, shape, mode);                            \
+                            fails++;                                                           \
+                        }                                                                      \
+                        free(scr);                                                             \
+                    }                                                                          \
+                }                                                                              \
+                if (n == 600) {                  /* sum2 of 300 + 300, default opts */         \
+                    zp_##G##_##C##_t a, b;                                                     \
+                    naive_##G##_##C(&a, pa, k, 300);                                           \
+                    naive_##G##_##C(&b, pa + 300, k + 300, 300);                               \
+                    zp_##G##_##C##_add(&want, &a, &b);                                         \
+                    void *scr = NULL;                                                          \
+                    if (posix_memalign(&scr, 64, zp_msm_##G##_##C##_sum2_scratch_size(300, 300, 2, NULL))) \
+                        abort();                                                               \
+                    zp_msm_##G##_##C##_sum2_ex(&got, pa, k, 300, pa + 300, k + 300, 300, scr, pools[1], NULL); \
+                    if (!zp_##G##_##C##_eq(&got, &want)) {                                     \
+                        fprintf(stderr, "msm auto sum2 %s 300+300 shape=%d: wrong sum\n", #G "_" #C, shape); \
+                        fails++;                                                               \
+                    }                                                                          \
+                    free(scr);                                                                 \
+                }                                                                              \
+            }                                                                                  \
+            free(pa);                                                                          \
+            free(k);                                                                           \
+        }                                                                                      \
+    }
+MSM_AUTO_TESTS(g1, 1, bn254, 0)
+MSM_AUTO_TESTS(g1, 1, bls12_381, 1)
+MSM_AUTO_TESTS(g2, 2, bn254, 0)
+MSM_AUTO_TESTS(g2, 2, bls12_381, 1)
+
+/* the calibration file parser: each malformed file refused with ZP_EFORMAT and a message
+ * naming the file and line; a refused file leaves the table in use unchanged */
+static void test_calib_errors(void)
+{
+    static const struct { const char *text, *line, *what; } bad[] = {
+        {"", ":0:", "no header"},
+        {"# only a comment\n\n", ":2:", "no header"},
+        {"zkpipe-msm-calib 2\n", ":1:", "expected the header"},
+        {"g1 bn254 uniform 12 1 1\n", ":1:", "expected the header"},
+        {"zkpipe-msm-calib 1\n", ":1:", "no rows"},
+        {"zkpipe-msm-calib 1\nmachine a\n# c\n", ":3:", "no rows"},
+        {"zkpipe-msm-calib 1\ng1 bn254 uniform 12 1\n", ":2:", "6 fields"},
+        {"zkpipe-msm-calib 1\ng1 bn254 uniform 12 1 1 1 1 1\n", ":2:", "more than 6"},
+        {"zkpipe-msm-calib 1\ng3 bn254 uniform 12 1 1\n", ":2:", "group 'g3'"},
+        {"zkpipe-msm-calib 1\ng1 bn256 uniform 12 1 1\n", ":2:", "curve 'bn256'"},
+        {"zkpipe-msm-calib 1\ng1 bn254 dense 12 1 1\n", ":2:", "scalars 'dense'"},
+        {"zkpipe-msm-calib 1\ng1 bn254 uniform 0 1 1\n", ":2:", "log2n '0'"},
+        {"zkpipe-msm-calib 1\ng1 bn254 uniform 31 1 1\n", ":2:", "log2n '31'"},
+        {"zkpipe-msm-calib 1\ng1 bn254 uniform 12x 1 1\n", ":2:", "log2n '12x'"},
+        {"zkpipe-msm-calib 1\ng1 bn254 uniform -3 1 1\n", ":2:", "log2n '-3'"},
+        {"zkpipe-msm-calib 1\ng1 bn254 uniform 12 0 1\n", ":2:", "ENDO_MS '0'"},
+        {"zkpipe-msm-calib 1\ng1 bn254 uniform 12 1 -1\n", ":2:", "PLAIN_MS '-1'"},
+        {"zkpipe-msm-calib 1\ng1 bn254 uniform 12 nan 1\n", ":2:", "ENDO_MS 'nan'"},
+        {"zkpipe-msm-calib 1\ng1 bn254 uniform 12 1 inf\n", ":2:", "PLAIN_MS 'inf'"},
+        {"zkpipe-msm-calib 1\ng1 bn254 uniform 12 1e10 1\n", ":2:", "ENDO_MS '1e10'"},
+        {"zkpipe-msm-calib 1\ng1 bn254 uniform 12 1,5 1\n", ":2:", "ENDO_MS '1,5'"},
+        {"zkpipe-msm-calib 1\n\ng1 bn254 uniform 12 1 1\ng2 bn254 uniform 12 1 1\ng1 bn254 uniform 12 2 2\n",
+         ":5:", "the first at line 3"},
+        {"zkpipe-msm-calib 1\nmachine a\nmachine b\n", ":3:", "second 'machine'"},
+        {"zkpipe-msm-calib 1\ng1 bn254 uniform 12 1 1\n\x01\x02 x\n", ":3:", "6 fields"},
+    };
+    char path[256];
+    CHECK(calib_switch_table(path, sizeof path));
+    CHECK(zp_msm_calib_load(path) == 0);
+    CHECK(strstr(zp_msm_calib_source(), path) && strstr(zp_msm_calib_source(), "(test  table)"));
+    unlink(path);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char bp[256];
+        CHECK(calib_write(bp, sizeof bp, bad[i].text, strlen(bad[i].text)));
+        int rc = zp_msm_calib_load(bp);
+        const char *m = zp_err_msg();
+        char where[300];
+        snprintf(where, sizeof where, "%s%s", bp, bad[i].line);
+        if (rc != ZP_EFORMAT || !strstr(m, where) || !strstr(m, bad[i].what)) {
+            fprintf(stderr, "calib bad file %zu: rc %d, message '%s' (want '%s' and '%s')\n", i, rc, m, where,
+                    bad[i].what);
+            fails++;
+        }
+        unlink(bp);
+    }
+    /* a line too long, a NUL byte */
+    char big[700];
+    memset(big, 'x', sizeof big);
+    memcpy(big, "zkpipe-msm-calib 1\n", 19);
+    big[sizeof big - 1] = '\n';
+    char bp[256];
+    CHECK(calib_write(bp, sizeof bp, big, sizeof big));
+    CHECK(zp_msm_calib_load(bp) == ZP_EFORMAT && strstr(zp_err_msg(), ":2: line longer"));
+    unlink(bp);
+    static const char nul[] = "zkpipe-msm-calib 1\ng1 bn254 uniform 12 1 1\0 2\n";
+    CHECK(calib_write(bp, sizeof bp, nul, sizeof nul - 1));
+    CHECK(zp_msm_calib_load(bp) == ZP_EFORMAT && strstr(zp_err_msg(), ":2: a NUL byte"));
+    unlink(bp);
+    CHECK(zp_msm_calib_load("/nonexistent/msm-calib.txt") == -ENOENT &&
+          strstr(zp_err_msg(), "/nonexistent/msm-calib.txt"));
+    /* the refused files left the test table in use; a file with one key keeps the others */
+    CHECK(zp_msm_auto_method(1, 0, false, 600) == ZP_MSM_PLAIN);
+    CHECK(zp_msm_auto_method(2, 1, true, 400) == ZP_MSM_ENDO);
+    CHECK(zp_msm_auto_method(2, 1, true, 460) == ZP_MSM_PLAIN);
+    static const char one[] = "zkpipe-msm-calib 1\ng2 bn254 uniform 16 2 1\n";
+    CHECK(calib_write(bp, sizeof bp, one, sizeof one - 1));
+    CHECK(zp_msm_calib_load(bp) == 0);
+    CHECK(zp_msm_auto_method(2, 0, false, 100) == ZP_MSM_PLAIN);
+    CHECK(zp_msm_auto_method(2, 0, true, 100) == ZP_MSM_ENDO);    /* the previous table's */
+    CHECK(zp_msm_auto_method(1, 0, false, 600) == ZP_MSM_PLAIN);
+    unlink(bp);
+    /* a mix between the two measured shapes: ratio 0.8 (witness, 0.15 long) .. 1.2 (uniform) */
+    static const char mix[] = "zkpipe-msm-calib 1\ng1 bn254 uniform 16 1.2 1\ng1 bn254 witness 16 0.8 1\n";
+    CHECK(calib_write(bp, sizeof bp, mix, sizeof mix - 1));
+    CHECK(zp_msm_calib_load(bp) == 0);
+    CHECK(zp_msm_auto_method(1, 0, true, 1 << 16) == ZP_MSM_ENDO);
+    CHECK(zp_msm_auto_method(1, 0, false, 1 << 16) == ZP_MSM_PLAIN);
+    CHECK(zp_msm_auto_method_mix(1, 0, 0.0, 1 << 16) == ZP_MSM_ENDO);
+    CHECK(zp_msm_auto_method_mix(1, 0, 0.5, 1 << 16) == ZP_MSM_ENDO);   /* 0.965 */
+    CHECK(zp_msm_auto_method_mix(1, 0, 0.6, 1 << 16) == ZP_MSM_PLAIN);  /* 1.012 */
+    unlink(bp);
+    zp_msm_calib_reset();
+    CHECK(strstr(zp_msm_calib_source(), "built-in") != NULL);
+}
+
+static void test_auto(zp_pool_t **pools)
+{
+    char path[256];
+    CHECK(calib_switch_table(path, sizeof path));
+    CHECK(zp_msm_calib_load(path) == 0);
+    unlink(path);
+    static const size_t s1[] = {200, 400, 600, 1100}, s2[] = {200, 400, 600};
+    test_auto_g1_bn254(pools, 3, s1, 4);
+    test_auto_g1_bls12_381(pools, 3, s1, 4);
+    test_auto_g2_bn254(pools, 3, s2, 3);
+    test_auto_g2_bls12_381(pools, 3, s2, 3);
+    zp_msm_calib_reset();
+}
+
 /* every test above, on the path zp_msm_vector() says */
 static void run_all(zp_pool_t **pools, zp_pool_t **wide)
 {
@@ -581,6 +786,7 @@ static void run_all(zp_pool_t **pools, zp_pool_t **wide)
     test_vec_g1_bls12_381(pools[1], 3001);
     test_vec_g2_bn254(NULL, 1500);
     test_vec_g2_bls12_381(NULL, 1500);
+    test_auto(pools);
 }
 
 int main(void)
@@ -595,6 +801,7 @@ int main(void)
      * vector path, everything again on the scalar one */
     bool vec = zp_msm_vector();
     printf("test_msm: vector path %s\n", vec ? "on (then off)" : "not available on this CPU");
+    test_calib_errors();
     run_all(pools, wide);
     if (vec) {
         zp_msm_set_vector(false);

@@ -8,13 +8,16 @@
  * 256-bit integers, so unreduced scalars give sum k_i P_i all the same. Zero scalars cost
  * nothing, scalars equal to 1 one batched affine addition, short scalars only the windows
  * their bit length reaches (witness vectors are mostly 0/1/small).
- * Endomorphism (GLV, on by default for G1 and G2 of both curves): each scalar k is split as
+ * Endomorphism split or plain: chosen per MSM from a measured table (zp_msm_calib_init below;
+ * issue 31): the split where it was measured faster for the group, curve, scalar shape and
+ * size (witness-like scalars: every size; uniform ones: up to 2^14-2^18, see doc/msm.md).
+ * The split (GLV, G1 and G2 of both curves): each scalar k is split as
  * k = k1 + k2 lambda with |k1|, |k2| < 2^126 / 2^127 (lib/ec/ec_glv.c) and the MSM runs over the 2n
  * points P_i, phi(P_i) with 128-bit scalars (signs as point negations): half the windows, so
  * half the bucket reductions, and a window one bit wider for the same work. Scalars already
  * short (or short negated: -1, -2, ...) are not split. The scratch holds the halves, their
  * signs and beta x of the points whose k2 is not 0.
- * On BLS12-381's G2 from 2^17 points up (MSM_GLS_MIN_N, msm_g2_*.c) the default is the
+ * On BLS12-381's G2 from 2^17 points up (MSM_GLS_MIN_N, msm_g2_*.c) the split is the
  * 4-dimensional GLS split instead (opts.dim = 4 asks for it on both curves; lib/ec:
  * zp_gls_<C>_split): k = k0 + k1 mu + k2 mu^2 + k3 mu^3 with |k_i| < 2^64 (BN254) / 2^63 (BLS12-381), psi = [mu];
  * the MSM runs over the 4n points psi^i(P_j) with ~64-bit scalars; the scratch holds the
@@ -44,14 +47,52 @@
 
 /* The same with options (NULL = the defaults above): no_endo turns the endomorphism off (the
  * plain 256-bit Pippenger); c forces the window size (tuning; 0 = the plan's choice, clamped
- * to 2..16); dim picks the split. Scratch: zp_msm_<G>_<C>_ex_scratch_size(n, m, nthreads, opts)
+ * to 2..16); dim picks the split; method forces endo or plain (ZP_MSM_AUTO: the table's). Scratch: zp_msm_<G>_<C>_ex_scratch_size(n, m, nthreads, opts)
  * bytes; the plain scratch_size covers every opts with c = 0 and dim != 4. (added) */
+typedef enum {
+    ZP_MSM_AUTO = 0,   /* the calibrated choice (below), or ZP_MSM_METHOD's when that is set */
+    ZP_MSM_ENDO = 1,   /* the split: GLV (dim 2), BLS12-381's G2 from 2^17 points GLS (dim 4) */
+    ZP_MSM_PLAIN = 2,  /* the 256-bit Pippenger (as no_endo) */
+} zp_msm_method_t;
+
 typedef struct {
     bool no_endo;
     unsigned c;
     unsigned dim;  /* 0: the default (2; BLS12-381's G2: 4 from 2^17 points up); 2: the
                     * GLV split; 4: the GLS split on G2 (on G1 it means 2). (added) */
+    zp_msm_method_t method;  /* no_endo and dim override it (issue 31) */
 } zp_msm_opts_t;
+
+/* Endomorphism split or plain, per MSM (issue 31; doc/msm.md). With ZP_MSM_AUTO (NULL opts:
+ * every MSM of the prover) the choice is read from a calibration table: for each group
+ * (g1|g2), curve and scalar shape ("uniform" and "witness"-like: the share of a sample of the
+ * scalars longer than 128 bits places a call between the two), the measured one-thread time of both methods at a
+ * few sizes log2n; the ratio endo/plain is interpolated linearly in log2n between the measured
+ * sizes (held constant outside them) and the split is used where it is below 0.98 (a tie
+ * goes to plain, which touches less memory).
+ * The table is the built-in one (measured on the machine named in zp_msm_calib_source), or a
+ * file written by `zkpipe msm calibrate`: zp_msm_calib_init() looks for it at $ZKPIPE_MSM_CALIB,
+ * then at ZP_MSM_CALIB_SHARE (the install's share dir); a missing file means the built-in
+ * table, a malformed one is refused (ZP_EFORMAT, zp_err naming file and line). Keys the file
+ * does not have keep the built-in rows. ZP_MSM_METHOD=endo|plain|auto in the environment
+ * forces the method of every AUTO MSM (benchmarks). Called lazily by the first AUTO MSM
+ * (which, if it fails there, prints the error once on stderr and uses the built-in table);
+ * processes call it at start to refuse a bad file. Thread-safe; the first call decides. */
+int zp_msm_calib_init(void);
+/* parse path and use it (tests, `zkpipe msm calibrate --check`): 0, or ZP_EFORMAT / -errno
+ * with zp_err "PATH:LINE: what"; a failed load leaves the table in use unchanged */
+int zp_msm_calib_load(const char *path);
+/* the built-in table again (tests) */
+void zp_msm_calib_reset(void);
+/* what the table in use is: "built-in (MACHINE)" or the file's path and its machine line */
+const char *zp_msm_calib_source(void);
+/* the method an AUTO MSM of group g (1 or 2) on curve (0 bn254, 1 bls12_381) takes for n
+ * scalars of the shape witness (false: uniform): ZP_MSM_ENDO or ZP_MSM_PLAIN */
+zp_msm_method_t zp_msm_auto_method(unsigned g, unsigned curve, bool witness, size_t n);
+/* the same for a mix with long_frac of the scalars longer than 128 bits (what an AUTO MSM
+ * samples): the ratio endo/plain is interpolated linearly between the witness rows' mix (0.15
+ * long: 10% uniform, 5% r - small) and the uniform rows' (1.0), clamped to that range */
+zp_msm_method_t zp_msm_auto_method_mix(unsigned g, unsigned curve, double long_frac, size_t n);
 
 /* The batched affine additions of G1 and G2 on AVX-512 IFMA (eight per instruction; msm_vec_impl.h),
  * both curves, on by default where the CPU has AVX512F and AVX512IFMA; ZP_MSM_VECTOR=0 in the
@@ -70,7 +111,8 @@ bool zp_msm_vector(void);
  * C and H, both only ever added into pi_C): out = sum_i s1[i] p1[i] + sum_i s2[i] p2[i], run
  * as one MSM of n1 + n2 points (one pre-pass, one plan for the larger size, one bucket
  * reduction per window instead of two; measured in doc/msm.md). Without the endomorphism
- * (opts->no_endo), or with n1 or n2 0, it runs the two MSMs and adds them. Scratch:
+ * (opts->no_endo, or the method chosen for n1 + n2 points is plain), or with n1 or n2 0, it
+ * runs the two MSMs (each choosing its own method) and adds them. Scratch:
  * zp_msm_<G>_<C>_sum2_scratch_size(n1, n2, nthreads, opts) bytes (that of one MSM of n1 + n2
  * points), otherwise the rules above. (added) */
 #define ZP_MSM_SUM2_API(G, C)                                                                  \

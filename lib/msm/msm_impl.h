@@ -4,7 +4,9 @@
  *   MSM_F          coordinate field (fq_bn254, fq2_bls12_381, ...): ops mf_<MSM_F>_<op>
  *
  * Algorithm (see msm_common.h for the plan and the scratch layout):
- *   - with the endomorphism (default; opts->no_endo turns it off): a pre-pass splits every
+ *   - the method (S(dim)): the split or plain, forced by opts or chosen per call from the
+ *     calibration table (msm_calib.c) by group, curve, scalar shape and size (issue 31).
+ *   - with the endomorphism (opts->no_endo or the plain method turn it off): a pre-pass splits every
  *     scalar k_i = k1 + k2 lambda (lib/ec/ec_glv.c) into halves of <= 128 bits with signs, and
  *     computes beta x_i where k2 != 0; the rest runs over the 2n halves, index i < n being
  *     P_i and n + i phi(P_i) = (beta x_i, y_i), a half's sign xor-ed into its digit's sign
@@ -748,23 +750,59 @@ static unsigned S(force_c)(const zp_msm_opts_t *o)
     return o->c < MSM_C_MIN ? MSM_C_MIN : o->c > MSM_C_MAX ? MSM_C_MAX : o->c;
 }
 
-/* the split's dimension for opts and n0 points: no_endo 1; dim 2 or 4 when asked (4 only
- * where the group has it); otherwise 4 from MSM_GLS_MIN_N points up (set per instantiation),
- * else 2 (the GLS split saves bucket reductions, which only matter once the windows are 16
- * bits wide; measured in doc/msm.md) */
-static unsigned S(dim)(const zp_msm_opts_t *o, size_t n0)
+/* the split the ENDO method takes for n0 points: 4 (psi, G2) from MSM_GLS_MIN_N points up (set
+ * per instantiation), else 2 (the GLS split saves bucket reductions, which only matter once
+ * the windows are 16 bits wide; measured in doc/msm.md) */
+static unsigned S(endo_dim)(size_t n0)
+{
+    return n0 >= MSM_GLS_MIN_N ? MSM_DIM_MAX : 2;
+}
+
+/* the scalar shape the method choice looks up (msm_calib.c): the share of scalars longer than
+ * 128 bits among up to 4096 evenly spaced ones (uniform scalars below r: 1, but for 1 in
+ * 2^125; witness vectors are mostly 0, 1 and short values) */
+static double S(long_frac)(const zp_scalar_t *sc, const zp_scalar_t *sc2, size_t n1, size_t n)
+{
+    size_t step = n > 4096 ? n / 4096 : 1, cnt = 0, lng = 0;
+    for (size_t i = 0; i < n; i += step, cnt++) {
+        const zp_scalar_t *k = sc2 && i >= n1 ? &sc2[i - n1] : &sc[i];
+        lng += (k->l[2] | k->l[3]) != 0;
+    }
+    return cnt ? (double)lng / (double)cnt : 0;
+}
+
+/* the split's dimension for opts and the n0 scalars sc (from n1 on sc2, S(sum2)): no_endo 1;
+ * dim 2 or 4 when asked (4 only where the group has it); method ENDO: S(endo_dim), PLAIN: 1;
+ * AUTO (and NULL opts): the calibrated choice for this group, curve, shape and size
+ * (msm.h: zp_msm_auto_method, issue 31) */
+static unsigned S(dim)(const zp_msm_opts_t *o, size_t n0, const zp_scalar_t *sc,
+                       const zp_scalar_t *sc2, size_t n1)
 {
     if (o && o->no_endo) return 1;
     if (o && o->dim == 2) return 2;
     if (o && o->dim == 4) return MSM_DIM_MAX;
-    return n0 >= MSM_GLS_MIN_N ? MSM_DIM_MAX : 2;
+    zp_msm_method_t m = o ? o->method : ZP_MSM_AUTO;
+    if (m == ZP_MSM_AUTO)
+        m = zp_msm_auto_method_mix(sizeof(FE_T) > sizeof(FB_T) ? 2 : 1, sizeof(FB_T) > 32 ? 1 : 0,
+                                   S(long_frac)(sc, sc2, n1, n0), n0);
+    return m == ZP_MSM_PLAIN ? 1 : S(endo_dim)(n0);
 }
 
-/* the endomorphism area for opts: the dim's own, and never less than the default's (so the
- * default scratch covers every opts with c = 0 and no explicit dim = 4) */
+/* the largest dimension a call with opts may take for n0 points (its scratch) */
+static unsigned S(dim_room)(const zp_msm_opts_t *o, size_t n0)
+{
+    if (o && o->no_endo) return 1;
+    if (o && o->dim == 2) return 2;
+    if (o && o->dim == 4) return MSM_DIM_MAX;
+    return o && o->method == ZP_MSM_PLAIN ? 1 : S(endo_dim)(n0);
+}
+
+/* the endomorphism area for opts: the dim's own, and never less than the ENDO method's (so
+ * the default scratch covers every opts with c = 0 and no explicit dim = 4, and the AUTO
+ * choice is free to take either method) */
 static size_t S(area)(size_t n0, unsigned m, const zp_msm_opts_t *o)
 {
-    size_t a = S(endo_bytes)(n0, m, S(dim)(o, n0)), d = S(endo_bytes)(n0, m, S(dim)(NULL, n0));
+    size_t a = S(endo_bytes)(n0, m, S(dim_room)(o, n0)), d = S(endo_bytes)(n0, m, S(endo_dim)(n0));
     return a > d ? a : d;
 }
 
@@ -867,7 +905,7 @@ static void S(multi2)(P_T *out, const PA_T *const *points, unsigned m, const zp_
             }
         return;
     }
-    const unsigned dim = S(dim)(opts, n), cf = S(force_c)(opts);
+    const unsigned dim = S(dim)(opts, n, scalars, sc2, n1), cf = S(force_c)(opts);
     const size_t n0 = n, budget = S(budget)(n0, m, nthr, cf);
     uint8_t *base = (uint8_t *)scratch + S(area)(n0, m, opts);
     const FE_T *phix = NULL;
@@ -1027,7 +1065,7 @@ void MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _sum2_ex)(P_T *out, const PA_T *p1, cons
                                                    void *scratch, zp_pool_t *pool, const zp_msm_opts_t *opts)
 {
     const size_t n = n1 + n2;
-    if (n1 && n2 && n > MSM_NAIVE_MAX && n <= MSM_CHUNK && S(dim)(opts, n) > 1) {
+    if (n1 && n2 && n > MSM_NAIVE_MAX && n <= MSM_CHUNK && S(dim)(opts, n, s1, s2, n1) > 1) {
         S(multi2)(out, &p1, 1, s1, n, scratch, pool, opts, p2, s2, n1);
         return;
     }
