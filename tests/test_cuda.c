@@ -6,7 +6,8 @@
  * Steps (scripts/gpu-check runs each under its own timeout and log):
  *   info          the start-up banner and the memory report
  *   ladder LG     GPU == CPU at 2^LG on both curves: msm_g1 (mixed scalars; binary-witness
- *                 scalars too from 2^20), compute_h, and prove_g1 (up to 2^20)
+ *                 scalars too from 2^20), compute_h, and prove_g1 (up to 2^20); a bellman-
+ *                 convention key's compute_h and prove_g1 (BLS12-381, up to 2^20; issue 29)
  *   hooks         the paths only big inputs reach, forced small: batched MSM (one window a
  *                 batch), window sizes 2 and 20, non-resident bases, read-only registration
  *   staged LG     (added) double buffering: two keys (2^LG, 2^(LG-1)) alternating, the next
@@ -26,6 +27,7 @@
 #define TEST_SEED 0x3c6ef372fe94f82bULL
 #include "tests/test_common.h"
 #include "tests/test_cuda_common.h"
+#include "lib/groth16/assignment.h"
 
 static zp_backend_t *cpu, *gpu;
 static int emulated;
@@ -108,6 +110,30 @@ static int h_check(zp_curve_id_t curve, unsigned lg)
     return ok;
 }
 
+/* a bellman-convention key (issue 29 item 4): H by bellman's roots and coset 7, the expanded
+ * key's identity as H's last point; compute_h and prove_g1 == CPU */
+static int bellman_check(unsigned lg)
+{
+    synth_t *s = synth_new(ZP_CURVE_BLS12_381, lg);
+    s->key.conv = ZP_G16_CONV_BELLMAN;
+    memset((zp_g1a_bls12_381_t *)s->pts[3] + (s->key.domain_size - 1), 0, sizeof(zp_g1a_bls12_381_t));
+    zp_g1_any_t want[ZP_G16_NMSM], got[ZP_G16_NMSM];
+    zp_g16_times_t t;
+    int rc = 0, kept = 0;
+    int ok = h_equal(cpu, gpu, s, &rc, &t);
+    report_rc("cuda compute_h (bellman)", rc);
+    CHECK(cpu_prove_ref(cpu, s, want) == 0);
+    rc = cuda_prove(gpu, s, got, &kept, &t);
+    report_rc("cuda prove_g1 (bellman)", rc);
+    ok &= rc == 0 && kept;
+    for (int m = 0; ok && m < ZP_G16_NMSM; m++) ok &= g1_eq(ZP_CURVE_BLS12_381, &want[m], &got[m]);
+    CHECK(ok);
+    printf("  bellman key bls12_381 2^%u: compute_h, prove_g1 %s (ntt %.2f ms, total %.2f ms)\n", lg,
+           ok ? "equal" : "DIFFERENT", t.ntt_ns / 1e6, t.total_ns / 1e6);
+    synth_destroy(&s);
+    return ok;
+}
+
 static void step_ladder(unsigned lg)
 {
     size_t n = (size_t)1 << lg;
@@ -118,6 +144,7 @@ static void step_ladder(unsigned lg)
         h_check(c, lg);
         if (lg <= 20) prove_check(c, lg, 0);
     }
+    if (lg <= 20) bellman_check(lg);
     char what[32];
     snprintf(what, sizeof what, "ladder 2^%u", lg);
     mem_report(what);

@@ -1,6 +1,7 @@
 /* backend_cuda.c - zp_backend_cuda: the ops table of lib/groth16 over the CUDA code of this
  * folder (cu_api.h), plus the host-side pieces around it that use lib/ff and lib/ec:
- *   - NTT power tables (w^i, g^i/n as two small tables each, the device expands them);
+ *   - NTT power tables (w^i, g^i/n as two small tables each, the device expands them; a
+ *     bellman key's (issue 29 item 4): bellman's w, 7^i/n and 7^-i (7^n - 1)^-1 / n);
  *   - the final 2^c-Horner combination of an MSM's window sums (Jacobian, lib/ec);
  *   - key checks (curve, sizes, two-adicity) before anything reaches the device.
  * Invariants: Fr values Montgomery in, h standard out (as zp_backend_cpu); points in the lib/ec
@@ -12,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../lib/groth16/assignment.h"
 #include "../../lib/groth16/backend_test.h"
+#include "../../lib/ntt/ntt.h"
 #include "backend_cuda.h"
 
 /* the power tables of one domain; kept until close (a staged set's arguments point into them,
@@ -20,8 +23,8 @@
 typedef struct pow_tab {
     struct pow_tab *next;
     zp_curve_id_t curve;
-    unsigned log_n;
-    zp_cu_pow_table_t tw, cs;
+    unsigned log_n, conv;
+    zp_cu_pow_table_t tw, cs, ics;   /* ics: bellman only */
     void *mem;
 } pow_tab_t;
 
@@ -96,6 +99,41 @@ int zp_cuda_pow_tables(zp_curve_id_t curve, unsigned log_n, zp_cu_pow_table_t *t
     if (curve == ZP_CURVE_BN254) return tables_bn254(log_n, tw, cs, mem);
     if (curve == ZP_CURVE_BLS12_381) return tables_bls12_381(log_n, tw, cs, mem);
     return zp_err_set(ZP_ECURVE, "cuda backend: curve %d", (int)curve);
+}
+
+int zp_cuda_pow_tables_bellman(unsigned log_n, zp_cu_pow_table_t *tw, zp_cu_pow_table_t *cs, zp_cu_pow_table_t *ics,
+                               void **mem)
+{
+    typedef zp_fr_bls12_381_t fr;
+    *mem = NULL;
+    if (log_n > 31) return zp_err_set(ZP_ETOOBIG, "NTT domain 2^%u: at most 2^31 on the cuda backend", log_n);
+    fr w, nn, ninv, g, ginv, zinv, s;
+    int rc = zp_ntt_bls12_381_root_bellman(&w, log_n);
+    if (rc) return zp_err_set(rc, "cuda backend: no bellman 2^%u root of unity", log_n);
+    size_t n = (size_t)1 << log_n, half = n / 2 ? n / 2 : 1;
+    unsigned twk = (ceil_log2(half) + 1) / 2, csk = (ceil_log2(n) + 1) / 2;
+    size_t tw_lo = (size_t)1 << twk, tw_hi = (half + tw_lo - 1) / tw_lo;
+    size_t cs_lo = (size_t)1 << csk, cs_hi = (n + cs_lo - 1) / cs_lo;
+    fr *m = malloc((tw_lo + tw_hi + 2 * (cs_lo + cs_hi)) * sizeof *m);
+    if (!m) return -ENOMEM;
+    zp_fr_bls12_381_set_u64(&nn, (uint64_t)n);
+    zp_fr_bls12_381_inv(&ninv, &nn);
+    zp_fr_bls12_381_set_u64(&g, ZP_NTT_BELLMAN_GENERATOR);
+    zp_fr_bls12_381_inv(&ginv, &g);
+    uint64_t e[1] = {n};   /* Z on the coset: (7 x)^n - 1 = 7^n - 1 */
+    zp_fr_bls12_381_pow(&zinv, &g, e, 1);
+    zp_fr_bls12_381_sub(&zinv, &zinv, &zp_fr_bls12_381_one);
+    zp_fr_bls12_381_inv(&zinv, &zinv);
+    zp_fr_bls12_381_mul(&s, &zinv, &ninv);
+    fr *c = m + tw_lo + tw_hi, *ic = c + cs_lo + cs_hi;
+    pow_tables_bls12_381(m, m + tw_lo, twk, tw_hi, &w, &zp_fr_bls12_381_one);
+    pow_tables_bls12_381(c, c + cs_lo, csk, cs_hi, &g, &ninv);
+    pow_tables_bls12_381(ic, ic + cs_lo, csk, cs_hi, &ginv, &s);
+    *tw = (zp_cu_pow_table_t){.lo = m[0].l, .hi = m[tw_lo].l, .k1 = twk, .nhi = tw_hi};
+    *cs = (zp_cu_pow_table_t){.lo = c[0].l, .hi = c[cs_lo].l, .k1 = csk, .nhi = cs_hi};
+    *ics = (zp_cu_pow_table_t){.lo = ic[0].l, .hi = ic[cs_lo].l, .k1 = csk, .nhi = cs_hi};
+    *mem = m;
+    return 0;
 }
 
 #define COMBINE_IMPL(C)                                                                          \
@@ -190,9 +228,9 @@ static int check_key(const zp_g16_key_t *k)
 {
     if (k->curve != ZP_CURVE_BN254 && k->curve != ZP_CURVE_BLS12_381)
         return zp_err_set(ZP_ECURVE, "cuda backend: curve %d", (int)k->curve);
-    if (k->conv != 0)   /* issue 29: bellman's H (coset generator 7, its roots, n - 1 points) is not on the device yet */
-        return zp_err_set(ZP_EFORMAT, "cuda backend: a bellman key (conventions %u): its H is not computed on the device "
-                          "yet; run bellman keys on a CPU-backend GPU worker (doc/filecoin.md)", k->conv);
+    /* bellman's H (issue 29 item 4): its roots, coset 7, n - 1 coefficients (cu_api.h) */
+    if (k->conv > ZP_G16_CONV_BELLMAN || (k->conv == ZP_G16_CONV_BELLMAN && k->curve != ZP_CURVE_BLS12_381))
+        return zp_err_set(ZP_EFORMAT, "cuda backend: key conventions %u on curve %d", k->conv, (int)k->curve);
     if (k->log_n > 31 || k->domain_size != (uint32_t)1 << k->log_n)
         return zp_err_set(ZP_EFORMAT, "cuda backend: domain size %u is not 2^%u", k->domain_size, k->log_n);
     if (k->n_vars < k->n_public + 1)
@@ -200,22 +238,24 @@ static int check_key(const zp_g16_key_t *k)
     return 0;
 }
 
-/* the power tables of (curve, log_n), made once */
-static int tables(zp_backend_t *be, zp_curve_id_t curve, unsigned log_n, const pow_tab_t **out)
+/* the power tables of (curve, log_n, conventions), made once */
+static int tables(zp_backend_t *be, zp_curve_id_t curve, unsigned log_n, unsigned conv, const pow_tab_t **out)
 {
     int rc = 0;
     pthread_mutex_lock(&be->mu);
     pow_tab_t *t = be->tabs;
-    while (t && (t->curve != curve || t->log_n != log_n)) t = t->next;
+    while (t && (t->curve != curve || t->log_n != log_n || t->conv != conv)) t = t->next;
     if (!t) {
         if (!(t = calloc(1, sizeof *t))) {
             rc = -ENOMEM;
-        } else if ((rc = zp_cuda_pow_tables(curve, log_n, &t->tw, &t->cs, &t->mem))) {
+        } else if ((rc = conv ? zp_cuda_pow_tables_bellman(log_n, &t->tw, &t->cs, &t->ics, &t->mem)
+                              : zp_cuda_pow_tables(curve, log_n, &t->tw, &t->cs, &t->mem))) {
             free(t);
             t = NULL;
         } else {
             t->curve = curve;
             t->log_n = log_n;
+            t->conv = conv;
             t->next = be->tabs;
             be->tabs = t;
         }
@@ -265,7 +305,7 @@ static int be_load_key(zp_backend_t *be, const zp_g16_key_t *k)
 {
     int rc, resident = 0;
     const pow_tab_t *tab;
-    if ((rc = check_key(k)) || (rc = tables(be, k->curve, k->log_n, &tab))) return rc;
+    if ((rc = check_key(k)) || (rc = tables(be, k->curve, k->log_n, k->conv, &tab))) return rc;
     const void *bases[4];
     size_t counts[4];
     uintptr_t id = key_bases(k, bases, counts);
@@ -303,10 +343,10 @@ static int proof_args(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_t
 {
     int rc;
     const pow_tab_t *tab;
-    if ((rc = check_key(k)) || (rc = tables(be, k->curve, k->log_n, &tab))) return rc;
+    if ((rc = check_key(k)) || (rc = tables(be, k->curve, k->log_n, k->conv, &tab))) return rc;
     *args = (zp_cu_prove_args_t){
-        .curve = k->curve, .log_n = k->log_n, .n_vars = k->n_vars, .n_public = k->n_public,
-        .tw = tab->tw, .cs = tab->cs, .w = w ? w[0].l : NULL,
+        .curve = k->curve, .log_n = k->log_n, .n_vars = k->n_vars, .n_public = k->n_public, .conv = k->conv,
+        .tw = tab->tw, .cs = tab->cs, .ics = tab->ics, .w = w ? w[0].l : NULL,
         .a = a[0].l, .b = b[0].l, .c = c[0].l, .h = h ? h[0].l : NULL,
         .key_id = w ? key_bases(k, bases, counts) : 0,
     };
@@ -331,6 +371,9 @@ static int run_prove(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_t 
     zp_cu_times_t ct;
     rc = zp_cu_prove(be->cu, &args, w ? be->mo : NULL, &ct);
     if (w) rc = combine_all(be, rc, k->curve, out);
+    /* bellman: n - 1 coefficients, h[n-1] = 0 (as the CPU backend's; the key's H point there is
+     * the identity, so the MSM does not depend on it) */
+    if (!w && rc == 0 && k->conv == ZP_G16_CONV_BELLMAN) memset(&h[k->domain_size - 1], 0, sizeof *h);
     copy_times(t, &ct);
     return rc;
 }

@@ -34,6 +34,10 @@ const struct zp_backend_test_ops *zp_backend_cuda_test_ops(void);
  * (g = w[log_n + 1]). ZP_ETOOBIG if log_n + 1 exceeds the curve's two-adicity. */
 int zp_cuda_pow_tables(zp_curve_id_t curve, unsigned log_n, zp_cu_pow_table_t *tw, zp_cu_pow_table_t *cs,
                        void **mem);
+/* the same for a bellman key (BLS12-381, issue 29 item 4): tw = w^i with bellman's root w,
+ * cs = 7^i / n, ics = 7^-i (7^n - 1)^-1 / n (cu_api.h zp_cu_prove_args_t) */
+int zp_cuda_pow_tables_bellman(unsigned log_n, zp_cu_pow_table_t *tw, zp_cu_pow_table_t *cs, zp_cu_pow_table_t *ics,
+                               void **mem);
 /* H2D bandwidth (GB/s) of one bytes-long copy from pageable and from registered memory;
  * be must be a zp_backend_cuda backend */
 int zp_cuda_bench_h2d(zp_backend_t *be, size_t bytes, double *gbps_pageable, double *gbps_pinned);

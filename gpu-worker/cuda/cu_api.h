@@ -58,13 +58,19 @@ typedef struct {
     size_t nhi;             /* entries of hi */
 } zp_cu_pow_table_t;
 
-/* one proof's G1 part (compute_h when w == NULL) */
+/* one proof's G1 part (compute_h when w == NULL).
+ * conv 0 (snarkjs): h_i = (a b - c)(g w^i), the evaluations on the coset g = w[log_n + 1].
+ * conv 1 (bellman, issue 29 item 4): w bellman's root, a, b, c to the coset 7<w> (cs = 7^i / n),
+ *   (a b - c) there, then back to coefficients: h = the inverse transform scaled by ics =
+ *   7^-i (7^n - 1)^-1 / n; h[n-1] (0 for a satisfied witness) meets the key's identity point. */
 typedef struct {
     int curve;
     unsigned log_n;
     uint32_t n_vars, n_public;
-    zp_cu_pow_table_t tw;   /* w^i, i < n/2 (w = w[log_n]) */
-    zp_cu_pow_table_t cs;   /* g^i / n, i < n (g = w[log_n + 1]) */
+    unsigned conv;          /* 0 snarkjs, 1 bellman (BLS12-381 only) */
+    zp_cu_pow_table_t tw;   /* w^i, i < n/2 (w = w[log_n], or bellman's root) */
+    zp_cu_pow_table_t cs;   /* g^i / n, i < n (g = w[log_n + 1]; bellman: g = 7) */
+    zp_cu_pow_table_t ics;  /* bellman only: 7^-i (7^n - 1)^-1 / n, i < n */
     const uint64_t *w;      /* n_vars scalars (standard) or NULL */
     const uint64_t *a, *b, *c;  /* n Montgomery each (host) */
     uint64_t *h;            /* n out, standard form (host) */

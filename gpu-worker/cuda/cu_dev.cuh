@@ -112,10 +112,11 @@ int dev_pow_table(void *s, uint64_t *out, size_t count, const uint64_t *lo, cons
 
 template <class C>
 int dev_coset(void *s, uint64_t *x, unsigned log_n, const uint64_t *tw, const uint64_t *cs_lo,
-              const uint64_t *cs_hi, unsigned cs_k1)
+              const uint64_t *cs_hi, unsigned cs_k1, int inverse)
 {
     typedef typename C::fr F;
     exec_dev ex = {(cudaStream_t)s};
+    if (inverse) return ntt_inv_scaled<C>(ex, (F *)x, log_n, (const F *)tw, (const F *)cs_lo, (const F *)cs_hi, cs_k1);
     return ntt_to_coset<C>(ex, (F *)x, log_n, (const F *)tw, (const F *)cs_lo, (const F *)cs_hi, cs_k1);
 }
 
@@ -148,9 +149,10 @@ template <class C> int dev_probe(void)
         return zpcu::dev_pow_table<zpcu::C>(s, out, count, lo, hi, k1);                           \
     }                                                                                             \
     extern "C" int zp_cu_dev_coset_##C(void *s, uint64_t *x, unsigned log_n, const uint64_t *tw,  \
-                                       const uint64_t *cs_lo, const uint64_t *cs_hi, unsigned cs_k1) \
+                                       const uint64_t *cs_lo, const uint64_t *cs_hi, unsigned cs_k1, \
+                                       int inverse)                                               \
     {                                                                                             \
-        return zpcu::dev_coset<zpcu::C>(s, x, log_n, tw, cs_lo, cs_hi, cs_k1);                    \
+        return zpcu::dev_coset<zpcu::C>(s, x, log_n, tw, cs_lo, cs_hi, cs_k1, inverse);           \
     }                                                                                             \
     extern "C" int zp_cu_dev_join_##C(void *s, uint64_t *a, const uint64_t *b, const uint64_t *c, \
                                       size_t n)                                                   \

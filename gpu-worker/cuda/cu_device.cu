@@ -301,10 +301,11 @@ static int rt_pow_table(void *rp, int s, int curve, uint64_t *out, size_t count,
 }
 
 static int rt_coset(void *rp, int s, int curve, uint64_t *x, unsigned log_n, const uint64_t *tw, const uint64_t *lo,
-                    const uint64_t *hi, unsigned k1)
+                    const uint64_t *hi, unsigned k1, int inverse)
 {
     cudaStream_t st = ((cu_rt *)rp)->st[s];
-    return BY_CURVE(zp_cu_dev_coset_bn254(st, x, log_n, tw, lo, hi, k1), zp_cu_dev_coset_bls12_381(st, x, log_n, tw, lo, hi, k1));
+    return BY_CURVE(zp_cu_dev_coset_bn254(st, x, log_n, tw, lo, hi, k1, inverse),
+                    zp_cu_dev_coset_bls12_381(st, x, log_n, tw, lo, hi, k1, inverse));
 }
 
 static int rt_join(void *rp, int s, int curve, uint64_t *a, const uint64_t *b, const uint64_t *c, size_t n)

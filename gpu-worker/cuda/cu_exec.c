@@ -85,8 +85,8 @@ struct zp_cu {
     /* staged buffer sets */
     cu_set_t sets[ZP_CU_SET_SLOTS];
     int one_set_logged;
-    /* twiddles w^i (i < n/2) by (curve, log_n) */
-    struct { int curve; unsigned log_n; uint64_t *d; uint64_t used; } tw[MAX_TW];
+    /* twiddles w^i (i < n/2) by (curve, log_n, conventions: bellman's w differs) */
+    struct { int curve; unsigned log_n, conv; uint64_t *d; uint64_t used; } tw[MAX_TW];
 };
 
 #define LOCK(cu) pthread_mutex_lock(&(cu)->mu)
@@ -358,11 +358,11 @@ static int msm_budgeted(zp_cu_t *cu, int s, int curve, zp_cu_msm_out_t *out, con
     }
 }
 
-/* the twiddle cache entry of (curve, log_n), or -1 (mu held) */
-static int tw_find(const zp_cu_t *cu, int curve, unsigned log_n)
+/* the twiddle cache entry of (curve, log_n, conv), or -1 (mu held) */
+static int tw_find(const zp_cu_t *cu, int curve, unsigned log_n, unsigned conv)
 {
     for (int i = 0; i < MAX_TW; i++)
-        if (cu->tw[i].d && cu->tw[i].curve == curve && cu->tw[i].log_n == log_n) return i;
+        if (cu->tw[i].d && cu->tw[i].curve == curve && cu->tw[i].log_n == log_n && cu->tw[i].conv == conv) return i;
     return -1;
 }
 
@@ -370,7 +370,8 @@ static int tw_find(const zp_cu_t *cu, int curve, unsigned log_n)
 static size_t set_bytes(unsigned log_n, size_t n_vars)
 {
     size_t n = (size_t)1 << log_n;
-    size_t cs = 2 * ((size_t)1 << ((log_n + 2) / 2)) * FR;        /* lo + hi tables, generous */
+    /* lo + hi tables, generous; twice for bellman's inverse coset tables (ics) */
+    size_t cs = 4 * ((size_t)1 << ((log_n + 2) / 2)) * FR;
     return 3 * n * FR + cs + n_vars * FR;
 }
 
@@ -387,7 +388,7 @@ static size_t proof_work_bytes(zp_cu_t *cu, int curve, unsigned log_n, size_t ma
     if (!t.par) t.par = cu->info.sms * cu->info.threads_per_sm;
     size_t msm = n * FR + n_vars * FR + msm_bytes(cu, curve, max_points, &t, NULL) +
                  (streamed ? max_points * g1a_bytes(curve) : 0);
-    size_t tw = tw_find(cu, curve, log_n) >= 0 ? 0 : n / 2 * FR;
+    size_t tw = tw_find(cu, curve, log_n, 0) >= 0 ? 0 : n / 2 * FR;   /* (either conventions': same size) */
     return (ntt > msm ? ntt : msm) + tw;
 }
 
@@ -722,13 +723,14 @@ int zp_cu_msm_g1(zp_cu_t *cu, int curve, zp_cu_msm_out_t *out, const void *point
     return dev_rc(rc);
 }
 
-/* the twiddle table w^i (i < n/2) for (curve, log_n), built on the device from tw's two tables
+/* the twiddle table w^i (i < n/2) for (curve, log_n, conv), built on the device from tw's two tables
  * (work thread: the only one that computes); a small cache, least recently used replaced */
-static int ensure_twiddles(zp_cu_t *cu, int curve, unsigned log_n, const zp_cu_pow_table_t *tw, const uint64_t **d_tw)
+static int ensure_twiddles(zp_cu_t *cu, int curve, unsigned log_n, unsigned conv, const zp_cu_pow_table_t *tw,
+                           const uint64_t **d_tw)
 {
     int rc, j = -1;
     LOCK(cu);
-    int i = tw_find(cu, curve, log_n);
+    int i = tw_find(cu, curve, log_n, conv);
     if (i >= 0) {
         cu->tw[i].used = ++cu->tick;
         *d_tw = cu->tw[i].d;
@@ -768,6 +770,7 @@ out:
     LOCK(cu);
     cu->tw[j].curve = curve;
     cu->tw[j].log_n = log_n;
+    cu->tw[j].conv = conv;
     cu->tw[j].d = d;
     cu->tw[j].used = ++cu->tick;
     UNLOCK(cu);
@@ -829,22 +832,59 @@ static int prove_msms(zp_cu_t *cu, const zp_cu_prove_args_t *a, proof_bufs_t *d,
     return 0;
 }
 
+/* the coset tables of a proof in one device buffer: cs lo, cs hi, then (bellman) ics lo, ics hi */
+static size_t cs_bytes(const zp_cu_prove_args_t *a)
+{
+    size_t e = ((size_t)1 << a->cs.k1) + a->cs.nhi;
+    if (a->conv) e += ((size_t)1 << a->ics.k1) + a->ics.nhi;
+    return e * FR;
+}
+
+/* tab[0..3]: the device addresses of cs lo, cs hi, ics lo, ics hi in buffer d (ics: bellman) */
+static void cs_parts(const zp_cu_prove_args_t *a, uint64_t *d, uint64_t *tab[4])
+{
+    tab[0] = d;
+    tab[1] = tab[0] + 4 * ((size_t)1 << a->cs.k1);
+    tab[2] = tab[1] + 4 * a->cs.nhi;
+    tab[3] = tab[2] + 4 * ((size_t)1 << a->ics.k1);
+}
+
+/* the H2D of the coset tables into d on stream s */
+static int cs_h2d(zp_cu_t *cu, int s, const zp_cu_prove_args_t *a, void *d)
+{
+    uint64_t *t[4];
+    int rc;
+    cs_parts(a, d, t);
+    if ((rc = cu->rt->h2d(cu->r, s, t[0], a->cs.lo, ((size_t)1 << a->cs.k1) * FR)) ||
+        (rc = cu->rt->h2d(cu->r, s, t[1], a->cs.hi, a->cs.nhi * FR)))
+        return rc;
+    if (a->conv && ((rc = cu->rt->h2d(cu->r, s, t[2], a->ics.lo, ((size_t)1 << a->ics.k1) * FR)) ||
+                    (rc = cu->rt->h2d(cu->r, s, t[3], a->ics.hi, a->ics.nhi * FR))))
+        return rc;
+    return 0;
+}
+
 /* the NTT phase on the compute stream: a, b, c to the coset as each arrives (events ev_a + v),
- * h = join into d->a; b, c and the coset tables freed (the compute stream waited for them) */
+ * h = join into d->a (bellman: then back from the coset to coefficients, cu_api.h); b, c and
+ * the coset tables freed (the compute stream waited for them). The join leaves Montgomery form
+ * (h standard); bellman's inverse transform after it is linear with Montgomery constants, so
+ * its output is standard form too: the conversion commutes with it. */
 static int prove_ntts(zp_cu_t *cu, const zp_cu_prove_args_t *a, proof_bufs_t *d, const uint64_t *d_tw, int ev_a)
 {
     const int sc = ZP_CU_S_COMP;
-    size_t n = (size_t)1 << a->log_n, ncs_lo = (size_t)1 << a->cs.k1;
-    const uint64_t *cs_lo = d->cs, *cs_hi = cs_lo + 4 * ncs_lo;
+    size_t n = (size_t)1 << a->log_n;
+    uint64_t *t[4];
+    cs_parts(a, d->cs, t);
     void *vec[3] = {d->a, d->b, d->c};
     int rc;
     for (int v = 0; v < 3; v++) {
         if ((rc = cu->rt->wait(cu->r, sc, ev_a + v))) return rc;
         if (v == 0 && (rc = cu->rt->record(cu->r, sc, ZP_CU_EV_NTT0))) return rc;
-        if ((rc = cu->rt->coset(cu->r, sc, a->curve, vec[v], a->log_n, d_tw, cs_lo, cs_hi, a->cs.k1))) return rc;
+        if ((rc = cu->rt->coset(cu->r, sc, a->curve, vec[v], a->log_n, d_tw, t[0], t[1], a->cs.k1, 0))) return rc;
     }
-    if ((rc = cu->rt->join(cu->r, sc, a->curve, d->a, d->b, d->c, n)) || (rc = cu->rt->record(cu->r, sc, ZP_CU_EV_NTT1)))
-        return rc;
+    if ((rc = cu->rt->join(cu->r, sc, a->curve, d->a, d->b, d->c, n))) return rc;
+    if (a->conv && (rc = cu->rt->coset(cu->r, sc, a->curve, d->a, a->log_n, d_tw, t[2], t[3], a->ics.k1, 1))) return rc;
+    if ((rc = cu->rt->record(cu->r, sc, ZP_CU_EV_NTT1))) return rc;
     void **done[] = {&d->b, &d->c, &d->cs};
     for (int i = 0; i < 3; i++) {
         rc = cu->rt->free(cu->r, sc, *done[i]);
@@ -876,24 +916,21 @@ static int prove_with(zp_cu_t *cu, const zp_cu_prove_args_t *a, int ki, int key_
 {
     int rc;
     const int sc = ZP_CU_S_COMP, sx = ZP_CU_S_COPY;
-    size_t n = (size_t)1 << a->log_n, vb = n * FR, ncs_lo = (size_t)1 << a->cs.k1;
+    size_t n = (size_t)1 << a->log_n, vb = n * FR;
     int with_msm = a->w != NULL;
     proof_bufs_t d = {0};
     const uint64_t *d_tw = NULL;
-    if ((rc = ensure_twiddles(cu, a->curve, a->log_n, &a->tw, &d_tw))) goto out;
+    if ((rc = ensure_twiddles(cu, a->curve, a->log_n, a->conv, &a->tw, &d_tw))) goto out;
 
     /* buffers (stream-ordered on the compute stream; the copy stream waits for them) */
     if ((rc = cu->rt->alloc(cu->r, sc, &d.a, vb)) || (rc = cu->rt->alloc(cu->r, sc, &d.b, vb)) ||
-        (rc = cu->rt->alloc(cu->r, sc, &d.c, vb)) || (rc = cu->rt->alloc(cu->r, sc, &d.cs, (ncs_lo + a->cs.nhi) * FR)) ||
+        (rc = cu->rt->alloc(cu->r, sc, &d.c, vb)) || (rc = cu->rt->alloc(cu->r, sc, &d.cs, cs_bytes(a))) ||
         (with_msm && (rc = cu->rt->alloc(cu->r, sc, &d.w, (size_t)a->n_vars * FR))))
         goto out;
-    uint64_t *d_cs_lo = d.cs, *d_cs_hi = d_cs_lo + 4 * ncs_lo;
     if ((rc = cu->rt->record(cu->r, sc, ZP_CU_EV_H2D0)) || (rc = cu->rt->wait(cu->r, sx, ZP_CU_EV_H2D0))) goto out;
 
     /* H2D on the copy stream, one event per vector */
-    if ((rc = cu->rt->h2d(cu->r, sx, d_cs_lo, a->cs.lo, ncs_lo * FR)) ||
-        (rc = cu->rt->h2d(cu->r, sx, d_cs_hi, a->cs.hi, a->cs.nhi * FR)) ||
-        (rc = cu->rt->h2d(cu->r, sx, d.a, a->a, vb)) || (rc = cu->rt->record(cu->r, sx, ZP_CU_EV_A)) ||
+    if ((rc = cs_h2d(cu, sx, a, d.cs)) || (rc = cu->rt->h2d(cu->r, sx, d.a, a->a, vb)) || (rc = cu->rt->record(cu->r, sx, ZP_CU_EV_A)) ||
         (rc = cu->rt->h2d(cu->r, sx, d.b, a->b, vb)) || (rc = cu->rt->record(cu->r, sx, ZP_CU_EV_B)) ||
         (rc = cu->rt->h2d(cu->r, sx, d.c, a->c, vb)) || (rc = cu->rt->record(cu->r, sx, ZP_CU_EV_C)))
         goto out;
@@ -925,6 +962,8 @@ static int prove(zp_cu_t *cu, const zp_cu_prove_args_t *a, zp_cu_msm_out_t out[4
 {
     int rc, ki = -1, pending = 0;
     if (a->curve != 1 && a->curve != 2) return zp_err_set(ZP_ECURVE, "cuda prove: curve %d", a->curve);
+    if (a->conv > 1 || (a->conv && a->curve != 2))
+        return zp_err_set(ZP_EFORMAT, "cuda prove: conventions %u on curve %d", a->conv, a->curve);
     if ((rc = bind(cu))) return rc;
     if (a->w && (ki = key_take(cu, a, &pending)) < 0) return ZP_ESTATE;
     rc = prove_with(cu, a, ki, pending, out, t);
@@ -956,16 +995,13 @@ static int stage_copies(zp_cu_t *cu, unsigned set, cu_set_t *st)
 {
     const zp_cu_prove_args_t *a = &st->args;
     const int sx = ZP_CU_S_COPY;
-    size_t n = (size_t)1 << a->log_n, vb = n * FR, ncs_lo = (size_t)1 << a->cs.k1, wb = (size_t)a->n_vars * FR;
+    size_t n = (size_t)1 << a->log_n, vb = n * FR, wb = (size_t)a->n_vars * FR;
     int rc;
     if ((rc = cu->rt->alloc(cu->r, sx, &st->a, vb)) || (rc = cu->rt->alloc(cu->r, sx, &st->b, vb)) ||
         (rc = cu->rt->alloc(cu->r, sx, &st->c, vb)) || (rc = cu->rt->alloc(cu->r, sx, &st->w, wb ? wb : FR)) ||
-        (rc = cu->rt->alloc(cu->r, sx, &st->cs, (ncs_lo + a->cs.nhi) * FR)))
+        (rc = cu->rt->alloc(cu->r, sx, &st->cs, cs_bytes(a))))
         return rc;
-    uint64_t *cs_lo = st->cs, *cs_hi = cs_lo + 4 * ncs_lo;
-    if ((rc = cu->rt->record(cu->r, sx, set_ev(set, ZP_CU_SEV_H2D0))) ||
-        (rc = cu->rt->h2d(cu->r, sx, cs_lo, a->cs.lo, ncs_lo * FR)) ||
-        (rc = cu->rt->h2d(cu->r, sx, cs_hi, a->cs.hi, a->cs.nhi * FR)) ||
+    if ((rc = cu->rt->record(cu->r, sx, set_ev(set, ZP_CU_SEV_H2D0))) || (rc = cs_h2d(cu, sx, a, st->cs)) ||
         (rc = cu->rt->h2d(cu->r, sx, st->a, a->a, vb)) || (rc = cu->rt->record(cu->r, sx, set_ev(set, ZP_CU_SEV_A))) ||
         (rc = cu->rt->h2d(cu->r, sx, st->b, a->b, vb)) || (rc = cu->rt->record(cu->r, sx, set_ev(set, ZP_CU_SEV_B))) ||
         (rc = cu->rt->h2d(cu->r, sx, st->c, a->c, vb)) || (rc = cu->rt->record(cu->r, sx, set_ev(set, ZP_CU_SEV_C))) ||
@@ -992,6 +1028,8 @@ int zp_cu_stage_in(zp_cu_t *cu, unsigned set, const zp_cu_prove_args_t *args, co
     if (set >= ZP_CU_SET_SLOTS) return zp_err_set(-EINVAL, "cuda stage_in: buffer set %u (at most %d)", set, ZP_CU_SET_SLOTS);
     if (!args->w || !args->key_id) return zp_err_set(-EINVAL, "cuda stage_in: a proof (w) of a key (key_id) is needed");
     if (args->curve != 1 && args->curve != 2) return zp_err_set(ZP_ECURVE, "cuda stage_in: curve %d", args->curve);
+    if (args->conv > 1 || (args->conv && args->curve != 2))
+        return zp_err_set(ZP_EFORMAT, "cuda stage_in: conventions %u on curve %d", args->conv, args->curve);
     if ((rc = bind(cu))) return dev_rc(rc);
     LOCK(cu);
     int busy = cu->sets[set].state != SET_FREE;
@@ -1053,7 +1091,7 @@ static int prove_staged(zp_cu_t *cu, unsigned set, cu_set_t *st, int pending, si
     const uint64_t *d_tw = NULL;
     proof_bufs_t d;
     int rc;
-    if ((rc = ensure_twiddles(cu, a->curve, a->log_n, &a->tw, &d_tw))) return rc;
+    if ((rc = ensure_twiddles(cu, a->curve, a->log_n, a->conv, &a->tw, &d_tw))) return rc;
     set_bufs(st, &d);
     rc = prove_ntts(cu, a, &d, d_tw, set_ev(set, ZP_CU_SEV_A));
     st->b = d.b;

@@ -759,7 +759,7 @@ int emu_pow_table(void *rp, int s, int curve, uint64_t *out, size_t count, const
 }
 
 int emu_coset(void *rp, int s, int curve, uint64_t *x, unsigned log_n, const uint64_t *tw, const uint64_t *lo,
-              const uint64_t *hi, unsigned k1)
+              const uint64_t *hi, unsigned k1, int inverse)
 {
     exec_emu ex;
     ex.e = (emu *)rp;
@@ -770,10 +770,13 @@ int emu_coset(void *rp, int s, int curve, uint64_t *x, unsigned log_n, const uin
     use(ex.e, s, hi, "coset");
     if (curve == zpcu::bn254::ID) {
         typedef zpcu::bn254::fr F;
+        if (inverse) return zpcu::ntt_inv_scaled<zpcu::bn254>(ex, (F *)x, log_n, (const F *)tw, (const F *)lo, (const F *)hi, k1);
         return zpcu::ntt_to_coset<zpcu::bn254>(ex, (F *)x, log_n, (const F *)tw, (const F *)lo, (const F *)hi, k1);
     }
     if (curve == zpcu::bls12_381::ID) {
         typedef zpcu::bls12_381::fr F;
+        if (inverse)
+            return zpcu::ntt_inv_scaled<zpcu::bls12_381>(ex, (F *)x, log_n, (const F *)tw, (const F *)lo, (const F *)hi, k1);
         return zpcu::ntt_to_coset<zpcu::bls12_381>(ex, (F *)x, log_n, (const F *)tw, (const F *)lo, (const F *)hi, k1);
     }
     return zp_err_set(ZP_ECURVE, "coset: curve %d", curve);
@@ -859,11 +862,11 @@ int L_emu_pow_table(void *rp, int s, int curve, uint64_t *out, size_t count, con
 }
 
 int L_emu_coset(void *rp, int s, int curve, uint64_t *x, unsigned log_n, const uint64_t *tw, const uint64_t *lo,
-                const uint64_t *hi, unsigned k1)
+                const uint64_t *hi, unsigned k1, int inverse)
 {
     emu_lock l_(rp);
     hold_point(l_.e, s);
-    return emu_coset(rp, s, curve, x, log_n, tw, lo, hi, k1);
+    return emu_coset(rp, s, curve, x, log_n, tw, lo, hi, k1, inverse);
 }
 
 int L_emu_join(void *rp, int s, int curve, uint64_t *a, const uint64_t *b, const uint64_t *c, size_t n)

@@ -41,7 +41,8 @@ int zp_cu_x_launched(const char *what, const char *file, int line);
     int zp_cu_dev_pow_table_##C(void *s, uint64_t *out, size_t count, const uint64_t *lo,      \
                                 const uint64_t *hi, unsigned k1);                               \
     int zp_cu_dev_coset_##C(void *s, uint64_t *x, unsigned log_n, const uint64_t *tw,           \
-                            const uint64_t *cs_lo, const uint64_t *cs_hi, unsigned cs_k1);      \
+                            const uint64_t *cs_lo, const uint64_t *cs_hi, unsigned cs_k1,       \
+                            int inverse);                                                       \
     int zp_cu_dev_join_##C(void *s, uint64_t *a, const uint64_t *b, const uint64_t *c, size_t n); \
     int zp_cu_dev_probe_##C(void);  /* 0 if this build has kernels for the current device */
 ZP_CU_DEV_API(bn254)
@@ -93,8 +94,10 @@ typedef struct zp_cu_rt_ops {
                const uint64_t *scalars, size_t n, const zp_cu_msm_tune_t *tune);
     int (*pow_table)(void *rt, int s, int curve, uint64_t *out, size_t count, const uint64_t *lo,
                      const uint64_t *hi, unsigned k1);
+    /* x <- fft(scale(ifft(x))) (to the coset), or with inverse only scale(ifft(x)) (the
+     * inverse off a coset); scale: cu_ntt.cuh ntt_inv_scaled */
     int (*coset)(void *rt, int s, int curve, uint64_t *x, unsigned log_n, const uint64_t *tw,
-                 const uint64_t *cs_lo, const uint64_t *cs_hi, unsigned cs_k1);
+                 const uint64_t *cs_lo, const uint64_t *cs_hi, unsigned cs_k1, int inverse);
     int (*join)(void *rt, int s, int curve, uint64_t *a, const uint64_t *b, const uint64_t *c, size_t n);
     /* make the device current on the calling thread (cudaSetDevice: per thread; the executor
      * is called from the worker's main, staging and work threads) */

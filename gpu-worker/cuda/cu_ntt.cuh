@@ -127,16 +127,28 @@ int ntt_fwd(E &ex, typename C::fr *x, unsigned log_n, const typename C::fr *tw)
     return 0;
 }
 
-/* x <- fft(coset(ifft(x))): the "odd" evaluations of snarkjs's groth16 prover */
+/* x <- scale(ifft(x)): x'_k = (ifft x)_k * n * f(k), f(k) = cs_hi[k >> k1] * cs_lo[k & mask];
+ * with f(k) = s^k / n the coset shift of the coefficients, with f(k) = s^-k * z / n
+ * (bellman's H, cu_exec.c) the inverse transform off the coset s*<w>, times z */
 template <class C, class E>
-int ntt_to_coset(E &ex, typename C::fr *x, unsigned log_n, const typename C::fr *tw,
-                 const typename C::fr *cs_lo, const typename C::fr *cs_hi, unsigned cs_k1)
+int ntt_inv_scaled(E &ex, typename C::fr *x, unsigned log_n, const typename C::fr *tw,
+                   const typename C::fr *cs_lo, const typename C::fr *cs_hi, unsigned cs_k1)
 {
     typedef typename C::fr F;
     int rc;
     if ((rc = ntt_fwd<C>(ex, x, log_n, tw))) return rc;
     revscale_fn<F> rs = {x, cs_lo, cs_hi, cs_k1, log_n};
-    if ((rc = ex.for_n(((size_t)1 << log_n) / 2 + 1 - (log_n == 0), rs))) return rc;
+    return ex.for_n(((size_t)1 << log_n) / 2 + 1 - (log_n == 0), rs);
+}
+
+/* x <- fft(coset(ifft(x))): the "odd" evaluations of snarkjs's groth16 prover (f(k) = g^k / n),
+ * or the evaluations on bellman's coset 7*<w> (f(k) = 7^k / n, w bellman's root) */
+template <class C, class E>
+int ntt_to_coset(E &ex, typename C::fr *x, unsigned log_n, const typename C::fr *tw,
+                 const typename C::fr *cs_lo, const typename C::fr *cs_hi, unsigned cs_k1)
+{
+    int rc;
+    if ((rc = ntt_inv_scaled<C>(ex, x, log_n, tw, cs_lo, cs_hi, cs_k1))) return rc;
     return ntt_fwd<C>(ex, x, log_n, tw);
 }
 

@@ -8,6 +8,8 @@
 # accepts it. kill -9 of the GPU worker mid-job still yields valid proofs. Bad input (a corrupt
 # .params, an r1cs that does not fit the key, a .params without --r1cs) fails the job once, with
 # a message naming the file and the field, and the group keeps serving.
+# ipc_bellman_submit_cuda_emu runs the same with ZP_TEST_CUDA_EMULATE=1: the GPU worker's CUDA
+# backend on the host-emulated device computes bellman's H (the same bytes are required).
 . "$(dirname "$0")/lib.sh"
 Z0=$1
 KT=$(mktemp -d /tmp/zkpipe-bellman-key.XXXXXX)
@@ -108,4 +110,10 @@ JG=$(ipc_submit --zkey $F/circuit.zkey --r1cs $F/circuit.r1cs $F/witness-0.wtns)
 "$ZKPIPE" await "$JG" --timeout 300 --out "$IPC_DIR/out/good" >/dev/null || ipc_fail "the zkey job after it failed"
 ipc_verify_all "$IPC_DIR/out/good" $F/verification_key.json 1
 ipc_all_free
+# run with ZP_TEST_CUDA_EMULATE=1 (ipc_bellman_submit_cuda_emu): the proofs above came from the GPU
+# worker's CUDA backend (bellman's H on the host-emulated device, staged verbs), not the CPU's
+if [ "${ZP_TEST_CUDA_EMULATE:-0}" = 1 ]; then
+  grep -q "gpu-worker\[[0-9]*\].*backend cuda" "$IPC_DIR/up.log" || ipc_fail "the gpu worker did not use the cuda backend"
+  ! grep -q "gpu-worker\[[0-9]*\].*backend cpu" "$IPC_DIR/up.log" || ipc_fail "a gpu worker ran the cpu backend"
+fi
 echo "ipc bellman_submit: OK"
