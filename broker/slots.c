@@ -266,6 +266,7 @@ static int circ_size_bellman(brk_t *b, const char *path, const char *r1cs, uint3
         int e = -errno;
         return zp_err_set(e, "%s / %s: %s", path, r1cs, strerror(-e));
     }
+    if (!S_ISREG(sr.st_mode)) return zp_err_set(ZP_EFORMAT, "r1cs %s: not a regular file", r1cs);
     char key[2100];
     if ((size_t)snprintf(key, sizeof key, "%s|%s", path, r1cs) >= sizeof key) return zp_err_set(ZP_ETOOBIG, "paths too long");
     uint64_t ino = (uint64_t)st.st_ino ^ ((uint64_t)sr.st_ino << 1), size = (uint64_t)st.st_size + (uint64_t)sr.st_size;
@@ -307,6 +308,9 @@ static int circ_size(brk_t *b, const char *path, const char *r1cs, uint32_t *n_v
 {
     struct stat st;
     zp_keyfmt_t kf = ZP_KEYFMT_UNKNOWN;   /* issue 29: a bellman key is sized from its r1cs */
+    /* never open what is not a regular file: a FIFO's open would block the broker's loop */
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return zp_err_set(ZP_EFORMAT, "zkey %s: not a regular file", path);
     if (zp_key_format_of_file(&kf, path) == 0 && kf == ZP_KEYFMT_BELLMAN)
         return circ_size_bellman(b, path, r1cs, n_vars, domain);
     zp_err_clear();

@@ -340,9 +340,15 @@ int zp_keycache_key_r1cs(zp_keycache_t *kc, const char *path, const char *r1cs, 
 
     zp_rt_pause();   /* a load is O(key): never at a real-time thread's policy (lib/util/rt.c) */
     zp_keyfmt_t kf = ZP_KEYFMT_UNKNOWN;
-    bool bellman = fresh ? (zp_key_format_of_file(&kf, e->path) == 0 && kf == ZP_KEYFMT_BELLMAN) : e->r1cs != NULL;
+    /* a file that cannot be read is that error (EINTR from a stop signal while a FIFO's open
+     * blocks included: opening it a second time would block again, past the signal) */
+    int sniff = fresh ? zp_key_format_of_file(&kf, e->path) : 0;
+    bool bellman = fresh ? (sniff == 0 && kf == ZP_KEYFMT_BELLMAN) : e->r1cs != NULL;
     bool opened = false;
-    if (fresh && bellman) {   /* issue 29: a .params, expanded with the job's r1cs (always with its points) */
+    if (sniff < 0) {
+        rc = sniff;
+        need = false;
+    } else if (fresh && bellman) {   /* issue 29: a .params, expanded with the job's r1cs (always with its points) */
         if (r1cs_bad)
             rc = zp_err_set(-ENOENT, "%s: the circuit of bellman key %s cannot be read: %s", r1cs_bad, e->path, r1cs_why);
         else if (!r1cs)
