@@ -517,6 +517,11 @@ int zp_bkey_open_opts(zp_bkey_t *k, const char *path, const zp_bkey_opts_t *o)
     memcpy(note, k->record_note, sizeof note);
     int rc = parse(k, m, len, &c, (flags & (ZP_BKEY_VK_ONLY | ZP_BKEY_NO_SUBGROUP)) | (from_rec ? ZP_BKEY_NO_SUBGROUP : 0));
     if (own) zp_pool_destroy(&c.pool);
+    struct stat st2;   /* the record matched the file as fstat saw it before the read: still so? */
+    if (!rc && from_rec && (fstat(fd, &st2) || st2.st_size != st.st_size || st2.st_mtim.tv_sec != st.st_mtim.tv_sec ||
+                            st2.st_mtim.tv_nsec != st.st_mtim.tv_nsec || st2.st_ctim.tv_sec != st.st_ctim.tv_sec ||
+                            st2.st_ctim.tv_nsec != st.st_ctim.tv_nsec))
+        rc = zp_err_set(-EAGAIN, "%s: changed while it was read (its check record no longer applies): open it again", path);
     if (!rc) {
         memcpy(k->record_note, note, sizeof note);
         if (from_rec) k->subgroup = ZP_BKEY_SG_RECORD;
