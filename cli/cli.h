@@ -18,11 +18,12 @@ typedef struct {
     const uint8_t *wtns_buf;
     size_t wtns_len;
     uint64_t t0;                            /* start time for the stage lines; 0 = now */
+    bool recheck;                           /* bellman key: subgroup checks even if the check record matches */
 } zp_prove_args_t;
+/* a zkey, or a bellman .params (handed to zp_prove_bellman) */
 int zp_prove_run(const zp_prove_args_t *a);
-/* cli/prove_bellman.c: `zkpipe prove` with a bellman .params key (prove.c hands over) */
-int zp_prove_bellman(const char *const pos[4], const char *r1cs_path, const char *r_str, const char *s_str,
-                     unsigned threads, bool json);
+/* cli/prove_bellman.c: `zkpipe prove` / `fullprove` with a bellman .params key (a->zkey) */
+int zp_prove_bellman(const zp_prove_args_t *a);
 int zp_cmd_bench(int argc, char **argv);    /* cli/bench.c   */
 int zp_bench_arith(int argc, char **argv); /* cli/bench_arith.c: `zkpipe bench arith` */
 int zp_cmd_msm(int argc, char **argv);     /* cli/bench_arith.c: `zkpipe msm calibrate|check|which` */

@@ -13,7 +13,12 @@ static const struct { const char *cmd, *text; } k_help[] = {
      "Prove one witness in this process (CPU backend) and write snarkjs-compatible proof.json and\n"
      "public.json. --r1cs FILE checks the witness against the constraints first (the failing\n"
      "constraint is named); --threads N (0 = every CPU this process may use, at most 4096);\n"
-     "--bin FILE also writes the binary proof. Exit 0 on success, 1 on bad input, 2 on usage.\n"},
+     "--bin FILE also writes the binary proof. Exit 0 on success, 1 on bad input, 2 on usage.\n"
+     "A bellman/Filecoin circuit.params (BLS12-381) takes --r1cs circuit.r1cs and writes bellman's\n"
+     "192-byte proof.bin; the key's subgroup checks run once per file (a check record in\n"
+     "~/.cache/zkpipe/keycheck, ZKPIPE_KEYCHECK_DIR), --recheck runs them again (doc/filecoin.md).\n"
+     "zkpipe fullprove circuit.params circuit.wasm input.json proof.bin public.json --r1cs FILE\n"
+     "does the same from input.json, the witness in memory.\n"},
     {"verify",
      "Verify a proof against a verification_key.json (or the .zkey itself) and public.json.\n"
      "A bellman/Filecoin key (circuit.vk, or the circuit.params itself; BLS12-381) takes bellman's\n"

@@ -24,7 +24,8 @@ static int usage(void)
     fprintf(stderr, "usage: zkpipe prove <circuit.zkey> <witness.wtns> <proof.json> <public.json> "
                     "[--r1cs FILE] [--threads N] [--bin FILE]\n"
                     "       zkpipe prove <circuit.params> <witness.wtns> <proof.bin> <public.json> --r1cs FILE "
-                    "(bellman: 192-byte proof)\n"
+                    "[--recheck] (bellman: 192-byte proof; --recheck: subgroup checks even if the key's check "
+                    "record matches)\n"
                     "                    [--stages|--quiet] [--json] [--times]   (stages on stderr on a terminal; --json: timings;\n"
                     "                    --times: wall and CPU ms of every phase on stderr)\n");
     return 2;
@@ -112,7 +113,7 @@ static void print_phases(bool table, bool json)
 
 int zp_cmd_prove(int argc, char **argv)
 {
-    bool json = false, times = false;
+    bool json = false, times = false, recheck = false;
     g_quiet = !isatty(STDERR_FILENO);
     const char *pos[4], *r1cs_path = NULL, *bin_path = NULL, *r_str = NULL, *s_str = NULL;
     int npos = 0;
@@ -139,22 +140,22 @@ int zp_cmd_prove(int argc, char **argv)
         else if (!strcmp(a, "--stages")) g_quiet = false;
         else if (!strcmp(a, "--json")) json = true;
         else if (!strcmp(a, "--times")) times = true;
+        else if (!strcmp(a, "--recheck")) recheck = true;
         else if (a[0] == '-' && a[1]) { fprintf(stderr, "zkpipe prove: unknown option %s\n", a); return usage(); }
         else if (npos < 4) pos[npos++] = a;
         else return usage();
     }
     if (npos != 4 || (!r_str != !s_str)) return usage();
-    zp_keyfmt_t kf;   /* a bellman / bellperson .params: bellman's conventions (cli/prove_bellman.c) */
-    if (zp_key_format_of_file(&kf, pos[0]) == 0 && kf == ZP_KEYFMT_BELLMAN)
-        return zp_prove_bellman(pos, r1cs_path, r_str, s_str, threads, json);
     zp_prove_args_t a = {.zkey = pos[0], .wtns = pos[1], .proof = pos[2], .pub = pos[3], .r1cs = r1cs_path,
                          .bin = bin_path, .r = r_str, .s = s_str, .threads = threads, .json = json, .quiet = g_quiet,
-                         .times = times};
+                         .times = times, .recheck = recheck};
     return zp_prove_run(&a);
 }
 
 int zp_prove_run(const zp_prove_args_t *a)
 {
+    zp_keyfmt_t kf;   /* a bellman / bellperson .params: bellman's conventions (cli/prove_bellman.c) */
+    if (zp_key_format_of_file(&kf, a->zkey) == 0 && kf == ZP_KEYFMT_BELLMAN) return zp_prove_bellman(a);
     const char *pos[4] = {a->zkey, a->wtns, a->proof, a->pub}, *r1cs_path = a->r1cs, *bin_path = a->bin,
                *r_str = a->r, *s_str = a->s;
     unsigned threads = a->threads;

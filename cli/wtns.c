@@ -1,12 +1,15 @@
 /* wtns.c - `zkpipe wtns calculate <circuit.wasm> <input.json> <witness.wtns>` (snarkjs's
  * `wtns calculate`, byte-identical output) and `zkpipe fullprove <input.json> <circuit.wasm>
  * <circuit.zkey> <proof.json> <public.json>` (snarkjs's `groth16 fullprove`: the witness in
- * memory, no .wtns file, then `zkpipe prove`'s path). The wasm is registered once (translated
+ * memory, no .wtns file, then `zkpipe prove`'s path). With a bellman key (issue 29):
+ * `zkpipe fullprove <circuit.params> <circuit.wasm> <input.json> <proof.bin> <public.json>
+ * --r1cs circuit.r1cs [--recheck]` (the key first, as `zkpipe prove`; a .params in the zkey's
+ * place works too), then `zkpipe prove`'s bellman path (cli/prove_bellman.c). The wasm is registered once (translated
  * to C and compiled, cached by content: --cache DIR, default zp_wc_default_cache) and run in a
  * child process with --timeout-ms and --max-memory limits (lib/witness).
  * Exit: 0 done, 2 bad input (input.json, a signal the circuit refuses, a failed circom
  * assertion, a module that is no circom generator), 1 anything else.
- * Tests: tests/oracle/test_witness.sh, tests/test_witness.c */
+ * Tests: tests/oracle/test_witness.sh, tests/test_witness.c, tests/bellman_prove_cli.sh (bellman) */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "lib/fmt/bellman.h"
 #include "lib/util/util.h"
 #include "lib/witness/witness.h"
 
@@ -140,10 +144,24 @@ int zp_cmd_wtns(int argc, char **argv)
     return 0;
 }
 
+/* a bellman .params / .vk: sniffed as one and its verifying-key block reads (on the curve; no
+ * subgroup checks here, the prover's open does them). A JSON input never reads as one. */
+static bool is_bellman_key(const char *path)
+{
+    zp_keyfmt_t kf;
+    if (zp_key_format_of_file(&kf, path) || kf != ZP_KEYFMT_BELLMAN) return false;
+    zp_bkey_t k;
+    if (zp_bkey_open(&k, path, ZP_BKEY_VK_ONLY | ZP_BKEY_NO_SUBGROUP)) return false;
+    zp_bkey_close(&k);
+    return true;
+}
+
 int zp_cmd_fullprove(int argc, char **argv)
 {
     static const char use[] = "usage: zkpipe fullprove <input.json> <circuit.wasm> <circuit.zkey> <proof.json> <public.json> "
-                              "[--r1cs FILE] [--threads N] [--cache DIR] [--timeout-ms N] [--max-memory-mib N] [--json] [--quiet]\n";
+                              "[--r1cs FILE] [--threads N] [--cache DIR] [--timeout-ms N] [--max-memory-mib N] [--json] [--quiet]\n"
+                              "       zkpipe fullprove <circuit.params> <circuit.wasm> <input.json> <proof.bin> <public.json> "
+                              "--r1cs FILE [--recheck] [options as above]   (bellman key: 192-byte proof)\n";
     wc_opts_t o = {0};
     zp_prove_args_t a = {0};
     const char *pos[5];
@@ -164,11 +182,21 @@ int zp_cmd_fullprove(int argc, char **argv)
         } else if (allow_rs && !strcmp(s, "--r") && i + 1 < argc) a.r = argv[++i];
         else if (allow_rs && !strcmp(s, "--s") && i + 1 < argc) a.s = argv[++i];
         else if (!strcmp(s, "--json")) o.json = true;
+        else if (!strcmp(s, "--recheck")) a.recheck = true;
         else if (s[0] == '-' && s[1]) { fprintf(stderr, "zkpipe fullprove: unknown option %s\n%s", s, use); return 2; }
         else if (npos < 5) pos[npos++] = s;
         else { fputs(use, stderr); return 2; }
     }
     if (npos != 5 || (!a.r != !a.s)) { fputs(use, stderr); return 2; }
+    /* which order: a bellman key first (its verifying-key block reads), else snarkjs's */
+    const char *key = pos[2], *wasm = pos[1], *input = pos[0];
+    bool bellman = is_bellman_key(pos[0]);
+    if (bellman) key = pos[0], input = pos[2];
+    else bellman = is_bellman_key(pos[2]);
+    if (bellman && !a.r1cs) {
+        fprintf(stderr, "zkpipe fullprove: %s is a bellman .params key: give the circuit with --r1cs circuit.r1cs\n", key);
+        return 2;
+    }
     a.t0 = zp_now_ns();
     uint8_t *buf;
     zp_wc_result_t res;
@@ -177,15 +205,15 @@ int zp_cmd_fullprove(int argc, char **argv)
     /* values land after room for the .wtns header (44 + n8 bytes; n8 is 32 on both curves,
      * moved if the module's field differs), so the prover reads one .wtns image in memory */
     size_t off = WTNS_HDR(32);
-    int ret = calc("fullprove", &o, pos[1], pos[0], &buf, off, &res, &reg_ms, &cached);
+    int ret = calc("fullprove", &o, wasm, input, &buf, off, &res, &reg_ms, &cached);
     if (ret) return ret;
     size_t hdr = WTNS_HDR(res.n8), vlen = (size_t)res.n_witness * res.n8;
     if (hdr != off) memmove(buf + hdr, buf + off, vlen);
     uint8_t h[ZP_WC_WTNS_HDR_MAX];
     size_t hl = zp_wc_wtns_header(h, &res);      /* = hdr */
     memcpy(buf, h, hl);
-    a.zkey = pos[2];
-    a.wtns = pos[0];
+    a.zkey = key;
+    a.wtns = input;
     a.proof = pos[3];
     a.pub = pos[4];
     a.json = o.json;

@@ -4,7 +4,8 @@
 # (ZP_TEST_FIXED_RS=1 --r 5 --s 9) the 192 bytes equal bellman's proof_r5_s9.bin and public.json
 # holds public.txt's values; fresh blinding gives another 192-byte proof; no --r1cs is exit 2
 # saying why; another circuit's r1cs is exit 1 naming what disagrees; --r without the hook is
-# refused.
+# refused. fullprove with the key first (witness in memory) gives the same proof; the key's
+# subgroup checks run once per file (check record in $ZKPIPE_KEYCHECK_DIR, --recheck).
 . "$(dirname "$0")/cli_lib.sh"
 cli_init bellman_prove_cli.sh "$@"
 F=$(cd "$(dirname "$0")/fixtures/bellman" && pwd)
@@ -39,4 +40,37 @@ head -c 5000 "$F/chain300/circuit.params" >"$T/trunc.params"
 "$Z" prove "$T/trunc.params" "$F/chain300/witness.wtns" "$T/x.bin" "$T/x.json" \
   --r1cs "$F/chain300/circuit.r1cs" 2>"$T/err"; rc=$?
 [ $rc -eq 1 ] && grep -q "trunc.params" "$T/err" || fail "truncated .params: exit $rc, $(cat "$T/err")"
+
+# fullprove with the bellman key first: the witness in memory from circuit.wasm + input.json,
+# then the same proof as `zkpipe prove` (and bellman's) at r=5 s=9; zkpipe verify accepts it.
+# The snarkjs order (input, wasm, key) takes a .params too; no --r1cs is exit 2.
+D=$F/chain300
+ZP_TEST_FIXED_RS=1 "$Z" fullprove "$D/circuit.params" "$D/circuit.wasm" "$D/input.json" "$T/fp.bin" "$T/fp.json" \
+  --r1cs "$D/circuit.r1cs" --r 5 --s 9 --cache "$T/wc" --quiet 2>"$T/err" || fail "fullprove: $(cat "$T/err")"
+cmp -s "$T/fp.bin" "$T/chain300.bin" || fail "fullprove's proof differs from zkpipe prove's at r=5 s=9"
+cmp -s "$T/fp.bin" "$D/proof_r5_s9.bin" || fail "fullprove's proof differs from bellman's at r=5 s=9"
+cmp -s "$T/fp.json" "$T/chain300.pub.json" || fail "fullprove's public.json differs from zkpipe prove's"
+"$Z" verify "$D/circuit.vk" "$T/fp.json" "$T/fp.bin" >/dev/null 2>"$T/err" || fail "verify fullprove's proof: $(cat "$T/err")"
+"$Z" fullprove "$D/input.json" "$D/circuit.wasm" "$D/circuit.params" "$T/fp2.bin" "$T/fp2.json" \
+  --r1cs "$D/circuit.r1cs" --cache "$T/wc" --quiet 2>"$T/err" || fail "fullprove (snarkjs order): $(cat "$T/err")"
+"$Z" verify "$D/circuit.vk" "$T/fp2.json" "$T/fp2.bin" >/dev/null 2>"$T/err" || fail "verify fullprove (snarkjs order): $(cat "$T/err")"
+"$Z" fullprove "$D/circuit.params" "$D/circuit.wasm" "$D/input.json" "$T/x.bin" "$T/x.json" --cache "$T/wc" \
+  --quiet 2>"$T/err"; rc=$?
+[ $rc -eq 2 ] && grep -q -- "--r1cs" "$T/err" || fail "fullprove without --r1cs: exit $rc, $(cat "$T/err")"
+
+# the check record: a key changed less than 1 s ago is checked and not recorded; then checked
+# once and recorded; then trusted; --recheck checks again; a touched key is checked again
+cp "$D/circuit.params" "$T/k.params"
+kp() { "$Z" prove "$T/k.params" "$D/witness.wtns" "$T/k.bin" "$T/k.json" --r1cs "$D/circuit.r1cs" --json "$@" \
+         2>"$T/err" | grep -o '"key_subgroup": "[a-z]*", "key_record_written": [a-z]*'; }
+want() { [ "$1" = "$2" ] || fail "check record, $3: got '$1', want '$2'"; }
+want "$(kp)" '"key_subgroup": "checked", "key_record_written": false' "fresh file"
+sleep 1.2
+want "$(kp)" '"key_subgroup": "checked", "key_record_written": true' "first run"
+want "$(kp)" '"key_subgroup": "record", "key_record_written": false' "second run"
+"$Z" verify "$D/circuit.vk" "$T/k.json" "$T/k.bin" >/dev/null 2>&1 || fail "proof made with a record-trusted key does not verify"
+want "$(kp --recheck)" '"key_subgroup": "checked", "key_record_written": true' "--recheck"
+touch "$T/k.params"
+want "$(kp)" '"key_subgroup": "checked", "key_record_written": false' "touched"
+ls "$ZKPIPE_KEYCHECK_DIR"/*.check >/dev/null 2>&1 || fail "no record in ZKPIPE_KEYCHECK_DIR"
 cli_done bellman_prove_cli

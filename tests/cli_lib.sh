@@ -9,6 +9,7 @@ cli_init() {
   Z=$1
   T=$(mktemp -d)
   trap 'rm -rf "$T"' EXIT
+  export ZKPIPE_KEYCHECK_DIR="$T/keycheck"   # bellman keys' check records: not in ~/.cache
   fails=0
 }
 fail() { echo "FAIL $*" >&2; fails=$((fails + 1)); }

@@ -5,10 +5,15 @@
  * a good file patched in memory (truncations, counts that overflow or disagree with the size,
  * identity points, bad flags, coordinates >= p, points off the curve or outside the subgroup)
  * and names the file and the field. Fixtures: ZP_FIXTURES_DIR (compile time). */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "lib/fmt/bellman.h"
 #include "lib/util/util.h"
@@ -230,6 +235,366 @@ static void g2_off_subgroup(zp_g2a_bls12_381_t *p)
     }
 }
 
+
+/* ---- subgroup checks against [r] P = 0 on points with a cofactor component of each small
+ * prime order of the cofactors (h1 = 3 * 11^2 * 10177^2 * 859267^2 * 52437899^2; h2 has 13, 23,
+ * 2713, 11953, 262069 and a large rest) ---- */
+static const uint64_t R_LIMBS[4] = {0xffffffff00000001ull, 0x53bda402fffe5bfeull, 0x3339d80809a1d805ull,
+                                    0x73eda753299d7d48ull};
+static const uint64_t H1_LIMBS[2] = {0x8c00aaab0000aaabull, 0x396c8c005555e156ull};
+static const uint64_t H2_LIMBS[8] = {0xcf1c38e31c7238e5ull, 0x1616ec6e786f0c70ull, 0x21537e293a6691aeull,
+                                     0xa628f1cb4d9e82efull, 0xa68a205b2e5a7ddfull, 0xcd91de4547085abaull,
+                                     0x091d50792876a202ull, 0x05d543a95414e7f1ull};
+
+/* q = a / d (little-endian limbs); the remainder */
+static uint64_t div_small(uint64_t *q, const uint64_t *a, int n, uint64_t d)
+{
+    unsigned __int128 rem = 0;
+    for (int i = n - 1; i >= 0; i--) {
+        unsigned __int128 cur = rem << 64 | a[i];
+        q[i] = (uint64_t)(cur / d);
+        rem = cur % d;
+    }
+    return (uint64_t)rem;
+}
+
+/* [k] P for a multi-limb k, plain double-and-add */
+#define MUL_BIG(G, r, p, k, n)                                                                 \
+    do {                                                                                       \
+        zp_##G##_bls12_381_t acc_, base_ = *(p);                                               \
+        zp_##G##_bls12_381_set_inf(&acc_);                                                     \
+        for (int i_ = 64 * (n) - 1; i_ >= 0; i_--) {                                           \
+            zp_##G##_bls12_381_dbl(&acc_, &acc_);                                              \
+            if ((k)[i_ / 64] >> (i_ % 64) & 1) zp_##G##_bls12_381_add(&acc_, &acc_, &base_);   \
+        }                                                                                      \
+        *(r) = acc_;                                                                           \
+    } while (0)
+
+/* an on-curve point with x = x0, x0 + 1, ... (first that is on the curve) */
+static uint64_t g1_on_curve_from(zp_g1a_bls12_381_t *p, uint64_t x0)
+{
+    zp_fq_bls12_381_t four, t;
+    zp_fq_bls12_381_set_u64(&four, 4);
+    for (uint64_t x = x0;; x++) {
+        zp_fq_bls12_381_set_u64(&p->x, x);
+        zp_fq_bls12_381_sqr(&t, &p->x);
+        zp_fq_bls12_381_mul(&t, &t, &p->x);
+        zp_fq_bls12_381_add(&t, &t, &four);
+        if (zp_fq_bls12_381_sqrt(&p->y, &t)) return x;
+    }
+}
+
+static uint64_t g2_on_curve_from(zp_g2a_bls12_381_t *p, uint64_t x0)
+{
+    zp_fq2_bls12_381_t b, t;
+    memset(&b, 0, sizeof b);
+    zp_fq_bls12_381_set_u64(&b.c0, 4);
+    zp_fq_bls12_381_set_u64(&b.c1, 4);
+    memset(p, 0, sizeof *p);
+    zp_fq_bls12_381_set_u64(&p->x.c1, 1);
+    for (uint64_t x = x0;; x++) {
+        zp_fq_bls12_381_set_u64(&p->x.c0, x);
+        zp_fq2_bls12_381_sqr(&t, &p->x);
+        zp_fq2_bls12_381_mul(&t, &t, &p->x);
+        zp_fq2_bls12_381_add(&t, &t, &b);
+        if (zp_fq2_bls12_381_sqrt(&p->y, &t)) return x;
+    }
+}
+
+static void test_cofactor_orders(void)
+{
+    static const uint64_t q1[] = {3, 11, 10177, 859267, 52437899};
+    static const uint64_t q2[] = {13, 23, 2713, 11953, 262069};
+    int found1 = 0, found2 = 0;
+    zp_g1a_bls12_381_t g;
+    zp_g2a_bls12_381_t h;
+    zp_g1_bls12_381_generator(&g);
+    zp_g2_bls12_381_generator(&h);
+    uint8_t enc[192];
+    for (size_t qi = 0; qi < 5; qi++) {
+        uint64_t hq[8];
+        /* G1: T = [h1 / q^e] [r] Q is Q's q-part (0: try the next Q), multiplied by q down to order q */
+        uint64_t ht[8];   /* hq = h / q^e, q^e exactly dividing h */
+        memcpy(hq, H1_LIMBS, sizeof H1_LIMBS);
+        while (div_small(ht, hq, 2, q1[qi]) == 0) memcpy(hq, ht, sizeof H1_LIMBS);
+        CHECK(memcmp(hq, H1_LIMBS, sizeof H1_LIMBS) != 0);
+        for (uint64_t x0 = 1; x0 < 200; x0++) {
+            zp_g1a_bls12_381_t qa, ta, pa;
+            zp_g1_bls12_381_t j, t, u;
+            x0 = g1_on_curve_from(&qa, x0);
+            zp_g1_bls12_381_from_affine(&j, &qa);
+            MUL_BIG(g1, &t, &j, R_LIMBS, 4);
+            MUL_BIG(g1, &t, &t, hq, 2);
+            if (zp_g1_bls12_381_is_inf(&t)) continue;   /* no q-part in Q */
+            uint64_t qq[1] = {q1[qi]};
+            for (;;) {   /* down to order exactly q */
+                MUL_BIG(g1, &u, &t, qq, 1);
+                if (zp_g1_bls12_381_is_inf(&u)) break;
+                t = u;
+            }   /* order exactly q (q prime, T != 0) */
+            zp_g1_bls12_381_to_affine(&ta, &t);
+            /* P = [k] G + T: on the curve, outside the subgroup by T alone */
+            zp_scalar_t k = {{rnd_u64(), rnd_u64(), rnd_u64(), rnd_u64() >> 2}};
+            zp_g1_bls12_381_from_affine(&j, &g);
+            zp_g1_bls12_381_mul(&j, &j, &k);
+            zp_g1a_bls12_381_t ga;
+            zp_g1_bls12_381_to_affine(&ga, &j);
+            zp_g1_bls12_381_add(&j, &j, &t);
+            zp_g1_bls12_381_to_affine(&pa, &j);
+            CHECK(zp_g1a_bls12_381_on_curve(&pa) && zp_g1a_bls12_381_on_curve(&ta));
+            CHECK(!zp_bls_g1_torsion_free(&pa) && !zp_g1a_bls12_381_in_subgroup(&pa));
+            CHECK(!zp_bls_g1_torsion_free(&ta) && !zp_g1a_bls12_381_in_subgroup(&ta));
+            CHECK(zp_bls_g1_torsion_free(&ga) && zp_g1a_bls12_381_in_subgroup(&ga));
+            zp_g1a_bls12_381_t back;
+            zp_bls_g1_to_uncompressed(enc, &pa);
+            CHECK(zp_bls_g1_from_uncompressed(&back, enc, false) == 0);
+            CHECK(zp_bls_g1_from_uncompressed(&back, enc, true) == ZP_EFORMAT && strstr(zp_err_msg(), "subgroup"));
+            zp_bls_g1_to_uncompressed(enc, &ga);
+            CHECK(zp_bls_g1_from_uncompressed(&back, enc, true) == 0);
+            found1++;
+            break;
+        }
+        /* G2: the same with h2 */
+        memcpy(hq, H2_LIMBS, sizeof H2_LIMBS);
+        while (div_small(ht, hq, 8, q2[qi]) == 0) memcpy(hq, ht, sizeof H2_LIMBS);
+        CHECK(memcmp(hq, H2_LIMBS, sizeof H2_LIMBS) != 0);
+        for (uint64_t x0 = 1; x0 < 200; x0++) {
+            zp_g2a_bls12_381_t qa, ta, pa, ga;
+            zp_g2_bls12_381_t j, t, u;
+            x0 = g2_on_curve_from(&qa, x0);
+            zp_g2_bls12_381_from_affine(&j, &qa);
+            MUL_BIG(g2, &t, &j, R_LIMBS, 4);
+            MUL_BIG(g2, &t, &t, hq, 8);
+            if (zp_g2_bls12_381_is_inf(&t)) continue;   /* no q-part in Q */
+            uint64_t qq[1] = {q2[qi]};
+            for (;;) {   /* down to order exactly q */
+                MUL_BIG(g2, &u, &t, qq, 1);
+                if (zp_g2_bls12_381_is_inf(&u)) break;
+                t = u;
+            }
+            zp_g2_bls12_381_to_affine(&ta, &t);
+            zp_scalar_t k = {{rnd_u64(), rnd_u64(), rnd_u64(), rnd_u64() >> 2}};
+            zp_g2_bls12_381_from_affine(&j, &h);
+            zp_g2_bls12_381_mul(&j, &j, &k);
+            zp_g2_bls12_381_to_affine(&ga, &j);
+            zp_g2_bls12_381_add(&j, &j, &t);
+            zp_g2_bls12_381_to_affine(&pa, &j);
+            CHECK(zp_g2a_bls12_381_on_curve(&pa) && zp_g2a_bls12_381_on_curve(&ta));
+            CHECK(!zp_bls_g2_torsion_free(&pa) && !zp_g2a_bls12_381_in_subgroup(&pa));
+            CHECK(!zp_bls_g2_torsion_free(&ta) && !zp_g2a_bls12_381_in_subgroup(&ta));
+            CHECK(zp_bls_g2_torsion_free(&ga) && zp_g2a_bls12_381_in_subgroup(&ga));
+            zp_g2a_bls12_381_t back;
+            zp_bls_g2_to_uncompressed(enc, &pa);
+            CHECK(zp_bls_g2_from_uncompressed(&back, enc, false) == 0);
+            CHECK(zp_bls_g2_from_uncompressed(&back, enc, true) == ZP_EFORMAT && strstr(zp_err_msg(), "subgroup"));
+            found2++;
+            break;
+        }
+    }
+    CHECK(found1 == 5 && found2 == 5);
+}
+
+
+/* a .params with the chain300 key's points tiled to bigger counts (h 3000, l 302, a 2100,
+ * b 2100), big enough for the pool path (chunks of 1024 points); malloc'd file image */
+static uint8_t *tiled_params(size_t *len, const char *path)
+{
+    char pp[512];
+    path_of(pp, sizeof pp, "chain300", "circuit.params");
+    zp_bkey_t k;
+    if (zp_bkey_open(&k, pp, 0)) return NULL;
+    enum { NH = 3000, NA = 2100, NB = 2100 };
+    zp_g1a_bls12_381_t *h = malloc(NH * sizeof *h), *a = malloc(NA * sizeof *a), *b1 = malloc(NB * sizeof *b1);
+    zp_g2a_bls12_381_t *b2 = malloc(NB * sizeof *b2);
+    for (uint32_t i = 0; i < NH; i++) h[i] = k.h[i % k.n_h];
+    for (uint32_t i = 0; i < NA; i++) a[i] = k.a[(i * 7) % k.n_a];
+    for (uint32_t i = 0; i < NB; i++) b1[i] = k.b_g1[i % k.n_b_g1], b2[i] = k.b_g2[(i * 3) % k.n_b_g2];
+    zp_bkey_view_t v = view_of(&k);
+    v.h = h, v.n_h = NH, v.a = a, v.n_a = NA, v.b_g1 = b1, v.n_b_g1 = NB, v.b_g2 = b2, v.n_b_g2 = NB;
+    int rc = zp_bkey_write(path, &v, false);
+    zp_bkey_close(&k);
+    free(h), free(a), free(b1), free(b2);
+    return rc ? NULL : (uint8_t *)test_slurp(path, len);
+}
+
+static int parse_threads(zp_bkey_t *k, const uint8_t *img, size_t len, unsigned threads, zp_pool_t *pool,
+                         uint8_t **conv)
+{
+    *conv = dup8(img, len, 0);
+    zp_bkey_opts_t o = {.threads = threads, .pool = pool};
+    return zp_bkey_parse_opts(k, *conv, len, "big.params", &o);
+}
+
+/* the pool path converts exactly as one thread does, and names the same (smallest) bad point */
+static void test_parallel(void)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/big.params", tmpdir);
+    size_t len;
+    uint8_t *img = tiled_params(&len, path);
+    CHECK(img != NULL);
+    if (!img) return;
+    zp_pool_t *pool3 = zp_pool_new(3);
+    zp_bkey_t k1, k3;
+    uint8_t *c1, *c3;
+    CHECK(parse_threads(&k1, img, len, 1, NULL, &c1) == 0);
+    CHECK(parse_threads(&k3, img, len, 0, pool3, &c3) == 0);
+    CHECK(k1.n_h == 3000 && k3.n_a == 2100 && k3.n_b_g2 == 2100 && k3.subgroup == ZP_BKEY_SG_CHECKED);
+    CHECK(!memcmp(c1, c3, len));
+    /* the file opened on a pool of its own: the same arrays */
+    zp_bkey_t kf;
+    zp_bkey_opts_t o2 = {.threads = 2};
+    CHECK(zp_bkey_open_opts(&kf, path, &o2) == 0);
+    CHECK(kf.f.size == len && !memcmp(kf.f.map, c1, len));
+    zp_bkey_close(&kf);
+    free(c1), free(c3);
+    /* two bad points of one section in different chunks, the later one found first by
+     * some thread: every thread count names the earlier */
+    zp_g1a_bls12_381_t off1;
+    uint8_t pt[192];
+    g1_off_subgroup(&off1);
+    zp_bls_g1_to_uncompressed(pt, &off1);
+    uint8_t *bad = dup8(img, len, 0);
+    uint64_t h0 = k1.sec[ZP_BSEC_H].file_off, a0 = k1.sec[ZP_BSEC_A].file_off;
+    memcpy(bad + h0 + 96 * 2900, pt, 96);
+    memset(bad + h0 + 96 * 1500, 0, 96);
+    bad[h0 + 96 * 1500] = 0x40;
+    memcpy(bad + a0 + 96 * 17, pt, 96);
+    for (unsigned t = 1; t <= 4; t++) {
+        zp_pool_t *p = t > 1 ? zp_pool_new(t) : NULL;
+        zp_bkey_t kb;
+        uint8_t *cb;
+        int rc = parse_threads(&kb, bad, len, 1, p, &cb);
+        CHECK(rc == ZP_EFORMAT && strstr(zp_err_msg(), "big.params: h[1500]") && strstr(zp_err_msg(), "point at infinity"));
+        free(cb);
+        memset(bad + h0 + 96 * 1500, 0, 96);   /* now h[2900] (subgroup) comes first */
+        memcpy(bad + h0 + 96 * 1500, img + h0 + 96 * 1500, 96);
+        rc = parse_threads(&kb, bad, len, 1, p, &cb);
+        CHECK(rc == ZP_EFORMAT && strstr(zp_err_msg(), "h[2900]") && strstr(zp_err_msg(), "subgroup"));
+        free(cb);
+        memset(bad + h0 + 96 * 1500, 0, 96);
+        bad[h0 + 96 * 1500] = 0x40;
+        zp_pool_destroy(&p);
+    }
+    free(bad);
+    zp_bkey_close(&k1);
+    zp_bkey_close(&k3);
+    zp_pool_destroy(&pool3);
+    free(img);
+    unlink(path);
+}
+
+static int count_records(const char *dir, char *one, size_t cap)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    if (!d) return -1;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strstr(e->d_name, ".check") && !strchr(e->d_name, 'X')) {
+            n++;
+            snprintf(one, cap, "%s/%s", dir, e->d_name);
+        }
+    closedir(d);
+    return n;
+}
+
+/* the check record: written after a full check of a file older than 1 s, trusted while the
+ * file's inode, size, times and vk block are the same, ignored in a dir others can write */
+static void test_record(void)
+{
+    char path[600], rdir[600], rec[900];
+    snprintf(path, sizeof path, "%s/rec.params", tmpdir);
+    snprintf(rdir, sizeof rdir, "%s/keycheck", tmpdir);
+    char pp[512];
+    path_of(pp, sizeof pp, "chain300", "circuit.params");
+    size_t len;
+    uint8_t *img = (uint8_t *)test_slurp(pp, &len);
+    FILE *cf = img ? fopen(path, "wb") : NULL;
+    CHECK(cf && fwrite(img, 1, len, cf) == len);
+    if (cf) fclose(cf);
+    if (!img) return;
+    zp_bkey_t k;
+    zp_bkey_opts_t o = {.flags = ZP_BKEY_USE_RECORD, .threads = 2, .record_dir = rdir};
+    /* just written: no record (a change within the same timestamp tick would go unseen) */
+    CHECK(zp_bkey_open_opts(&k, path, &o) == 0);
+    CHECK(k.subgroup == ZP_BKEY_SG_CHECKED && !k.record_written && strstr(k.record_note, "less than 1 s"));
+    zp_bkey_close(&k);
+    CHECK(count_records(rdir, rec, sizeof rec) == 0);
+    struct timespec ts = {1, 100000000};
+    nanosleep(&ts, NULL);
+    CHECK(zp_bkey_open_opts(&k, path, &o) == 0);
+    CHECK(k.subgroup == ZP_BKEY_SG_CHECKED && k.record_written && !k.record_note[0]);
+    zp_bkey_close(&k);
+    CHECK(count_records(rdir, rec, sizeof rec) == 1);
+    struct stat st;
+    CHECK(stat(rec, &st) == 0 && (st.st_mode & 077) == 0);
+    /* next open: trusted; the arrays are the same */
+    zp_bkey_t full;
+    CHECK(zp_bkey_open(&full, path, 0) == 0);
+    CHECK(zp_bkey_open_opts(&k, path, &o) == 0);
+    CHECK(k.subgroup == ZP_BKEY_SG_RECORD && !k.record_written);
+    CHECK(k.f.size == full.f.size && !memcmp(k.f.map, full.f.map, k.f.size));
+    zp_bkey_close(&k);
+    zp_bkey_close(&full);
+    zp_bkey_opts_t ov = o;   /* a vk-only open is covered by the whole file's record */
+    ov.flags |= ZP_BKEY_VK_ONLY;
+    CHECK(zp_bkey_open_opts(&k, path, &ov) == 0 && k.subgroup == ZP_BKEY_SG_RECORD);
+    zp_bkey_close(&k);
+    zp_bkey_opts_t orc = o;   /* --recheck: checked fully, record written again */
+    orc.flags |= ZP_BKEY_RECHECK;
+    CHECK(zp_bkey_open_opts(&k, path, &orc) == 0 && k.subgroup == ZP_BKEY_SG_CHECKED && k.record_written);
+    zp_bkey_close(&k);
+    /* the env names the default dir */
+    char edir[600], rec2[900];
+    snprintf(edir, sizeof edir, "%s/envcheck", tmpdir);
+    setenv("ZKPIPE_KEYCHECK_DIR", edir, 1);
+    CHECK(zp_bkey_open(&k, path, ZP_BKEY_USE_RECORD) == 0 && k.record_written);
+    zp_bkey_close(&k);
+    CHECK(zp_bkey_open(&k, path, ZP_BKEY_USE_RECORD) == 0 && k.subgroup == ZP_BKEY_SG_RECORD);
+    zp_bkey_close(&k);
+    CHECK(count_records(edir, rec2, sizeof rec2) == 1);
+    unlink(rec2);
+    rmdir(edir);
+    unsetenv("ZKPIPE_KEYCHECK_DIR");
+    /* a record with other content (another file, a forged line): checked again */
+    FILE *f = fopen(rec, "w");
+    if (f) { fputs("zkpipe-bellman-check 1 scope=params dev=1 ino=2\n", f); fclose(f); }
+    CHECK(zp_bkey_open_opts(&k, path, &o) == 0 && k.subgroup == ZP_BKEY_SG_CHECKED && strstr(k.record_note, "another file"));
+    zp_bkey_close(&k);
+    /* a dir others can write: neither read nor written */
+    chmod(rdir, 0777);
+    CHECK(zp_bkey_open_opts(&k, path, &o) == 0 && k.subgroup == ZP_BKEY_SG_CHECKED && !k.record_written &&
+          strstr(k.record_note, "not writable by others"));
+    zp_bkey_close(&k);
+    chmod(rdir, 0700);
+    CHECK(zp_bkey_open_opts(&k, path, &o) == 0 && k.subgroup == ZP_BKEY_SG_RECORD);
+    zp_bkey_close(&k);
+    /* the file changed in place (ctime moves): a point outside the subgroup is found */
+    zp_g2a_bls12_381_t off2;
+    uint8_t pt[192];
+    g2_off_subgroup(&off2);
+    zp_bls_g2_to_uncompressed(pt, &off2);
+    CHECK(zp_bkey_open(&full, path, ZP_BKEY_NO_SUBGROUP) == 0);
+    uint64_t at = full.sec[ZP_BSEC_B_G2].file_off + 192 * 200;
+    zp_bkey_close(&full);
+    int fd = open(path, O_WRONLY);
+    CHECK(fd >= 0 && pwrite(fd, pt, 192, (off_t)at) == 192);
+    if (fd >= 0) close(fd);
+    CHECK(zp_bkey_open_opts(&k, path, &o) == ZP_EFORMAT && strstr(zp_err_msg(), "b_g2[200]") &&
+          strstr(zp_err_msg(), "subgroup"));
+    /* memory has no inode: the flag is ignored, the check runs */
+    zp_bkey_opts_t om = o;
+    uint8_t *m = dup8(img, len, 0);
+    memcpy(m + at, pt, 192);
+    CHECK(zp_bkey_parse_opts(&k, m, len, "mem.params", &om) == ZP_EFORMAT && strstr(zp_err_msg(), "b_g2[200]"));
+    free(m);
+    unlink(rec);
+    rmdir(rdir);
+    unlink(path);
+    free(img);
+}
+
 static void test_bad(void)
 {
     char pp[512];
@@ -377,6 +742,9 @@ int main(void)
     if (!mkdtemp(tmpdir)) { perror("mkdtemp"); return 1; }
     for (size_t i = 0; i < sizeof fixtures / sizeof fixtures[0]; i++) test_fixture(&fixtures[i]);
     test_bad();
+    test_cofactor_orders();
+    test_parallel();
+    test_record();
     rmdir(tmpdir);
     if (failures) fprintf(stderr, "test_bfmt: %d failures\n", failures);
     else printf("test_bfmt: ok\n");

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,12 +13,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/fmt/bellman_int.h"
 #include "lib/util/util.h"
 
 #define G1B ZP_BLS_G1_UNCOMPRESSED
 #define G2B ZP_BLS_G2_UNCOMPRESSED
 #define FQB 48
-#define DROP_EVERY ((uint64_t)64 << 20)   /* page-cache drop granularity while converting */
+
+static bool g1_torsion_free_oc(const zp_g1a_bls12_381_t *p);
+static bool g2_torsion_free_oc(const zp_g2a_bls12_381_t *p);
 
 static const char *const sec_names[ZP_BSEC_N] = {"ic", "h", "l", "a", "b_g1", "b_g2"};
 
@@ -107,7 +111,7 @@ int zp_bls_g1_from_uncompressed(zp_g1a_bls12_381_t *r, const uint8_t in[96], boo
     if (zp_fq_bls12_381_is_zero(&p.x) && zp_fq_bls12_381_is_zero(&p.y))
         return zp_err_set(ZP_EFORMAT, "(0, 0) without the infinity flag");
     if (!zp_g1a_bls12_381_on_curve(&p)) return zp_err_set(ZP_EFORMAT, "not on the curve");
-    if (subgroup && !zp_bls_g1_torsion_free(&p))
+    if (subgroup && !g1_torsion_free_oc(&p))
         return zp_err_set(ZP_EFORMAT, "not in the prime-order subgroup");
     *r = p;
     return 0;
@@ -126,7 +130,7 @@ int zp_bls_g2_from_uncompressed(zp_g2a_bls12_381_t *r, const uint8_t in[192], bo
         return rc;
     if (zp_g2a_bls12_381_is_inf(&p)) return zp_err_set(ZP_EFORMAT, "(0, 0) without the infinity flag");
     if (!zp_g2a_bls12_381_on_curve(&p)) return zp_err_set(ZP_EFORMAT, "not on the curve");
-    if (subgroup && !zp_bls_g2_torsion_free(&p))
+    if (subgroup && !g2_torsion_free_oc(&p))
         return zp_err_set(ZP_EFORMAT, "not in the prime-order subgroup");
     *r = p;
     return 0;
@@ -150,76 +154,14 @@ void zp_bls_g2_to_uncompressed(uint8_t out[192], const zp_g2a_bls12_381_t *p)
     zp_fq_bls12_381_to_bytes_be(out + 3 * FQB, &p->y.c0);
 }
 
-/* ---- reader ---- */
-
-typedef struct {
-    const char *name;
-    int fd;                   /* >= 0: drop converted ranges from the page cache */
-    uint64_t dropped;         /* file offset up to which the page cache was dropped */
-} ctx_t;
-
-static void drop_cache(ctx_t *c, uint64_t upto, bool force)
-{
-    if (c->fd < 0) return;
-    if (!force && upto - c->dropped < DROP_EVERY) return;
-    uint64_t from = c->dropped & ~(uint64_t)4095, to = upto & ~(uint64_t)4095;
-    if (to > from) posix_fadvise(c->fd, (off_t)from, (off_t)(to - from), POSIX_FADV_DONTNEED);
-    c->dropped = to;
-}
-
-static int head_point(const ctx_t *c, void *out, const uint8_t *p, bool g2, const char *field, bool subgroup)
-{
-    int rc = g2 ? zp_bls_g2_from_uncompressed(out, p, subgroup) : zp_bls_g1_from_uncompressed(out, p, subgroup);
-    if (rc) return rewrap(rc, "%s: %s", c->name, field);
-    return 0;
-}
-
-/* converts section s whose count is at *off; advances *off past it */
-static int read_section(ctx_t *c, zp_bkey_t *k, uint8_t *base, size_t len, uint64_t *off, int s)
-{
-    bool g2 = s == ZP_BSEC_B_G2;
-    uint64_t sz = g2 ? G2B : G1B;
-    const char *field = sec_names[s];
-    if (*off > len || len - *off < 4)
-        return zp_err_set(ZP_EFORMAT, "%s: %s: truncated: the count at offset %llu is missing (file has %zu bytes)",
-                          c->name, field, (unsigned long long)*off, len);
-    uint32_t n = be32(base + *off);
-    uint64_t src = *off + 4, need = (uint64_t)n * sz;
-    if (need > len - src)
-        return zp_err_set(ZP_EFORMAT,
-                          "%s: %s: count %u needs %llu bytes at offset %llu, only %llu left in the file",
-                          c->name, field, n, (unsigned long long)need, (unsigned long long)src,
-                          (unsigned long long)(len - src));
-    /* destination: the first 8-byte boundary at or below src (over the count) */
-    uint64_t dst = src - (((uintptr_t)base + src) & 7);
-    if (src - dst > 4)
-        return zp_err_set(-EINVAL, "%s: %s: buffer not 8-byte aligned", c->name, field);
-    k->sec[s].count_off = *off;
-    k->sec[s].file_off = src;
-    k->sec[s].n = n;
-    k->sec[s].pts = n ? base + dst : NULL;
-    for (uint64_t i = 0; i < n; i++) {
-        const uint8_t *in = base + src + i * sz;
-        union { zp_g1a_bls12_381_t g1; zp_g2a_bls12_381_t g2; } t;
-        int rc = g2 ? zp_bls_g2_from_uncompressed(&t.g2, in, false) : zp_bls_g1_from_uncompressed(&t.g1, in, false);
-        if (rc) return rewrap(rc, "%s: %s[%llu] (offset %llu)", c->name, field, (unsigned long long)i,
-                              (unsigned long long)(src + i * sz));
-        if (g2 ? zp_g2a_bls12_381_is_inf(&t.g2) : zp_g1a_bls12_381_is_inf(&t.g1))
-            return zp_err_set(ZP_EFORMAT, "%s: %s[%llu] (offset %llu): point at infinity", c->name, field,
-                              (unsigned long long)i, (unsigned long long)(src + i * sz));
-        memcpy(base + dst + i * sz, &t, sz);
-        if ((i & 4095) == 4095) drop_cache(c, src + (i + 1) * sz, false);
-    }
-    *off = src + need;
-    drop_cache(c, *off, false);
-    return 0;
-}
-
-/* ---- subgroup checks with the endomorphisms (eprint 2021/1130, 2022/352; as zkcrypto/bls12_381's
- * is_torsion_free): G1: phi(P) = [-x^2] P, G2: psi(P) = [x] P, x = -0xd201000000010000 the BLS
- * seed. About 126 doublings on G1 and 63 on G2 instead of the 255 of [r] P. Which power of
- * lib/ec's phi (its beta is one of the two cube roots) has the eigenvalue -x^2 is found once on
- * the generator. Tests: tests/test_bfmt.c compares with zp_g?a_bls12_381_in_subgroup. */
+/* ---- subgroup checks with the endomorphisms (eprint 2021/1130 sec. 4, as zkcrypto/bls12_381's
+ * is_torsion_free and EIP-2537): G1: phi(P) = [-x^2] P, G2: psi(P) = [x] P, x = -0xd201000000010000
+ * the BLS seed (6 set bits). The scalar multiplications are short double-and-add chains in
+ * Jacobian coordinates (no inversion): G1 two chains of [|x|] (126 doublings, 10 additions), G2
+ * one (63 doublings in Fq2, 5 mixed additions), instead of the 255 doublings of [r] P. Which power
+ * of lib/ec's phi (its beta is one of the two cube roots) has the eigenvalue -x^2 is found once on
+ * the generator. Tests: tests/test_bfmt.c (against zp_g?a_bls12_381_in_subgroup, points with a
+ * cofactor component of every small order). */
 #define BLS_ABS_X 0xd201000000010000ull
 
 static void g1_mul_absx(zp_g1_bls12_381_t *r, const zp_g1_bls12_381_t *p)
@@ -228,17 +170,6 @@ static void g1_mul_absx(zp_g1_bls12_381_t *r, const zp_g1_bls12_381_t *p)
     for (int b = 62; b >= 0; b--) {
         zp_g1_bls12_381_dbl(&acc, &acc);
         if (BLS_ABS_X >> b & 1) zp_g1_bls12_381_add(&acc, &acc, p);
-    }
-    *r = acc;
-}
-
-static void g2_mul_absx(zp_g2_bls12_381_t *r, const zp_g2a_bls12_381_t *p)
-{
-    zp_g2_bls12_381_t acc;
-    zp_g2_bls12_381_from_affine(&acc, p);
-    for (int b = 62; b >= 0; b--) {
-        zp_g2_bls12_381_dbl(&acc, &acc);
-        if (BLS_ABS_X >> b & 1) zp_g2_bls12_381_add_affine(&acc, &acc, p);
     }
     *r = acc;
 }
@@ -263,45 +194,198 @@ static int g1_phi_power(void)
     return v;
 }
 
-bool zp_bls_g1_torsion_free(const zp_g1a_bls12_381_t *p)
+/* Jacobian t equals affine a (not infinity): t.x = a.x t.z^2, t.y = a.y t.z^3 */
+#define JAC_EQ_AFFINE(F, t, a)                                                                 \
+    do {                                                                                       \
+        if (zp_##F##_is_zero(&(t)->z)) return false;                                           \
+        zp_##F##_t z2, z3, u;                                                                  \
+        zp_##F##_sqr(&z2, &(t)->z);                                                            \
+        zp_##F##_mul(&u, &(a)->x, &z2);                                                        \
+        if (!zp_##F##_eq(&u, &(t)->x)) return false;                                           \
+        zp_##F##_mul(&z3, &z2, &(t)->z);                                                       \
+        zp_##F##_mul(&u, &(a)->y, &z3);                                                        \
+        return zp_##F##_eq(&u, &(t)->y);                                                       \
+    } while (0)
+
+/* p on the curve, not the identity */
+static bool g1_torsion_free_oc(const zp_g1a_bls12_381_t *p)
 {
-    if (!zp_g1a_bls12_381_on_curve(p)) return false;
-    if (zp_g1a_bls12_381_is_inf(p)) return true;
     zp_g1a_bls12_381_t e;
-    zp_g1_bls12_381_t j, t, q;
+    zp_g1_bls12_381_t j, t;
     zp_g1_bls12_381_from_affine(&j, p);   /* [|x|] P with mixed additions, then [|x|] of that */
     for (int b = 62; b >= 0; b--) {
         zp_g1_bls12_381_dbl(&j, &j);
         if (BLS_ABS_X >> b & 1) zp_g1_bls12_381_add_affine(&j, &j, p);
     }
     g1_mul_absx(&t, &j);
-    zp_g1_bls12_381_neg(&t, &t);
+    zp_g1_bls12_381_neg(&t, &t);          /* [-x^2] P */
     zp_g1a_bls12_381_endo(&e, p);
     if (g1_phi_power() == 2) zp_g1a_bls12_381_endo(&e, &e);
-    zp_g1_bls12_381_from_affine(&q, &e);
-    return zp_g1_bls12_381_eq(&q, &t);
+    JAC_EQ_AFFINE(fq_bls12_381, &t, &e);
+}
+
+static bool g2_torsion_free_oc(const zp_g2a_bls12_381_t *p)
+{
+    zp_g2a_bls12_381_t s;
+    zp_g2_bls12_381_t t;
+    zp_g2_bls12_381_from_affine(&t, p);
+    for (int b = 62; b >= 0; b--) {
+        zp_g2_bls12_381_dbl(&t, &t);
+        if (BLS_ABS_X >> b & 1) zp_g2_bls12_381_add_affine(&t, &t, p);
+    }
+    zp_g2_bls12_381_neg(&t, &t);          /* [x] P, x < 0 */
+    zp_g2a_bls12_381_psi(&s, p);
+    JAC_EQ_AFFINE(fq2_bls12_381, &t, &s);
+}
+
+bool zp_bls_g1_torsion_free(const zp_g1a_bls12_381_t *p)
+{
+    if (!zp_g1a_bls12_381_on_curve(p)) return false;
+    return zp_g1a_bls12_381_is_inf(p) || g1_torsion_free_oc(p);
 }
 
 bool zp_bls_g2_torsion_free(const zp_g2a_bls12_381_t *p)
 {
     if (!zp_g2a_bls12_381_on_curve(p)) return false;
-    if (zp_g2a_bls12_381_is_inf(p)) return true;
-    zp_g2a_bls12_381_t s;
-    zp_g2_bls12_381_t t, q;
-    g2_mul_absx(&t, p);
-    zp_g2_bls12_381_neg(&t, &t);   /* [x] P, x < 0 */
-    zp_g2a_bls12_381_psi(&s, p);
-    zp_g2_bls12_381_from_affine(&q, &s);
-    return zp_g2_bls12_381_eq(&q, &t);
+    return zp_g2a_bls12_381_is_inf(p) || g2_torsion_free_oc(p);
 }
 
-typedef struct { const uint8_t *pts; bool g2; } sub_arg_t;
+/* ---- reader ---- */
 
-static bool not_in_subgroup(const void *arg, size_t i)
+typedef struct {
+    const char *name;
+    int fd;                   /* >= 0: drop converted ranges from the page cache */
+    zp_pool_t *pool;          /* NULL: the caller's thread only */
+} ctx_t;
+
+/* drops the page-cache pages that lie wholly in [from, to) of the file (converted: the private
+ * copy holds them now; a page shared with a range not yet converted stays, the final drop
+ * over the whole file takes it) */
+static void drop_range(int fd, uint64_t from, uint64_t to)
 {
-    const sub_arg_t *a = arg;
-    if (a->g2) return !zp_bls_g2_torsion_free((const zp_g2a_bls12_381_t *)(a->pts + i * G2B));
-    return !zp_bls_g1_torsion_free((const zp_g1a_bls12_381_t *)(a->pts + i * G1B));
+    if (fd < 0) return;
+    from = (from + 4095) & ~(uint64_t)4095;
+    to &= ~(uint64_t)4095;
+    if (to > from) posix_fadvise(fd, (off_t)from, (off_t)(to - from), POSIX_FADV_DONTNEED);
+}
+
+static int head_point(const ctx_t *c, void *out, const uint8_t *p, bool g2, const char *field, bool subgroup)
+{
+    int rc = g2 ? zp_bls_g2_from_uncompressed(out, p, subgroup) : zp_bls_g1_from_uncompressed(out, p, subgroup);
+    if (rc) return rewrap(rc, "%s: %s", c->name, field);
+    return 0;
+}
+
+/* one section point: decode from in (read whole before out is written; in and out may overlap),
+ * refuse the identity, check the subgroup, write the converted point to out. 0 or ZP_EFORMAT
+ * with the reason (no file / field: the caller adds them). */
+static int conv_point(uint8_t *out, const uint8_t *in, bool g2, bool subgroup)
+{
+    union { zp_g1a_bls12_381_t g1; zp_g2a_bls12_381_t g2; } t;
+    int rc = g2 ? zp_bls_g2_from_uncompressed(&t.g2, in, false) : zp_bls_g1_from_uncompressed(&t.g1, in, false);
+    if (rc) return rc;
+    if (g2 ? zp_g2a_bls12_381_is_inf(&t.g2) : zp_g1a_bls12_381_is_inf(&t.g1))
+        return zp_err_set(ZP_EFORMAT, "point at infinity");
+    if (subgroup && !(g2 ? g2_torsion_free_oc(&t.g2) : g1_torsion_free_oc(&t.g1)))
+        return zp_err_set(ZP_EFORMAT, "not in the prime-order subgroup");
+    memcpy(out, &t, g2 ? G2B : G1B);
+    return 0;
+}
+
+/* one section converted in place (dst == src) on the pool: threads take chunks in increasing
+ * order; a failing point is left as it was and lowers `bad`; a chunk that starts past `bad` is
+ * not taken, every chunk below it is finished, so `bad` ends as the smallest failing index
+ * whatever the thread count */
+#define CHUNK 1024u
+typedef struct {
+    uint8_t *pts;             /* first encoded point */
+    uint64_t file_off;        /* its file offset (page-cache drops) */
+    uint64_t n;
+    bool g2, subgroup;
+    int fd;
+    _Atomic uint64_t next;    /* next chunk */
+    _Atomic uint64_t bad;     /* smallest failing index found, n if none */
+} conv_job_t;
+
+static void conv_run(void *arg, unsigned tid, unsigned nth)
+{
+    (void)tid, (void)nth;
+    conv_job_t *j = arg;
+    uint64_t sz = j->g2 ? G2B : G1B;
+    for (;;) {
+        uint64_t lo = atomic_fetch_add(&j->next, 1) * CHUNK;
+        if (lo >= j->n || lo > atomic_load(&j->bad)) return;
+        uint64_t hi = lo + CHUNK < j->n ? lo + CHUNK : j->n;
+        for (uint64_t i = lo; i < hi; i++) {
+            uint8_t *p = j->pts + i * sz;
+            if (conv_point(p, p, j->g2, j->subgroup)) {
+                uint64_t b = atomic_load(&j->bad);
+                while (i < b && !atomic_compare_exchange_weak(&j->bad, &b, i)) {}
+                break;
+            }
+        }
+        drop_range(j->fd, j->file_off + lo * sz, j->file_off + hi * sz);
+    }
+}
+
+/* section s, its count read by count_section */
+static int convert_section(const ctx_t *c, zp_bkey_t *k, uint8_t *base, int s, bool subgroup)
+{
+    zp_bsec_t *sec = &k->sec[s];
+    bool g2 = s == ZP_BSEC_B_G2;
+    uint64_t sz = g2 ? G2B : G1B, src = sec->file_off, dst = src - (((uintptr_t)base + src) & 7);
+    uint64_t bad = sec->n;
+    if (src - dst > 4) return zp_err_set(-EINVAL, "%s: %s: buffer not 8-byte aligned", c->name, sec_names[s]);
+    if (dst != src || !c->pool || sec->n < 2 * CHUNK) {
+        /* shifted down over the count (the IC array), or small: in order on this thread; a
+         * point's source is read whole before its converted form overwrites the 4 bytes
+         * before it (the previous point's tail, already converted) */
+        for (uint64_t i = 0; i < sec->n; i++) {
+            int rc = conv_point(base + dst + i * sz, base + src + i * sz, g2, subgroup);
+            if (rc) return rewrap(rc, "%s: %s[%llu] (offset %llu)", c->name, sec_names[s], (unsigned long long)i,
+                                  (unsigned long long)(src + i * sz));
+            if ((i & 4095) == 4095) drop_range(c->fd, src + (i - 4095) * sz, src + (i + 1) * sz);
+        }
+    } else {
+        conv_job_t j = {.pts = base + src, .file_off = src, .n = sec->n, .g2 = g2, .subgroup = subgroup, .fd = c->fd};
+        atomic_init(&j.next, 0);
+        atomic_init(&j.bad, sec->n);
+        zp_pool_run(c->pool, conv_run, &j);
+        bad = atomic_load(&j.bad);
+    }
+    if (bad < sec->n) {   /* left unconverted: decode it again here for the reason */
+        uint8_t tmp[G2B];
+        const uint8_t *at = base + src + bad * sz;
+        memcpy(tmp, at, sz);
+        int rc = conv_point(tmp, at, g2, subgroup);
+        if (!rc) rc = zp_err_set(ZP_EFORMAT, "refused by a worker thread, accepted on recheck");   /* not reached */
+        return rewrap(rc, "%s: %s[%llu] (offset %llu)", c->name, sec_names[s], (unsigned long long)bad,
+                      (unsigned long long)(src + bad * sz));
+    }
+    sec->pts = sec->n ? base + dst : NULL;
+    return 0;
+}
+
+/* section s's count at *off, checked against the size before any of its points is read (as
+ * bellman reads: one section after the other); advances *off past the section */
+static int count_section(const ctx_t *c, zp_bkey_t *k, const uint8_t *base, size_t len, uint64_t *off, int s)
+{
+    uint64_t sz = s == ZP_BSEC_B_G2 ? G2B : G1B;
+    const char *field = sec_names[s];
+    if (*off > len || len - *off < 4)
+        return zp_err_set(ZP_EFORMAT, "%s: %s: truncated: the count at offset %llu is missing (file has %zu bytes)",
+                          c->name, field, (unsigned long long)*off, len);
+    uint32_t n = be32(base + *off);
+    uint64_t src = *off + 4, need = (uint64_t)n * sz;
+    if (need > len - src)
+        return zp_err_set(ZP_EFORMAT, "%s: %s: count %u needs %llu bytes at offset %llu, only %llu left in the file",
+                          c->name, field, n, (unsigned long long)need, (unsigned long long)src,
+                          (unsigned long long)(len - src));
+    k->sec[s].count_off = *off;
+    k->sec[s].file_off = src;
+    k->sec[s].n = n;
+    *off = src + need;
+    return 0;
 }
 
 static int parse(zp_bkey_t *k, uint8_t *base, size_t len, ctx_t *c, unsigned flags)
@@ -321,30 +405,14 @@ static int parse(zp_bkey_t *k, uint8_t *base, size_t len, ctx_t *c, unsigned fla
     if ((rc = head_point(c, &k->gamma_g2, p += G2B, true, "gamma_g2", subgroup))) return rc;
     if ((rc = head_point(c, &k->delta_g1, p += G2B, false, "delta_g1", subgroup))) return rc;
     if ((rc = head_point(c, &k->delta_g2, p += G1B, true, "delta_g2", subgroup))) return rc;
-    uint64_t off = ZP_BVK_HEAD_BYTES;
     int last = (flags & ZP_BKEY_VK_ONLY) ? ZP_BSEC_IC : ZP_BSEC_B_G2;
+    uint64_t end = ZP_BVK_HEAD_BYTES;
     for (int s = ZP_BSEC_IC; s <= last; s++)
-        if ((rc = read_section(c, k, base, len, &off, s))) return rc;
-    drop_cache(c, off, true);
-    k->end = off;
+        if ((rc = count_section(c, k, base, len, &end, s)) || (rc = convert_section(c, k, base, s, subgroup))) return rc;
+    if (c->fd >= 0) posix_fadvise(c->fd, 0, (off_t)(end & ~(uint64_t)4095), POSIX_FADV_DONTNEED);
+    k->end = end;
     k->has_params = last == ZP_BSEC_B_G2;
-    if (subgroup) {
-        zp_pool_t *pool = NULL;
-        uint64_t total = 0;
-        for (int s = ZP_BSEC_IC; s <= last; s++) total += k->sec[s].n;
-        if (total > 4096) pool = zp_pool_new(0);
-        for (int s = ZP_BSEC_IC; s <= last; s++) {
-            sub_arg_t a = {k->sec[s].pts, s == ZP_BSEC_B_G2};
-            size_t bad = k->sec[s].n ? zp_pool_first(pool, k->sec[s].n, not_in_subgroup, &a) : 0;
-            if (bad < k->sec[s].n) {
-                zp_pool_destroy(&pool);
-                return zp_err_set(ZP_EFORMAT, "%s: %s[%zu] (offset %llu): not in the prime-order subgroup", c->name,
-                                  sec_names[s], bad,
-                                  (unsigned long long)(k->sec[s].file_off + bad * (a.g2 ? G2B : G1B)));
-            }
-        }
-        zp_pool_destroy(&pool);
-    }
+    k->subgroup = subgroup ? ZP_BKEY_SG_CHECKED : ZP_BKEY_SG_SKIPPED;
     k->ic = k->sec[ZP_BSEC_IC].pts;
     k->h = k->sec[ZP_BSEC_H].pts;
     k->l = k->sec[ZP_BSEC_L].pts;
@@ -360,22 +428,46 @@ static int parse(zp_bkey_t *k, uint8_t *base, size_t len, ctx_t *c, unsigned fla
     return 0;
 }
 
-int zp_bkey_parse(zp_bkey_t *k, void *buf, size_t len, const char *name, unsigned flags)
+/* the pool an open uses: the caller's, none for a small key or threads == 1, else a new one
+ * (*own set: destroy it after) */
+static zp_pool_t *open_pool(const zp_bkey_opts_t *o, size_t len, bool *own)
+{
+    *own = false;
+    if (o && o->pool) return o->pool;
+    unsigned th = o ? o->threads : 0;
+    if (th == 1 || len < (size_t)(8 * CHUNK * G1B)) return NULL;
+    zp_pool_t *p = zp_pool_new(th);
+    *own = p != NULL;
+    return p;   /* NULL (no threads): this thread alone */
+}
+
+int zp_bkey_parse_opts(zp_bkey_t *k, void *buf, size_t len, const char *name, const zp_bkey_opts_t *o)
 {
     memset(k, 0, sizeof *k);
-    ctx_t c = {name ? name : "(memory)", -1, 0};
+    unsigned flags = o ? o->flags : 0;
+    ctx_t c = {name ? name : "(memory)", -1, NULL};
     if ((uintptr_t)buf & 7) return zp_err_set(-EINVAL, "%s: buffer not 8-byte aligned", c.name);
+    bool own;
+    c.pool = open_pool(o, len, &own);
     k->f.path = name;
     k->f.map = buf;
     k->f.size = len;
-    int rc = parse(k, buf, len, &c, flags);
+    int rc = parse(k, buf, len, &c, flags & (ZP_BKEY_VK_ONLY | ZP_BKEY_NO_SUBGROUP));
+    if (own) zp_pool_destroy(&c.pool);
     if (rc) memset(k, 0, sizeof *k);
     return rc;
 }
 
-int zp_bkey_open(zp_bkey_t *k, const char *path, unsigned flags)
+int zp_bkey_parse(zp_bkey_t *k, void *buf, size_t len, const char *name, unsigned flags)
+{
+    zp_bkey_opts_t o = {.flags = flags};
+    return zp_bkey_parse_opts(k, buf, len, name, &o);
+}
+
+int zp_bkey_open_opts(zp_bkey_t *k, const char *path, const zp_bkey_opts_t *o)
 {
     memset(k, 0, sizeof *k);
+    unsigned flags = o ? o->flags : 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return zp_err_set(-errno, "%s: %s", path, strerror(errno));
     struct stat st;
@@ -404,18 +496,49 @@ int zp_bkey_open(zp_bkey_t *k, const char *path, unsigned flags)
         close(fd);
         return zp_err_set(-e, "%s: mmap: %s", path, strerror(e));
     }
-    ctx_t c = {path, fd, 0};
+    /* the check record (bellman_record.c): trusted, the subgroup checks are skipped */
+    zp_bkey_rec_t rec;
+    bool use_rec = (flags & ZP_BKEY_USE_RECORD) && !(flags & ZP_BKEY_NO_SUBGROUP);
+    bool from_rec = false;
+    if (use_rec) {
+        zp_bkey_rec_init(&rec, o ? o->record_dir : NULL, &st, m, len, !(flags & ZP_BKEY_VK_ONLY), k->record_note,
+                         sizeof k->record_note);
+        use_rec = rec.usable;
+        from_rec = use_rec && !(flags & ZP_BKEY_RECHECK) &&
+                   zp_bkey_rec_match(&rec, k->record_note, sizeof k->record_note);
+    }
+    bool own;
+    ctx_t c = {path, fd, open_pool(o, len, &own)};
     k->f.path = path;
     k->f.map = m;
     k->f.size = len;
     k->f.mapped = 1;
-    int rc = parse(k, m, len, &c, flags);
+    char note[sizeof k->record_note];
+    memcpy(note, k->record_note, sizeof note);
+    int rc = parse(k, m, len, &c, (flags & (ZP_BKEY_VK_ONLY | ZP_BKEY_NO_SUBGROUP)) | (from_rec ? ZP_BKEY_NO_SUBGROUP : 0));
+    if (own) zp_pool_destroy(&c.pool);
+    struct stat st2;   /* the record matched the file as fstat saw it before the read: still so? */
+    if (!rc && from_rec && (fstat(fd, &st2) || st2.st_size != st.st_size || st2.st_mtim.tv_sec != st.st_mtim.tv_sec ||
+                            st2.st_mtim.tv_nsec != st.st_mtim.tv_nsec || st2.st_ctim.tv_sec != st.st_ctim.tv_sec ||
+                            st2.st_ctim.tv_nsec != st.st_ctim.tv_nsec))
+        rc = zp_err_set(-EAGAIN, "%s: changed while it was read (its check record no longer applies): open it again", path);
+    if (!rc) {
+        memcpy(k->record_note, note, sizeof note);
+        if (from_rec) k->subgroup = ZP_BKEY_SG_RECORD;
+        else if (use_rec) k->record_written = zp_bkey_rec_write(&rec, fd, k->record_note, sizeof k->record_note);
+    }
     close(fd);
     if (rc) {
         munmap(m, len);
         memset(k, 0, sizeof *k);
     }
     return rc;
+}
+
+int zp_bkey_open(zp_bkey_t *k, const char *path, unsigned flags)
+{
+    zp_bkey_opts_t o = {.flags = flags};
+    return zp_bkey_open_opts(k, path, &o);
 }
 
 void zp_bkey_close(zp_bkey_t *k)

@@ -16,7 +16,12 @@
  * file size (64-bit arithmetic) before any point is read; coordinates canonical (< p); every point
  * on its curve; IC, h, l, a, b_g1, b_g2 never the identity ("point at infinity"; the six header
  * points may be); subgroup membership once, at open (ZP_BKEY_NO_SUBGROUP skips it for callers
- * that checked the file before, e.g. the keystore re-opening its own import).
+ * that checked the file before, e.g. the keystore re-opening its own import; ZP_BKEY_USE_RECORD
+ * skips it for a file this user's check record says passed it: see below).
+ * Speed: decoding, the checks and the conversion run in one pass over each section, on a thread
+ * pool (chunks of 1024 points taken in order; errors name the smallest bad index whatever the
+ * thread count). Subgroup tests by the endomorphisms: G1 phi(P) = [-x^2] P, G2 psi(P) = [x] P
+ * (short double-and-add chains in Jacobian coordinates, no inversion).
  *
  * Layout after open: the file is mapped MAP_PRIVATE writable and every point is converted IN
  * PLACE into zkpipe's affine Montgomery form (zp_g1a_bls12_381_t 96 bytes = the uncompressed G1
@@ -80,16 +85,45 @@ typedef struct zp_bkey {
     const zp_g2a_bls12_381_t *b_g2;
     uint32_t n_ic, n_h, n_l, n_a, n_b_g1, n_b_g2;
     uint64_t end;                    /* bytes used; the rest of the file is ignored */
+    /* (added after the first release of this struct; appended, nothing above moved) */
+    uint8_t subgroup;                /* ZP_BKEY_SG_*: how subgroup membership was established */
+    bool record_written;             /* ZP_BKEY_USE_RECORD: a check record was written for this file */
+    char record_note[256];           /* ZP_BKEY_USE_RECORD: why no record was used or written ("" if none) */
 } zp_bkey_t;
 
 enum {
     ZP_BKEY_VK_ONLY = 1,             /* read only the verifying-key block (of a .vk or a .params) */
     ZP_BKEY_NO_SUBGROUP = 2,         /* skip the subgroup checks (on-curve is always checked) */
+    ZP_BKEY_USE_RECORD = 4,          /* open only: skip the subgroup checks if this user's check record
+                                      * says the file passed them; after a full check, write the record */
+    ZP_BKEY_RECHECK = 8,             /* with ZP_BKEY_USE_RECORD: check fully even if a record matches,
+                                      * then write the record again */
 };
-/* maps path and converts (see above). 0 or ZP_EFORMAT / -errno with detail. */
+enum { ZP_BKEY_SG_SKIPPED = 0, ZP_BKEY_SG_CHECKED = 1, ZP_BKEY_SG_RECORD = 2 };
+
+/* maps path and converts (see above), on a new pool of all CPUs for a big file. 0 or
+ * ZP_EFORMAT / -errno with detail. */
 int zp_bkey_open(zp_bkey_t *k, const char *path, unsigned flags);
-/* the same over caller memory (converted in place: buf is overwritten); name for messages */
+/* the same over caller memory (converted in place: buf is overwritten); name for messages;
+ * ZP_BKEY_USE_RECORD / ZP_BKEY_RECHECK are ignored (memory has no inode) */
 int zp_bkey_parse(zp_bkey_t *k, void *buf, size_t len, const char *name, unsigned flags);
+/* the same with options (NULL: as zp_bkey_open) */
+typedef struct {
+    unsigned flags;                  /* ZP_BKEY_* */
+    unsigned threads;                /* 0: the CPUs this process may run on; 1: the caller only */
+    zp_pool_t *pool;                 /* a caller's pool to run on instead (threads ignored) */
+    const char *record_dir;          /* NULL: zp_bkey_record_dir() */
+} zp_bkey_opts_t;
+int zp_bkey_open_opts(zp_bkey_t *k, const char *path, const zp_bkey_opts_t *o);
+int zp_bkey_parse_opts(zp_bkey_t *k, void *buf, size_t len, const char *name, const zp_bkey_opts_t *o);
+/* The check record (bellman_record.c; what it trusts: doc/filecoin.md). The default dir:
+ * $ZKPIPE_KEYCHECK_DIR, else $XDG_CACHE_HOME/zkpipe/keycheck, else ~/.cache/zkpipe/keycheck,
+ * else /tmp/zkpipe-keycheck-<euid>; it must be owned by the euid and not group/other-writable
+ * (else no record is read or written, record_note says why, and every open checks fully).
+ * One record per file: <dev>-<inode>.check = dev, inode, size, mtime_ns, ctime_ns of the
+ * mapped descriptor + SHA-256 of the raw verifying-key block + scope (params / vk), written
+ * after a full check if the file did not change meanwhile; a record matches only byte-exactly. */
+int zp_bkey_record_dir(char *dir, size_t cap);
 void zp_bkey_close(zp_bkey_t *k);
 /* section name for messages: "ic", "h", "l", "a", "b_g1", "b_g2" */
 const char *zp_bsec_name(int sec);
