@@ -252,7 +252,7 @@ C2_API RustError create_SRS(SRS *ret, const char *path, bool cache)
         free(s);
         return c2_err(ENOMEM, "create_SRS: out of memory");
     }
-    r = group ? c2_open_counts(&s->bk, path) : zp_bkey_open(&s->bk, path, 0);
+    r = group ? c2_open_counts(&s->bk, path) : zp_bkey_open(&s->bk, path, ZP_BKEY_USE_RECORD);
     if (r) {
         free(s->path);
         free(s);

@@ -85,7 +85,7 @@ static int bsrc_prepare(void *ctx, size_t *bytes)
     bsrc_t *b = ctx;
     int rc;
     if (!b->bk_open) {
-        if ((rc = zp_bkey_open(&b->bk, b->params, 0))) return rc;
+        if ((rc = zp_bkey_open(&b->bk, b->params, ZP_BKEY_USE_RECORD))) return rc;
         b->bk_open = true;
         if (!b->bk.has_params) return zp_err_set(ZP_EFORMAT, "%s: a verifying key (.vk), not proving parameters", b->params);
         zp_g16_bkey_from_fmt(&b->gk, &b->bk);
