@@ -28,38 +28,7 @@
 #define REC_MAX 512
 #define RACY_NS 1000000000ll
 
-int zp_bkey_record_dir(char *dir, size_t cap)
-{
-    const char *e = getenv("ZKPIPE_KEYCHECK_DIR");
-    int n;
-    if (e && *e) n = snprintf(dir, cap, "%s", e);
-    else if ((e = getenv("XDG_CACHE_HOME")) && *e == '/') n = snprintf(dir, cap, "%s/zkpipe/keycheck", e);
-    else if ((e = getenv("HOME")) && *e == '/') n = snprintf(dir, cap, "%s/.cache/zkpipe/keycheck", e);
-    else n = snprintf(dir, cap, "/tmp/zkpipe-keycheck-%u", (unsigned)geteuid());
-    if (n < 0 || (size_t)n >= cap) return zp_err_set(ZP_ETOOBIG, "key check record dir: path too long");
-    return 0;
-}
-
-/* mkdir -p (0700 for what is created); the last component must be ours and private */
-static int dir_ready(const char *dir)
-{
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s", dir) >= (int)sizeof tmp) return zp_err_set(ZP_ETOOBIG, "%s: path too long", dir);
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        if (mkdir(tmp, 0700) < 0 && errno != EEXIST) return zp_err_set(-errno, "%s: mkdir: %s", tmp, strerror(errno));
-        *p = '/';
-    }
-    if (mkdir(tmp, 0700) < 0 && errno != EEXIST) return zp_err_set(-errno, "%s: mkdir: %s", tmp, strerror(errno));
-    struct stat st;
-    if (lstat(dir, &st) < 0) return zp_err_set(-errno, "%s: stat: %s", dir, strerror(errno));
-    if (!S_ISDIR(st.st_mode)) return zp_err_set(ZP_ESTATE, "%s: not a directory", dir);
-    if (st.st_uid != geteuid() || (st.st_mode & 022))
-        return zp_err_set(ZP_ESTATE, "%s: must be owned by uid %u and not writable by others (mode %o, owner %u)", dir,
-                          (unsigned)geteuid(), (unsigned)(st.st_mode & 0777), (unsigned)st.st_uid);
-    return 0;
-}
+int zp_bkey_record_dir(char *dir, size_t cap) { return zp_user_cache_dir(dir, cap, "ZKPIPE_KEYCHECK_DIR", "keycheck"); }
 
 static long long ns_of(const struct timespec *t)
 {
@@ -82,7 +51,7 @@ void zp_bkey_rec_init(zp_bkey_rec_t *r, const char *dir, const struct stat *st, 
     char d[4096];
     int rc = dir ? (snprintf(d, sizeof d, "%s", dir) >= (int)sizeof d ? zp_err_set(ZP_ETOOBIG, "record dir too long") : 0)
                  : zp_bkey_record_dir(d, sizeof d);
-    if (!rc) rc = dir_ready(d);
+    if (!rc) rc = zp_private_dir_ready(d, "key check record dir");
     if (rc) {
         snprintf(note, cap, "no check record: %s", zp_err_msg());
         return;

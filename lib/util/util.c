@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -252,4 +253,36 @@ char *zp_sbuf_take(zp_sbuf_t *s)
     *s = (zp_sbuf_t){0};
     if (oom) { free(p); return NULL; }
     return p ? p : strdup("");
+}
+
+int zp_user_cache_dir(char *dir, size_t cap, const char *env, const char *sub)
+{
+    const char *e = getenv(env);
+    int n;
+    if (e && *e) n = snprintf(dir, cap, "%s", e);
+    else if ((e = getenv("XDG_CACHE_HOME")) && *e == '/') n = snprintf(dir, cap, "%s/zkpipe/%s", e, sub);
+    else if ((e = getenv("HOME")) && *e == '/') n = snprintf(dir, cap, "%s/.cache/zkpipe/%s", e, sub);
+    else n = snprintf(dir, cap, "/tmp/zkpipe-%s-%u", sub, (unsigned)geteuid());
+    if (n < 0 || (size_t)n >= cap) return zp_err_set(ZP_ETOOBIG, "%s dir: path too long", sub);
+    return 0;
+}
+
+int zp_private_dir_ready(const char *dir, const char *what)
+{
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s", dir) >= (int)sizeof tmp) return zp_err_set(ZP_ETOOBIG, "%s: path too long", dir);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        if (mkdir(tmp, 0700) < 0 && errno != EEXIST) return zp_err_set(-errno, "%s: mkdir: %s", tmp, strerror(errno));
+        *p = '/';
+    }
+    if (mkdir(tmp, 0700) < 0 && errno != EEXIST) return zp_err_set(-errno, "%s: mkdir: %s", tmp, strerror(errno));
+    struct stat st;
+    if (stat(dir, &st) < 0) return zp_err_set(-errno, "%s: stat: %s", dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode)) return zp_err_set(ZP_EFORMAT, "%s: %s is not a directory", dir, what);
+    if (st.st_uid != geteuid() || (st.st_mode & 022))
+        return zp_err_set(ZP_ESTATE, "%s: %s must be owned by uid %u and not writable by others (mode %o, owner %u)", dir,
+                          what, (unsigned)geteuid(), (unsigned)(st.st_mode & 0777), (unsigned)st.st_uid);
+    return 0;
 }

@@ -153,6 +153,12 @@ int zp_random_bytes(void *buf, size_t len);
  * what tells a process from a later one that got the same pid. 0; -ENOENT: no such process;
  * other negative: unreadable or malformed (zp_err names the file). */
 int zp_proc_stat(uint32_t pid, char *state, uint64_t *start);
+/* A per-user cache directory: $env if set, else $XDG_CACHE_HOME/zkpipe/<sub>, else
+ * ~/.cache/zkpipe/<sub>, else /tmp/zkpipe-<sub>-<euid>. ZP_ETOOBIG if it does not fit. */
+int zp_user_cache_dir(char *dir, size_t cap, const char *env, const char *sub);
+/* mkdir -p dir (0700 for what is created); dir itself must be a directory owned by this euid
+ * and writable by nobody else (what is kept there is trusted later). what names it in errors. */
+int zp_private_dir_ready(const char *dir, const char *what);
 /* Scheduling of a process's latency-critical threads (rt.c): zp_rt_setup(prio, slice_us) once
  * (prio 1..99: SCHED_FIFO at prio for the threads that enter, 0: not; slice_us: otherwise, or
  * when FIFO is refused, SCHED_OTHER with that EEVDF slice, 100..100000 us, 0: not);

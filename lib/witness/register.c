@@ -28,38 +28,7 @@
 #define GEN_TAG "zkpipe-wc abi=7a770002 wasm2c -n zpwc; cc -O2 -fPIC -shared -fvisibility=hidden"
 #define WASM_MAX_FILE (1ull << 30)
 
-int zp_wc_default_cache(char *dir, size_t cap)
-{
-    const char *e = getenv("ZKPIPE_WASM_CACHE");
-    int n;
-    if (e && *e) n = snprintf(dir, cap, "%s", e);
-    else if ((e = getenv("XDG_CACHE_HOME")) && *e == '/') n = snprintf(dir, cap, "%s/zkpipe/wasm", e);
-    else if ((e = getenv("HOME")) && *e == '/') n = snprintf(dir, cap, "%s/.cache/zkpipe/wasm", e);
-    else n = snprintf(dir, cap, "/tmp/zkpipe-wasm-%u", (unsigned)geteuid());
-    if (n < 0 || (size_t)n >= cap) return zp_err_set(ZP_ETOOBIG, "wasm cache path too long");
-    return 0;
-}
-
-/* mkdir -p with 0700 for what we create; the last component must be ours and private */
-static int cache_dir_ready(const char *dir)
-{
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s", dir) >= (int)sizeof tmp) return zp_err_set(ZP_ETOOBIG, "%s: path too long", dir);
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        if (mkdir(tmp, 0700) < 0 && errno != EEXIST) return zp_err_set(-errno, "%s: mkdir: %s", tmp, strerror(errno));
-        *p = '/';
-    }
-    if (mkdir(tmp, 0700) < 0 && errno != EEXIST) return zp_err_set(-errno, "%s: mkdir: %s", tmp, strerror(errno));
-    struct stat st;
-    if (stat(dir, &st) < 0) return zp_err_set(-errno, "%s: stat: %s", dir, strerror(errno));
-    if (!S_ISDIR(st.st_mode)) return zp_err_set(ZP_EFORMAT, "%s: wasm cache is not a directory", dir);
-    if (st.st_uid != geteuid() || (st.st_mode & 022))
-        return zp_err_set(ZP_ESTATE, "%s: wasm cache must be owned by uid %u and not writable by others (mode %o, owner %u)",
-                          dir, (unsigned)geteuid(), (unsigned)(st.st_mode & 0777), (unsigned)st.st_uid);
-    return 0;
-}
+int zp_wc_default_cache(char *dir, size_t cap) { return zp_user_cache_dir(dir, cap, "ZKPIPE_WASM_CACHE", "wasm"); }
 
 static int read_file(uint8_t **buf, size_t *len, const char *path, uint64_t max)
 {
@@ -285,7 +254,7 @@ int zp_wc_register(char *so_path, size_t cap, bool *cached, double *ms, const ch
         SHA256End(&c, hex);
     }
     free(wasm);
-    if (rc || (rc = cache_dir_ready(cache_dir))) return rc;
+    if (rc || (rc = zp_private_dir_ready(cache_dir, "wasm cache"))) return rc;
     int n = snprintf(so_path, cap, "%s/%s.so", cache_dir, hex);
     if (n < 0 || (size_t)n >= cap) return zp_err_set(ZP_ETOOBIG, "%s: path too long", cache_dir);
     struct stat st;
