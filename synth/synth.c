@@ -182,6 +182,47 @@ static void synth_slot(zp_stage_t *s, zp_stage_task_t *t, const zp_g16_key_t *k,
  * checked): w standard and a, b, c Montgomery, each < r; a[i] * b[i] == c[i] for every row
  * (each row is one constraint's A.w, B.w, C.w: a row that fails is an assignment that does
  * not satisfy the circuit); the rows past abc_size up to the domain zeroed */
+/* ---- the slot, one way for every input kind (wtns, vectors file, input.json) ---- */
+/* the laid-out slot's w, a, b, c (v[4]), each checked to hold key k's sizes; *lw (may be NULL):
+ * w's room. < 0: t failed already. */
+static int slot_vectors(zp_stage_t *s, zp_stage_task_t *t, const zp_g16_key_t *k, zp_scalar_t *v[4], size_t *lw)
+{
+    static const unsigned which[4] = {ZP_SHM_VEC_W, ZP_SHM_VEC_A, ZP_SHM_VEC_B, ZP_SHM_VEC_C};
+    for (unsigned i = 0; i < 4; i++) {
+        size_t len, need = (size_t)(i ? k->domain_size : k->n_vars) * 32;
+        v[i] = zp_shm_slot_vec(s->arena, t->a.slot, which[i], &len);
+        if (!v[i] || len < need) {
+            zp_stage_fail_as(t, ZP_EFORMAT, ZP_FAIL_TRANSIENT, "slot vectors");
+            return ZP_EFORMAT;
+        }
+        if (!i && lw) *lw = len;
+    }
+    return 0;
+}
+
+/* lays the slot out for key k, then slot_vectors. < 0: t failed already. */
+static int slot_open(zp_stage_t *s, zp_stage_task_t *t, const zp_g16_key_t *k, zp_scalar_t *v[4], size_t *lw)
+{
+    int rc = zp_shm_slot_layout(s->arena, t->a.slot, ZP_SLOT_SYNTH, t->a.gen, k->n_vars, k->domain_size, 32);
+    if (rc < 0) {
+        if (rc == ZP_ETOOBIG) zp_stage_fail_as(t, rc, ZP_FAIL_INPUT, "circuit larger than the arena's slots");
+        else zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "slot layout");
+        return rc;
+    }
+    return slot_vectors(s, t, k, v, lw);
+}
+
+/* seals w, a, b, c (chunked, on the pool): SYNTH -> READY; t->ok on success */
+static void slot_seal(zp_stage_t *s, zp_stage_task_t *t)
+{
+    int rc = zp_shm_payload_seal_pool(s->arena, t->a.slot, ZP_SLOT_SYNTH, t->a.gen,
+                                      ZP_SHM_VEC_MASK(ZP_SHM_VEC_W) | ZP_SHM_VEC_MASK(ZP_SHM_VEC_A) |
+                                          ZP_SHM_VEC_MASK(ZP_SHM_VEC_B) | ZP_SHM_VEC_MASK(ZP_SHM_VEC_C),
+                                      ZP_SLOT_READY, &t->new_gen, s->pool);
+    if (rc < 0) return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "seal");
+    t->ok = true;
+}
+
 typedef struct {
     const zp_vecs_t *v;
     zp_scalar_t *w, *a, *b, *c;
@@ -260,23 +301,12 @@ static void work_vecs(zp_stage_t *s, zp_stage_task_t *t, const zp_g16_key_t *k)
         zp_vecs_close(&v);
         return zp_stage_fail_as(t, ZP_EMISMATCH, ZP_FAIL_INPUT, "vectors");
     }
-    rc = zp_shm_slot_layout(s->arena, a->slot, ZP_SLOT_SYNTH, a->gen, k->n_vars, k->domain_size, 32);
-    if (rc < 0) {
+    zp_scalar_t *sv[4];
+    if (slot_open(s, t, k, sv, NULL) < 0) {
         zp_vecs_close(&v);
-        if (rc == ZP_ETOOBIG) return zp_stage_fail_as(t, rc, ZP_FAIL_INPUT, "circuit larger than the arena's slots");
-        return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "slot layout");
+        return;
     }
-    size_t lw, la, lb, lc;
-    vecs_job_t j = {.v = &v, .domain = k->domain_size, .curve = k->curve};
-    j.w = zp_shm_slot_vec(s->arena, a->slot, ZP_SHM_VEC_W, &lw);
-    j.a = zp_shm_slot_vec(s->arena, a->slot, ZP_SHM_VEC_A, &la);
-    j.b = zp_shm_slot_vec(s->arena, a->slot, ZP_SHM_VEC_B, &lb);
-    j.c = zp_shm_slot_vec(s->arena, a->slot, ZP_SHM_VEC_C, &lc);
-    if (!j.w || !j.a || !j.b || !j.c || lw < (size_t)k->n_vars * 32 || la < (size_t)k->domain_size * 32 ||
-        lb < (size_t)k->domain_size * 32 || lc < (size_t)k->domain_size * 32) {
-        zp_vecs_close(&v);
-        return zp_stage_fail_as(t, ZP_EFORMAT, ZP_FAIL_TRANSIENT, "slot vectors");
-    }
+    vecs_job_t j = {.v = &v, .w = sv[0], .a = sv[1], .b = sv[2], .c = sv[3], .domain = k->domain_size, .curve = k->curve};
     if ((rc = zp_shm_slot_check(s->arena, a->slot, ZP_SLOT_SYNTH, a->gen)) < 0) {
         zp_vecs_close(&v);
         return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "slot");
@@ -291,12 +321,7 @@ static void work_vecs(zp_stage_t *s, zp_stage_task_t *t, const zp_g16_key_t *k)
         else zp_err_set(ZP_EUNSAT, "%s: row %zu: a * b != c (the assignment does not satisfy the circuit)", t->wtns, br - 1);
         return zp_stage_fail_as(t, bw || ba ? ZP_EFORMAT : ZP_EUNSAT, ZP_FAIL_INPUT, "vectors");
     }
-    rc = zp_shm_payload_seal_pool(s->arena, a->slot, ZP_SLOT_SYNTH, a->gen,
-                                  ZP_SHM_VEC_MASK(ZP_SHM_VEC_W) | ZP_SHM_VEC_MASK(ZP_SHM_VEC_A) |
-                                      ZP_SHM_VEC_MASK(ZP_SHM_VEC_B) | ZP_SHM_VEC_MASK(ZP_SHM_VEC_C),
-                                  ZP_SLOT_READY, &t->new_gen, s->pool);
-    if (rc < 0) return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "seal");
-    t->ok = true;
+    slot_seal(s, t);
 }
 
 static void work(zp_stage_t *s, zp_stage_task_t *t)
@@ -331,15 +356,10 @@ static void work(zp_stage_t *s, zp_stage_task_t *t)
     }
     const zp_g16_key_t *k = &ke->key;
     if (*t->wasm) {   /* issue 28: computed from the input.json into the slot */
-        rc = zp_shm_slot_layout(s->arena, a->slot, ZP_SLOT_SYNTH, a->gen, k->n_vars, k->domain_size, 32);
-        if (rc < 0) {
-            if (rc == ZP_ETOOBIG) return zp_stage_fail_as(t, rc, ZP_FAIL_INPUT, "circuit larger than the arena's slots");
-            return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "slot layout");
-        }
+        zp_scalar_t *sv[4];
         size_t lw;
-        zp_scalar_t *w = zp_shm_slot_vec(s->arena, a->slot, ZP_SHM_VEC_W, &lw);
-        if (!w || lw < (size_t)k->n_vars * 32) return zp_stage_fail_as(t, ZP_EFORMAT, ZP_FAIL_TRANSIENT, "slot vectors");
-        work_input(s, t, k, ke->zkey.curve, w, lw);
+        if (slot_open(s, t, k, sv, &lw) < 0) return;
+        work_input(s, t, k, ke->zkey.curve, sv[0], lw);
         if (!t->ok) return;
         t->ok = false;
         return synth_slot(s, t, k, r1cs);
@@ -356,23 +376,12 @@ static void work(zp_stage_t *s, zp_stage_task_t *t)
         zp_wtns_close(&wt);
         return zp_stage_fail_as(t, ZP_EFORMAT, ZP_FAIL_INPUT, "witness");
     }
-    rc = zp_shm_slot_layout(s->arena, a->slot, ZP_SLOT_SYNTH, a->gen, k->n_vars, k->domain_size, 32);
-    if (rc < 0) {
+    zp_scalar_t *sv[4];
+    if (slot_open(s, t, k, sv, NULL) < 0) {
         zp_wtns_close(&wt);
-        if (rc == ZP_ETOOBIG) return zp_stage_fail_as(t, rc, ZP_FAIL_INPUT, "circuit larger than the arena's slots");
-        return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "slot layout");
+        return;
     }
-    size_t lw, la, lb, lc;
-    zp_scalar_t *w = zp_shm_slot_vec(s->arena, a->slot, ZP_SHM_VEC_W, &lw);
-    zp_scalar_t *va = zp_shm_slot_vec(s->arena, a->slot, ZP_SHM_VEC_A, &la);
-    zp_scalar_t *vb = zp_shm_slot_vec(s->arena, a->slot, ZP_SHM_VEC_B, &lb);
-    zp_scalar_t *vc = zp_shm_slot_vec(s->arena, a->slot, ZP_SHM_VEC_C, &lc);
-    if (!w || !va || !vb || !vc || lw < (size_t)k->n_vars * 32 || la < (size_t)k->domain_size * 32 ||
-        lb < (size_t)k->domain_size * 32 || lc < (size_t)k->domain_size * 32) {
-        zp_wtns_close(&wt);
-        return zp_stage_fail_as(t, ZP_EFORMAT, ZP_FAIL_TRANSIENT, "slot vectors");
-    }
-    copy_job_t cj = {w, wt.values, (size_t)k->n_vars * 32};
+    copy_job_t cj = {sv[0], wt.values, (size_t)k->n_vars * 32};
     zp_pool_run(s->pool, copy_run, &cj);
     zp_wtns_close(&wt);
     synth_slot(s, t, k, r1cs);
@@ -384,26 +393,15 @@ static void synth_slot(zp_stage_t *s, zp_stage_task_t *t, const zp_g16_key_t *k,
     synth_t *y = s->ctx;
     const zp_msg_assign_t *a = &t->a;
     int rc;
-    size_t lw, la, lb, lc;
-    zp_scalar_t *w = zp_shm_slot_vec(s->arena, a->slot, ZP_SHM_VEC_W, &lw);
-    zp_scalar_t *va = zp_shm_slot_vec(s->arena, a->slot, ZP_SHM_VEC_A, &la);
-    zp_scalar_t *vb = zp_shm_slot_vec(s->arena, a->slot, ZP_SHM_VEC_B, &lb);
-    zp_scalar_t *vc = zp_shm_slot_vec(s->arena, a->slot, ZP_SHM_VEC_C, &lc);
-    if (!w || !va || !vb || !vc || lw < (size_t)k->n_vars * 32 || la < (size_t)k->domain_size * 32 ||
-        lb < (size_t)k->domain_size * 32 || lc < (size_t)k->domain_size * 32)
-        return zp_stage_fail_as(t, ZP_EFORMAT, ZP_FAIL_TRANSIENT, "slot vectors");
+    zp_scalar_t *sv[4];
+    if (slot_vectors(s, t, k, sv, NULL) < 0) return;
     if ((rc = zp_shm_slot_check(s->arena, a->slot, ZP_SLOT_SYNTH, a->gen)) < 0)
         return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "slot");
     uint64_t t0 = zp_now_ns();
-    rc = zp_g16_synth_ctx(&y->sc, k, w, r1cs, va, vb, vc, s->pool);
+    rc = zp_g16_synth_ctx(&y->sc, k, sv[0], r1cs, sv[1], sv[2], sv[3], s->pool);
     t->dt[ZP_DT_CHECK] = zp_now_ns() - t0;
     if (rc < 0) return zp_stage_fail(t, rc, "synth");
-    rc = zp_shm_payload_seal_pool(s->arena, a->slot, ZP_SLOT_SYNTH, a->gen,
-                                  ZP_SHM_VEC_MASK(ZP_SHM_VEC_W) | ZP_SHM_VEC_MASK(ZP_SHM_VEC_A) |
-                                      ZP_SHM_VEC_MASK(ZP_SHM_VEC_B) | ZP_SHM_VEC_MASK(ZP_SHM_VEC_C),
-                                  ZP_SLOT_READY, &t->new_gen, s->pool);   /* chunked, on the pool */
-    if (rc < 0) return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "seal");
-    t->ok = true;
+    slot_seal(s, t);
 }
 
 static int init(zp_stage_t *s)
