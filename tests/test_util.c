@@ -259,7 +259,7 @@ static int rt_slice_child(void)
     if (sched_getscheduler(0) != SCHED_BATCH) return 1;
     zp_rt_wake_quiet(false);
     if (sched_getscheduler(0) != SCHED_OTHER || slice_ns(0) != dflt) return 1;
-    return getpriority(PRIO_PROCESS, 0) == 3 ? 0 : 1;
+    return getpriority(PRIO_PROCESS, 0) == nv ? 0 : 1;
 }
 
 static void test_rt(void)
