@@ -184,7 +184,7 @@ static int prepare(zp_stage_t *s)
     gpu_t *g = s->ctx;
     for (unsigned i = 0; i < s->n_preload && !g->bk.broken; i++) {
         zp_keyent_t *ke;
-        int rc = zp_keycache_key(s->kc, s->preload[i], true, &ke);
+        int rc = zp_keycache_key_spec(s->kc, s->preload[i], true, &ke);
         if (rc < 0) continue;   /* preload already reported it; a task will report it again */
         if ((rc = key_register(g, ke, s->preload[i])) < 0) { zp_keycache_release(s->kc, ke); break; }
         uint64_t t0 = zp_now_ns();

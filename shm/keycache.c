@@ -417,14 +417,27 @@ void zp_keycache_release(zp_keycache_t *kc, zp_keyent_t *e)
     free_victims(kc, vic, nv);
 }
 
-int zp_keycache_preload(zp_keycache_t *kc, const char *path)
+int zp_keycache_key_spec(zp_keycache_t *kc, const char *spec, bool with_key, zp_keyent_t **out)
+{
+    struct stat st;
+    const char *colon = strrchr(spec, ':');
+    if (!colon || colon == spec || !colon[1] || stat(spec, &st) == 0) return zp_keycache_key_r1cs(kc, spec, NULL, with_key, out);
+    size_t n = (size_t)(colon - spec);
+    char *params = strndup(spec, n);
+    if (!params) return zp_err_set(-ENOMEM, "%s", spec);
+    int rc = zp_keycache_key_r1cs(kc, params, colon + 1, with_key, out);
+    free(params);
+    return rc;
+}
+
+int zp_keycache_preload(zp_keycache_t *kc, const char *spec)
 {
     zp_keyent_t *e;
-    int rc = zp_keycache_key(kc, path, true, &e);
+    int rc = zp_keycache_key_spec(kc, spec, true, &e);
     if (rc < 0) {
         char msg[512];
         snprintf(msg, sizeof msg, "%s", zp_err_msg()[0] ? zp_err_msg() : zp_strerror(rc));
-        return zp_err_set(rc, "--preload %s: %s", path, msg);
+        return zp_err_set(rc, "--preload %s: %s", spec, msg);
     }
     zp_keycache_release(kc, e);   /* loaded; evictable by the budget like any other */
     return 0;

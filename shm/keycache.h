@@ -109,6 +109,10 @@ void zp_keycache_set_release(zp_keycache_t *kc, void (*fn)(void *ctx, zp_keyent_
  * written and read atomically. */
 typedef uint32_t (*zp_keycache_tier_fn)(void *ctx, const zp_keyent_t *e);
 void zp_keycache_set_tier_fn(zp_keycache_t *kc, zp_keycache_tier_fn fn, void *ctx);
-/* load one key with its point arrays (a --preload); the error names the path */
-int zp_keycache_preload(zp_keycache_t *kc, const char *path);
+/* load one key with its point arrays (a --preload); the error names the path. spec is a key
+ * path, or PARAMS:R1CS for a bellman .params and its circuit (split at the last ':' only when
+ * spec itself is not a file, so a key path with a colon still works) */
+int zp_keycache_preload(zp_keycache_t *kc, const char *spec);
+/* the key a --preload spec names (as preload parses it; see zp_keycache_key_r1cs) */
+int zp_keycache_key_spec(zp_keycache_t *kc, const char *spec, bool with_key, zp_keyent_t **out);
 #endif

@@ -129,7 +129,8 @@ static void usage(const zp_stage_def_t *d, FILE *f)
                "%*s [--key-budget BYTES] [--key-store-budget BYTES]\n",
             d->prog, ind, "", ind, "");
     if (d->usage_args) fprintf(f, "%*s %s\n", ind, "", d->usage_args);
-    fprintf(f, "  --preload ZKEY:  load this proving key before taking work (repeatable; READY = key hot)\n"
+    fprintf(f, "  --preload ZKEY:  load this proving key before taking work (repeatable; READY = key hot);\n"
+               "                   a bellman key with its circuit: --preload circuit.params:circuit.r1cs\n"
                "  --no-key-store:  keep proving keys in private memory (no shared-memory hot tier)\n"
                "  --key-budget BYTES: key memory this process holds (K/M/G/T suffixes); least recently used\n"
                "                   keys not in use are evicted beyond it (0: no limit; doc/keys.md)\n"

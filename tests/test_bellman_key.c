@@ -287,6 +287,22 @@ static void test_keycache(const char *dir)
     CHECK(zp_keycache_key_r1cs(kc, pp, NULL, true, &ez) == ZP_EFORMAT && strstr(zp_err_msg(), "needs its circuit"));
     CHECK(zp_keycache_key_r1cs(kc, pp, "/nonexistent/c.r1cs", true, &ez) < 0 && strstr(zp_err_msg(), "/nonexistent/c.r1cs"));
     CHECK(zp_keycache_key_r1cs(kc, zk, rp, true, &ez) == 0 && !ez->r1cs && ez->key.conv == 0);   /* a zkey ignores it */
+    /* a --preload spec: PARAMS:R1CS is the same entry; a .params alone is refused by name; a
+     * zkey path with a colon in it is a file, never split */
+    zp_keyent_t *es, *ec;
+    char spec[2300], colon[1024];
+    snprintf(spec, sizeof spec, "%s:%s", pp, rp);
+    CHECK(zp_keycache_key_spec(kc, spec, true, &es) == 0 && es == e1);
+    CHECK(zp_keycache_preload(kc, spec) == 0);
+    CHECK(zp_keycache_preload(kc, pp) == ZP_EFORMAT && strstr(zp_err_msg(), "--preload") && strstr(zp_err_msg(), "needs its circuit"));
+    snprintf(spec, sizeof spec, "%s:/nonexistent/c.r1cs", pp);
+    CHECK(zp_keycache_preload(kc, spec) < 0 && strstr(zp_err_msg(), "/nonexistent/c.r1cs"));
+    snprintf(colon, sizeof colon, "%s/a:b.zkey", g_tmp);
+    CHECK(symlink(zk, colon) == 0);
+    CHECK(zp_keycache_key_spec(kc, colon, true, &ec) == 0 && ec->key.conv == 0 && !ec->r1cs);
+    zp_keycache_release(kc, es);
+    zp_keycache_release(kc, ec);
+    unlink(colon);
     zp_keycache_release(kc, e1);
     zp_keycache_release(kc, e2);
     zp_keycache_release(kc, e3);

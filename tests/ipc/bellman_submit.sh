@@ -17,7 +17,7 @@ KT=$(mktemp -d /tmp/zkpipe-bellman-key.XXXXXX)
   >/dev/null 2>&1 || { rm -rf "$KT"; echo "FAIL: testkey" >&2; exit 1; }
 export ZP_TEST_FIXED_RS=1 ZP_TEST_R=5 ZP_TEST_S=9
 ipc_init bellman_submit "$1" "$2" --slots 3 --max-domain 1024 --heartbeat-ms 200 --liveness 10 \
-  --http-listen 127.0.0.1:0
+  --http-listen 127.0.0.1:0 --preload "$2/tests/fixtures/bellman/chain300/circuit.params:$2/tests/fixtures/bellman/chain300/circuit.r1cs"
 mv "$KT" "$IPC_DIR/k" && K=$IPC_DIR/k
 B=$FIX/bellman/chain300
 
@@ -49,6 +49,10 @@ for i in 0 1 2; do check_same "$IPC_DIR/out/k" $i "$K" "$K/witness-$i.wtns"; don
 check_same "$IPC_DIR/out/b" 0 "$B" "$B/witness.wtns"
 cmp -s "$IPC_DIR/out/b/proof-0.bin" "$B/proof_r5_s9.bin" || ipc_fail "chain300: the group's proof differs from upstream bellman's"
 ipc_log "4 bellman proofs from the group == zkpipe prove's (and bellman's) at r=5 s=9, verified"
+# --preload PARAMS:R1CS: every stage loaded chain300 with its circuit before HELLO
+grep -q "preloading proving key $B/circuit.params:$B/circuit.r1cs" "$IPC_DIR/up.log" || ipc_fail "no stage preloaded PARAMS:R1CS"
+grep -q "proving key $B/circuit.params:$B/circuit.r1cs loaded into the" "$IPC_DIR/up.log" ||
+  ipc_fail "the GPU worker did not load the preloaded bellman key before HELLO: $(grep -i preload "$IPC_DIR/up.log" | head -5)"
 
 # 2b. the HTTP API: the same job by POST /v1/jobs; GET returns the 192 bytes as proof_bin_base64
 ADDR=$(ipc_jq '.metrics_listen // empty')
