@@ -191,8 +191,8 @@ static int keyent_load_bellman(zp_keycache_t *kc, zp_keyent_t *e, uint64_t store
             e->hot = ks->hot;
             e->bytes = ks->map_len;
             done = true;
-            zp_log(ZP_LOG_INFO, "key %s (bellman, circuit %s): %s in %.1f ms (%s, %zu MiB, expanded)", e->path, e->r1cs,
-                   ks->hot ? "hot (shm)" : "cold: parsed and expanded", (zp_now_ns() - t0) / 1e6, ks->name,
+            zp_log(ZP_LOG_INFO, "key %s (bellman, circuit %s): %s in %.1f ms (%s, %zu MiB, compacted)", e->path, e->r1cs,
+                   ks->hot ? "hot (shm)" : "cold: read into the store", (zp_now_ns() - t0) / 1e6, ks->name,
                    ks->data_len >> 20);
         } else {
             free(ks);
@@ -205,7 +205,7 @@ static int keyent_load_bellman(zp_keycache_t *kc, zp_keyent_t *e, uint64_t store
         if ((rc = zp_key_load_bellman_private(&e->key, e->path, e->r1cs, kc->pool)) < 0) return rc;
         e->hot = false;
         e->bytes = e->key.mem_len;
-        zp_log(ZP_LOG_INFO, "key %s (bellman, circuit %s): parsed and expanded in %.1f ms (private memory)", e->path,
+        zp_log(ZP_LOG_INFO, "key %s (bellman, circuit %s): read in %.1f ms (private memory, compacted)", e->path,
                e->r1cs, (zp_now_ns() - t0) / 1e6);
     }
     e->load_ns = zp_now_ns() - t0;

@@ -35,7 +35,8 @@
 #include "lib/groth16/groth16.h"
 
 #define ZP_KEYSTORE_MAGIC 0x3130594b504b5aULL   /* "ZKPKY01" */
-#define ZP_KEYSTORE_VERSION 3u   /* 2: the zkey path in the header; users hold LOCK_SH; 3: conv + r1cs identity */
+#define ZP_KEYSTORE_VERSION 4u   /* 2: the zkey path in the header; users hold LOCK_SH; 3: conv + r1cs identity;
+                                  * 4: compacted A / B (bellman keys as in the file: counts, bitmaps, prefixes) */
 #define ZP_KEYSTORE_HDR_BYTES 4096u
 #define ZP_KEYSTORE_CHUNK ((size_t)1 << 20)      /* data checksum granularity */
 #define ZP_KEYSTORE_NAME_MAX 240
@@ -63,7 +64,9 @@ typedef struct zp_keystore_hdr {
     char path[ZP_KEYSTORE_PATH_MAX];/* realpath of the zkey (NUL-terminated; for listings only) */
     uint32_t conv;                  /* (v3) the key's conventions (zp_g16_conv_id_t): validated by zp_g16_key_bind */
     uint32_t pad0;
-    uint64_t r1cs_dev, r1cs_ino, r1cs_size, r1cs_mtime_ns; /* (v3) a bellman key: the circuit it was expanded with */
+    uint64_t r1cs_dev, r1cs_ino, r1cs_size, r1cs_mtime_ns; /* (v3) a bellman key: the circuit it was laid out with */
+    uint32_t compact, n_a, n_b;     /* (v4) zp_g16_key_t's: A / B1 / B2 compacted (offs.dens_* / pfx_*), untrusted: bind checks */
+    uint32_t pad1;
     uint64_t hdr_sum;               /* zp_shm_checksum of this struct with state/creator_pid/hdr_sum = 0 */
 } zp_keystore_hdr_t;
 static_assert(sizeof(zp_keystore_hdr_t) <= ZP_KEYSTORE_HDR_BYTES, "keystore header fits page 0");
