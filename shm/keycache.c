@@ -173,7 +173,7 @@ static int keyent_load(zp_keycache_t *kc, zp_keyent_t *e, uint64_t store_budget)
     return 0;
 }
 
-/* a bellman entry (e->r1cs set): the expanded key from the store, or into private memory;
+/* a bellman entry (e->r1cs set): the (compacted) key from the store, or into private memory;
  * e->zkey gets the header fields the stages read (wtns check, listings) */
 static int keyent_load_bellman(zp_keycache_t *kc, zp_keyent_t *e, uint64_t store_budget)
 {
@@ -348,7 +348,7 @@ int zp_keycache_key_r1cs(zp_keycache_t *kc, const char *path, const char *r1cs, 
     if (sniff < 0) {
         rc = sniff;
         need = false;
-    } else if (fresh && bellman) {   /* issue 29: a .params, expanded with the job's r1cs (always with its points) */
+    } else if (fresh && bellman) {   /* issue 29: a .params, laid out with the job's r1cs (always with its points) */
         if (r1cs_bad)
             rc = zp_err_set(-ENOENT, "%s: the circuit of bellman key %s cannot be read: %s", r1cs_bad, e->path, r1cs_why);
         else if (!r1cs)

@@ -104,7 +104,7 @@ int zp_keystore_get(zp_keystore_key_t *ks, const char *prefix, const zp_zkey_t *
  * READY), and how the creator fills it. prepare: the key block's size (the heavy parse may run
  * here: only a creator calls it); fill: the key into [mem, mem+len) (zp_g16_key_load_into's
  * contract: k's arrays inside mem, not owned). n_coefs UINT32_MAX: not compared. r1cs: the
- * circuit a bellman key is expanded with (its identity joins the object's name and header). */
+ * circuit a bellman key is laid out with (its identity joins the object's name and header). */
 typedef struct zp_keystore_src {
     const char *path, *r1cs;
     uint32_t conv, curve, n_vars, n_public, domain_size, n_coefs;
@@ -117,8 +117,8 @@ int zp_keystore_get_src(zp_keystore_key_t *ks, const char *prefix, const zp_keys
 /* the name of (key file, r1cs) (r1cs NULL: zp_keystore_name) */
 int zp_keystore_name_r1cs(char *buf, size_t n, const char *prefix, const char *path, const char *r1cs);
 
-/* A bellman .params + its circuit's r1cs in the store (keystore_bellman.c): expanded into the
- * stages' key shape (assignment.h zp_g16_key_from_bellman, conv = bellman) by the first process
+/* A bellman .params + its circuit's r1cs in the store (keystore_bellman.c): laid out in the
+ * stages' key shape, A / B compacted as in the file (assignment.h zp_g16_key_from_bellman, conv = bellman) by the first process
  * that needs it; the others map it. The .params is parsed (every bellman check, subgroup
  * included) only by that creator. Errors name the file and the field. r1cs may name a density
  * file instead (assignment.h zp_g16_bdensity_*: the three bitmaps): the key has no
