@@ -6,7 +6,7 @@
  *   preload  ZKEY...: fill the key into the store (hot for every stage: a worker then maps it
  *            instead of parsing it); --warm: only read the file into the page cache.
  *            `import` is the same verb. A bellman .params needs --r1cs CIRCUIT (issue 29 item 4):
- *            it is checked and expanded with that circuit into the stages' key shape
+ *            it is checked and read into the stages' key shape with that circuit (compacted)
  *            (keystore.h zp_keystore_get_bellman); jobs then name the same two files
  *   density  CIRCUIT.r1cs OUT: the bellman density bitmaps of a circuit as a density file
  *            (assignment.h zp_g16_bdensity_write), which may stand where the r1cs goes for a
@@ -175,9 +175,9 @@ static int preload(const char *prefix, const char *path, const keys_opts_t *o, z
             fprintf(stderr, "zkpipe keys preload: %s (with %s): %s %s\n", path, o->r1cs, zp_strerror(rc), zp_err_msg());
             return 1;
         }
-        printf("%s (bellman, circuit %s): %s %s (%.1f KiB expanded: %u wires, domain %u) in %.1f ms\n", path, o->r1cs,
-               ks.hot ? "already hot in" : "checked and expanded into", ks.name, ks.map_len / 1024.0, ks.key.n_vars,
-               ks.key.domain_size, (zp_now_ns() - t0) / 1e6);
+        printf("%s (bellman, circuit %s): %s %s (%.1f KiB, compacted as in the file: %u wires, |A| %u, |B| %u, domain "
+               "%u) in %.1f ms\n", path, o->r1cs, ks.hot ? "already hot in" : "checked and read into", ks.name,
+               ks.map_len / 1024.0, ks.key.n_vars, ks.key.n_a, ks.key.n_b, ks.key.domain_size, (zp_now_ns() - t0) / 1e6);
         zp_keystore_release(&ks);
         return 0;
     }

@@ -10,8 +10,8 @@
  * extent, the compressed binary in the proof area: zp_shm_final_commit) is committed into the
  * slot, which moves it to FINISHED (fenced); the same goes to the broker in DONE, and the broker
  * frees the slot after journaling the proof (or journals it from the slot after a restart).
- * A bellman key (k->conv, issue 29 item 4: a .params expanded at import) is finalized the same
- * way (same G2 MSM, assembly and check against its own vk); its binary proof is bellman's
+ * A bellman key (k->conv, issue 29 item 4: a .params kept compacted at import) is finalized the
+ * same way (the G2 MSM over B's scalars gathered from w, assembly and check against its own vk); its binary proof is bellman's
  * Proof::write (192 bytes), written by the key's conventions table.
  * Test hook: ZP_TEST_FIXED_RS=1 with ZP_TEST_R and ZP_TEST_S (decimal) in the finalizer's
  * environment fixes the blinding (tests compare with `zkpipe prove --r --s`); logged loudly.

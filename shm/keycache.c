@@ -173,7 +173,7 @@ static int keyent_load(zp_keycache_t *kc, zp_keyent_t *e, uint64_t store_budget)
     return 0;
 }
 
-/* a bellman entry (e->r1cs set): the expanded key from the store, or into private memory;
+/* a bellman entry (e->r1cs set): the (compacted) key from the store, or into private memory;
  * e->zkey gets the header fields the stages read (wtns check, listings) */
 static int keyent_load_bellman(zp_keycache_t *kc, zp_keyent_t *e, uint64_t store_budget)
 {
@@ -191,8 +191,8 @@ static int keyent_load_bellman(zp_keycache_t *kc, zp_keyent_t *e, uint64_t store
             e->hot = ks->hot;
             e->bytes = ks->map_len;
             done = true;
-            zp_log(ZP_LOG_INFO, "key %s (bellman, circuit %s): %s in %.1f ms (%s, %zu MiB, expanded)", e->path, e->r1cs,
-                   ks->hot ? "hot (shm)" : "cold: parsed and expanded", (zp_now_ns() - t0) / 1e6, ks->name,
+            zp_log(ZP_LOG_INFO, "key %s (bellman, circuit %s): %s in %.1f ms (%s, %zu MiB, compacted)", e->path, e->r1cs,
+                   ks->hot ? "hot (shm)" : "cold: read into the store", (zp_now_ns() - t0) / 1e6, ks->name,
                    ks->data_len >> 20);
         } else {
             free(ks);
@@ -205,7 +205,7 @@ static int keyent_load_bellman(zp_keycache_t *kc, zp_keyent_t *e, uint64_t store
         if ((rc = zp_key_load_bellman_private(&e->key, e->path, e->r1cs, kc->pool)) < 0) return rc;
         e->hot = false;
         e->bytes = e->key.mem_len;
-        zp_log(ZP_LOG_INFO, "key %s (bellman, circuit %s): parsed and expanded in %.1f ms (private memory)", e->path,
+        zp_log(ZP_LOG_INFO, "key %s (bellman, circuit %s): read in %.1f ms (private memory, compacted)", e->path,
                e->r1cs, (zp_now_ns() - t0) / 1e6);
     }
     e->load_ns = zp_now_ns() - t0;
@@ -348,7 +348,7 @@ int zp_keycache_key_r1cs(zp_keycache_t *kc, const char *path, const char *r1cs, 
     if (sniff < 0) {
         rc = sniff;
         need = false;
-    } else if (fresh && bellman) {   /* issue 29: a .params, expanded with the job's r1cs (always with its points) */
+    } else if (fresh && bellman) {   /* issue 29: a .params, laid out with the job's r1cs (always with its points) */
         if (r1cs_bad)
             rc = zp_err_set(-ENOENT, "%s: the circuit of bellman key %s cannot be read: %s", r1cs_bad, e->path, r1cs_why);
         else if (!r1cs)

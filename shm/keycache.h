@@ -38,7 +38,7 @@
 typedef struct zp_keycache zp_keycache_t;
 typedef struct zp_keyent {
     char *path;                     /* owned copy */
-    char *r1cs;                     /* (added, issue 29) a bellman key: the circuit it was expanded with
+    char *r1cs;                     /* (added, issue 29) a bellman key: the circuit it was laid out with
                                        (owned); NULL: a zkey. zkey then holds the header fields only
                                        (curve, n_vars, n_public, domain_size, log_n, n_coefs; no mapping) */
     uint64_t r1cs_id[4];            /* that r1cs's device, inode, size, mtime when loaded */
@@ -79,7 +79,7 @@ void zp_keycache_destroy(zp_keycache_t **kcp);
 /* load (or find) the key; with_key = false: only the zkey header (no point copies) */
 int zp_keycache_key(zp_keycache_t *kc, const char *path, bool with_key, zp_keyent_t **out);
 /* (added, issue 29 item 4) the same for a job's key and r1cs: a zkey ignores r1cs; a bellman
- * .params (recognised from the file) is expanded with that r1cs into the stages' key shape
+ * .params (recognised from the file) is laid out with that r1cs in the stages' key shape
  * (keystore.h zp_keystore_get_bellman; always with its point arrays), one entry per (params,
  * r1cs). A .params without an r1cs: ZP_EFORMAT naming the file. */
 int zp_keycache_key_r1cs(zp_keycache_t *kc, const char *path, const char *r1cs, bool with_key, zp_keyent_t **out);

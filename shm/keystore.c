@@ -193,6 +193,9 @@ static int open_ready(zp_keystore_key_t *ks, int fd, const char *name, const zp_
     k->log_n = h->log_n;
     k->n_coefs = h->n_coefs;
     k->conv = h->conv;   /* untrusted: zp_g16_key_bind checks it */
+    k->compact = h->compact;   /* so are these, and the bitmaps and prefix counts they describe */
+    k->n_a = h->n_a;
+    k->n_b = h->n_b;
     memcpy(&k->alpha1, h->alpha1, sizeof k->alpha1);
     memcpy(&k->beta1, h->beta1, sizeof k->beta1);
     memcpy(&k->delta1, h->delta1, sizeof k->delta1);
@@ -325,6 +328,9 @@ static int fill(zp_keystore_key_t *ks, int fd, const char *name, const char *pre
     h->log_n = k.log_n;
     h->n_coefs = k.n_coefs;
     h->conv = k.conv;
+    h->compact = k.compact;
+    h->n_a = k.n_a;
+    h->n_b = k.n_b;
     h->chunk_shift = 20;
     h->total_bytes = total;
     h->data_off = doff;

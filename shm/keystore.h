@@ -35,7 +35,8 @@
 #include "lib/groth16/groth16.h"
 
 #define ZP_KEYSTORE_MAGIC 0x3130594b504b5aULL   /* "ZKPKY01" */
-#define ZP_KEYSTORE_VERSION 3u   /* 2: the zkey path in the header; users hold LOCK_SH; 3: conv + r1cs identity */
+#define ZP_KEYSTORE_VERSION 4u   /* 2: the zkey path in the header; users hold LOCK_SH; 3: conv + r1cs identity;
+                                  * 4: compacted A / B (bellman keys as in the file: counts, bitmaps, prefixes) */
 #define ZP_KEYSTORE_HDR_BYTES 4096u
 #define ZP_KEYSTORE_CHUNK ((size_t)1 << 20)      /* data checksum granularity */
 #define ZP_KEYSTORE_NAME_MAX 240
@@ -63,7 +64,9 @@ typedef struct zp_keystore_hdr {
     char path[ZP_KEYSTORE_PATH_MAX];/* realpath of the zkey (NUL-terminated; for listings only) */
     uint32_t conv;                  /* (v3) the key's conventions (zp_g16_conv_id_t): validated by zp_g16_key_bind */
     uint32_t pad0;
-    uint64_t r1cs_dev, r1cs_ino, r1cs_size, r1cs_mtime_ns; /* (v3) a bellman key: the circuit it was expanded with */
+    uint64_t r1cs_dev, r1cs_ino, r1cs_size, r1cs_mtime_ns; /* (v3) a bellman key: the circuit it was laid out with */
+    uint32_t compact, n_a, n_b;     /* (v4) zp_g16_key_t's: A / B1 / B2 compacted (offs.dens_* / pfx_*), untrusted: bind checks */
+    uint32_t pad1;
     uint64_t hdr_sum;               /* zp_shm_checksum of this struct with state/creator_pid/hdr_sum = 0 */
 } zp_keystore_hdr_t;
 static_assert(sizeof(zp_keystore_hdr_t) <= ZP_KEYSTORE_HDR_BYTES, "keystore header fits page 0");
@@ -101,7 +104,7 @@ int zp_keystore_get(zp_keystore_key_t *ks, const char *prefix, const zp_zkey_t *
  * READY), and how the creator fills it. prepare: the key block's size (the heavy parse may run
  * here: only a creator calls it); fill: the key into [mem, mem+len) (zp_g16_key_load_into's
  * contract: k's arrays inside mem, not owned). n_coefs UINT32_MAX: not compared. r1cs: the
- * circuit a bellman key is expanded with (its identity joins the object's name and header). */
+ * circuit a bellman key is laid out with (its identity joins the object's name and header). */
 typedef struct zp_keystore_src {
     const char *path, *r1cs;
     uint32_t conv, curve, n_vars, n_public, domain_size, n_coefs;
@@ -114,8 +117,8 @@ int zp_keystore_get_src(zp_keystore_key_t *ks, const char *prefix, const zp_keys
 /* the name of (key file, r1cs) (r1cs NULL: zp_keystore_name) */
 int zp_keystore_name_r1cs(char *buf, size_t n, const char *prefix, const char *path, const char *r1cs);
 
-/* A bellman .params + its circuit's r1cs in the store (keystore_bellman.c): expanded into the
- * stages' key shape (assignment.h zp_g16_key_from_bellman, conv = bellman) by the first process
+/* A bellman .params + its circuit's r1cs in the store (keystore_bellman.c): laid out in the
+ * stages' key shape, A / B compacted as in the file (assignment.h zp_g16_key_from_bellman, conv = bellman) by the first process
  * that needs it; the others map it. The .params is parsed (every bellman check, subgroup
  * included) only by that creator. Errors name the file and the field. r1cs may name a density
  * file instead (assignment.h zp_g16_bdensity_*: the three bitmaps): the key has no

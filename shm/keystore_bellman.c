@@ -4,10 +4,13 @@
  * What the object must hold is known from the r1cs header alone (wires, inputs, domain), so a
  * process that finds the object READY never parses the .params; only the creator does (every
  * bellman check, subgroup included: lib/fmt/bellman.c), computes the densities from the r1cs
- * and expands the key into the object. In place of the r1cs a density file
- * (assignment.h zp_g16_bdensity_read) gives the bitmaps: the key then has no coefficients
- * (pre-synthesized vector jobs only; the synth refuses witnesses for it). The .params's converted copy lives only while the
- * creator fills (the expansion needs both: doc/filecoin.md's memory note).
+ * and lays the key out in the object, COMPACTED as in the file (A, B_g1, B_g2 as bellman's a,
+ * b_g1, b_g2 plus wire-level density bitmaps and prefix counts; the stages gather their
+ * scalars). In place of the r1cs a density file (assignment.h zp_g16_bdensity_read) gives the
+ * bitmaps: the key then has no coefficients (pre-synthesized vector jobs only; the synth
+ * refuses witnesses for it). One copy: the .params is scanned (counts), the object laid out,
+ * then every point is converted from a read-only mapping of the file straight into the
+ * object (lib/fmt/bellman.h opts.into): no converted or expanded copy besides it.
  * Tests: tests/test_bellman_key.c, tests/ipc/bellman_submit.sh */
 #include <errno.h>
 #include <stdint.h>
@@ -80,27 +83,44 @@ static int bsrc_open(bsrc_t *b, zp_keystore_src_t *src, const char *params, cons
     return 0;
 }
 
+/* the .params scanned (header points and counts, nothing converted) and the densities: the
+ * key's size */
 static int bsrc_prepare(void *ctx, size_t *bytes)
 {
     bsrc_t *b = ctx;
     int rc;
     if (!b->bk_open) {
-        if ((rc = zp_bkey_open(&b->bk, b->params, ZP_BKEY_USE_RECORD))) return rc;
+        zp_bkey_opts_t o = {.flags = ZP_BKEY_SCAN};
+        if ((rc = zp_bkey_open_opts(&b->bk, b->params, &o))) return rc;
         b->bk_open = true;
         if (!b->bk.has_params) return zp_err_set(ZP_EFORMAT, "%s: a verifying key (.vk), not proving parameters", b->params);
-        zp_g16_bkey_from_fmt(&b->gk, &b->bk);
+        zp_g16_bkey_from_fmt(&b->gk, &b->bk);   /* counts and header points (no arrays: a scan) */
     }
     if (!b->dmem && (rc = zp_g16_bellman_density(&b->d, &b->dmem, &b->r1cs))) return rc;
     return zp_g16_key_bellman_bytes(bytes, &b->gk, &b->d, b->dfile ? NULL : &b->r1cs, b->params);
 }
 
+/* the key laid out in mem (bitmaps, prefixes, coefficients), then every section converted
+ * from the file straight into its place (every bellman check; subgroups once per file, the
+ * check record): the store holds the only copy, compacted as in the file */
 static int bsrc_fill(void *ctx, zp_g16_key_t *k, void *mem, size_t len, zp_pool_t *pool)
 {
     bsrc_t *b = ctx;
-    int rc = zp_g16_key_from_bellman(k, &b->gk, &b->d, b->dfile ? NULL : &b->r1cs, mem, len, pool, b->params);
-    /* the .params's converted copy is not needed any more: one expanded copy stays */
-    zp_bkey_close(&b->bk);
-    b->bk_open = false;
+    void *into[6];
+    uint64_t cap[6];
+    int rc = zp_g16_key_bellman_place(k, &b->gk, &b->d, b->dfile ? NULL : &b->r1cs, mem, len, b->params, into, cap);
+    if (rc) return rc;
+    zp_bkey_t bk;
+    zp_bkey_opts_t o = {.flags = ZP_BKEY_USE_RECORD, .pool = pool, .into = into, .into_cap = cap};
+    if ((rc = zp_bkey_open_opts(&bk, b->params, &o))) {
+        memset(k, 0, sizeof *k);
+        return rc;
+    }
+    zp_g16_bkey_t gk;
+    zp_g16_bkey_from_fmt(&gk, &bk);
+    rc = zp_g16_key_bellman_finish(k, &gk, b->params);
+    zp_bkey_close(&bk);
+    if (rc) memset(k, 0, sizeof *k);
     return rc;
 }
 
@@ -125,9 +145,14 @@ int zp_key_load_bellman_private(zp_g16_key_t *k, const char *params, const char 
     zp_keystore_src_t src;
     memset(k, 0, sizeof *k);
     int rc = bsrc_open(&b, &src, params, r1cs);
-    size_t bytes;
+    size_t bytes = 0;
+    void *mem = NULL;
     if (!rc) rc = bsrc_prepare(&b, &bytes);
-    if (!rc) rc = zp_g16_key_load_bellman(k, &b.gk, &b.d, b.dfile ? NULL : &b.r1cs, pool, params);
+    if (!rc && !(mem = aligned_alloc(64, (bytes + 63) & ~(size_t)63)))
+        rc = zp_err_set(-ENOMEM, "%s: the key: cannot allocate %zu bytes", params, bytes);
+    if (!rc) rc = bsrc_fill(&b, k, mem, bytes, pool);
+    if (!rc) k->mem_owned = 1;
+    else free(mem);
     bsrc_close(&b);
     return rc;
 }

@@ -74,13 +74,15 @@ expect 0 "testkey --no-bellman" "$Z" testkey --curve bls12-381 --power 5 --no-be
 [ -e "$T/nb/circuit.params" ] && fail "--no-bellman wrote circuit.params"
 expect 0 "testkey bn128" "$Z" testkey --curve bn128 --power 5 --out "$T/bn" --insecure-known-tau
 [ -e "$T/bn/circuit.params" ] && fail "bn128 wrote circuit.params"
-# keys preload: a bellman .params needs its circuit (--r1cs); with it, it is checked and expanded
+# keys preload: a bellman .params needs its circuit (--r1cs); with it, it is checked and read
 # into the store (issue 29 item 4: the group proves it, tests/ipc/bellman_submit.sh); bad ones named
 expect 1 "keys preload bellman without --r1cs" "$Z" keys preload "$F/chain300/circuit.params" --arena "zp-bcli-$$"
 grep -q "is a bellman .params: give its circuit with --r1cs" "$T/err" || fail "keys preload: $(cat "$T/err")"
 expect 0 "keys preload bellman" "$Z" keys preload "$F/chain300/circuit.params" --r1cs "$F/chain300/circuit.r1cs" \
   --arena "zp-bcli-$$"
-grep -q "checked and expanded into" "$T/out" || fail "keys preload: $(cat "$T/out")"
+grep -q "checked and read into" "$T/out" || fail "keys preload: $(cat "$T/out")"
+# compacted as in the file: chain300's 305 wires, 302 A and 300 B points (not one per wire)
+grep -q "305 wires, |A| 302, |B| 300" "$T/out" || fail "keys preload: not compacted: $(cat "$T/out")"
 expect 0 "keys evict bellman" "$Z" keys evict "$F/chain300/circuit.params" --r1cs "$F/chain300/circuit.r1cs" \
   --arena "zp-bcli-$$"
 grep -q "evicted" "$T/out" || fail "keys evict: $(cat "$T/out")"

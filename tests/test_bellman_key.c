@@ -1,10 +1,14 @@
 /* test_bellman_key.c - a bellman key in the process group's key shape (issue 29 item 4;
  * lib/groth16/bellman_key.c, shm/keystore_bellman.c):
- *   - expansion: upstream bellman's chain300 .params + r1cs expanded (private memory and key
- *     store); the stages' path on it (zp_g16_prove: synth with the key's coefs, the CPU
- *     backend's H by the key's conventions, the dense MSMs, finalize) at r = 5, s = 9 gives
- *     proof_r5_s9.bin byte for byte (upstream bellman's); A/B1/B2 hold the identity exactly
- *     where a density bit is 0; H's last point is the identity;
+ *   - the compacted key: upstream bellman's chain300 .params + r1cs laid out (private memory
+ *     and key store) with the file's a, b_g1, b_g2 and wire-level bitmaps / prefix counts; the
+ *     stages' path on it (zp_g16_prove: synth with the key's coefs, the CPU backend's H by the
+ *     key's conventions, the gathered MSMs, finalize) at r = 5, s = 9 gives proof_r5_s9.bin
+ *     byte for byte (upstream bellman's); H's last point is the identity;
+ *   - zp_g16_gather against a plain loop; the CPU backend's sums = the bellman prover's, and a
+ *     bitmap off by one wire changes A's or B's sum (and B2's proof fails its check);
+ *   - bind: tampered bitmaps, prefix counts, n_a / n_b, offsets refused naming them (block and
+ *     key store with a valid header checksum);
  *   - counts that do not fit (a density of another circuit, |H| short) are ZP_EMISMATCH naming
  *     the field;
  *   - bind validation: a key-store header whose conventions id is unknown (7), bellman on
@@ -85,7 +89,7 @@ static void prove_equals_bellman(const zp_g16_key_t *k, const char *dir)
     zp_r1cs_close(&r1);
 }
 
-static void test_expansion(const char *dir)
+static void test_compacted(const char *dir)
 {
     char pp[1100], rp[1100];
     snprintf(pp, sizeof pp, "%s/circuit.params", dir);
@@ -102,26 +106,29 @@ static void test_expansion(const char *dir)
     uint64_t *dm;
     CHECK(zp_g16_bellman_density(&d, &dm, &r1) == 0);
     CHECK(d.n_inp == (size_t)k.n_public + 1 && d.n_inp + d.n_aux == k.n_vars);
-    const zp_g1a_bls12_381_t *a = k.a, *b1 = k.b1, *h = k.h;
-    const zp_g2a_bls12_381_t *b2 = k.b2;
+    /* compacted as in the file: the same arrays, wire-level bitmaps (A: every input + a_aux;
+     * B: b_inp + b_aux) and their prefix counts */
+    const zp_g1a_bls12_381_t *h = k.h;
+    CHECK(k.compact == 1 && k.n_a == bk.n_a && k.n_b == bk.n_b_g1 && k.n_b == bk.n_b_g2);
+    CHECK(!memcmp(k.a, bk.a, bk.n_a * sizeof *bk.a) && !memcmp(k.b1, bk.b_g1, bk.n_b_g1 * sizeof *bk.b_g1) &&
+          !memcmp(k.b2, bk.b_g2, bk.n_b_g2 * sizeof *bk.b_g2));
     size_t ia = 0, ib = 0, zeros_a = 0, zeros_b = 0;
     for (size_t wv = 0; wv < k.n_vars; wv++) {
         bool ina = wv < d.n_inp || bit(d.a_aux, wv - d.n_inp);
         bool inb = wv < d.n_inp ? bit(d.b_inp, wv) : bit(d.b_aux, wv - d.n_inp);
-        if (ina) CHECK(!memcmp(&a[wv], &bk.a[ia++], sizeof a[wv]));
-        else { CHECK(is_zero(&a[wv], sizeof a[wv])); zeros_a++; }
-        if (inb) {
-            CHECK(!memcmp(&b1[wv], &bk.b_g1[ib], sizeof b1[wv]) && !memcmp(&b2[wv], &bk.b_g2[ib], sizeof b2[wv]));
-            ib++;
-        } else {
-            CHECK(is_zero(&b1[wv], sizeof b1[wv]) && is_zero(&b2[wv], sizeof b2[wv]));
-            zeros_b++;
-        }
+        if (wv % 64 == 0) CHECK(k.pfx_a[wv / 64] == ia && k.pfx_b[wv / 64] == ib);
+        CHECK(bit(k.dens_a, wv) == ina && bit(k.dens_b, wv) == inb);
+        ia += ina;
+        ib += inb;
+        zeros_a += !ina;
+        zeros_b += !inb;
     }
+    size_t words = ((size_t)k.n_vars + 63) / 64;
+    CHECK(k.pfx_a[words] == ia && k.pfx_b[words] == ib);
     CHECK(ia == bk.n_a && ib == bk.n_b_g1 && zeros_b > 0);   /* chain300: B is compacted */
     CHECK(is_zero(&h[k.domain_size - 1], sizeof h[0]) && !memcmp(h, bk.h, sizeof h[0]));
-    printf("  expansion: %u wires, %zu A / %zu B identities, %u coefs, domain %u\n", k.n_vars, zeros_a, zeros_b,
-           k.n_coefs, k.domain_size);
+    printf("  compacted: %u wires, A %u points (%zu wires left out), B %u (%zu left out), %u coefs, domain %u\n",
+           k.n_vars, k.n_a, zeros_a, k.n_b, zeros_b, k.n_coefs, k.domain_size);
     prove_equals_bellman(&k, dir);
     const uint32_t n_vars = k.n_vars;
     zp_g16_key_close(&k);
@@ -187,6 +194,198 @@ static void test_expansion(const char *dir)
     zp_bkey_close(&bk);
 }
 
+/* zp_g16_gather against a plain loop, over word edges, a partial last word and enough words
+ * for the pool to split them */
+static void test_gather(void)
+{
+    const size_t nv = 1024 * 64 + 37, words = (nv + 63) / 64;
+    uint64_t *d = calloc(words, 8);
+    uint32_t *pfx = calloc(words + 1, 4);
+    zp_scalar_t *w = calloc(nv, sizeof *w), *got = calloc(nv, sizeof *w), *want = calloc(nv, sizeof *w);
+    CHECK(d && pfx && w && got && want);
+    uint64_t x = 88172645463325252ull;
+    for (size_t i = 0; i < nv; i++) {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        w[i].l[0] = i + 1;
+        w[i].l[3] = x;
+        if ((x & 3) == 0 || i == 0 || i == 63 || i == 64 || i == nv - 1) d[i / 64] |= (uint64_t)1 << (i % 64);
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < words; i++) {
+        pfx[i] = (uint32_t)n;
+        n += (size_t)__builtin_popcountll(d[i]);
+    }
+    pfx[words] = (uint32_t)n;
+    size_t j = 0;
+    for (size_t i = 0; i < nv; i++)
+        if (bit(d, i)) want[j++] = w[i];
+    zp_pool_t *pool = zp_pool_new(2);
+    CHECK(pool);
+    zp_g16_gather(got, w, d, pfx, nv, pool);
+    CHECK(j == n && !memcmp(got, want, n * sizeof *got) && got[0].l[0] == 1 && got[n - 1].l[0] == nv);
+    memset(got, 0, nv * sizeof *got);
+    zp_g16_gather(got, w, d, pfx, nv, NULL);
+    CHECK(!memcmp(got, want, n * sizeof *got));
+    zp_pool_destroy(&pool);
+    printf("  gather: %zu of %zu wires, as a plain loop\n", n, nv);
+    free(d); free(pfx); free(w); free(got); free(want);
+}
+
+static bool g1_eq(const zp_g1_any_t *x, const zp_g1_any_t *y)
+{
+    return zp_g1_bls12_381_eq(&x->bls12_381, &y->bls12_381);
+}
+
+/* one A (or B) bit moved to a neighbouring wire (from n_inp on) whose witness value differs: popcount
+ * and prefixes stay valid, only the pairing of scalars to points is off by one */
+static void shift_one_bit(uint64_t *d, uint32_t *pfx, size_t n_inp, size_t nv, const zp_scalar_t *w)
+{
+    for (size_t i = n_inp; i < nv; i++) {
+        size_t to = i + 1 < nv && !bit(d, i + 1) ? i + 1 : i > n_inp && !bit(d, i - 1) ? i - 1 : i;
+        if (bit(d, i) && to != i && memcmp(&w[i], &w[to], sizeof *w)) {
+            d[i / 64] &= ~((uint64_t)1 << (i % 64));
+            d[to / 64] |= (uint64_t)1 << (to % 64);
+            size_t words = (nv + 63) / 64, run = 0;
+            for (size_t q = 0; q <= words; q++) {
+                pfx[q] = (uint32_t)run;
+                if (q < words) run += (size_t)__builtin_popcountll(d[q]);
+            }
+            return;
+        }
+    }
+    CHECK(!"no bit to shift");
+}
+
+/* The CPU backend's G1 sums over the compacted key (scalars gathered from the stage's w)
+ * equal the in-process bellman prover's (scalars compacted from bellman's Assignment), and a
+ * key whose A or B bitmap pairs one scalar with its neighbour's point gives other sums (so
+ * these checks, and the byte-equal proofs, would catch an off-by-one). */
+static void test_pairing(const char *dir)
+{
+    char pp[1100], rp[1100], wp[1100];
+    snprintf(pp, sizeof pp, "%s/circuit.params", dir);
+    snprintf(rp, sizeof rp, "%s/circuit.r1cs", dir);
+    snprintf(wp, sizeof wp, "%s/witness.wtns", dir);
+    zp_g16_key_t k;
+    CHECK(zp_key_load_bellman_private(&k, pp, rp, NULL) == 0);
+    zp_r1cs_t r1;
+    zp_wtns_t wt;
+    CHECK(zp_r1cs_open(&r1, rp) == 0 && zp_wtns_open(&wt, wp) == 0);
+    zp_scalar_t *w;
+    CHECK(zp_g16_witness_load(&w, &wt) == 0);
+    size_t n = k.domain_size;
+    zp_scalar_t *a = calloc(n, sizeof *a), *b = calloc(n, sizeof *b), *c = calloc(n, sizeof *c);
+    zp_scalar_t *a0 = calloc(n, sizeof *a), *b0 = calloc(n, sizeof *b), *c0 = calloc(n, sizeof *c);
+    CHECK(a && b && c && a0 && b0 && c0);
+    CHECK(zp_g16_synth(&k, w, &r1, a0, b0, c0, NULL) == 0);
+    zp_backend_cfg_t cfg = {.threads = 2};
+    zp_backend_t *be;
+    CHECK(zp_backend_cpu.open(&be, &cfg) == 0 && zp_backend_cpu.load_key(be, &k) == 0);
+    zp_g1_any_t part[ZP_G16_NMSM], ref[ZP_G16_NMSM], bad[ZP_G16_NMSM];
+    memcpy(a, a0, n * sizeof *a); memcpy(b, b0, n * sizeof *b); memcpy(c, c0, n * sizeof *c);
+    CHECK(zp_backend_cpu.prove_g1(be, &k, w, a, b, c, c, part, NULL) == 0);
+    zp_g16_assign_buf_t as;
+    CHECK(zp_g16_assign_from_r1cs(&as, &r1, &wt, NULL) == 0);
+    zp_bkey_t bk;
+    CHECK(zp_bkey_open(&bk, pp, ZP_BKEY_NO_SUBGROUP) == 0);
+    zp_g16_bkey_t gk;
+    zp_g16_bkey_from_fmt(&gk, &bk);
+    CHECK(zp_g16_bellman_prove_g1(ref, &gk, &as.v, 0, NULL, NULL) == 0);
+    zp_g1_any_t ch;
+    zp_g1_bls12_381_add(&ch.bls12_381, &part[ZP_G16_C].bls12_381, &part[ZP_G16_H].bls12_381);
+    CHECK(g1_eq(&part[ZP_G16_A], &ref[ZP_G16_A]) && g1_eq(&part[ZP_G16_B1], &ref[ZP_G16_B1]) &&
+          g1_eq(&ch, &ref[ZP_G16_C]));
+    /* off by one in A, then in B: the sums change */
+    size_t words = ((size_t)k.n_vars + 63) / 64;
+    uint64_t *d2 = malloc(2 * words * 8);
+    uint32_t *p2 = malloc(2 * (words + 1) * 4);
+    CHECK(d2 && p2);
+    for (int q = 0; q < 2; q++) {
+        zp_g16_key_t kb = k;
+        memcpy(d2, q ? k.dens_b : k.dens_a, words * 8);
+        memcpy(p2, q ? k.pfx_b : k.pfx_a, (words + 1) * 4);
+        shift_one_bit(d2, p2, q ? 0 : (size_t)k.n_public + 1, k.n_vars, w);
+        if (q) { kb.dens_b = d2; kb.pfx_b = p2; }
+        else { kb.dens_a = d2; kb.pfx_a = p2; }
+        memcpy(a, a0, n * sizeof *a); memcpy(b, b0, n * sizeof *b); memcpy(c, c0, n * sizeof *c);
+        CHECK(zp_backend_cpu.prove_g1(be, &kb, w, a, b, c, c, bad, NULL) == 0);
+        CHECK(q ? (g1_eq(&bad[ZP_G16_A], &ref[ZP_G16_A]) && !g1_eq(&bad[ZP_G16_B1], &ref[ZP_G16_B1]))
+                : (!g1_eq(&bad[ZP_G16_A], &ref[ZP_G16_A]) && g1_eq(&bad[ZP_G16_B1], &ref[ZP_G16_B1])));
+        if (q) {   /* the finalizer's B2 over the shifted B: the proof no longer verifies */
+            zp_g16_proof_t proof;
+            zp_scalar_t rs[2];
+            CHECK(zp_g16_scalar_from_dec(&rs[0], ZP_CURVE_BLS12_381, "5") == 0);
+            CHECK(zp_g16_scalar_from_dec(&rs[1], ZP_CURVE_BLS12_381, "9") == 0);
+            CHECK(zp_g16_finalize(&kb, w, part, &rs[0], &rs[1], &proof, NULL, NULL) == ZP_EVERIFY);
+            CHECK(zp_g16_finalize(&k, w, part, &rs[0], &rs[1], &proof, NULL, NULL) == 0);
+        }
+    }
+    printf("  pairing: the CPU backend's A, B1, C + H over the compacted key = the bellman prover's; an "
+           "off-by-one bitmap changes them\n");
+    free(d2); free(p2);
+    zp_bkey_close(&bk);
+    zp_g16_assign_free(&as);
+    zp_backend_cpu.close(&be);
+    free(a); free(b); free(c); free(a0); free(b0); free(c0);
+    free(w);
+    zp_wtns_close(&wt);
+    zp_r1cs_close(&r1);
+    zp_g16_key_close(&k);
+}
+
+/* zp_g16_key_bind over a compacted key's block refuses bitmaps and prefix counts that do not
+ * agree (what its gathers index with), naming them */
+static void test_bind_dens(const char *dir)
+{
+    char pp[1100], rp[1100];
+    snprintf(pp, sizeof pp, "%s/circuit.params", dir);
+    snprintf(rp, sizeof rp, "%s/circuit.r1cs", dir);
+    zp_g16_key_t k;
+    CHECK(zp_key_load_bellman_private(&k, pp, rp, NULL) == 0);
+    uint8_t *base = (uint8_t *)(((uintptr_t)k.mem + 63) & ~(uintptr_t)63);
+    size_t len = k.mem_len - (size_t)(base - (uint8_t *)k.mem), words = ((size_t)k.n_vars + 63) / 64;
+    zp_g16_key_offs_t o;
+    zp_g16_key_offsets(&o, &k, base);
+    zp_g16_key_t v;
+#define FRESH() do { v = k; v.ic = v.a = v.b1 = v.c = v.h = v.b2 = NULL; v.coefs = NULL; } while (0)
+    FRESH();
+    CHECK(zp_g16_key_bind(&v, &o, base, len) == 0 && v.dens_a == k.dens_a && v.pfx_b == k.pfx_b);
+    uint32_t *pa = (uint32_t *)k.pfx_a;
+    uint64_t *db = (uint64_t *)k.dens_b, *da = (uint64_t *)k.dens_a;
+    pa[1]++;
+    FRESH();
+    CHECK(zp_g16_key_bind(&v, &o, base, len) == ZP_EFORMAT && strstr(zp_err_msg(), "density A: prefix count [1]"));
+    pa[1]--;
+    da[0] ^= 2;   /* a bit flipped: the prefix counts after it disagree */
+    FRESH();
+    CHECK(zp_g16_key_bind(&v, &o, base, len) == ZP_EFORMAT && strstr(zp_err_msg(), "density A: prefix count"));
+    da[0] ^= 2;
+    if (k.n_vars % 64) {
+        db[words - 1] |= (uint64_t)1 << 63;
+        FRESH();
+        CHECK(zp_g16_key_bind(&v, &o, base, len) == ZP_EFORMAT && strstr(zp_err_msg(), "density B has bits set past"));
+        db[words - 1] &= ~((uint64_t)1 << 63);
+    }
+    FRESH();
+    v.n_b = k.n_b - 1;
+    CHECK(zp_g16_key_bind(&v, &o, base, len) == ZP_EFORMAT && strstr(zp_err_msg(), "density B has"));
+    FRESH();
+    v.n_a = k.n_vars + 1;
+    CHECK(zp_g16_key_bind(&v, &o, base, len) == ZP_EFORMAT && strstr(zp_err_msg(), "points in A / B"));
+    FRESH();
+    v.compact = 0;
+    CHECK(zp_g16_key_bind(&v, &o, base, len) == ZP_EFORMAT && strstr(zp_err_msg(), "bellman keys are compacted"));
+    zp_g16_key_offs_t ob = o;
+    ob.pfx_b = len;   /* past the block (nothing of it fits) */
+    FRESH();
+    CHECK(zp_g16_key_bind(&v, &ob, base, len) == ZP_EFORMAT && strstr(zp_err_msg(), "prefix counts B at offset"));
+    FRESH();
+    CHECK(zp_g16_key_bind(&v, &o, base, len) == 0);   /* all restored */
+#undef FRESH
+    printf("  bind: tampered bitmaps, prefix counts, counts and offsets refused\n");
+    zp_g16_key_close(&k);
+}
+
 /* checksum the header as keystore.c does (state, creator_pid, hdr_sum zeroed) */
 static uint64_t hdr_sum(const zp_keystore_hdr_t *h)
 {
@@ -218,6 +417,10 @@ static void bn254(zp_keystore_hdr_t *h) { g_saved = h->curve; h->curve = ZP_CURV
 static void curve_back(zp_keystore_hdr_t *h) { h->curve = g_saved; }
 static void vars_up(zp_keystore_hdr_t *h) { g_saved = h->n_vars; h->n_vars = h->n_vars * 4 + 1000; }
 static void vars_back(zp_keystore_hdr_t *h) { h->n_vars = g_saved; }
+static void na_up(zp_keystore_hdr_t *h) { g_saved = h->n_a; h->n_a = h->n_a + 1; }
+static void na_back(zp_keystore_hdr_t *h) { h->n_a = g_saved; }
+static void pfx_off(zp_keystore_hdr_t *h) { h->offs.pfx_a += 64; }
+static void pfx_back(zp_keystore_hdr_t *h) { h->offs.pfx_a -= 64; }
 
 static void test_store(const char *dir)
 {
@@ -246,6 +449,15 @@ static void test_store(const char *dir)
     tamper(name, vars_up);
     CHECK(zp_keystore_open_name(&k2, name, false) == ZP_EFORMAT && strstr(zp_err_msg(), "outside"));
     tamper(name, vars_back);
+    /* the compacted arrays' count and the prefix counts' offset (v4): refused at bind */
+    tamper(name, na_up);
+    CHECK(zp_keystore_open_name(&k2, name, false) == ZP_EFORMAT && strstr(zp_err_msg(), "density A has"));
+    tamper(name, na_back);
+    tamper(name, pfx_off);
+    CHECK(zp_keystore_open_name(&k2, name, false) == ZP_EFORMAT && strstr(zp_err_msg(), "density A: prefix count"));
+    tamper(name, pfx_back);
+    CHECK(zp_keystore_open_name(&k2, name, false) == 0 && k2.key.compact && k2.key.n_a > 0);
+    zp_keystore_release(&k2);
     /* conventions changed to a valid but wrong id: the lookup by key file refuses it and rebuilds */
     tamper(name, conv0);
     CHECK(zp_keystore_get_bellman(&ks, g_prefix, pp, rp, NULL) == 0 && !ks.hot && ks.key.conv == ZP_G16_CONV_BELLMAN);
@@ -275,7 +487,7 @@ static void test_keycache(const char *dir)
     char pp[1100], rp[1100], df[600], zk[1100];
     snprintf(pp, sizeof pp, "%s/circuit.params", dir);
     snprintf(rp, sizeof rp, "%s/circuit.r1cs", dir);
-    snprintf(df, sizeof df, "%s/c.dens", g_tmp);   /* written by test_expansion */
+    snprintf(df, sizeof df, "%s/c.dens", g_tmp);   /* written by test_compacted */
     snprintf(zk, sizeof zk, "%s/bls12381_chain/circuit.zkey", ZP_FIXTURES_DIR);
     zp_keycache_t *kc = zp_keycache_new();
     CHECK(kc);
@@ -318,7 +530,10 @@ int main(void)
     atexit(cleanup);
     char dir[1024];
     snprintf(dir, sizeof dir, "%s/bellman/chain300", ZP_FIXTURES_DIR);
-    test_expansion(dir);
+    test_compacted(dir);
+    test_gather();
+    test_pairing(dir);
+    test_bind_dens(dir);
     test_store(dir);
     test_keycache(dir);
     printf("bellman_key: ok\n");

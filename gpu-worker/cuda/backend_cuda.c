@@ -235,6 +235,9 @@ static int check_key(const zp_g16_key_t *k)
         return zp_err_set(ZP_EFORMAT, "cuda backend: domain size %u is not 2^%u", k->domain_size, k->log_n);
     if (k->n_vars < k->n_public + 1)
         return zp_err_set(ZP_EFORMAT, "cuda backend: %u variables, %u public", k->n_vars, k->n_public);
+    if (k->compact && (!k->dens_a || !k->dens_b || !k->pfx_a || !k->pfx_b || k->n_a > k->n_vars || k->n_b > k->n_vars))
+        return zp_err_set(ZP_EFORMAT, "cuda backend: a compacted key without its bitmaps or with %u / %u points for %u "
+                          "wires", k->n_a, k->n_b, k->n_vars);
     return 0;
 }
 
@@ -295,7 +298,8 @@ static uintptr_t key_id(const zp_g16_key_t *k, const void *const bases[4], const
 static uintptr_t key_bases(const zp_g16_key_t *k, const void *bases[4], size_t counts[4])
 {
     bases[0] = k->a; bases[1] = k->b1; bases[2] = k->c; bases[3] = k->h;
-    counts[0] = counts[1] = k->n_vars;
+    counts[0] = zp_g16_key_n_a(k);   /* a compacted key's (bellman's) A and B1 as in the file */
+    counts[1] = zp_g16_key_n_b(k);
     counts[2] = (size_t)k->n_vars - k->n_public - 1;
     counts[3] = k->domain_size;
     return key_id(k, bases, counts);
@@ -349,6 +353,8 @@ static int proof_args(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar_t
         .tw = tab->tw, .cs = tab->cs, .ics = tab->ics, .w = w ? w[0].l : NULL,
         .a = a[0].l, .b = b[0].l, .c = c[0].l, .h = h ? h[0].l : NULL,
         .key_id = w ? key_bases(k, bases, counts) : 0,
+        .compact = k->compact, .n_a = k->n_a, .n_b = k->n_b, .dens_a = k->dens_a, .dens_b = k->dens_b,
+        .pfx_a = k->pfx_a, .pfx_b = k->pfx_b,
     };
     return 0;
 }

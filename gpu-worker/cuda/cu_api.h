@@ -75,6 +75,14 @@ typedef struct {
     const uint64_t *a, *b, *c;  /* n Montgomery each (host) */
     uint64_t *h;            /* n out, standard form (host) */
     uintptr_t key_id;       /* (added) the loaded key whose bases the MSMs use; 0 = the last loaded */
+    /* (added) a compacted key (bellman's A / B as in the .params): the key's bases 0 and 1 hold
+     * n_a / n_b points; the wire-level bitmaps and prefix counts (host, the key's memory: n_vars
+     * bits, ceil(n_vars/64) + 1 counts) go to the device with w, on the copy stream, and a
+     * gather kernel on the compute stream makes the A and B1 MSMs' scalars from w there */
+    unsigned compact;
+    uint32_t n_a, n_b;
+    const uint64_t *dens_a, *dens_b;
+    const uint32_t *pfx_a, *pfx_b;
 } zp_cu_prove_args_t;
 
 typedef struct zp_cu zp_cu_t;

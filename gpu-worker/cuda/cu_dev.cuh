@@ -128,6 +128,14 @@ template <class C> int dev_join(void *s, uint64_t *a, const uint64_t *b, const u
     return ex.for_n(n, f);
 }
 
+template <class C>
+int dev_gather(void *s, uint64_t *out, const uint64_t *w, const uint64_t *dens, const uint32_t *pfx, size_t words)
+{
+    exec_dev ex = {(cudaStream_t)s};
+    gather_fn f = {out, w, dens, pfx};
+    return ex.for_n(words, f);
+}
+
 /* 0 when the kernels of this build can run on the current device */
 template <class C> int dev_probe(void)
 {
@@ -158,6 +166,11 @@ template <class C> int dev_probe(void)
                                       size_t n)                                                   \
     {                                                                                             \
         return zpcu::dev_join<zpcu::C>(s, a, b, c, n);                                            \
+    }                                                                                             \
+    extern "C" int zp_cu_dev_gather_##C(void *s, uint64_t *out, const uint64_t *w, const uint64_t *dens, \
+                                        const uint32_t *pfx, size_t words)                       \
+    {                                                                                             \
+        return zpcu::dev_gather<zpcu::C>(s, out, w, dens, pfx, words);                            \
     }                                                                                             \
     extern "C" int zp_cu_dev_probe_##C(void) { return zpcu::dev_probe<zpcu::C>(); }
 #endif

@@ -314,13 +314,21 @@ static int rt_join(void *rp, int s, int curve, uint64_t *a, const uint64_t *b, c
     return BY_CURVE(zp_cu_dev_join_bn254(st, a, b, c, n), zp_cu_dev_join_bls12_381(st, a, b, c, n));
 }
 
+static int rt_gather(void *rp, int s, int curve, uint64_t *out, const uint64_t *w, const uint64_t *dens,
+                     const uint32_t *pfx, size_t words)
+{
+    cudaStream_t st = ((cu_rt *)rp)->st[s];
+    return BY_CURVE(zp_cu_dev_gather_bn254(st, out, w, dens, pfx, words),
+                    zp_cu_dev_gather_bls12_381(st, out, w, dens, pfx, words));
+}
+
 /* the current device is per thread: every thread that calls the executor binds it first */
 static int rt_bind(void *rp) { return set_dev((cu_rt *)rp); }
 
 static const zp_cu_rt_ops_t cuda_ops = {
     "cuda", rt_close, rt_mem_info, rt_pool_usage, rt_pool_trim, rt_dmalloc, rt_dfree, rt_alloc, rt_free,
     rt_h2d, rt_d2h, rt_record, rt_wait, rt_sync, rt_elapsed, rt_host_register, rt_host_unregister, rt_scratch,
-    rt_msm, rt_pow_table, rt_coset, rt_join, rt_bind,
+    rt_msm, rt_pow_table, rt_coset, rt_join, rt_bind, rt_gather,
 };
 
 /* "580.95.05" from the kernel module, "" when not readable */

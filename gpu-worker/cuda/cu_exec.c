@@ -366,6 +366,40 @@ static int tw_find(const zp_cu_t *cu, int curve, unsigned log_n, unsigned conv)
     return -1;
 }
 
+/* a compacted key's bitmaps and prefix counts, uploaded after w in w's buffer: bytes and the
+ * device addresses (d_w: the buffer) */
+static size_t words_of(const zp_cu_prove_args_t *a) { return ((size_t)a->n_vars + 63) / 64; }
+static size_t dens_bytes(const zp_cu_prove_args_t *a)
+{
+    return a->compact ? 2 * words_of(a) * 8 + ((2 * (words_of(a) + 1) * 4 + 7) & ~(size_t)7) : 0;
+}
+static void dens_parts(const zp_cu_prove_args_t *a, void *d_w, uint64_t **da, uint64_t **db, uint32_t **pa,
+                       uint32_t **pb)
+{
+    size_t words = words_of(a);
+    *da = (uint64_t *)d_w + 4 * (size_t)a->n_vars;
+    *db = *da + words;
+    *pa = (uint32_t *)(*db + words);
+    *pb = *pa + words + 1;
+}
+
+/* the H2D of w and (a compacted key) its bitmaps and prefix counts into d_w on stream s */
+static int w_h2d(zp_cu_t *cu, int s, const zp_cu_prove_args_t *a, void *d_w)
+{
+    size_t wb = (size_t)a->n_vars * FR, words = words_of(a);
+    int rc;
+    if (wb && (rc = cu->rt->h2d(cu->r, s, d_w, a->w, wb))) return rc;
+    if (!a->compact) return 0;
+    uint64_t *da, *db;
+    uint32_t *pa, *pb;
+    dens_parts(a, d_w, &da, &db, &pa, &pb);
+    if ((rc = cu->rt->h2d(cu->r, s, da, a->dens_a, words * 8)) || (rc = cu->rt->h2d(cu->r, s, db, a->dens_b, words * 8)) ||
+        (rc = cu->rt->h2d(cu->r, s, pa, a->pfx_a, (words + 1) * 4)) ||
+        (rc = cu->rt->h2d(cu->r, s, pb, a->pfx_b, (words + 1) * 4)))
+        return rc;
+    return 0;
+}
+
 /* device bytes of one staged buffer set of 2^log_n: a, b, c, w and the coset tables */
 static size_t set_bytes(unsigned log_n, size_t n_vars)
 {
@@ -787,11 +821,12 @@ static uint64_t ev_ns(zp_cu_t *cu, int e0, int e1)
 
 typedef struct {
     void *a, *b, *c, *w, *cs, *base;
+    void *ga, *gb;   /* a compacted key: the gathered A / B1 scalars (MSM phase) */
 } proof_bufs_t;
 
 static void free_proof_bufs(zp_cu_t *cu, proof_bufs_t *d)
 {
-    void **all[] = {&d->base, &d->w, &d->cs, &d->c, &d->b, &d->a};
+    void **all[] = {&d->gb, &d->ga, &d->base, &d->w, &d->cs, &d->c, &d->b, &d->a};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
         (void)cu->rt->free(cu->r, ZP_CU_S_COMP, *all[i]);
         *all[i] = NULL;
@@ -811,6 +846,20 @@ static int prove_msms(zp_cu_t *cu, const zp_cu_prove_args_t *a, proof_bufs_t *d,
     if ((rc = cu->rt->wait(cu->r, sc, ev_w))) return rc;
     if (key_pending && (rc = cu->rt->wait(cu->r, sc, key_ev))) return rc;
     if ((rc = cu->rt->record(cu->r, sc, ZP_CU_EV_M0))) return rc;
+    if (a->compact) {   /* A's and B1's scalars gathered from w on the device (b and c's memory is back) */
+        uint64_t *da, *db;
+        uint32_t *pa, *pb;
+        dens_parts(a, d->w, &da, &db, &pa, &pb);
+        if ((rc = cu->rt->alloc(cu->r, sc, &d->ga, (a->n_a ? a->n_a : 1) * FR)) ||
+            (rc = cu->rt->alloc(cu->r, sc, &d->gb, (a->n_b ? a->n_b : 1) * FR)) ||
+            (rc = cu->rt->gather(cu->r, sc, curve, d->ga, d->w, da, pa, words_of(a))) ||
+            (rc = cu->rt->gather(cu->r, sc, curve, d->gb, d->w, db, pb, words_of(a))))
+            return rc;
+        sc_of[0] = d->ga;
+        sc_of[1] = d->gb;
+        n_of[0] = a->n_a;
+        n_of[1] = a->n_b;
+    }
     size_t maxb = 0;
     for (int m = 0; m < 4; m++) {
         if (n_of[m] > k->counts[m])
@@ -828,6 +877,14 @@ static int prove_msms(zp_cu_t *cu, const zp_cu_prove_args_t *a, proof_bufs_t *d,
         }
         if ((rc = msm_budgeted(cu, sc, curve, &out[m], bases, sc_of[m], n_of[m], reserve))) return rc;
         if ((rc = cu->rt->record(cu->r, sc, ZP_CU_EV_M1 + m))) return rc;
+        if (m == 1 && a->compact) {   /* done with the gathered scalars: C's and H's MSMs get their memory */
+            void **g[2] = {&d->ga, &d->gb};
+            for (int x = 0; x < 2; x++) {
+                rc = cu->rt->free(cu->r, sc, *g[x]);
+                *g[x] = NULL;
+                if (rc) return rc;
+            }
+        }
     }
     return 0;
 }
@@ -925,7 +982,7 @@ static int prove_with(zp_cu_t *cu, const zp_cu_prove_args_t *a, int ki, int key_
     /* buffers (stream-ordered on the compute stream; the copy stream waits for them) */
     if ((rc = cu->rt->alloc(cu->r, sc, &d.a, vb)) || (rc = cu->rt->alloc(cu->r, sc, &d.b, vb)) ||
         (rc = cu->rt->alloc(cu->r, sc, &d.c, vb)) || (rc = cu->rt->alloc(cu->r, sc, &d.cs, cs_bytes(a))) ||
-        (with_msm && (rc = cu->rt->alloc(cu->r, sc, &d.w, (size_t)a->n_vars * FR))))
+        (with_msm && (rc = cu->rt->alloc(cu->r, sc, &d.w, (size_t)a->n_vars * FR + dens_bytes(a)))))
         goto out;
     if ((rc = cu->rt->record(cu->r, sc, ZP_CU_EV_H2D0)) || (rc = cu->rt->wait(cu->r, sx, ZP_CU_EV_H2D0))) goto out;
 
@@ -934,7 +991,7 @@ static int prove_with(zp_cu_t *cu, const zp_cu_prove_args_t *a, int ki, int key_
         (rc = cu->rt->h2d(cu->r, sx, d.b, a->b, vb)) || (rc = cu->rt->record(cu->r, sx, ZP_CU_EV_B)) ||
         (rc = cu->rt->h2d(cu->r, sx, d.c, a->c, vb)) || (rc = cu->rt->record(cu->r, sx, ZP_CU_EV_C)))
         goto out;
-    if (with_msm && (rc = cu->rt->h2d(cu->r, sx, d.w, a->w, (size_t)a->n_vars * FR))) goto out;
+    if (with_msm && (rc = w_h2d(cu, sx, a, d.w))) goto out;
     if ((rc = cu->rt->record(cu->r, sx, ZP_CU_EV_W))) goto out;
 
     if ((rc = prove_ntts(cu, a, &d, d_tw, ZP_CU_EV_A))) goto out;
@@ -995,7 +1052,7 @@ static int stage_copies(zp_cu_t *cu, unsigned set, cu_set_t *st)
 {
     const zp_cu_prove_args_t *a = &st->args;
     const int sx = ZP_CU_S_COPY;
-    size_t n = (size_t)1 << a->log_n, vb = n * FR, wb = (size_t)a->n_vars * FR;
+    size_t n = (size_t)1 << a->log_n, vb = n * FR, wb = (size_t)a->n_vars * FR + dens_bytes(a);
     int rc;
     if ((rc = cu->rt->alloc(cu->r, sx, &st->a, vb)) || (rc = cu->rt->alloc(cu->r, sx, &st->b, vb)) ||
         (rc = cu->rt->alloc(cu->r, sx, &st->c, vb)) || (rc = cu->rt->alloc(cu->r, sx, &st->w, wb ? wb : FR)) ||
@@ -1005,7 +1062,7 @@ static int stage_copies(zp_cu_t *cu, unsigned set, cu_set_t *st)
         (rc = cu->rt->h2d(cu->r, sx, st->a, a->a, vb)) || (rc = cu->rt->record(cu->r, sx, set_ev(set, ZP_CU_SEV_A))) ||
         (rc = cu->rt->h2d(cu->r, sx, st->b, a->b, vb)) || (rc = cu->rt->record(cu->r, sx, set_ev(set, ZP_CU_SEV_B))) ||
         (rc = cu->rt->h2d(cu->r, sx, st->c, a->c, vb)) || (rc = cu->rt->record(cu->r, sx, set_ev(set, ZP_CU_SEV_C))) ||
-        (wb && (rc = cu->rt->h2d(cu->r, sx, st->w, a->w, wb))) ||
+        (wb && (rc = w_h2d(cu, sx, a, st->w))) ||
         (rc = cu->rt->record(cu->r, sx, set_ev(set, ZP_CU_SEV_W))))
         return rc;
     return 0;
@@ -1107,6 +1164,8 @@ static int prove_staged(zp_cu_t *cu, unsigned set, cu_set_t *st, int pending, si
     for (int m = 0; m < 4; m++) t->msm_ns[m] = ev_ns(cu, ZP_CU_EV_M0 + m, ZP_CU_EV_M1 + m);
 out:
     if (d.base) (void)cu->rt->free(cu->r, ZP_CU_S_COMP, d.base);
+    if (d.ga) (void)cu->rt->free(cu->r, ZP_CU_S_COMP, d.ga);   /* (left by a failed MSM phase) */
+    if (d.gb) (void)cu->rt->free(cu->r, ZP_CU_S_COMP, d.gb);
     return rc;
 }
 

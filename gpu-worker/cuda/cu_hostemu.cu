@@ -802,6 +802,21 @@ int emu_join(void *rp, int s, int curve, uint64_t *a, const uint64_t *b, const u
     return zp_err_set(ZP_ECURVE, "join: curve %d", curve);
 }
 
+int emu_gather(void *rp, int s, int curve, uint64_t *out, const uint64_t *w, const uint64_t *dens, const uint32_t *pfx,
+               size_t words)
+{
+    exec_emu ex;
+    ex.e = (emu *)rp;
+    ex.s = s;
+    use(ex.e, s, out, "gather");
+    use(ex.e, s, w, "gather");
+    use(ex.e, s, dens, "gather");
+    use(ex.e, s, pfx, "gather");
+    if (curve != zpcu::bn254::ID && curve != zpcu::bls12_381::ID) return zp_err_set(ZP_ECURVE, "gather: curve %d", curve);
+    zpcu::gather_fn f = {out, w, dens, pfx};
+    return ex.for_n(words, f);
+}
+
 /* ---- the table: one lock around every call (the executor calls from several threads) ---- */
 
 struct emu_lock {
@@ -876,6 +891,14 @@ int L_emu_join(void *rp, int s, int curve, uint64_t *a, const uint64_t *b, const
     return emu_join(rp, s, curve, a, b, c, n);
 }
 
+int L_emu_gather(void *rp, int s, int curve, uint64_t *out, const uint64_t *w, const uint64_t *dens, const uint32_t *pfx,
+                 size_t words)
+{
+    emu_lock l_(rp);
+    hold_point(l_.e, s);
+    return emu_gather(rp, s, curve, out, w, dens, pfx, words);
+}
+
 int emu_bind(void *rp)
 {
     (void)rp;
@@ -886,7 +909,7 @@ const zp_cu_rt_ops_t emu_ops = {
     "host-emulation", emu_close, L_emu_mem_info, L_emu_pool_usage, L_emu_pool_trim, L_emu_dmalloc, L_emu_dfree,
     L_emu_alloc, L_emu_free, L_emu_h2d, L_emu_d2h, L_emu_record, L_emu_wait, L_emu_sync, L_emu_elapsed,
     L_emu_host_register, L_emu_host_unregister, emu_scratch, L_emu_msm, L_emu_pow_table, L_emu_coset, L_emu_join,
-    emu_bind,
+    emu_bind, L_emu_gather,
 };
 
 } /* namespace */

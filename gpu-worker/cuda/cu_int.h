@@ -44,6 +44,8 @@ int zp_cu_x_launched(const char *what, const char *file, int line);
                             const uint64_t *cs_lo, const uint64_t *cs_hi, unsigned cs_k1,       \
                             int inverse);                                                       \
     int zp_cu_dev_join_##C(void *s, uint64_t *a, const uint64_t *b, const uint64_t *c, size_t n); \
+    int zp_cu_dev_gather_##C(void *s, uint64_t *out, const uint64_t *w, const uint64_t *dens,    \
+                             const uint32_t *pfx, size_t words);                                \
     int zp_cu_dev_probe_##C(void);  /* 0 if this build has kernels for the current device */
 ZP_CU_DEV_API(bn254)
 ZP_CU_DEV_API(bls12_381)
@@ -102,6 +104,9 @@ typedef struct zp_cu_rt_ops {
     /* make the device current on the calling thread (cudaSetDevice: per thread; the executor
      * is called from the worker's main, staging and work threads) */
     int (*bind)(void *rt);
+    /* (added) a compacted key's scalars: out[pfx[i] + j] = w[the j-th set wire of word i] (gather_fn) */
+    int (*gather)(void *rt, int s, int curve, uint64_t *out, const uint64_t *w, const uint64_t *dens,
+                  const uint32_t *pfx, size_t words);
 } zp_cu_rt_ops_t;
 
 /* what the executor needs to know of the device */

@@ -99,6 +99,33 @@ template <class F> struct revscale_fn {
     }
 };
 
+/* a compacted key's MSM scalars (bellman's A / B): out[pfx[i] + j] = w[64 i + the j-th set
+ * bit of dens[i]], one index per 64-wire word; scalars are 4 limbs on both curves */
+struct gather_fn {
+    uint64_t *out;
+    const uint64_t *w, *dens;
+    const uint32_t *pfx;
+    ZP_HD void operator()(size_t i) const
+    {
+        uint64_t v = dens[i];
+        uint64_t *o = out + 4 * (size_t)pfx[i];
+        while (v) {
+#ifdef __CUDA_ARCH__
+            unsigned b = (unsigned)__ffsll((long long)v) - 1;
+#else
+            unsigned b = (unsigned)__builtin_ctzll(v);
+#endif
+            const uint64_t *x = w + 4 * (64 * i + b);
+            o[0] = x[0];
+            o[1] = x[1];
+            o[2] = x[2];
+            o[3] = x[3];
+            o += 4;
+            v &= v - 1;
+        }
+    }
+};
+
 template <class F> struct join_fn {   /* h = from_mont(a*b - c), written into a */
     F *a;
     const F *b, *c;

@@ -256,7 +256,20 @@ typedef struct {
     const char *name;
     int fd;                   /* >= 0: drop converted ranges from the page cache */
     zp_pool_t *pool;          /* NULL: the caller's thread only */
+    void *const *into;        /* opts.into: sections converted into these (the file mapped read-only) */
+    const uint64_t *cap;
+    bool scan;                /* ZP_BKEY_SCAN: counts only */
 } ctx_t;
+
+/* into mode: the read-only mapping's pages touching [from, to) given back (rounded outward:
+ * a page another thread still reads is only faulted in again from the file, the data is the
+ * file's; so a chunk's edge pages do not stay resident until the end) */
+static void unmap_range(uint8_t *map, uint64_t from, uint64_t to)
+{
+    from &= ~(uint64_t)4095;
+    to = (to + 4095) & ~(uint64_t)4095;
+    if (map && to > from) madvise(map + from, (size_t)(to - from), MADV_DONTNEED);
+}
 
 /* drops the page-cache pages that lie wholly in [from, to) of the file (converted: the private
  * copy holds them now; a page shared with a range not yet converted stays, the final drop
@@ -299,6 +312,8 @@ static int conv_point(uint8_t *out, const uint8_t *in, bool g2, bool subgroup)
 #define CHUNK 1024u
 typedef struct {
     uint8_t *pts;             /* first encoded point */
+    uint8_t *out;             /* into mode: where the first converted point goes (else NULL: in place) */
+    uint8_t *map;             /* into mode: the mapping's start (its pages dropped as converted) */
     uint64_t file_off;        /* its file offset (page-cache drops) */
     uint64_t n;
     bool g2, subgroup;
@@ -318,12 +333,13 @@ static void conv_run(void *arg, unsigned tid, unsigned nth)
         uint64_t hi = lo + CHUNK < j->n ? lo + CHUNK : j->n;
         for (uint64_t i = lo; i < hi; i++) {
             uint8_t *p = j->pts + i * sz;
-            if (conv_point(p, p, j->g2, j->subgroup)) {
+            if (conv_point(j->out ? j->out + i * sz : p, p, j->g2, j->subgroup)) {
                 uint64_t b = atomic_load(&j->bad);
                 while (i < b && !atomic_compare_exchange_weak(&j->bad, &b, i)) {}
                 break;
             }
         }
+        unmap_range(j->map, j->file_off + lo * sz, j->file_off + hi * sz);
         drop_range(j->fd, j->file_off + lo * sz, j->file_off + hi * sz);
     }
 }
@@ -336,7 +352,23 @@ static int convert_section(const ctx_t *c, zp_bkey_t *k, uint8_t *base, int s, b
     uint64_t sz = g2 ? G2B : G1B, src = sec->file_off, dst = src - (((uintptr_t)base + src) & 7);
     uint64_t bad = sec->n;
     if (src - dst > 4) return zp_err_set(-EINVAL, "%s: %s: buffer not 8-byte aligned", c->name, sec_names[s]);
-    if (dst != src || !c->pool || sec->n < 2 * CHUNK) {
+    uint8_t *out = NULL;   /* into mode: the caller's place for this section */
+    if (c->into) {
+        if (sec->n > c->cap[s])
+            return zp_err_set(ZP_EMISMATCH, "%s: %s: %u points, %llu laid out for it (the file changed since it was "
+                              "scanned?)", c->name, sec_names[s], sec->n, (unsigned long long)c->cap[s]);
+        if (sec->n && (!c->into[s] || ((uintptr_t)c->into[s] & 7)))
+            return zp_err_set(-EINVAL, "%s: %s: no 8-aligned place to convert into", c->name, sec_names[s]);
+        out = c->into[s];
+    }
+    if (out) {   /* from the read-only mapping into the caller's memory: never in place */
+        conv_job_t j = {.pts = base + src, .out = out, .map = base, .file_off = src, .n = sec->n, .g2 = g2,
+                        .subgroup = subgroup, .fd = c->fd};
+        atomic_init(&j.next, 0);
+        atomic_init(&j.bad, sec->n);
+        zp_pool_run(sec->n >= 2 * CHUNK ? c->pool : NULL, conv_run, &j);
+        bad = atomic_load(&j.bad);
+    } else if (dst != src || !c->pool || sec->n < 2 * CHUNK) {
         /* shifted down over the count (the IC array), or small: in order on this thread; a
          * point's source is read whole before its converted form overwrites the 4 bytes
          * before it (the previous point's tail, already converted) */
@@ -362,7 +394,7 @@ static int convert_section(const ctx_t *c, zp_bkey_t *k, uint8_t *base, int s, b
         return rewrap(rc, "%s: %s[%llu] (offset %llu)", c->name, sec_names[s], (unsigned long long)bad,
                       (unsigned long long)(src + bad * sz));
     }
-    sec->pts = sec->n ? base + dst : NULL;
+    sec->pts = sec->n ? (out ? out : base + dst) : NULL;
     return 0;
 }
 
@@ -408,7 +440,8 @@ static int parse(zp_bkey_t *k, uint8_t *base, size_t len, ctx_t *c, unsigned fla
     int last = (flags & ZP_BKEY_VK_ONLY) ? ZP_BSEC_IC : ZP_BSEC_B_G2;
     uint64_t end = ZP_BVK_HEAD_BYTES;
     for (int s = ZP_BSEC_IC; s <= last; s++)
-        if ((rc = count_section(c, k, base, len, &end, s)) || (rc = convert_section(c, k, base, s, subgroup))) return rc;
+        if ((rc = count_section(c, k, base, len, &end, s)) || (!c->scan && (rc = convert_section(c, k, base, s, subgroup))))
+            return rc;
     if (c->fd >= 0) posix_fadvise(c->fd, 0, (off_t)(end & ~(uint64_t)4095), POSIX_FADV_DONTNEED);
     k->end = end;
     k->has_params = last == ZP_BSEC_B_G2;
@@ -445,7 +478,7 @@ int zp_bkey_parse_opts(zp_bkey_t *k, void *buf, size_t len, const char *name, co
 {
     memset(k, 0, sizeof *k);
     unsigned flags = o ? o->flags : 0;
-    ctx_t c = {name ? name : "(memory)", -1, NULL};
+    ctx_t c = {.name = name ? name : "(memory)", .fd = -1};
     if ((uintptr_t)buf & 7) return zp_err_set(-EINVAL, "%s: buffer not 8-byte aligned", c.name);
     bool own;
     c.pool = open_pool(o, len, &own);
@@ -490,7 +523,13 @@ int zp_bkey_open_opts(zp_bkey_t *k, const char *path, const zp_bkey_opts_t *o)
         return zp_err_set(ZP_ETOOBIG, "%s: %lld bytes do not fit in memory", path, (long long)st.st_size);
     }
     size_t len = (size_t)st.st_size;
-    void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    /* into / scan: read-only (nothing is converted in the mapping) */
+    bool ro = (flags & ZP_BKEY_SCAN) || (o && o->into);
+    if (o && o->into && !o->into_cap) {
+        close(fd);
+        return zp_err_set(-EINVAL, "%s: into without into_cap", path);
+    }
+    void *m = mmap(NULL, len, ro ? PROT_READ : PROT_READ | PROT_WRITE, ro ? MAP_SHARED : MAP_PRIVATE, fd, 0);
     if (m == MAP_FAILED) {
         int e = errno;
         close(fd);
@@ -498,7 +537,7 @@ int zp_bkey_open_opts(zp_bkey_t *k, const char *path, const zp_bkey_opts_t *o)
     }
     /* the check record (bellman_record.c): trusted, the subgroup checks are skipped */
     zp_bkey_rec_t rec;
-    bool use_rec = (flags & ZP_BKEY_USE_RECORD) && !(flags & ZP_BKEY_NO_SUBGROUP);
+    bool use_rec = (flags & ZP_BKEY_USE_RECORD) && !(flags & (ZP_BKEY_NO_SUBGROUP | ZP_BKEY_SCAN));
     bool from_rec = false;
     if (use_rec) {
         zp_bkey_rec_init(&rec, o ? o->record_dir : NULL, &st, m, len, !(flags & ZP_BKEY_VK_ONLY), k->record_note,
@@ -508,7 +547,13 @@ int zp_bkey_open_opts(zp_bkey_t *k, const char *path, const zp_bkey_opts_t *o)
                    zp_bkey_rec_match(&rec, k->record_note, sizeof k->record_note);
     }
     bool own;
-    ctx_t c = {path, fd, open_pool(o, len, &own)};
+    ctx_t c = {path, fd, (flags & ZP_BKEY_SCAN) ? NULL : open_pool(o, len, &own), NULL, NULL, (flags & ZP_BKEY_SCAN) != 0};
+    if (!(flags & ZP_BKEY_SCAN)) {
+        c.into = o ? o->into : NULL;
+        c.cap = o ? o->into_cap : NULL;
+    } else {
+        own = false;
+    }
     k->f.path = path;
     k->f.map = m;
     k->f.size = len;
@@ -531,6 +576,10 @@ int zp_bkey_open_opts(zp_bkey_t *k, const char *path, const zp_bkey_opts_t *o)
     if (rc) {
         munmap(m, len);
         memset(k, 0, sizeof *k);
+    } else if (ro) {   /* the points are in the caller's memory (or were not read): nothing stays mapped */
+        munmap(m, len);
+        k->f.map = NULL;
+        k->f.mapped = 0;
     }
     return rc;
 }

@@ -98,6 +98,10 @@ enum {
                                       * says the file passed them; after a full check, write the record */
     ZP_BKEY_RECHECK = 8,             /* with ZP_BKEY_USE_RECORD: check fully even if a record matches,
                                       * then write the record again */
+    ZP_BKEY_SCAN = 16,               /* open only: the header points (checked) and every section's count
+                                      * (checked against the size), no section point read; nothing stays
+                                      * mapped (sec[].pts NULL): what a caller needs to lay out memory for
+                                      * opts.into */
 };
 enum { ZP_BKEY_SG_SKIPPED = 0, ZP_BKEY_SG_CHECKED = 1, ZP_BKEY_SG_RECORD = 2 };
 
@@ -113,6 +117,13 @@ typedef struct {
     unsigned threads;                /* 0: the CPUs this process may run on; 1: the caller only */
     zp_pool_t *pool;                 /* a caller's pool to run on instead (threads ignored) */
     const char *record_dir;          /* NULL: zp_bkey_record_dir() */
+    /* (added) open only, non-NULL: every section s is converted from a read-only mapping of the
+     * file straight into into[s] (8-aligned, room for into_cap[s] points; a larger count is
+     * ZP_EMISMATCH), never in place: the mapping's pages and the page cache are dropped as the
+     * conversion goes and the file is unmapped before return, so the caller's memory holds the
+     * only copy (the key store: doc/filecoin.md). sec[].pts and the typed views point there. */
+    void *const *into;
+    const uint64_t *into_cap;
 } zp_bkey_opts_t;
 int zp_bkey_open_opts(zp_bkey_t *k, const char *path, const zp_bkey_opts_t *o);
 int zp_bkey_parse_opts(zp_bkey_t *k, void *buf, size_t len, const char *name, const zp_bkey_opts_t *o);

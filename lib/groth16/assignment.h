@@ -151,9 +151,11 @@ int zp_g16_bellman_h_into(zp_scalar_t *h, zp_scalar_t *a, zp_scalar_t *b, zp_sca
                           zp_pool_t *pool);
 
 /* ---- a bellman key in the process group's key shape (bellman_key.c, issue 29 item 4) ----
- * The stages (synth, GPU worker, finalizer) take zp_g16_key_t; a bellman key is expanded into
- * it once, at import (keystore fill / key cache): A, B1, B2 one point per wire (the identity
- * where the wire's density bit is 0), C = L, H = bellman's n - 1 points + the identity, coefs
+ * The stages (synth, GPU worker, finalizer) take zp_g16_key_t; a bellman key is laid into it
+ * once, at import (keystore fill / key cache), COMPACTED as in the file (k->compact = 1): A,
+ * B1, B2 bellman's a, b_g1, b_g2 with wire-level density bitmaps and prefix counts (the
+ * stages gather their scalars: zp_g16_gather), C = L, H = bellman's n - 1 points + the
+ * identity, coefs
  * from the r1cs (zkey form, input rows included), k->conv = ZP_G16_CONV_BELLMAN. The densities
  * come from the r1cs (zp_g16_bellman_density, as bellman_synth.c sets them) or from a caller
  * that has them (libzkpipe_c2: the Assignment's three bitmaps). Costs: doc/filecoin.md. */
@@ -164,15 +166,27 @@ typedef struct zp_g16_bdensity {
 } zp_g16_bdensity_t;
 /* densities (and abc_size) of r1cs; *mem: the bitmaps' one allocation (free it) */
 int zp_g16_bellman_density(zp_g16_bdensity_t *d, uint64_t **mem, const zp_r1cs_t *r1cs);
-/* bytes the expansion needs (64 of them alignment room); every count of bk checked against
+/* bytes the key needs (64 of them alignment room); every count of bk checked against
  * d (ic = inputs, l = aux, a = inputs + A popcount, b_g1 = b_g2 = B popcounts, h >= domain - 1):
  * ZP_EMISMATCH naming the field. r1cs NULL: no coefficients (pre-synthesized vector jobs only).
  * name: the key file, for messages. */
 int zp_g16_key_bellman_bytes(size_t *bytes, const zp_g16_bkey_t *bk, const zp_g16_bdensity_t *d,
                              const zp_r1cs_t *r1cs, const char *name);
-/* the expansion into caller memory (mem, len >= bytes; k does not own it); pool may be NULL */
+/* the key into caller memory (mem, len >= bytes; k does not own it), bk's points copied;
+ * pool may be NULL (unused) */
 int zp_g16_key_from_bellman(zp_g16_key_t *k, const zp_g16_bkey_t *bk, const zp_g16_bdensity_t *d,
                             const zp_r1cs_t *r1cs, void *mem, size_t len, zp_pool_t *pool, const char *name);
+/* The same in two steps, for a reader that converts the file's points straight into the
+ * key (keystore_bellman.c: no converted copy of the .params besides the store's): place lays
+ * k out over mem from bk's counts and header points alone (bk's arrays unused), writes the
+ * bitmaps, prefix counts and coefficients, and returns where each section's points go:
+ * into[] / cap[] (room in points) in the file's order ic, h, l, a, b_g1, b_g2; finish checks
+ * that bk (opened into those places) has the same counts and arrays there, takes its header
+ * points and puts the identity at h[n-1]. */
+int zp_g16_key_bellman_place(zp_g16_key_t *k, const zp_g16_bkey_t *counts, const zp_g16_bdensity_t *d,
+                             const zp_r1cs_t *r1cs, void *mem, size_t len, const char *name, void *into[6],
+                             uint64_t cap[6]);
+int zp_g16_key_bellman_finish(zp_g16_key_t *k, const zp_g16_bkey_t *bk, const char *name);
 /* The density file: the three bitmaps and abc_size for a key imported without its r1cs (a
  * job then names it where the r1cs goes: --r1cs FILE; the key has no coefficients, so only
  * pre-synthesized vector jobs can use it). Little-endian "ZPBDENS1", u64 n_inp, n_aux,

@@ -33,6 +33,8 @@ struct zp_backend {
     unsigned dom_log[3];
     void *scratch;
     size_t scratch_len;
+    zp_scalar_t *gath;         /* a compacted key's gathered A / B1 scalars when the work buffers are too small */
+    size_t gath_len;           /* in scalars */
 };
 
 static int cpu_open(zp_backend_t **be, const zp_backend_cfg_t *cfg)
@@ -56,6 +58,7 @@ static void cpu_close(zp_backend_t **be)
     for (int i = 0; i < 3; i++)
         if (b->dom[i]) g16_curve((zp_curve_id_t)i)->dom_free(b->dom[i]);
     free(b->scratch);
+    free(b->gath);
     zp_pool_destroy(&b->pool);
     free(b);
     *be = NULL;
@@ -96,6 +99,35 @@ static int ensure_scratch(zp_backend_t *be, size_t len)
     return 0;
 }
 
+/* where a compacted key's gathered scalars go: A's into a and B1's into b (both dead once h
+ * is computed, domain_size each) when they fit, else (more wires in A or B than the domain:
+ * circuits with wide constraints) a buffer of the backend's, allocated by load_key */
+static size_t gather_need(const zp_g16_key_t *k)
+{
+    return (size_t)(k->n_a > k->domain_size ? k->n_a : 0) + (size_t)(k->n_b > k->domain_size ? k->n_b : 0);
+}
+
+static int ensure_gath(zp_backend_t *be, size_t n)
+{
+    if (n <= be->gath_len) return 0;
+    zp_scalar_t *p = g16_alloc(n * sizeof *p);
+    if (!p) return zp_err_set(-ENOMEM, "cpu backend: cannot allocate %zu gathered scalars", n);
+    free(be->gath);
+    be->gath = p;
+    be->gath_len = n;
+    return 0;
+}
+
+/* (be->gath holds gather_need(k) scalars: ensure_gath first) */
+static void gather_room(zp_backend_t *be, const zp_g16_key_t *k, zp_scalar_t *a, zp_scalar_t *b, zp_scalar_t **sa,
+                        zp_scalar_t **sb)
+{
+    zp_scalar_t *g = be->gath;
+    *sa = k->n_a <= k->domain_size ? a : g;
+    if (*sa == g) g += k->n_a;
+    *sb = k->n_b <= k->domain_size ? b : g;
+}
+
 void *g16_cpu_scratch(zp_backend_t *be, size_t len)
 {
     return ensure_scratch(be, len) ? NULL : be->scratch;
@@ -115,6 +147,18 @@ static size_t ab_scratch(zp_curve_id_t c, size_t n, unsigned nt)
     case ZP_CURVE_BLS12_381: return zp_msm_g1_bls12_381_multi_scratch_size(n, 2, nt);
     default: return 0;
     }
+}
+
+/* A and B1 of a compacted key (bellman's a and b_g1, k->compact): their scalars gathered
+ * from w into sa (n_a) and sb (n_b) on the pool, then one MSM each */
+static void ab_msm_compact(zp_g1_any_t out[2], const zp_g16_key_t *k, const zp_scalar_t *w, zp_scalar_t *sa,
+                           zp_scalar_t *sb, void *scratch, zp_pool_t *pool)
+{
+    const g16_curve_t *cv = g16_curve(k->curve);
+    zp_g16_gather(sa, w, k->dens_a, k->pfx_a, k->n_vars, pool);
+    zp_g16_gather(sb, w, k->dens_b, k->pfx_b, k->n_vars, pool);
+    cv->msm_g1(&out[0], k->a, sa, k->n_a, scratch, pool);
+    cv->msm_g1(&out[1], k->b1, sb, k->n_b, scratch, pool);
 }
 
 static void ab_msm(zp_g1_any_t out[2], const zp_g16_key_t *k, const zp_scalar_t *w, void *scratch,
@@ -150,6 +194,7 @@ static int cpu_load_key(zp_backend_t *be, const zp_g16_key_t *k)
     if (!cv) return ZP_ECURVE;
     int rc = ensure_domain(be, cv, k->log_n);
     if (rc) return rc;
+    if (k->compact && (rc = ensure_gath(be, gather_need(k)))) return rc;
     return ensure_scratch(be, key_scratch(cv, k, zp_pool_size(be->pool)));
 }
 
@@ -220,8 +265,17 @@ static int prove_g1_run(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar
     if (rc) return rc;
     /* a and b are dead now (clobbered, by the contract): their pages go back before the MSMs
      * touch their scratch (private memory: freed; a shm slot keeps its content) */
-    g16_drop_pages(a, (size_t)k->domain_size * sizeof *a);
-    g16_drop_pages(b, (size_t)k->domain_size * sizeof *b);
+    /* a compacted key's A and B1 scalars (gathered from w) go into a and b where they fit,
+     * else into memory of the backend's (grown once, kept) */
+    zp_scalar_t *sa = a, *sb = b;
+    if (k->compact) {
+        if ((rc = ensure_gath(be, gather_need(k)))) return rc;
+        gather_room(be, k, a, b, &sa, &sb);
+    }
+    if (!k->compact) {
+        g16_drop_pages(a, (size_t)k->domain_size * sizeof *a);
+        g16_drop_pages(b, (size_t)k->domain_size * sizeof *b);
+    }
     zp_trace_mark("MSM scratch; drop a, b");
     const struct { const void *pts; const zp_scalar_t *s; size_t n; } job[ZP_G16_NMSM] = {
         [ZP_G16_A] = {k->a, w, k->n_vars},
@@ -231,13 +285,16 @@ static int prove_g1_run(zp_backend_t *be, const zp_g16_key_t *k, const zp_scalar
     };
     /* A and B1 together; their time is split evenly between msm_ns[A] and msm_ns[B1] */
     uint64_t m0 = zp_now_ns();
-    ab_msm(&out[ZP_G16_A], k, w, be->scratch, be->pool);
+    if (k->compact)
+        ab_msm_compact(&out[ZP_G16_A], k, w, sa, sb, be->scratch, be->pool);
+    else
+        ab_msm(&out[ZP_G16_A], k, w, be->scratch, be->pool);
     tt.msm_ns[ZP_G16_A] = (zp_now_ns() - m0) / 2;
     tt.msm_ns[ZP_G16_B1] = tt.msm_ns[ZP_G16_A];
     zp_trace_mark("MSM A + B1 (G1, one multi-MSM over w)");
     if (drop_ab) {   /* before the C + H MSM's larger scratch is touched: not resident together */
-        g16_drop_pages(k->a, (size_t)k->n_vars * cv->g1a_size);
-        g16_drop_pages(k->b1, (size_t)k->n_vars * cv->g1a_size);
+        g16_drop_pages(k->a, zp_g16_key_n_a(k) * cv->g1a_size);
+        g16_drop_pages(k->b1, zp_g16_key_n_b(k) * cv->g1a_size);
         zp_trace_mark("drop A, B1 point pages");
     }
     if (sum_ch) {
@@ -358,14 +415,22 @@ static void batch_group(zp_backend_t *be, const zp_g16_key_t *k, unsigned m, zp_
     }
     const void *ab[2] = {k->a, k->b1}, *c[1] = {k->c}, *hp[1] = {k->h};
     uint64_t t0 = zp_now_ns();
-    if (sw) {
+    if (sw && !k->compact) {
         batch_msm(o, k, ab, 2, w, m, k->n_vars, be->scratch, be->pool);
         for (unsigned j = 0; j < m; j++) {
             jobs[j].out[ZP_G16_A] = o[2 * j];
             jobs[j].out[ZP_G16_B1] = o[2 * j + 1];
         }
     } else {
-        for (unsigned j = 0; j < m; j++) ab_msm(&jobs[j].out[ZP_G16_A], k, w[j], be->scratch, be->pool);
+        for (unsigned j = 0; j < m; j++) {
+            zp_scalar_t *sa, *sb;   /* a compacted key: per job, its scalars gathered (room ensured by the caller) */
+            if (k->compact) {
+                gather_room(be, k, jobs[j].a, jobs[j].b, &sa, &sb);
+                ab_msm_compact(&jobs[j].out[ZP_G16_A], k, w[j], sa, sb, be->scratch, be->pool);
+            } else {
+                ab_msm(&jobs[j].out[ZP_G16_A], k, w[j], be->scratch, be->pool);
+            }
+        }
     }
     uint64_t t1 = zp_now_ns();
     if (sw) {
@@ -395,6 +460,8 @@ static int cpu_prove_g1_batch_mode(zp_backend_t *be, const zp_g16_key_t *k, unsi
     const g16_curve_t *cv = g16_curve(k->curve);
     if (!cv) return ZP_ECURVE;
     if (n > 0 && !jobs) return zp_err_set(-EINVAL, "cpu backend: prove_g1_batch: %u jobs, no job array", n);
+    int rc0 = k->compact ? ensure_gath(be, gather_need(k)) : 0;
+    if (rc0) return rc0;
     uint64_t t0 = zp_now_ns();
     zp_g16_times_t tt;
     memset(&tt, 0, sizeof tt);

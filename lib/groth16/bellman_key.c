@@ -129,16 +129,16 @@ int zp_g16_bellman_density(zp_g16_bdensity_t *d, uint64_t **mem, const zp_r1cs_t
     return 0;
 }
 
-/* the expanded key's sizes, every count checked against bk and d */
-typedef struct { size_t n_vars, n_public, domain, log_n, n_coefs, off[7], bytes; } bshape_t;
-enum { O_IC, O_A, O_B1, O_C, O_H, O_B2, O_COEFS };
+/* the compacted key's layout, every count checked against bk and d */
+typedef struct { size_t n_vars, n_public, domain, log_n, n_coefs, n_hroom, words, off[11], bytes; } bshape_t;
+enum { O_IC, O_A, O_B1, O_C, O_H, O_B2, O_COEFS, O_DA, O_DB, O_PA, O_PB, O_N };
 
 static int shape(bshape_t *s, const zp_g16_bkey_t *bk, const zp_g16_bdensity_t *d, const zp_r1cs_t *r1cs,
                  const char *name)
 {
     memset(s, 0, sizeof *s);
     if (!d || !d->a_aux || !d->b_inp || !d->b_aux)
-        return zp_err_set(-EINVAL, "%s: bellman key expansion: no density bitmaps", name);
+        return zp_err_set(-EINVAL, "%s: bellman key: no density bitmaps", name);
     if (!d->n_inp || d->n_inp > UINT32_MAX || d->n_aux > UINT32_MAX - d->n_inp)
         return zp_err_set(ZP_EFORMAT, "%s: %zu inputs + %zu aux variables out of range", name, d->n_inp, d->n_aux);
     if (bk->n_ic != d->n_inp)
@@ -171,6 +171,8 @@ static int shape(bshape_t *s, const zp_g16_bkey_t *bk, const zp_g16_bdensity_t *
     s->n_public = d->n_inp - 1;
     s->domain = n;
     s->log_n = log_n;
+    s->n_hroom = bk->n_h + 1 > n ? bk->n_h + 1 : n;   /* the file's h whole (the reader writes it) + the identity */
+    s->words = (s->n_vars + 63) / 64;
     if (r1cs) {
         size_t nt;
         int rc = walk_r1cs(r1cs, (uint32_t)d->n_inp, NULL, NULL, NULL, &nt, NULL);
@@ -179,12 +181,13 @@ static int shape(bshape_t *s, const zp_g16_bkey_t *bk, const zp_g16_bdensity_t *
         s->n_coefs = nt + d->n_inp;
     }
     const size_t g1 = sizeof(zp_g1a_bls12_381_t), g2 = sizeof(zp_g2a_bls12_381_t);
-    size_t len[7] = {
-        [O_IC] = d->n_inp * g1, [O_A] = s->n_vars * g1, [O_B1] = s->n_vars * g1, [O_C] = d->n_aux * g1,
-        [O_H] = n * g1, [O_B2] = s->n_vars * g2, [O_COEFS] = s->n_coefs * sizeof(struct zp_g16_coef),
+    size_t len[O_N] = {
+        [O_IC] = d->n_inp * g1, [O_A] = bk->n_a * g1, [O_B1] = bk->n_b_g1 * g1, [O_C] = d->n_aux * g1,
+        [O_H] = s->n_hroom * g1, [O_B2] = bk->n_b_g2 * g2, [O_COEFS] = s->n_coefs * sizeof(struct zp_g16_coef),
+        [O_DA] = s->words * 8, [O_DB] = s->words * 8, [O_PA] = (s->words + 1) * 4, [O_PB] = (s->words + 1) * 4,
     };
     size_t pos = 0;
-    for (int i = 0; i < 7; i++) {
+    for (int i = 0; i < O_N; i++) {
         s->off[i] = pos;
         pos += ALIGN64(len[i]);
     }
@@ -201,53 +204,63 @@ int zp_g16_key_bellman_bytes(size_t *bytes, const zp_g16_bkey_t *bk, const zp_g1
     return rc;
 }
 
-/* the expansion of A, B1, B2 over wires [lo, hi): the compacted index of wire lo is found by
- * popcount, so threads take independent ranges */
-typedef struct {
-    const zp_g16_bkey_t *bk;
-    const zp_g16_bdensity_t *d;
-    zp_g1a_bls12_381_t *a, *b1;
-    zp_g2a_bls12_381_t *b2;
-    size_t n_vars;
-} exp_job_t;
-
-static void exp_run(void *arg, unsigned tid, unsigned nt)
+/* nbits of src (bits past nbits ignored) ORed into dst from bit dst_off on (dst zeroed, with
+ * room for dst_off + nbits bits) */
+static void bits_put(uint64_t *dst, size_t dst_off, const uint64_t *src, size_t nbits)
 {
-    exp_job_t *j = arg;
-    const zp_g16_bdensity_t *d = j->d;
-    size_t lo, hi;
-    zp_split(j->n_vars, tid, nt, &lo, &hi);
-    if (lo == hi) return;
-    size_t ni = d->n_inp;
-    /* compacted positions of wire lo in a and in b */
-    size_t ia = lo < ni ? lo : ni + popcount_bits(d->a_aux, lo - ni);
-    size_t ib = lo < ni ? popcount_bits(d->b_inp, lo) : popcount_bits(d->b_inp, ni) + popcount_bits(d->b_aux, lo - ni);
-    for (size_t w = lo; w < hi; w++) {
-        bool ina = w < ni || bit_get(d->a_aux, w - ni);
-        bool inb = w < ni ? bit_get(d->b_inp, w) : bit_get(d->b_aux, w - ni);
-        if (ina) j->a[w] = j->bk->a[ia++];
-        else memset(&j->a[w], 0, sizeof j->a[w]);
-        if (inb) {
-            j->b1[w] = j->bk->b_g1[ib];
-            j->b2[w] = j->bk->b_g2[ib];
-            ib++;
-        } else {
-            memset(&j->b1[w], 0, sizeof j->b1[w]);
-            memset(&j->b2[w], 0, sizeof j->b2[w]);
-        }
+    for (size_t i = 0; i < (nbits + 63) / 64; i++) {
+        uint64_t v = src[i];
+        if ((i + 1) * 64 > nbits) v &= ((uint64_t)1 << (nbits % 64)) - 1;
+        size_t p = dst_off + 64 * i, q = p / 64, sh = p % 64;
+        dst[q] |= v << sh;
+        if (sh && (v >> (64 - sh))) dst[q + 1] |= v >> (64 - sh);
     }
 }
 
-int zp_g16_key_from_bellman(zp_g16_key_t *k, const zp_g16_bkey_t *bk, const zp_g16_bdensity_t *d,
-                            const zp_r1cs_t *r1cs, void *mem, size_t len, zp_pool_t *pool, const char *name)
+static void prefix_counts(uint32_t *pfx, const uint64_t *d, size_t words)
 {
-    if (!name) name = "bellman key";
-    bshape_t s;
-    int rc = shape(&s, bk, d, r1cs, name);
+    uint32_t run = 0;
+    for (size_t i = 0; i < words; i++) {
+        pfx[i] = run;
+        run += (uint32_t)__builtin_popcountll(d[i]);
+    }
+    pfx[words] = run;
+}
+
+/* out[j] = w[j-th set wire] over words [lo, hi) of each thread's share */
+typedef struct { zp_scalar_t *out; const zp_scalar_t *w; const uint64_t *d; const uint32_t *pfx; size_t words; } gather_t;
+
+static void gather_run(void *arg, unsigned tid, unsigned nt)
+{
+    gather_t *g = arg;
+    size_t lo, hi;
+    zp_split(g->words, tid, nt, &lo, &hi);
+    for (size_t i = lo; i < hi; i++) {
+        zp_scalar_t *o = g->out + g->pfx[i];
+        for (uint64_t v = g->d[i]; v; v &= v - 1) *o++ = g->w[i * 64 + (size_t)__builtin_ctzll(v)];
+    }
+}
+
+void zp_g16_gather(zp_scalar_t *out, const zp_scalar_t *w, const uint64_t *dens, const uint32_t *pfx,
+                   size_t n_vars, zp_pool_t *pool)
+{
+    gather_t g = {out, w, dens, pfx, (n_vars + 63) / 64};
+    zp_pool_run(g.words >= 1024 ? pool : NULL, gather_run, &g);
+}
+
+/* k set up over mem in the compacted layout: counts, header points, the arrays' places, the
+ * wire-level density bitmaps with their prefix counts and the coefficients written; the point
+ * arrays left for the caller (copied from bk, or converted straight from the file into
+ * them). into[] (optional): the places in the file's section order ic, h, l, a, b_g1, b_g2;
+ * cap[]: their room in points. */
+static int place(zp_g16_key_t *k, const zp_g16_bkey_t *bk, const zp_g16_bdensity_t *d, const zp_r1cs_t *r1cs,
+                 void *mem, size_t len, const char *name, bshape_t *s, void *into[6], uint64_t cap[6])
+{
+    int rc = shape(s, bk, d, r1cs, name);
     if (rc) return rc;
     uint8_t *base = mem ? (uint8_t *)(((uintptr_t)mem + 63) & ~(uintptr_t)63) : NULL;
-    if (!mem || len < s.bytes)
-        return zp_err_set(ZP_ETOOBIG, "%s: the expanded key needs %zu bytes, %zu given", name, s.bytes, len);
+    if (!mem || len < s->bytes)
+        return zp_err_set(ZP_ETOOBIG, "%s: the key needs %zu bytes, %zu given", name, s->bytes, len);
     if (r1cs) {
         size_t ni = 0;
         if ((rc = r1cs_shape(r1cs, &ni))) return rc;
@@ -258,34 +271,49 @@ int zp_g16_key_from_bellman(zp_g16_key_t *k, const zp_g16_bkey_t *bk, const zp_g
     memset(k, 0, sizeof *k);
     k->curve = ZP_CURVE_BLS12_381;
     k->conv = ZP_G16_CONV_BELLMAN;
-    k->n_vars = (uint32_t)s.n_vars;
-    k->n_public = (uint32_t)s.n_public;
-    k->domain_size = (uint32_t)s.domain;
-    k->log_n = (uint32_t)s.log_n;
-    k->n_coefs = (uint32_t)s.n_coefs;
+    k->n_vars = (uint32_t)s->n_vars;
+    k->n_public = (uint32_t)s->n_public;
+    k->domain_size = (uint32_t)s->domain;
+    k->log_n = (uint32_t)s->log_n;
+    k->n_coefs = (uint32_t)s->n_coefs;
+    k->compact = 1;
+    k->n_a = (uint32_t)bk->n_a;
+    k->n_b = (uint32_t)bk->n_b_g1;
     k->alpha1.bls12_381 = bk->alpha_g1;
     k->beta1.bls12_381 = bk->beta_g1;
     k->delta1.bls12_381 = bk->delta_g1;
     k->beta2.bls12_381 = bk->beta_g2;
     k->gamma2.bls12_381 = bk->gamma_g2;
     k->delta2.bls12_381 = bk->delta_g2;
-    zp_g1a_bls12_381_t *ic = (void *)(base + s.off[O_IC]), *a = (void *)(base + s.off[O_A]),
-                       *b1 = (void *)(base + s.off[O_B1]), *c = (void *)(base + s.off[O_C]),
-                       *h = (void *)(base + s.off[O_H]);
-    zp_g2a_bls12_381_t *b2 = (void *)(base + s.off[O_B2]);
-    struct zp_g16_coef *co = (void *)(base + s.off[O_COEFS]);
-    memcpy(ic, bk->ic, d->n_inp * sizeof *ic);
-    memcpy(c, bk->l, d->n_aux * sizeof *c);
-    memcpy(h, bk->h, (s.domain - 1) * sizeof *h);
-    memset(&h[s.domain - 1], 0, sizeof *h);   /* the identity: bellman keeps n - 1 coefficients */
-    exp_job_t ej = {bk, d, a, b1, b2, s.n_vars};
-    zp_pool_run(pool, exp_run, &ej);
+    k->ic = base + s->off[O_IC];
+    k->a = base + s->off[O_A];
+    k->b1 = base + s->off[O_B1];
+    k->c = base + s->off[O_C];
+    k->h = base + s->off[O_H];
+    k->b2 = base + s->off[O_B2];
+    struct zp_g16_coef *co = (void *)(base + s->off[O_COEFS]);
+    uint64_t *da = (void *)(base + s->off[O_DA]), *db = (void *)(base + s->off[O_DB]);
+    uint32_t *pa = (void *)(base + s->off[O_PA]), *pb = (void *)(base + s->off[O_PB]);
+    /* A: every input (its `x * 0 = 0` constraint), then the aux wires of A's density; B: the
+     * inputs and aux wires of B's densities (bellman's a, b_g1, b_g2 orders) */
+    memset(da, 0, s->words * 8);
+    memset(db, 0, s->words * 8);
+    for (size_t i = 0; i < d->n_inp; i++) da[i / 64] |= (uint64_t)1 << (i % 64);
+    bits_put(da, d->n_inp, d->a_aux, d->n_aux);
+    bits_put(db, 0, d->b_inp, d->n_inp);
+    bits_put(db, d->n_inp, d->b_aux, d->n_aux);
+    prefix_counts(pa, da, s->words);
+    prefix_counts(pb, db, s->words);
+    k->dens_a = da;
+    k->dens_b = db;
+    k->pfx_a = pa;
+    k->pfx_b = pb;
     if (r1cs) {
         if ((rc = walk_r1cs(r1cs, (uint32_t)d->n_inp, NULL, NULL, NULL, NULL, co))) {
             memset(k, 0, sizeof *k);
             return rc;
         }
-        size_t nt = s.n_coefs - d->n_inp;
+        size_t nt = s->n_coefs - d->n_inp;
         for (size_t i = 0; i < d->n_inp; i++) {   /* input constraints: row nConstraints + i, A = input i */
             struct zp_g16_coef *e = &co[nt + i];
             fr_t one;
@@ -297,17 +325,63 @@ int zp_g16_key_from_bellman(zp_g16_key_t *k, const zp_g16_bkey_t *bk, const zp_g
             memcpy(&e->v, &one, sizeof e->v);
         }
     }
-    k->ic = ic;
-    k->a = a;
-    k->b1 = b1;
-    k->c = c;
-    k->h = h;
-    k->b2 = b2;
     k->coefs = co;
     k->coefs_sorted = 1;
     k->mem = mem;
     k->mem_len = len;
     k->mem_owned = 0;
+    if (into) {
+        void *pl[6] = {k->ic, k->h, k->c, k->a, k->b1, k->b2};
+        uint64_t room[6] = {d->n_inp, s->n_hroom, d->n_aux, bk->n_a, bk->n_b_g1, bk->n_b_g2};
+        memcpy(into, pl, sizeof pl);
+        memcpy(cap, room, sizeof room);
+    }
+    return 0;
+}
+
+int zp_g16_key_bellman_place(zp_g16_key_t *k, const zp_g16_bkey_t *counts, const zp_g16_bdensity_t *d,
+                             const zp_r1cs_t *r1cs, void *mem, size_t len, const char *name, void *into[6],
+                             uint64_t cap[6])
+{
+    bshape_t s;
+    return place(k, counts, d, r1cs, mem, len, name ? name : "bellman key", &s, into, cap);
+}
+
+int zp_g16_key_bellman_finish(zp_g16_key_t *k, const zp_g16_bkey_t *bk, const char *name)
+{
+    if (!name) name = "bellman key";
+    if (bk->n_ic != k->n_public + 1u || bk->n_a != k->n_a || bk->n_b_g1 != k->n_b || bk->n_b_g2 != k->n_b ||
+        bk->n_l != (size_t)k->n_vars - k->n_public - 1 || bk->n_h + 1 < k->domain_size)
+        return zp_err_set(ZP_EMISMATCH, "%s: its counts changed since the key was laid out (the file changed?)", name);
+    if ((bk->ic && bk->ic != k->ic) || (bk->h && bk->h != k->h) || (bk->l && bk->l != k->c) || (bk->a && bk->a != k->a) ||
+        (bk->b_g1 && bk->b_g1 != k->b1) || (bk->b_g2 && bk->b_g2 != k->b2))
+        return zp_err_set(-EINVAL, "%s: the points were not read into the key's places", name);
+    k->alpha1.bls12_381 = bk->alpha_g1;
+    k->beta1.bls12_381 = bk->beta_g1;
+    k->delta1.bls12_381 = bk->delta_g1;
+    k->beta2.bls12_381 = bk->beta_g2;
+    k->gamma2.bls12_381 = bk->gamma_g2;
+    k->delta2.bls12_381 = bk->delta_g2;
+    /* the identity at n - 1: bellman keeps n - 1 coefficients (h[n-1] = 0 meets it) */
+    memset((zp_g1a_bls12_381_t *)k->h + (k->domain_size - 1), 0, sizeof(zp_g1a_bls12_381_t));
+    return 0;
+}
+
+int zp_g16_key_from_bellman(zp_g16_key_t *k, const zp_g16_bkey_t *bk, const zp_g16_bdensity_t *d,
+                            const zp_r1cs_t *r1cs, void *mem, size_t len, zp_pool_t *pool, const char *name)
+{
+    (void)pool;
+    if (!name) name = "bellman key";
+    bshape_t s;
+    int rc = place(k, bk, d, r1cs, mem, len, name, &s, NULL, NULL);
+    if (rc) return rc;
+    memcpy(k->ic, bk->ic, bk->n_ic * sizeof *bk->ic);
+    memcpy(k->c, bk->l, bk->n_l * sizeof *bk->l);
+    memcpy(k->h, bk->h, (s.domain - 1) * sizeof *bk->h);
+    memcpy(k->a, bk->a, bk->n_a * sizeof *bk->a);
+    memcpy(k->b1, bk->b_g1, bk->n_b_g1 * sizeof *bk->b_g1);
+    memcpy(k->b2, bk->b_g2, bk->n_b_g2 * sizeof *bk->b_g2);
+    memset((zp_g1a_bls12_381_t *)k->h + (s.domain - 1), 0, sizeof(zp_g1a_bls12_381_t));
     return 0;
 }
 
@@ -318,7 +392,7 @@ int zp_g16_key_load_bellman(zp_g16_key_t *k, const zp_g16_bkey_t *bk, const zp_g
     int rc = zp_g16_key_bellman_bytes(&len, bk, d, r1cs, name);
     if (rc) return rc;
     void *mem = g16_alloc(len);
-    if (!mem) return zp_err_set(-ENOMEM, "%s: the expanded key: cannot allocate %zu bytes", name ? name : "bellman key", len);
+    if (!mem) return zp_err_set(-ENOMEM, "%s: the key: cannot allocate %zu bytes", name ? name : "bellman key", len);
     if ((rc = zp_g16_key_from_bellman(k, bk, d, r1cs, mem, len, pool, name))) {
         free(mem);
         return rc;

@@ -61,8 +61,10 @@ int zp_g16_finalize_ctx(zp_g16_fin_ctx_t *ctx, const zp_g16_key_t *k, const zp_s
     if ((rc = g16_blinding(&rr, cv, r, "r")) || (rc = g16_blinding(&ss, cv, s, "s"))) return rc;
     zp_trace_mark("blinding r, s");
 
-    /* pi_b' = sum w_i B2_i (G2) */
-    size_t need = cv->msm_g2_scratch(k->n_vars, zp_pool_size(pool));
+    /* pi_b' = sum w_i B2_i (G2); a compacted key (bellman's b_g2): over B's scalars, gathered
+     * from w into the scratch's head */
+    size_t nb = zp_g16_key_n_b(k), gb = k->compact ? (nb * sizeof(zp_scalar_t) + 63) & ~(size_t)63 : 0;
+    size_t need = cv->msm_g2_scratch(nb, zp_pool_size(pool)) + gb;
     if (need > ctx->scratch_len || !ctx->scratch) {
         void *p = g16_alloc(need ? need : 64);
         if (!p) return zp_err_set(-ENOMEM, "finalize: out of memory for the G2 MSM scratch (%zu bytes)", need);
@@ -71,7 +73,12 @@ int zp_g16_finalize_ctx(zp_g16_fin_ctx_t *ctx, const zp_g16_key_t *k, const zp_s
         ctx->scratch_len = need;
     }
     zp_g2_any_t b2;
-    cv->msm_g2(&b2, k->b2, w, k->n_vars, ctx->scratch, pool);
+    const zp_scalar_t *sb = w;
+    if (k->compact) {
+        zp_g16_gather(ctx->scratch, w, k->dens_b, k->pfx_b, k->n_vars, pool);
+        sb = ctx->scratch;
+    }
+    cv->msm_g2(&b2, k->b2, sb, nb, (uint8_t *)ctx->scratch + gb, pool);
     uint64_t t1 = zp_now_ns();
     tt.msm_g2_ns = t1 - t0;
     zp_trace_mark("MSM B2 (G2)");

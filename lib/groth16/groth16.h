@@ -43,7 +43,23 @@ typedef struct zp_g16_key {
      * snarkjs (a zkey), 1 bellman (a .params expanded by zp_g16_key_from_bellman: the GPU stage
      * computes H by bellman's coset method, the proof is written in bellman's encoding) */
     uint32_t conv;
+    /* (added: bellman keys kept compacted, as in the .params) compact = 1: a and b1 hold n_a,
+     * b2 n_b points, those of the wires whose bit is set in dens_a / dens_b (n_vars bits each,
+     * bit w%64 of word w/64), in wire order: the j-th set bit pairs with the j-th point;
+     * pfx_*[i] = bits set in words 0..i-1 (ceil(n_vars/64) + 1 entries, the last = n_a / n_b).
+     * compact = 0 (zkeys, and every key built before this): one point per wire, n_vars. The
+     * MSMs gather their scalars with zp_g16_gather (the backends, the finalizer). */
+    uint32_t compact, n_a, n_b;
+    const uint64_t *dens_a, *dens_b;
+    const uint32_t *pfx_a, *pfx_b;
 } zp_g16_key_t;
+/* points in a / b1 (and b2) of k: n_vars unless compacted */
+static inline size_t zp_g16_key_n_a(const zp_g16_key_t *k) { return k->compact ? k->n_a : k->n_vars; }
+static inline size_t zp_g16_key_n_b(const zp_g16_key_t *k) { return k->compact ? k->n_b : k->n_vars; }
+/* out[j] = w[wire of the j-th set bit of dens] (n_vars bits; pfx as in the key), on pool
+ * (threads take ranges of words; may be NULL). Reads |set bits| scalars, writes as many. */
+void zp_g16_gather(zp_scalar_t *out, const zp_scalar_t *w, const uint64_t *dens, const uint32_t *pfx,
+                   size_t n_vars, zp_pool_t *pool);
 
 size_t zp_g16_key_bytes(const zp_zkey_t *z);                 /* size needed by load_into */
 int zp_g16_key_load(zp_g16_key_t *k, const zp_zkey_t *z);    /* mallocs (aligned) */
@@ -64,7 +80,10 @@ void zp_g16_key_close(zp_g16_key_t *k);
  * and every coefficient's matrix/row/wire (what synth indexes with; values and points are
  * not re-checked: the caller's checksum covers them), recomputes coefs_sorted, sets the
  * pointers; mem = base, mem_owned = 0 (close only forgets). ZP_EFORMAT with a message. */
-typedef struct { uint64_t ic, a, b1, c, h, b2, coefs; } zp_g16_key_offs_t;
+/* (dens_a, dens_b, pfx_a, pfx_b: a compacted key's bitmaps and prefix counts, 0 otherwise;
+ * bind checks them as untrusted: in range, bits past n_vars clear, every prefix the running
+ * popcount, the totals k->n_a / k->n_b, which must not exceed n_vars) */
+typedef struct { uint64_t ic, a, b1, c, h, b2, coefs, dens_a, dens_b, pfx_a, pfx_b; } zp_g16_key_offs_t;
 void zp_g16_key_offsets(zp_g16_key_offs_t *o, const zp_g16_key_t *k, const void *base);
 int zp_g16_key_bind(zp_g16_key_t *k, const zp_g16_key_offs_t *o, void *base, size_t len);
 size_t zp_g1a_size(zp_curve_id_t c);                         /* 64 / 96 */

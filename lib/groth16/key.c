@@ -392,6 +392,30 @@ void zp_g16_key_offsets(zp_g16_key_offs_t *o, const zp_g16_key_t *k, const void 
     o->h = (uint64_t)((const uint8_t *)k->h - b);
     o->b2 = (uint64_t)((const uint8_t *)k->b2 - b);
     o->coefs = (uint64_t)((const uint8_t *)k->coefs - b);
+    o->dens_a = k->compact ? (uint64_t)((const uint8_t *)k->dens_a - b) : 0;
+    o->dens_b = k->compact ? (uint64_t)((const uint8_t *)k->dens_b - b) : 0;
+    o->pfx_a = k->compact ? (uint64_t)((const uint8_t *)k->pfx_a - b) : 0;
+    o->pfx_b = k->compact ? (uint64_t)((const uint8_t *)k->pfx_b - b) : 0;
+}
+
+/* a compacted query's bitmap and prefix counts (untrusted): bits past n_vars clear, pfx[0] = 0,
+ * pfx[i+1] = pfx[i] + popcount(word i), pfx[words] = total (what gathers index with) */
+static int check_dens(const uint64_t *d, const uint32_t *pfx, size_t n_vars, uint32_t total, const char *what)
+{
+    size_t words = (n_vars + 63) / 64;
+    if (n_vars % 64 && (d[words - 1] >> (n_vars % 64)))
+        return zp_err_set(ZP_EFORMAT, "key block: density %s has bits set past the %zu wires", what, n_vars);
+    uint64_t run = 0;
+    for (size_t i = 0; i <= words; i++) {
+        if (pfx[i] != run)
+            return zp_err_set(ZP_EFORMAT, "key block: density %s: prefix count [%zu] is %u, the bitmap says %llu", what,
+                              i, pfx[i], (unsigned long long)run);
+        if (i < words) run += (uint64_t)__builtin_popcountll(d[i]);
+    }
+    if (run != total)
+        return zp_err_set(ZP_EFORMAT, "key block: density %s has %llu bits set, the key has %u points", what,
+                          (unsigned long long)run, total);
+    return 0;
 }
 
 static int bind_arr(void **dst, uint8_t *base, size_t len, uint64_t off, size_t n, size_t esz, const char *what)
@@ -418,16 +442,34 @@ int zp_g16_key_bind(zp_g16_key_t *k, const zp_g16_key_offs_t *o, void *base, siz
                           k->n_vars, k->n_public, k->domain_size, k->log_n);
     uint8_t *b = base;
     size_t g1 = cv->g1a_size, g2 = cv->g2a_size;
-    void *coefs = NULL;
+    void *coefs = NULL, *da = NULL, *db = NULL, *pa = NULL, *pb = NULL;
     int rc;
+    if (k->compact != (k->conv == 1))   /* bellman keys are kept compacted, zkeys never are */
+        return zp_err_set(ZP_EFORMAT, "key block: compact %u with conventions id %u (bellman keys are compacted, "
+                          "snarkjs keys are not)", k->compact, k->conv);
+    if (k->compact > 1 || (k->compact && (k->n_a > k->n_vars || k->n_b > k->n_vars)))
+        return zp_err_set(ZP_EFORMAT, "key block: compact %u with %u / %u points in A / B for %u wires", k->compact,
+                          k->n_a, k->n_b, k->n_vars);
+    size_t na = zp_g16_key_n_a(k), nb = zp_g16_key_n_b(k), words = ((size_t)k->n_vars + 63) / 64;
     if ((rc = bind_arr(&k->ic, b, len, o->ic, (size_t)k->n_public + 1, g1, "IC")) ||
-        (rc = bind_arr(&k->a, b, len, o->a, k->n_vars, g1, "pointsA")) ||
-        (rc = bind_arr(&k->b1, b, len, o->b1, k->n_vars, g1, "pointsB1")) ||
+        (rc = bind_arr(&k->a, b, len, o->a, na, g1, "pointsA")) ||
+        (rc = bind_arr(&k->b1, b, len, o->b1, nb, g1, "pointsB1")) ||
         (rc = bind_arr(&k->c, b, len, o->c, (size_t)k->n_vars - k->n_public - 1, g1, "pointsC")) ||
         (rc = bind_arr(&k->h, b, len, o->h, k->domain_size, g1, "pointsH")) ||
-        (rc = bind_arr(&k->b2, b, len, o->b2, k->n_vars, g2, "pointsB2")) ||
+        (rc = bind_arr(&k->b2, b, len, o->b2, nb, g2, "pointsB2")) ||
         (rc = bind_arr(&coefs, b, len, o->coefs, k->n_coefs, sizeof(struct zp_g16_coef), "coefs")))
         goto fail;
+    if (k->compact &&
+        ((rc = bind_arr(&da, b, len, o->dens_a, words, 8, "density A")) ||
+         (rc = bind_arr(&db, b, len, o->dens_b, words, 8, "density B")) ||
+         (rc = bind_arr(&pa, b, len, o->pfx_a, words + 1, 4, "prefix counts A")) ||
+         (rc = bind_arr(&pb, b, len, o->pfx_b, words + 1, 4, "prefix counts B")) ||
+         (rc = check_dens(da, pa, k->n_vars, k->n_a, "A")) || (rc = check_dens(db, pb, k->n_vars, k->n_b, "B"))))
+        goto fail;
+    k->dens_a = da;
+    k->dens_b = db;
+    k->pfx_a = pa;
+    k->pfx_b = pb;
     k->coefs = coefs;
     uint32_t prev = 0;
     k->coefs_sorted = 1;
@@ -448,5 +490,7 @@ int zp_g16_key_bind(zp_g16_key_t *k, const zp_g16_key_offs_t *o, void *base, siz
 fail:
     k->ic = k->a = k->b1 = k->c = k->h = k->b2 = NULL;
     k->coefs = NULL;
+    k->dens_a = k->dens_b = NULL;
+    k->pfx_a = k->pfx_b = NULL;
     return rc;
 }

@@ -91,8 +91,8 @@ static int prove_run(zp_g16_proof_t *proof, const zp_g16_key_t *k, zp_g16_key_t 
     free(buf);   /* before the G2 MSM, so that its pages are back first */
     if (once) {                                  /* so are the G1 point arrays */
         size_t g1 = cv->g1a_size, nv = once->n_vars;
-        g16_drop_pages(once->a, nv * g1);
-        g16_drop_pages(once->b1, nv * g1);
+        g16_drop_pages(once->a, zp_g16_key_n_a(once) * g1);
+        g16_drop_pages(once->b1, zp_g16_key_n_b(once) * g1);
         g16_drop_pages(once->c, (nv - once->n_public - 1) * g1);
         g16_drop_pages(once->h, (size_t)once->domain_size * g1);
         once->a = once->b1 = once->c = once->h = NULL;
@@ -105,7 +105,8 @@ static int prove_run(zp_g16_proof_t *proof, const zp_g16_key_t *k, zp_g16_key_t 
         zp_g16_fin_ctx_t ctx;
         zp_g16_fin_ctx_init(&ctx);
         size_t need = cv->msm_g2_scratch(k->n_vars, zp_pool_size(pool));
-        void *shared = ops == &zp_backend_cpu ? g16_cpu_scratch(be, need) : NULL;
+        /* (a compacted key's finalize also gathers B's scalars into its scratch: its own) */
+        void *shared = ops == &zp_backend_cpu && !k->compact ? g16_cpu_scratch(be, need) : NULL;
         if (shared) {
             ctx.scratch = shared;
             ctx.scratch_len = need;

@@ -21,10 +21,10 @@ ipc_init bellman_submit "$1" "$2" --slots 3 --max-domain 1024 --heartbeat-ms 200
 mv "$KT" "$IPC_DIR/k" && K=$IPC_DIR/k
 B=$FIX/bellman/chain300
 
-# 1. import: checked and expanded into the store (named after both files)
+# 1. import: checked and read into the store, compacted (named after both files)
 "$ZKPIPE" keys import "$K/circuit.params" --r1cs "$K/circuit.r1cs" --arena "$IPC_ARENA" >"$IPC_DIR/imp.out" 2>&1 ||
   ipc_fail "keys import: $(cat "$IPC_DIR/imp.out")"
-grep -q "checked and expanded into" "$IPC_DIR/imp.out" || ipc_fail "keys import did not fill the store: $(cat "$IPC_DIR/imp.out")"
+grep -q "checked and read into" "$IPC_DIR/imp.out" || ipc_fail "keys import did not fill the store: $(cat "$IPC_DIR/imp.out")"
 "$ZKPIPE" keys import "$K/circuit.params" --arena "$IPC_ARENA" >"$IPC_DIR/imp2.out" 2>&1 &&
   ipc_fail "keys import of a .params without --r1cs succeeded"
 grep -q "give its circuit with --r1cs" "$IPC_DIR/imp2.out" || ipc_fail "no --r1cs: unclear message: $(cat "$IPC_DIR/imp2.out")"
