@@ -20,7 +20,12 @@
  * "ms"} for method "endo" (the split forced), "plain" (forced) and "auto" (what the prover
  * uses: the calibrated choice, zp_msm_auto_method; its line adds "picked"), the three run
  * alternately on the same scalars and checked equal. ZP_MSM_METHOD=endo|plain forces every
- * AUTO MSM (the prover's too). The text table's "endo" column is the split forced. */
+ * AUTO MSM (the prover's too). The text table's "endo" column is the split forced. With
+ * --json, endo and plain run at their calibrated windows; auto's line adds "picked", its
+ * window "c", the calibrated offset "dc" and "auto_over_best" (auto / the better of endo and
+ * plain: the rule is <= 1.05); --model adds "auto_model" (auto's method at the model's
+ * window; "over_auto": its time / auto's); --reps N: N alternating rounds, the median from 3
+ * (else the best). With --threads, the N-thread figures are wall ms even with --cpu. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +69,19 @@ static uint64_t msm_clock_cpu(bool cpu)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 static uint64_t msm_clock(void) { return msm_clock_cpu(bench_cpu); }
+
+static int dbl_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* the median of v[0..n) (sorted in place) */
+static double median_of(double *v, unsigned n)
+{
+    qsort(v, n, sizeof *v, dbl_cmp);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
 
 /* random scalars below r (top limb masked below r's top limb) */
 static void rnd_scalars(zp_scalar_t *k, size_t n, const uint64_t *r)
@@ -161,7 +179,8 @@ BENCH_MUL(fq_bls12_381)
         free(scr);                                                                             \
         return best;                                                                           \
     }                                                                                          \
-    /* nm methods o[j] alternately (one run of each per round), best of reps each into ms[j] */ \
+    /* nm methods o[j] alternately (one run of each per round), best of reps each into ms[j]  \
+     * (the median from 3 rounds up) */                                                        \
     static int msm_alt_##G##_##C(double *ms, const zp_##G##a_##C##_t *pa, const zp_scalar_t *k, \
                                  size_t n, zp_pool_t *pool, int reps, const zp_msm_opts_t *o,  \
                                  unsigned nm)                                                  \
@@ -177,13 +196,18 @@ BENCH_MUL(fq_bls12_381)
         if (posix_memalign(&scr, 64, sz)) return -1;                                           \
         zp_##G##_##C##_t out[8];                                                               \
         const bool cpu = bench_cpu && zp_pool_size(pool) <= 1;  /* threads: wall (makespan) */ \
+        double all[8][16];                                                                     \
+        if (reps > 16) reps = 16;                                                              \
         for (int r = 0; r < reps; r++)                                                         \
             for (unsigned j = 0; j < nm; j++) {                                                \
                 uint64_t t0 = msm_clock_cpu(cpu);                                              \
                 zp_msm_##G##_##C##_multi_ex(&out[j], &pa, 1, k, n, scr, pool, &o[j]);          \
                 double x = (double)(msm_clock_cpu(cpu) - t0) / 1e6;                            \
+                all[j][r] = x;                                                                 \
                 if (ms[j] < 0 || x < ms[j]) ms[j] = x;                                         \
             }                                                                                  \
+        if (reps >= 3)                                                                         \
+            for (unsigned j = 0; j < nm; j++) ms[j] = median_of(all[j], (unsigned)reps);        \
         free(scr);                                                                             \
         for (unsigned j = 1; j < nm; j++)                                                      \
             if (!zp_##G##_##C##_eq(&out[j], &out[0])) {                                        \
@@ -272,6 +296,8 @@ typedef struct {
                                                AVX-512 IFMA), 2 off, 3 both, alternately */
     unsigned logs[8], nlogs;
     bool json, threads_given;               /* --json: JSON lines, endo / plain / auto */
+    unsigned reps;                          /* --reps: alternating rounds (0: 2, 1 from 2^20) */
+    bool model;                             /* --model: also auto at the model's window */
 } bench_opts_t;
 
 static int parse_mask(unsigned *m, const char *v, const char *a, const char *b)
@@ -309,6 +335,11 @@ static int bench_parse(bench_opts_t *o, int argc, char **argv)
             bench_cpu = true;
         } else if (!strcmp(a, "--json")) {
             o->json = true;
+        } else if (!strcmp(a, "--model")) {
+            o->model = true;
+        } else if (!strcmp(a, "--reps") && v) {
+            if (parse_uint(&o->reps, v, 1, 15, a)) return -1;
+            i++;
         } else if (!strcmp(a, "--threads") && v) {
             if (parse_uint(&o->nthr, v, 1, 1024, a)) return -1;
             o->threads_given = true;
@@ -358,7 +389,7 @@ static int bench_parse(bench_opts_t *o, int argc, char **argv)
             fprintf(stderr, "usage: zkpipe bench arith [--quick] [--threads N] [--msm-only] "
                             "[--sizes \"16 18 20\"] [--groups g1,g2] [--c C] "
                             "[--scalars uniform|witness|both] [--endo on|off|both] [--vector on|off|both] [--dim 2|4] [--cpu] "
-                            "[--json]\n");
+                            "[--json [--model] [--reps N]]\n");
             return -1;
         }
     }
@@ -412,33 +443,36 @@ static int bench_parse(bench_opts_t *o, int argc, char **argv)
 #define JSON_ROWS(G, GN)                                                                       \
     for (unsigned s = 0; s < o.nlogs; s++) {                                                   \
         size_t n = (size_t)1 << o.logs[s];                                                     \
-        int reps = n >= ((size_t)1 << 20) ? 1 : 2;                                             \
+        int reps = o.reps ? (int)o.reps : n >= ((size_t)1 << 20) ? 1 : 2;                      \
         for (unsigned pi = 0; pi < npools; pi++)                                               \
             for (unsigned kind = 1; kind <= 2; kind++) {                                       \
                 if (!(o.kinds & kind)) continue;                                               \
                 for (unsigned cv = 0; cv < 2; cv++) {                                          \
-                    zp_msm_opts_t mo[3] = {{.c = o.c, .method = ZP_MSM_ENDO},                  \
+                    zp_msm_opts_t mo[4] = {{.c = o.c, .method = ZP_MSM_ENDO},                  \
                                            {.c = o.c, .method = ZP_MSM_PLAIN},                 \
-                                           {.c = o.c, .method = ZP_MSM_AUTO}};                 \
-                    double ms[3];                                                              \
+                                           {.c = o.c, .method = ZP_MSM_AUTO},                  \
+                                           {.c = o.c, .method = ZP_MSM_AUTO, .model_window = true}}; \
+                    double ms[4];                                                              \
+                    const unsigned nmeth = o.model ? 4 : 3;                                    \
                     (kind == 1 ? rnd_scalars : wit_scalars)(k, n, cv ? r_bls : r_bn);          \
-                    int e = cv ? msm_alt_##G##_bls12_381(ms, G##_bls, k, n, pools[pi], reps, mo, 3) \
-                               : msm_alt_##G##_bn254(ms, G##_bn, k, n, pools[pi], reps, mo, 3); \
+                    int e = cv ? msm_alt_##G##_bls12_381(ms, G##_bls, k, n, pools[pi], reps, mo, nmeth) \
+                               : msm_alt_##G##_bn254(ms, G##_bn, k, n, pools[pi], reps, mo, nmeth); \
                     if (e) goto out;                                                           \
                     zp_msm_info_t pi_;                                                         \
                     if (cv) zp_msm_##G##_bls12_381_plan_info(&pi_, n, zp_pool_size(pools[pi]), kind == 2, &mo[2]); \
                     else zp_msm_##G##_bn254_plan_info(&pi_, n, zp_pool_size(pools[pi]), kind == 2, &mo[2]); \
                     zp_msm_method_t pk = pi_.method;                                           \
                     double best = ms[0] < ms[1] ? ms[0] : ms[1];                               \
-                    for (unsigned j = 0; j < 3; j++) {                                         \
+                    for (unsigned j = 0; j < nmeth; j++) {                                     \
                         printf("{\"group\":\"G%u\",\"curve\":\"%s\",\"log2n\":%u,\"threads\":%u,"     \
                                "\"scalars\":\"%s\",\"method\":\"%s\",\"ms\":%.2f",                     \
                                GN, cv ? "bls12_381" : "bn254", o.logs[s], zp_pool_size(pools[pi]), \
                                kind == 1 ? "uniform" : "witness",                              \
-                               j == 0 ? "endo" : j == 1 ? "plain" : "auto", ms[j]);            \
+                               j == 0 ? "endo" : j == 1 ? "plain" : j == 2 ? "auto" : "auto_model", ms[j]); \
                         if (j == 2)                                                            \
                             printf(",\"picked\":\"%s\",\"c\":%u,\"dc\":%d,\"auto_over_best\":%.3f", \
                                    pk == ZP_MSM_PLAIN ? "plain" : "endo", pi_.c, pi_.dc, ms[2] / best); \
+                        if (j == 3) printf(",\"over_auto\":%.3f", ms[3] / ms[2]);             \
                         printf("}\n");                                                         \
                     }                                                                          \
                     fflush(stdout);                                                            \

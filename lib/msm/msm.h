@@ -78,7 +78,8 @@ typedef struct {
 
 /* the plan one MSM takes (zp_msm_<G>_<C>_plan_info; `zkpipe msm which`): method, split
  * dimension (1: plain), window c (for full-size scalars: witness-like ones are planned on
- * their bit lengths, with the same offset), the offset dc from the model, windows W, point
+ * their bit lengths, with the same offset), the offset dc from the model's window in effect
+ * (0 where the table's was clamped to the window range 2..16), windows W, point
  * ranges per window P, batched additions per inversion K */
 typedef struct {
     zp_msm_method_t method;

@@ -1091,9 +1091,12 @@ void MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _plan_info)(zp_msm_info_t *info, size_t 
     const unsigned dim = S(dim_lf)(opts, n, witness ? 0.15 : 1.0, nthreads, &dc), cf = S(force_c)(opts);
     msm_plan_t pl;
     S(full_plan)(&pl, n, nthreads, dim, cf, S(vec)());
+    const unsigned c0 = pl.c;
     if (!cf && dc) S(full_plan)(&pl, n, nthreads, dim, S(shift_c)(pl.c, dc), S(vec)());
+    /* dc: the offset in effect (0 where the shift was clamped at MSM_C_MIN / MSM_C_MAX) */
     *info = (zp_msm_info_t){.method = dim == 1 ? ZP_MSM_PLAIN : ZP_MSM_ENDO, .dim = dim, .c = pl.c,
-                            .W = S(dim_bits)(dim) / pl.c + 1, .P = pl.P, .K = pl.K, .dc = cf ? 0 : dc};
+                            .W = S(dim_bits)(dim) / pl.c + 1, .P = pl.P, .K = pl.K,
+                            .dc = (int)pl.c - (int)c0};
 }
 
 void MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _multi)(P_T *out, const PA_T *const *points, unsigned m,
