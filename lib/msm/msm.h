@@ -8,9 +8,10 @@
  * 256-bit integers, so unreduced scalars give sum k_i P_i all the same. Zero scalars cost
  * nothing, scalars equal to 1 one batched affine addition, short scalars only the windows
  * their bit length reaches (witness vectors are mostly 0/1/small).
- * Endomorphism split or plain: chosen per MSM from a measured table (zp_msm_calib_init below;
- * issue 31): the split where it was measured faster for the group, curve, scalar shape and
- * size (witness-like scalars: every size; uniform ones: up to 2^14-2^18, see doc/msm.md).
+ * Endomorphism split or plain, and the window: chosen per MSM from a measured table
+ * (zp_msm_calib_init below; issue 31): the split where it was measured faster for the group,
+ * curve, scalar shape, size and thread class (witness-like scalars: every size; uniform ones:
+ * up to 2^14-2^18, see doc/msm.md), the window the model's or one bit either side.
  * The split (GLV, G1 and G2 of both curves): each scalar k is split as
  * k = k1 + k2 lambda with |k1|, |k2| < 2^126 / 2^127 (lib/ec/ec_glv.c) and the MSM runs over the 2n
  * points P_i, phi(P_i) with 128-bit scalars (signs as point negations): half the windows, so
