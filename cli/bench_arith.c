@@ -20,7 +20,12 @@
  * "ms"} for method "endo" (the split forced), "plain" (forced) and "auto" (what the prover
  * uses: the calibrated choice, zp_msm_auto_method; its line adds "picked"), the three run
  * alternately on the same scalars and checked equal. ZP_MSM_METHOD=endo|plain forces every
- * AUTO MSM (the prover's too). The text table's "endo" column is the split forced. */
+ * AUTO MSM (the prover's too). The text table's "endo" column is the split forced. With
+ * --json, endo and plain run at their calibrated windows; auto's line adds "picked", its
+ * window "c", the calibrated offset "dc" and "auto_over_best" (auto / the better of endo and
+ * plain: the rule is <= 1.05); --model adds "auto_model" (auto's method at the model's
+ * window; "over_auto": its time / auto's); --reps N: N alternating rounds, the median from 3
+ * (else the best). With --threads, the N-thread figures are wall ms even with --cpu. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,12 +61,26 @@ static double ms_since(uint64_t t0) { return (double)(zp_now_ns() - t0) / 1e6; }
 /* --cpu: MSM figures are process CPU time (all threads) instead of wall time: on a loaded
  * machine the fairer number for one thread */
 static bool bench_cpu;
-static uint64_t msm_clock(void)
+static uint64_t msm_clock_cpu(bool cpu)
 {
-    if (!bench_cpu) return zp_now_ns();
+    if (!cpu) return zp_now_ns();
     struct timespec ts;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+static uint64_t msm_clock(void) { return msm_clock_cpu(bench_cpu); }
+
+static int dbl_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* the median of v[0..n) (sorted in place) */
+static double median_of(double *v, unsigned n)
+{
+    qsort(v, n, sizeof *v, dbl_cmp);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* random scalars below r (top limb masked below r's top limb) */
@@ -160,12 +179,14 @@ BENCH_MUL(fq_bls12_381)
         free(scr);                                                                             \
         return best;                                                                           \
     }                                                                                          \
-    /* nm methods o[j] alternately (one run of each per round), best of reps each into ms[j] */ \
+    /* nm methods o[j] alternately (one run of each per round), best of reps each into ms[j]  \
+     * (the median from 3 rounds up) */                                                        \
     static int msm_alt_##G##_##C(double *ms, const zp_##G##a_##C##_t *pa, const zp_scalar_t *k, \
                                  size_t n, zp_pool_t *pool, int reps, const zp_msm_opts_t *o,  \
                                  unsigned nm)                                                  \
     {                                                                                          \
         size_t sz = 64;                                                                        \
+        if (nm > 8) return -1;                                                                 \
         for (unsigned j = 0; j < nm; j++) {                                                    \
             size_t x = zp_msm_##G##_##C##_ex_scratch_size(n, 1, zp_pool_size(pool), &o[j]);    \
             if (x > sz) sz = x;                                                                \
@@ -173,14 +194,20 @@ BENCH_MUL(fq_bls12_381)
         }                                                                                      \
         void *scr = NULL;                                                                      \
         if (posix_memalign(&scr, 64, sz)) return -1;                                           \
-        zp_##G##_##C##_t out[4];                                                               \
+        zp_##G##_##C##_t out[8];                                                               \
+        const bool cpu = bench_cpu && zp_pool_size(pool) <= 1;  /* threads: wall (makespan) */ \
+        double all[8][16];                                                                     \
+        if (reps > 16) reps = 16;                                                              \
         for (int r = 0; r < reps; r++)                                                         \
             for (unsigned j = 0; j < nm; j++) {                                                \
-                uint64_t t0 = msm_clock();                                                     \
+                uint64_t t0 = msm_clock_cpu(cpu);                                              \
                 zp_msm_##G##_##C##_multi_ex(&out[j], &pa, 1, k, n, scr, pool, &o[j]);          \
-                double x = (double)(msm_clock() - t0) / 1e6;                                   \
+                double x = (double)(msm_clock_cpu(cpu) - t0) / 1e6;                            \
+                all[j][r] = x;                                                                 \
                 if (ms[j] < 0 || x < ms[j]) ms[j] = x;                                         \
             }                                                                                  \
+        if (reps >= 3)                                                                         \
+            for (unsigned j = 0; j < nm; j++) ms[j] = median_of(all[j], (unsigned)reps);        \
         free(scr);                                                                             \
         for (unsigned j = 1; j < nm; j++)                                                      \
             if (!zp_##G##_##C##_eq(&out[j], &out[0])) {                                        \
@@ -269,6 +296,8 @@ typedef struct {
                                                AVX-512 IFMA), 2 off, 3 both, alternately */
     unsigned logs[8], nlogs;
     bool json, threads_given;               /* --json: JSON lines, endo / plain / auto */
+    unsigned reps;                          /* --reps: alternating rounds (0: 2, 1 from 2^20) */
+    bool model;                             /* --model: also auto at the model's window */
 } bench_opts_t;
 
 static int parse_mask(unsigned *m, const char *v, const char *a, const char *b)
@@ -306,6 +335,11 @@ static int bench_parse(bench_opts_t *o, int argc, char **argv)
             bench_cpu = true;
         } else if (!strcmp(a, "--json")) {
             o->json = true;
+        } else if (!strcmp(a, "--model")) {
+            o->model = true;
+        } else if (!strcmp(a, "--reps") && v) {
+            if (parse_uint(&o->reps, v, 1, 15, a)) return -1;
+            i++;
         } else if (!strcmp(a, "--threads") && v) {
             if (parse_uint(&o->nthr, v, 1, 1024, a)) return -1;
             o->threads_given = true;
@@ -355,7 +389,7 @@ static int bench_parse(bench_opts_t *o, int argc, char **argv)
             fprintf(stderr, "usage: zkpipe bench arith [--quick] [--threads N] [--msm-only] "
                             "[--sizes \"16 18 20\"] [--groups g1,g2] [--c C] "
                             "[--scalars uniform|witness|both] [--endo on|off|both] [--vector on|off|both] [--dim 2|4] [--cpu] "
-                            "[--json]\n");
+                            "[--json [--model] [--reps N]]\n");
             return -1;
         }
     }
@@ -409,27 +443,36 @@ static int bench_parse(bench_opts_t *o, int argc, char **argv)
 #define JSON_ROWS(G, GN)                                                                       \
     for (unsigned s = 0; s < o.nlogs; s++) {                                                   \
         size_t n = (size_t)1 << o.logs[s];                                                     \
-        int reps = n >= ((size_t)1 << 20) ? 1 : 2;                                             \
+        int reps = o.reps ? (int)o.reps : n >= ((size_t)1 << 20) ? 1 : 2;                      \
         for (unsigned pi = 0; pi < npools; pi++)                                               \
             for (unsigned kind = 1; kind <= 2; kind++) {                                       \
                 if (!(o.kinds & kind)) continue;                                               \
                 for (unsigned cv = 0; cv < 2; cv++) {                                          \
-                    zp_msm_opts_t mo[3] = {{.c = o.c, .method = ZP_MSM_ENDO},                  \
+                    zp_msm_opts_t mo[4] = {{.c = o.c, .method = ZP_MSM_ENDO},                  \
                                            {.c = o.c, .method = ZP_MSM_PLAIN},                 \
-                                           {.c = o.c, .method = ZP_MSM_AUTO}};                 \
-                    double ms[3];                                                              \
+                                           {.c = o.c, .method = ZP_MSM_AUTO},                  \
+                                           {.c = o.c, .method = ZP_MSM_AUTO, .model_window = true}}; \
+                    double ms[4];                                                              \
+                    const unsigned nmeth = o.model ? 4 : 3;                                    \
                     (kind == 1 ? rnd_scalars : wit_scalars)(k, n, cv ? r_bls : r_bn);          \
-                    int e = cv ? msm_alt_##G##_bls12_381(ms, G##_bls, k, n, pools[pi], reps, mo, 3) \
-                               : msm_alt_##G##_bn254(ms, G##_bn, k, n, pools[pi], reps, mo, 3); \
+                    int e = cv ? msm_alt_##G##_bls12_381(ms, G##_bls, k, n, pools[pi], reps, mo, nmeth) \
+                               : msm_alt_##G##_bn254(ms, G##_bn, k, n, pools[pi], reps, mo, nmeth); \
                     if (e) goto out;                                                           \
-                    zp_msm_method_t pk = zp_msm_auto_method(GN, cv, kind == 2, n);             \
-                    for (unsigned j = 0; j < 3; j++) {                                         \
+                    zp_msm_info_t pi_;                                                         \
+                    if (cv) zp_msm_##G##_bls12_381_plan_info(&pi_, n, zp_pool_size(pools[pi]), kind == 2, &mo[2]); \
+                    else zp_msm_##G##_bn254_plan_info(&pi_, n, zp_pool_size(pools[pi]), kind == 2, &mo[2]); \
+                    zp_msm_method_t pk = pi_.method;                                           \
+                    double best = ms[0] < ms[1] ? ms[0] : ms[1];                               \
+                    for (unsigned j = 0; j < nmeth; j++) {                                     \
                         printf("{\"group\":\"G%u\",\"curve\":\"%s\",\"log2n\":%u,\"threads\":%u,"     \
                                "\"scalars\":\"%s\",\"method\":\"%s\",\"ms\":%.2f",                     \
                                GN, cv ? "bls12_381" : "bn254", o.logs[s], zp_pool_size(pools[pi]), \
                                kind == 1 ? "uniform" : "witness",                              \
-                               j == 0 ? "endo" : j == 1 ? "plain" : "auto", ms[j]);            \
-                        if (j == 2) printf(",\"picked\":\"%s\"", pk == ZP_MSM_PLAIN ? "plain" : "endo"); \
+                               j == 0 ? "endo" : j == 1 ? "plain" : j == 2 ? "auto" : "auto_model", ms[j]); \
+                        if (j == 2)                                                            \
+                            printf(",\"picked\":\"%s\",\"c\":%u,\"dc\":%d,\"auto_over_best\":%.3f", \
+                                   pk == ZP_MSM_PLAIN ? "plain" : "endo", pi_.c, pi_.dc, ms[2] / best); \
+                        if (j == 3) printf(",\"over_auto\":%.3f", ms[3] / ms[2]);             \
                         printf("}\n");                                                         \
                     }                                                                          \
                     fflush(stdout);                                                            \
@@ -913,43 +956,82 @@ bad:
     return 2;
 }
 
-/* ---- `zkpipe msm calibrate [--out FILE] [--quick] [--sizes "12 16"] [--c-table]` (issue 31):
- * measures, on this CPU, the endomorphism split and the plain MSM alternately (one thread,
- * process CPU ms, best of 2, one run from 2^20 up) for G1 and G2 of both curves, uniform and
- * witness-like scalars, at 2^12, 2^14, ..., 2^22 (witness-like up to 2^20, where the split
- * wins by 20-40% at every size; --quick: 2^12, 2^14, 2^16; --reps N: best of N alternating
- * rounds at every size, for a noisy machine), and writes the table msm_calib.c
- * reads (msm.h: zp_msm_calib_init): to FILE (written to FILE.tmp, checked by loading it,
- * then renamed), or stdout. Install it as $prefix/share/zkpipe/msm-calib.txt or point
- * ZKPIPE_MSM_CALIB at it. --c-table prints the rows as msm_calib_default.h's initialisers. */
+/* ---- `zkpipe msm calibrate [--out FILE] [--quick] [--sizes "12 16"] [--threads N] [--groups
+ * g1,g2] [--reps N] [--c-table]` (issue 31): measures, on this CPU, for G1 and G2 of both
+ * curves, uniform and witness-like scalars, at 2^12, 2^14, ..., 2^20 (--sizes: any of 4..24;
+ * witness-like up to 2^20; --quick: 2^12, 2^14, 2^16), with one thread (process CPU ms) and
+ * with N threads (wall ms; N: --threads, default the CPUs online; 1: one-thread rows only),
+ * the endomorphism split and the plain MSM each at the plan's model window and one bit either
+ * side (fewer where that is clamped to 2..16), all candidates alternately on the same scalars,
+ * best of 2 rounds (1 from 2^18 up; --reps N: N rounds), and writes every candidate as a row
+ * of the table msm_calib.c reads (msm.h: zp_msm_calib_init): to FILE (written to FILE.tmp,
+ * checked by loading it, then renamed), or stdout. Install it as
+ * $prefix/share/zkpipe/msm-calib.txt or point ZKPIPE_MSM_CALIB at it. --c-table prints the
+ * rows as msm_calib_default.h's initialisers. */
+typedef struct {
+    const unsigned *logs;
+    unsigned nlogs, wmax, reps, nthr;
+    bool ctab;
+    FILE *f;
+    zp_pool_t *pool;
+} calib_ctx_t;
+
 #define CALIB_GROUP(G, GN, C, CV)                                                              \
-    static int calib_##G##_##C(FILE *f, const unsigned *logs, unsigned nlogs, unsigned wmax,   \
-                               bool ctab, unsigned reps)                                       \
+    static int calib_##G##_##C(const calib_ctx_t *cx)                                          \
     {                                                                                          \
         unsigned lmax = 0;                                                                     \
-        for (unsigned s = 0; s < nlogs; s++) lmax = logs[s] > lmax ? logs[s] : lmax;           \
+        for (unsigned s = 0; s < cx->nlogs; s++) lmax = cx->logs[s] > lmax ? cx->logs[s] : lmax; \
         size_t nmax = (size_t)1 << lmax;                                                       \
         zp_##G##a_##C##_t *pa = malloc(nmax * sizeof *pa);                                     \
         zp_scalar_t *k = malloc(nmax * sizeof *k);                                             \
         int rc = -1;                                                                           \
         if (!pa || !k || points_##G##_##C(pa, nmax)) goto out;                                 \
-        for (unsigned s = 0; s < nlogs; s++)                                                   \
+        for (unsigned s = 0; s < cx->nlogs; s++)                                               \
             for (unsigned kind = 0; kind < 2; kind++) {                                        \
-                if (kind && logs[s] > wmax) continue;                                          \
-                size_t n = (size_t)1 << logs[s];                                               \
+                if (kind && cx->logs[s] > cx->wmax) continue;                                  \
+                size_t n = (size_t)1 << cx->logs[s];                                           \
                 (kind ? wit_scalars : rnd_scalars)(k, n, zp_fr_##C##_modulus.l);               \
-                zp_msm_opts_t mo[2] = {{.method = ZP_MSM_ENDO}, {.method = ZP_MSM_PLAIN}};     \
-                double ms[2];                                                                  \
-                int rp = reps ? (int)reps : logs[s] >= 20 ? 1 : 2;                             \
-                if (msm_alt_##G##_##C(ms, pa, k, n, NULL, rp, mo, 2)) goto out;                \
-                if (ctab)                                                                      \
-                    fprintf(f, "    {%u, %u, %u, %u, %.2ff, %.2ff},\n", GN, CV, kind, logs[s], ms[0], ms[1]); \
-                else                                                                           \
-                    fprintf(f, "g%u %s %s %u %.2f %.2f\n", GN, #C, kind ? "witness" : "uniform", logs[s], \
-                            ms[0], ms[1]);                                                     \
-                fflush(f);                                                                     \
-                fprintf(stderr, "  g%u %s %s 2^%u: endo %.1f ms, plain %.1f ms (%.3fx)\n", GN, #C, \
-                        kind ? "witness" : "uniform", logs[s], ms[0], ms[1], ms[0] / ms[1]);   \
+                for (unsigned tc = 0; tc < (cx->pool ? 2u : 1u); tc++) {                       \
+                    zp_pool_t *pool = tc ? cx->pool : NULL;                                    \
+                    const unsigned nt = zp_pool_size(pool);                                    \
+                    zp_msm_opts_t mo[6];                                                       \
+                    unsigned cc[6], nc = 0;                                                    \
+                    for (unsigned meth = 0; meth < 2; meth++)                                  \
+                        for (int dc = -1; dc <= 1; dc++) {                                     \
+                            zp_msm_opts_t o = {.method = meth ? ZP_MSM_PLAIN : ZP_MSM_ENDO,    \
+                                               .model_window = true, .window_delta = dc};      \
+                            zp_msm_info_t in;                                                  \
+                            zp_msm_##G##_##C##_plan_info(&in, n, nt, kind, &o);                \
+                            bool dup = false;    /* clamped onto another candidate's window */ \
+                            for (unsigned j = 0; j < nc; j++)                                  \
+                                dup |= !kind && mo[j].method == o.method && cc[j] == in.c;     \
+                            if (dup) continue;                                                 \
+                            mo[nc] = o;                                                        \
+                            cc[nc++] = in.c;                                                   \
+                        }                                                                      \
+                    double ms[6];                                                              \
+                    int rp = cx->reps ? (int)cx->reps : cx->logs[s] >= 18 ? 1 : 2;             \
+                    if (msm_alt_##G##_##C(ms, pa, k, n, pool, rp, mo, nc)) goto out;           \
+                    double bm[2] = {-1, -1};                                                   \
+                    int bd[2] = {0, 0};                                                        \
+                    unsigned bc[2] = {0, 0};                                                   \
+                    for (unsigned j = 0; j < nc; j++) {                                        \
+                        unsigned meth = mo[j].method == ZP_MSM_PLAIN;                          \
+                        if (cx->ctab)                                                          \
+                            fprintf(cx->f, "    {%u, %u, %u, %u, %u, %u, %d, %.2ff}, /* c %u */\n", GN, CV, kind, \
+                                    cx->logs[s], nt, meth, mo[j].window_delta, ms[j], cc[j]);  \
+                        else                                                                   \
+                            fprintf(cx->f, "g%u %s %s %u %u %s %d %.2f  # c %u\n", GN, #C,     \
+                                    kind ? "witness" : "uniform", cx->logs[s], nt, meth ? "plain" : "endo", \
+                                    mo[j].window_delta, ms[j], cc[j]);                         \
+                        if (bm[meth] < 0 || ms[j] < bm[meth])                                  \
+                            bm[meth] = ms[j], bd[meth] = mo[j].window_delta, bc[meth] = cc[j]; \
+                    }                                                                          \
+                    fflush(cx->f);                                                             \
+                    fprintf(stderr, "  g%u %s %s 2^%u %uT: endo %.1f ms (c %u, %+d), plain %.1f ms (c %u, %+d): %.3fx\n", \
+                            GN, #C, kind ? "witness" : "uniform", cx->logs[s], nt, bm[0], bc[0], bd[0], \
+                            bm[1], bc[1], bd[1], bm[0] / bm[1]);                               \
+                }                                                                              \
             }                                                                                  \
         rc = 0;                                                                                \
     out:                                                                                       \
@@ -962,15 +1044,27 @@ CALIB_GROUP(g1, 1, bls12_381, 1)
 CALIB_GROUP(g2, 2, bn254, 0)
 CALIB_GROUP(g2, 2, bls12_381, 1)
 
+#define CALIB_USAGE "usage: zkpipe msm calibrate [--out FILE] [--quick] [--sizes \"12 16 20\"] [--threads N] [--groups g1,g2] [--reps N] [--c-table]\n"
 static int msm_calibrate(int argc, char **argv)
 {
     const char *out = NULL;
     bool quick = false, ctab = false;
-    unsigned logs[8] = {12, 14, 16, 18, 20, 22}, nlogs = 6, reps = 0;
+    unsigned logs[8] = {12, 14, 16, 18, 20}, nlogs = 5, reps = 0, groups = 3;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned nthr = ncpu > 1 && ncpu < 1024 ? (unsigned)ncpu : 1;
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(argv[i], "--reps") && v) {
             if (parse_uint(&reps, argv[++i], 1, 20, "--reps")) return 2;
+        } else if (!strcmp(argv[i], "--threads") && v) {
+            if (parse_uint(&nthr, argv[++i], 1, 1024, "--threads")) return 2;
+        } else if (!strcmp(argv[i], "--groups") && v) {
+            i++;
+            groups = !strcmp(v, "g1") ? 1 : !strcmp(v, "g2") ? 2 : !strcmp(v, "g1,g2") ? 3 : 0;
+            if (!groups) {
+                fprintf(stderr, "msm calibrate: --groups wants g1, g2 or g1,g2\n");
+                return 2;
+            }
         } else if (!strcmp(argv[i], "--out") && v) {
             out = argv[++i];
         } else if (!strcmp(argv[i], "--quick")) {
@@ -981,20 +1075,27 @@ static int msm_calibrate(int argc, char **argv)
         } else if (!strcmp(argv[i], "--sizes") && v) {
             if (parse_list(logs, &nlogs, argv[++i], 4, 24, "--sizes")) return 2;
         } else {
-            fprintf(stderr, "usage: zkpipe msm calibrate [--out FILE] [--quick] [--sizes \"12 16 20\"] [--reps N] [--c-table]\n");
+            fprintf(stderr, CALIB_USAGE);
             return 2;
         }
     }
     char tmp[4096];
     FILE *f = stdout;
+    zp_pool_t *pool = nthr > 1 ? zp_pool_new(nthr) : NULL;
+    if (nthr > 1 && !pool) {
+        fprintf(stderr, "msm calibrate: cannot start %u threads\n", nthr);
+        return 1;
+    }
     if (out) {
         if (snprintf(tmp, sizeof tmp, "%s.tmp", out) >= (int)sizeof tmp) {
             fprintf(stderr, "msm calibrate: --out path too long\n");
+            zp_pool_destroy(&pool);
             return 2;
         }
         f = fopen(tmp, "w");
         if (!f) {
             fprintf(stderr, "msm calibrate: cannot write %s: %s\n", tmp, strerror(errno));
+            zp_pool_destroy(&pool);
             return 1;
         }
     }
@@ -1013,20 +1114,27 @@ static int msm_calibrate(int argc, char **argv)
     }
     time_t now = time(NULL);
     char day[32];
-    strftime(day, sizeof day, "%Y-%m-%d", gmtime(&now));
-    bench_cpu = true;                           /* one thread, process CPU time */
-    if (!ctab) {
-        fprintf(f, "zkpipe-msm-calib 1\n");
-        fprintf(f, "machine %s, %ld cores online, %s path, %s\n", model, sysconf(_SC_NPROCESSORS_ONLN),
-                zp_msm_vector() ? "AVX-512 IFMA" : "scalar", day);
-        fprintf(f, "# zkpipe msm calibrate%s: one thread, process CPU ms, endo and plain alternately\n",
-                quick ? " --quick" : "");
-        fprintf(f, "# group curve scalars log2n endo_ms plain_ms\n");
-    }
-    fprintf(stderr, "msm calibrate: %s (%s path)\n", model, zp_msm_vector() ? "AVX-512 IFMA" : "scalar");
-    const unsigned wmax = 20;
-    if (calib_g1_bn254(f, logs, nlogs, wmax, ctab, reps) || calib_g1_bls12_381(f, logs, nlogs, wmax, ctab, reps) ||
-        calib_g2_bn254(f, logs, nlogs, wmax, ctab, reps) || calib_g2_bls12_381(f, logs, nlogs, wmax, ctab, reps)) {
+    strftime(day, sizeof day, "%Y-%m-%d %H:%M UTC", gmtime(&now));
+    const double load0 = fixed_load();
+    bench_cpu = true;                           /* one thread: process CPU; threads: wall */
+    const char *hd = ctab ? "/* " : "";
+    if (!ctab) fprintf(f, "zkpipe-msm-calib 2\n");
+    fprintf(f, "%smachine %s, %ld cores online, %s path, %s%s\n", ctab ? "/* " : "", model, ncpu,
+            zp_msm_vector() ? "AVX-512 IFMA" : "scalar", day, ctab ? " */" : "");
+    fprintf(f, "%s# zkpipe msm calibrate%s: threads 1 (process CPU ms) and %u (wall ms), load %.2f at start%s\n",
+            hd, quick ? " --quick" : "", nthr, load0, ctab ? " */" : "");
+    if (!ctab) fprintf(f, "# group curve scalars log2n threads method window_offset ms  # window\n");
+    fprintf(stderr, "msm calibrate: %s (%s path), threads 1 and %u, load %.2f\n", model,
+            zp_msm_vector() ? "AVX-512 IFMA" : "scalar", nthr, load0);
+    const calib_ctx_t cx = {.logs = logs, .nlogs = nlogs, .wmax = 20, .reps = reps, .nthr = nthr,
+                            .ctab = ctab, .f = f, .pool = pool};
+    const uint64_t t0 = zp_now_ns();
+    int e = 0;
+    if (groups & 1) e = e || calib_g1_bn254(&cx) || calib_g1_bls12_381(&cx);
+    if (groups & 2) e = e || calib_g2_bn254(&cx) || calib_g2_bls12_381(&cx);
+    zp_pool_destroy(&pool);
+    const double secs = (double)(zp_now_ns() - t0) / 1e9;
+    if (e) {
         fprintf(stderr, "msm calibrate: out of memory or a wrong result\n");
         if (out) {
             fclose(f);
@@ -1034,6 +1142,8 @@ static int msm_calibrate(int argc, char **argv)
         }
         return 1;
     }
+    fprintf(f, "%s# took %.0f s, load %.2f at the end%s\n", hd, secs, fixed_load(), ctab ? " */" : "");
+    fprintf(stderr, "msm calibrate: took %.0f s\n", secs);
     if (!out) return 0;
     if (fclose(f)) {
         fprintf(stderr, "msm calibrate: cannot write %s: %s\n", tmp, strerror(errno));
@@ -1071,18 +1181,31 @@ int zp_cmd_msm(int argc, char **argv)
             fprintf(stderr, "msm which: %s\n", zp_err_msg());
             return 2;
         }
-        printf("table: %s\nmethod per log2 n (E: the split, P: plain):\n", zp_msm_calib_source());
+        const unsigned nt = zp_msm_calib_threads();
+        printf("table: %s\nper log2 n: method (E: the split, P: plain), window c and its offset from the\n"
+               "model (+1/-1; uniform scalars: the c of full-size scalars), threads 1 and %u:\n",
+               zp_msm_calib_source(), nt > 1 ? nt : 2);
         for (unsigned g = 1; g <= 2; g++)
             for (unsigned cv = 0; cv < 2; cv++)
-                for (unsigned w = 0; w < 2; w++) {
-                    printf("G%u %-9s %-7s", g, cv ? "bls12_381" : "bn254", w ? "witness" : "uniform");
-                    for (unsigned l = 12; l <= 22; l++)
-                        printf(" %u:%s", l, zp_msm_auto_method(g, cv, w, (size_t)1 << l) == ZP_MSM_PLAIN ? "P" : "E");
-                    printf("\n");
-                }
+                for (unsigned w = 0; w < 2; w++)
+                    for (unsigned t = 1; t <= (nt > 1 ? nt : 2); t += (nt > 1 ? nt : 2) - 1) {
+                        printf("G%u %-9s %-7s %uT", g, cv ? "bls12_381" : "bn254", w ? "witness" : "uniform", t);
+                        for (unsigned l = 12; l <= 22; l++) {
+                            zp_msm_info_t in;
+                            size_t n = (size_t)1 << l;
+                            if (g == 1 && cv == 0) zp_msm_g1_bn254_plan_info(&in, n, t, w, NULL);
+                            else if (g == 1) zp_msm_g1_bls12_381_plan_info(&in, n, t, w, NULL);
+                            else if (cv == 0) zp_msm_g2_bn254_plan_info(&in, n, t, w, NULL);
+                            else zp_msm_g2_bls12_381_plan_info(&in, n, t, w, NULL);
+                            char d[4] = "";
+                            if (in.dc) snprintf(d, sizeof d, "%+d", in.dc);
+                            printf(" %u:%s%u%s", l, in.method == ZP_MSM_PLAIN ? "P" : "E", in.c, d);
+                        }
+                        printf("\n");
+                    }
         return 0;
     }
-    fprintf(stderr, "usage: zkpipe msm calibrate [--out FILE] [--quick] [--sizes \"12 16 20\"] [--reps N] [--c-table]\n"
+    fprintf(stderr, CALIB_USAGE
                     "       zkpipe msm check FILE     parse a calibration file\n"
                     "       zkpipe msm which          the table in use and the method per size\n");
     return 2;

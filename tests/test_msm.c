@@ -638,6 +638,145 @@ MSM_AUTO_TESTS(g1, 1, bls12_381, 1)
 MSM_AUTO_TESTS(g2, 2, bn254, 0)
 MSM_AUTO_TESTS(g2, 2, bls12_381, 1)
 
+/* every window the calibration may pick (the model's and one bit either side, both methods)
+ * against the naive sum, with the scratch sized for NULL opts (it must cover every offset:
+ * a canary after it is checked), 1..3 threads, uniform-like and witness-like scalars; then
+ * AUTO under calib_window_table, and plan_info's offsets and windows against that table */
+#define MSM_WINDOW_TESTS(G, GN, C, CV)                                                         \
+    static void test_window_##G##_##C(zp_pool_t **pools, unsigned npools, const size_t *sizes, \
+                                      size_t nsizes)                                           \
+    {                                                                                          \
+        const zp_scalar_t *r = (const zp_scalar_t *)(const void *)&zp_fr_##C##_modulus;        \
+        enum { CANARY = 256 };                                                                 \
+        for (size_t si = 0; si < nsizes; si++) {                                               \
+            const size_t n = sizes[si];                                                        \
+            zp_##G##a_##C##_t *pa = malloc(n * sizeof *pa);                                    \
+            zp_scalar_t *k = malloc(n * sizeof *k), rep = {{rnd64(), rnd64(), 7, 0}};          \
+            points_##G##_##C(pa, n);                                                           \
+            for (int shape = 0; shape < 2; shape++) {                                          \
+                for (size_t i = 0; i < n; i++) {                                               \
+                    if (shape) pick_sparse(&k[i], r);                                          \
+                    else pick_scalar(&k[i], i, r, &rep, &zp_glv_##C##_lambda, &zp_gls_##C##_mu, \
+                                     zp_gls_##C##_bits);                                       \
+                }                                                                              \
+                zp_##G##_##C##_t want, got;                                                    \
+                naive_##G##_##C(&want, pa, k, n);                                              \
+                for (unsigned pi = 0; pi < npools; pi++) {                                     \
+                    unsigned nt = zp_pool_size(pools[pi]);                                     \
+                    size_t sz = zp_msm_##G##_##C##_scratch_size(n, nt);                        \
+                    uint8_t *scr = NULL;                                                       \
+                    if (posix_memalign((void **)&scr, 64, sz + CANARY)) abort();               \
+                    for (int mode = 0; mode < 7; mode++) {                                     \
+                        zp_msm_opts_t o = {.method = mode < 3 ? ZP_MSM_ENDO : ZP_MSM_PLAIN,    \
+                                           .model_window = true, .window_delta = mode % 3 - 1}; \
+                        if (mode == 6) o = (zp_msm_opts_t){0};  /* AUTO, the table's offsets */ \
+                        memset(scr + sz, 0xa5, CANARY);                                        \
+                        const zp_##G##a_##C##_t *pp = pa;                                      \
+                        zp_msm_##G##_##C##_multi_ex(&got, &pp, 1, k, n, scr, pools[pi], &o);   \
+                        bool canary = true;                                                    \
+                        for (unsigned b = 0; b < CANARY; b++) canary &= scr[sz + b] == 0xa5;   \
+                        if (!zp_##G##_##C##_eq(&got, &want) || !canary) {                      \
+                            fprintf(stderr, "msm window %s n=%zu threads=%u shape=%d mode=%d: %s\n", \
+                                    #G "_" #C, n, nt, shape, mode, canary ? "wrong sum" : "wrote past the scratch"); \
+                            fails++;                                                           \
+                        }                                                                      \
+                    }                                                                          \
+                    free(scr);                                                                 \
+                }                                                                              \
+            }                                                                                  \
+            /* plan_info: the table's offsets (calib_window_table), the model's window + offset */ \
+            for (unsigned nt = 1; nt <= 2; nt++) {                                             \
+                zp_msm_info_t au, m0, mp;                                                      \
+                zp_msm_##G##_##C##_plan_info(&au, n, nt, false, NULL);                         \
+                zp_msm_opts_t o0 = {.method = au.method, .model_window = true};                \
+                zp_msm_##G##_##C##_plan_info(&m0, n, nt, false, &o0);                          \
+                int want_dc = n < 600 ? (nt == 1 ? 1 : -1) : (nt == 1 ? -1 : 1);               \
+                if (au.method == ZP_MSM_PLAIN) want_dc = -want_dc;                             \
+                o0.window_delta = want_dc;                                                     \
+                zp_msm_##G##_##C##_plan_info(&mp, n, nt, false, &o0);                          \
+                CHECK(au.method == (n < 446 ? ZP_MSM_ENDO : ZP_MSM_PLAIN));                    \
+                CHECK(m0.dc == 0 && au.dc == want_dc && au.c == mp.c);                         \
+                unsigned wc = (int)m0.c + want_dc < 2 ? 2 : (int)m0.c + want_dc > 16 ? 16 : (unsigned)((int)m0.c + want_dc); \
+                CHECK(mp.c == wc);                                                             \
+            }                                                                                  \
+            free(pa);                                                                          \
+            free(k);                                                                           \
+        }                                                                                      \
+    }
+MSM_WINDOW_TESTS(g1, 1, bn254, 0)
+MSM_WINDOW_TESTS(g1, 1, bls12_381, 1)
+MSM_WINDOW_TESTS(g2, 2, bn254, 0)
+MSM_WINDOW_TESTS(g2, 2, bls12_381, 1)
+
+/* a version 2 table: the method switches from endo to plain at 446 points as in
+ * calib_switch_table (both thread classes, both shapes); one thread: endo's window +1 up to
+ * 2^9 (its -1 row 1% faster than the model's: not taken) and -1 from 2^10 (more than 2%),
+ * plain's the opposite; three threads (the many-thread class): the signs swapped. Between
+ * 2^9 and 2^10 the offset is interpolated (0 at 2^9.5 = 724 points). */
+static bool calib_window_table(char *path, size_t cap)
+{
+    static const char *gc[] = {"g1 bn254", "g1 bls12_381", "g2 bn254", "g2 bls12_381"};
+    char *text = malloc(16384);
+    if (!text) return false;
+    size_t o = (size_t)snprintf(text, 16384, "zkpipe-msm-calib 2\nmachine window test\n");
+    for (int i = 0; i < 4; i++)
+        for (int w = 0; w < 2; w++)
+            for (int t = 1; t <= 3; t += 2)
+                for (int l = 8; l <= 10; l++) {
+                    const int up = (l <= 9) == (t == 1);  /* endo +1 (plain -1), else the opposite */
+                    const double ratio = l == 8 ? 0.9 : l == 9 ? 1.0 : 1.1;
+                    const char *sh = w ? "witness" : "uniform";
+                    for (int m = 0; m < 2; m++) {
+                        const int fast = (up != m) ? 1 : -1;  /* the offset measured faster */
+                        const double base = m ? 100.0 : 100.0 * ratio;
+                        o += (size_t)snprintf(text + o, 16384 - o,
+                                              "%s %s %d %d %s 0 %.3f\n%s %s %d %d %s %d %.3f\n%s %s %d %d %s %d %.3f\n",
+                                              gc[i], sh, l, t, m ? "plain" : "endo", base,
+                                              gc[i], sh, l, t, m ? "plain" : "endo", fast, base * 0.95,
+                                              gc[i], sh, l, t, m ? "plain" : "endo", -fast, base * 0.99);
+                    }
+                }
+    bool ok = calib_write(path, cap, text, o);
+    free(text);
+    return ok;
+}
+
+static void test_window(zp_pool_t **pools)
+{
+    char path[256];
+    CHECK(calib_window_table(path, sizeof path));
+    CHECK(zp_msm_calib_load(path) == 0);
+    CHECK(zp_msm_calib_threads() == 3);
+    unlink(path);
+    /* interpolation of the offset in log2 n: one thread, G1 BN254 uniform, plain from 446
+     * points: -1 at 2^9 (512), +1 at 2^10, 0 at 2^9.5; endo at 400: +1 */
+    CHECK(zp_msm_auto_pick(1, 0, 1.0, 400, 1).dc[0] == 1);
+    CHECK(zp_msm_auto_pick(1, 0, 1.0, 512, 1).dc[1] == -1);
+    CHECK(zp_msm_auto_pick(1, 0, 1.0, 724, 1).dc[1] == 0);
+    CHECK(zp_msm_auto_pick(1, 0, 1.0, 1024, 1).dc[1] == 1);
+    CHECK(zp_msm_auto_pick(1, 0, 1.0, 400, 2).dc[0] == -1);
+    /* an offset within 2% of the model's window is not taken; one more than 2% faster is */
+    static const char near[] = "zkpipe-msm-calib 2\ng1 bn254 uniform 12 1 plain 0 100\n"
+                               "g1 bn254 uniform 12 1 plain 1 98.5\ng1 bn254 uniform 12 1 endo 0 100\n"
+                               "g1 bn254 uniform 12 1 endo -1 97.5\ng1 bn254 uniform 12 1 endo 1 98\n";
+    CHECK(calib_write(path, sizeof path, near, sizeof near - 1));
+    CHECK(zp_msm_calib_load(path) == 0);
+    unlink(path);
+    zp_msm_pick_t pk = zp_msm_auto_pick(1, 0, 1.0, 4096, 1);
+    CHECK(pk.dc[1] == 0 && pk.dc[0] == -1 && pk.method == ZP_MSM_ENDO);  /* 97.5 / 100 */
+    CHECK(zp_msm_calib_load(path) == -ENOENT);
+    /* the rest of the window table (the near file replaced only G1 BN254 uniform, 1T) */
+    CHECK(calib_window_table(path, sizeof path));
+    CHECK(zp_msm_calib_load(path) == 0);
+    unlink(path);
+    static const size_t s1[] = {300, 1100, 2500}, s2[] = {200, 1100};
+    test_window_g1_bn254(pools, 3, s1, 3);
+    test_window_g1_bls12_381(pools, 3, s1, 3);
+    test_window_g2_bn254(pools, 3, s2, 2);
+    test_window_g2_bls12_381(pools, 3, s2, 2);
+    zp_msm_calib_reset();
+}
+
 /* the calibration file parser: each malformed file refused with ZP_EFORMAT and a message
  * naming the file and line; a refused file leaves the table in use unchanged */
 static void test_calib_errors(void)
@@ -645,7 +784,8 @@ static void test_calib_errors(void)
     static const struct { const char *text, *line, *what; } bad[] = {
         {"", ":0:", "no header"},
         {"# only a comment\n\n", ":2:", "no header"},
-        {"zkpipe-msm-calib 2\n", ":1:", "expected the header"},
+        {"zkpipe-msm-calib 3\n", ":1:", "expected the header"},
+        {"zkpipe-msm-calib 2\n", ":1:", "no rows"},
         {"g1 bn254 uniform 12 1 1\n", ":1:", "expected the header"},
         {"zkpipe-msm-calib 1\n", ":1:", "no rows"},
         {"zkpipe-msm-calib 1\nmachine a\n# c\n", ":3:", "no rows"},
@@ -668,6 +808,23 @@ static void test_calib_errors(void)
          ":5:", "the first at line 3"},
         {"zkpipe-msm-calib 1\nmachine a\nmachine b\n", ":3:", "second 'machine'"},
         {"zkpipe-msm-calib 1\ng1 bn254 uniform 12 1 1\n\x01\x02 x\n", ":3:", "6 fields"},
+        /* version 2: GROUP CURVE SCALARS LOG2N THREADS METHOD DC MS */
+        {"zkpipe-msm-calib 2\ng1 bn254 uniform 12 1 1\n", ":2:", "8 fields"},
+        {"zkpipe-msm-calib 2\ng1 bn254 uniform 12 1 endo 0\n", ":2:", "8 fields"},
+        {"zkpipe-msm-calib 2\ng1 bn254 uniform 12 1 endo 0 5 5\n", ":2:", "more than 8"},
+        {"zkpipe-msm-calib 2\ng1 bn254 uniform 12 0 endo 0 5\n", ":2:", "threads '0'"},
+        {"zkpipe-msm-calib 2\ng1 bn254 uniform 12 1025 endo 0 5\n", ":2:", "threads '1025'"},
+        {"zkpipe-msm-calib 2\ng1 bn254 uniform 12 2x endo 0 5\n", ":2:", "threads '2x'"},
+        {"zkpipe-msm-calib 2\ng1 bn254 uniform 12 1 fast 0 5\n", ":2:", "method 'fast'"},
+        {"zkpipe-msm-calib 2\ng1 bn254 uniform 12 1 endo 2 5\n", ":2:", "window offset '2'"},
+        {"zkpipe-msm-calib 2\ng1 bn254 uniform 12 1 endo -2 5\n", ":2:", "window offset '-2'"},
+        {"zkpipe-msm-calib 2\ng1 bn254 uniform 12 1 plain x 5\n", ":2:", "window offset 'x'"},
+        {"zkpipe-msm-calib 2\ng1 bn254 uniform 12 1 plain 0 0\n", ":2:", "MS '0'"},
+        {"zkpipe-msm-calib 2\ng1 bn254 uniform 12 1 plain 0 nan\n", ":2:", "MS 'nan'"},
+        {"zkpipe-msm-calib 2\ng1 bn254 uniform 12 1 endo 0 5\ng1 bn254 uniform 12 1 endo 0 6\n", ":3:",
+         "the first at line 2"},
+        {"zkpipe-msm-calib 2\ng1 bn254 uniform 12 2 endo 0 5\ng1 bn254 uniform 14 4 endo 0 5\n", ":3:",
+         "threads 4, but line 2 has 2"},
     };
     char path[256];
     CHECK(calib_switch_table(path, sizeof path));
@@ -787,6 +944,7 @@ static void run_all(zp_pool_t **pools, zp_pool_t **wide)
     test_vec_g2_bn254(NULL, 1500);
     test_vec_g2_bls12_381(NULL, 1500);
     test_auto(pools);
+    test_window(pools);
 }
 
 int main(void)

@@ -8,9 +8,10 @@
  * 256-bit integers, so unreduced scalars give sum k_i P_i all the same. Zero scalars cost
  * nothing, scalars equal to 1 one batched affine addition, short scalars only the windows
  * their bit length reaches (witness vectors are mostly 0/1/small).
- * Endomorphism split or plain: chosen per MSM from a measured table (zp_msm_calib_init below;
- * issue 31): the split where it was measured faster for the group, curve, scalar shape and
- * size (witness-like scalars: every size; uniform ones: up to 2^14-2^18, see doc/msm.md).
+ * Endomorphism split or plain, and the window: chosen per MSM from a measured table
+ * (zp_msm_calib_init below; issue 31): the split where it was measured faster for the group,
+ * curve, scalar shape, size and thread class (witness-like scalars: every size; uniform ones:
+ * up to 2^14-2^18, see doc/msm.md), the window the model's or one bit either side.
  * The split (GLV, G1 and G2 of both curves): each scalar k is split as
  * k = k1 + k2 lambda with |k1|, |k2| < 2^126 / 2^127 (lib/ec/ec_glv.c) and the MSM runs over the 2n
  * points P_i, phi(P_i) with 128-bit scalars (signs as point negations): half the windows, so
@@ -61,23 +62,54 @@ typedef struct {
     unsigned dim;  /* 0: the default (2; BLS12-381's G2: 4 from 2^17 points up); 2: the
                     * GLV split; 4: the GLS split on G2 (on G1 it means 2). (added) */
     zp_msm_method_t method;  /* no_endo and dim override it (issue 31) */
+    /* the window when c is 0 (issue 31): the plan's operation-count model's choice shifted
+     * by the calibrated offset (-1, 0, +1 bits) for the method, group, curve, shape, size and
+     * thread class; model_window: the model's shifted by window_delta (clamped to -1..1)
+     * instead (what `zkpipe msm calibrate` measures). The scratch covers every offset. */
+    bool model_window;
+    int window_delta;
 } zp_msm_opts_t;
 
-/* Endomorphism split or plain, per MSM (issue 31; doc/msm.md). With ZP_MSM_AUTO (NULL opts:
- * every MSM of the prover) the choice is read from a calibration table: for each group
- * (g1|g2), curve and scalar shape ("uniform" and "witness"-like: the share of a sample of the
- * scalars longer than 128 bits places a call between the two), the measured one-thread time of both methods at a
- * few sizes log2n; the ratio endo/plain is interpolated linearly in log2n between the measured
- * sizes (held constant outside them) and the split is used where it is below 0.98 (a tie
- * goes to plain, which touches less memory).
+/* what the calibration table says for one MSM (zp_msm_auto_pick): the method, and for each
+ * method (0 endo, 1 plain) the window offset from the model's choice */
+typedef struct {
+    zp_msm_method_t method;
+    int dc[2];
+} zp_msm_pick_t;
+
+/* the plan one MSM takes (zp_msm_<G>_<C>_plan_info; `zkpipe msm which`): method, split
+ * dimension (1: plain), window c (for full-size scalars: witness-like ones are planned on
+ * their bit lengths, with the same offset), the offset dc from the model's window in effect
+ * (0 where the table's was clamped to the window range 2..16), windows W, point
+ * ranges per window P, batched additions per inversion K */
+typedef struct {
+    zp_msm_method_t method;
+    unsigned dim, c, W, P, K;
+    int dc;
+} zp_msm_info_t;
+
+/* Endomorphism split or plain, and the window, per MSM (issue 31; doc/msm.md). With
+ * ZP_MSM_AUTO (NULL opts: every MSM of the prover) the choice is read from a calibration
+ * table: for each group (g1|g2), curve, scalar shape ("uniform" and "witness"-like: the share
+ * of a sample of the scalars longer than 128 bits places a call between the two) and thread
+ * class (one thread; the machine's threads), the measured time of both methods at a few
+ * sizes log2n, each at the model's window and one bit either side; per method the fastest
+ * window counts. The ratio endo/plain (of the methods' best times) is interpolated linearly
+ * in log2n between the measured sizes (held constant outside them) and the split is used
+ * where it is below 0.98 (a tie goes to plain, which touches less memory); each method's
+ * window offset is interpolated the same way and rounded. MSMs with more than one thread
+ * use the many-thread rows where the table has them, else the one-thread rows.
  * The table is the built-in one (measured on the machine named in zp_msm_calib_source), or a
  * file written by `zkpipe msm calibrate`: zp_msm_calib_init() looks for it at $ZKPIPE_MSM_CALIB,
  * then at ZP_MSM_CALIB_SHARE (the install's share dir); a missing file means the built-in
  * table, a malformed one is refused (ZP_EFORMAT, zp_err naming file and line). Keys the file
  * does not have keep the built-in rows. ZP_MSM_METHOD=endo|plain|auto in the environment
- * forces the method of every AUTO MSM (benchmarks). Called lazily by the first AUTO MSM
- * (which, if it fails there, prints the error once on stderr and uses the built-in table);
- * processes call it at start to refuse a bad file. Thread-safe; the first call decides. */
+ * forces the method of every AUTO MSM (benchmarks); ZP_MSM_WINDOW=model the model's window
+ * (offset 0) for every MSM without a forced c. Called lazily by the first MSM (which, if it
+ * fails there, prints the error once on stderr and uses the built-in table); processes call
+ * it at start to refuse a bad file. Thread-safe; the first call decides. The table is
+ * process-wide and immutable once published (msm_calib.c): loads and resets publish a new
+ * one atomically, so an MSM running on another thread reads either the old or the new. */
 int zp_msm_calib_init(void);
 /* parse path and use it (tests, `zkpipe msm calibrate --check`): 0, or ZP_EFORMAT / -errno
  * with zp_err "PATH:LINE: what"; a failed load leaves the table in use unchanged */
@@ -93,6 +125,10 @@ zp_msm_method_t zp_msm_auto_method(unsigned g, unsigned curve, bool witness, siz
  * samples): the ratio endo/plain is interpolated linearly between the witness rows' mix (0.15
  * long: 10% uniform, 5% r - small) and the uniform rows' (1.0), clamped to that range */
 zp_msm_method_t zp_msm_auto_method_mix(unsigned g, unsigned curve, double long_frac, size_t n);
+/* the method and both methods' window offsets for n scalars, nthreads threads */
+zp_msm_pick_t zp_msm_auto_pick(unsigned g, unsigned curve, double long_frac, size_t n, unsigned nthreads);
+/* the many-thread class's thread count in the table in use (1: one-thread rows only) */
+unsigned zp_msm_calib_threads(void);
 
 /* The batched affine additions of G1 and G2 on AVX-512 IFMA (eight per instruction; msm_vec_impl.h),
  * both curves, on by default where the CPU has AVX512F and AVX512IFMA; ZP_MSM_VECTOR=0 in the
@@ -105,7 +141,9 @@ bool zp_msm_vector(void);
                                               const zp_msm_opts_t *opts);                      \
     void zp_msm_##G##_##C##_multi_ex(zp_##G##_##C##_t *out, const zp_##G##a_##C##_t *const *points, \
                                      unsigned m, const zp_scalar_t *scalars, size_t n,         \
-                                     void *scratch, zp_pool_t *pool, const zp_msm_opts_t *opts);
+                                     void *scratch, zp_pool_t *pool, const zp_msm_opts_t *opts); \
+    void zp_msm_##G##_##C##_plan_info(zp_msm_info_t *info, size_t n, unsigned nthreads,        \
+                                      bool witness, const zp_msm_opts_t *opts);
 
 /* One MSM over two point arrays with their own scalars, when only the sum is wanted (Groth16's
  * C and H, both only ever added into pi_C): out = sum_i s1[i] p1[i] + sum_i s2[i] p2[i], run

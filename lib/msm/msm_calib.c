@@ -1,14 +1,27 @@
-/* msm_calib.c - the MSM's method choice (msm.h, issue 31): endomorphism split or plain per
- * group, curve, scalar shape and size, from a table of measured one-thread times (the
- * built-in one below, or a file written by `zkpipe msm calibrate`, cli/bench_arith.c).
- * File format (text, '#' starts a comment, blank lines skipped):
- *   zkpipe-msm-calib 1                       the first line that is not blank or a comment
- *   machine FREE TEXT                        optional, once
- *   GROUP CURVE SCALARS LOG2N ENDO_MS PLAIN_MS   rows: g1|g2 bn254|bls12_381 uniform|witness,
- *                                            LOG2N 1..30, times > 0 (ms; only their ratio is used)
- * Every error names the file and line. The table in use is process-wide (a load replaces it
- * under a lock; readers read it without one: loads happen at start, or in tests between MSMs).
- * Tests: tests/test_msm.c (test_calib_*) */
+/* msm_calib.c - the MSM's calibrated choices (msm.h, issue 31): per group, curve, scalar
+ * shape, size and thread class, the method (endomorphism split or plain) and, for each
+ * method, the window offset from the plan's operation-count model (-1, 0 or +1 bits), from a
+ * table of measured times: the built-in one below, or a file written by `zkpipe msm
+ * calibrate` (cli/bench_arith.c).
+ * File format (text, '#' starts a comment, blank lines skipped), the first line that is not
+ * blank or a comment is the header:
+ *   zkpipe-msm-calib 2                        (or 1: the first session's format, below)
+ *   machine FREE TEXT                         optional, once
+ *   GROUP CURVE SCALARS LOG2N THREADS METHOD DC MS    rows: g1|g2 bn254|bls12_381
+ *        uniform|witness, LOG2N 1..30, THREADS 1..1024 (1: the one-thread class; more: the
+ *        many-thread class, one count per file), METHOD endo|plain, DC -1..1 (the window the
+ *        row measured: the model's + DC), MS > 0 (only ratios are used)
+ * Version 1 rows are `GROUP CURVE SCALARS LOG2N ENDO_MS PLAIN_MS` (one thread, DC 0).
+ * For each (key, thread class, size, method) the row with offset 0 counts unless one with
+ * offset -1 or +1 was measured more than 2% faster (CAL_WIN_BELOW: a window is not moved on
+ * noise); the fastest of those then. Every error names the file and line.
+ * The table in use is process-wide (one per process: the install's or ZKPIPE_MSM_CALIB's,
+ * read once by zp_msm_calib_init; MSMs with NULL opts, i.e. the prover's, use it). It is
+ * immutable once published: an atomic pointer, read without a lock (acquire); a load or reset
+ * builds a new table and publishes it under cal_lock (release), and the old one is kept on a
+ * retired list (never freed: an MSM may still be reading it; a few KiB per load, and loads
+ * are rare: at start, in tests, in `msm calibrate`'s self-check).
+ * Tests: tests/test_msm.c (test_calib_*, test_auto_*, test_window_*) */
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -21,7 +34,7 @@
 #include "lib/msm/msm_calib_path.h"
 #include "lib/util/util.h"
 
-enum { CAL_LOG_MAX = 30, CAL_KEYS = 8, CAL_LINE = 512 };
+enum { CAL_LOG_MAX = 30, CAL_KEYS = 8, CAL_TC = 2, CAL_LINE = 512, CAL_THR_MAX = 1024 };
 /* the split is taken where it was measured at least 2% faster: within that the two are a tie
  * on this machine's noise, and plain leaves the split's scratch untouched (~96 B a G1 point:
  * less resident memory, less memory traffic when threads share the bus) */
@@ -29,10 +42,16 @@ enum { CAL_LOG_MAX = 30, CAL_KEYS = 8, CAL_LINE = 512 };
 /* the share of scalars longer than 128 bits in the "witness" rows' mix (bench_arith.c's
  * wit_scalars: 10% uniform, 5% r - small); "uniform" rows: 1 */
 #define CAL_WIT_LONG 0.15
+/* a window offset is taken where it measured at least 2% faster than the model's window */
+#define CAL_WIN_BELOW 0.98
 
-typedef struct {
-    float endo[CAL_KEYS][CAL_LOG_MAX + 1], plain[CAL_KEYS][CAL_LOG_MAX + 1];  /* 0: none */
+typedef struct cal_table {
+    /* [key][thread class][log2n][method: 0 endo, 1 plain][window offset + 1]: the measured
+     * time (0: none) */
+    float ms[CAL_KEYS][CAL_TC][CAL_LOG_MAX + 1][2][3];
+    unsigned thr;                /* the many-thread class's thread count (0: no rows) */
     char source[320];
+    struct cal_table *retired;   /* the list of replaced tables */
 } cal_table_t;
 
 /* key: group (1, 2), curve (0 bn254, 1 bls12_381), shape (witness) */
@@ -41,38 +60,75 @@ static unsigned cal_key(unsigned g, unsigned curve, bool wit)
     return ((g == 2) << 2) | ((curve & 1) << 1) | (wit ? 1u : 0u);
 }
 
-/* The built-in table: `zkpipe msm calibrate` (one thread, process CPU ms, endo and plain
- * alternately, best of 2, one run from 2^20 up) on this project's build machine: AMD EPYC
- * (2 cores, 1 MiB L2 per core, 32 MiB L3, no AVX-512 IFMA: the scalar batched additions),
- * 2026-12-04. Columns: group, curve (0 bn254, 1 bls12_381), witness, log2n, endo ms, plain ms. */
-static const struct { uint8_t g, curve, wit, log2n; float endo, plain; } cal_builtin[] = {
+/* The built-in table: rows of `zkpipe msm calibrate --c-table` on this project's build
+ * machine (msm_calib_default.h names the runs): {group, curve (0 bn254, 1 bls12_381),
+ * witness, log2n, threads, method (0 endo, 1 plain), window offset, ms}. */
+static const struct { uint8_t g, curve, wit, log2n; uint16_t threads; uint8_t method; int8_t dc; float ms; }
+    cal_builtin[] = {
 #include "lib/msm/msm_calib_default.h"
 };
-#define CAL_BUILTIN_SOURCE "built-in (AMD EPYC, 2 cores, 1 MiB L2/core, 32 MiB L3, scalar path; 2026-12-04)"
 
-static cal_table_t cal_cur;
+#define CAL_BUILTIN_SOURCE "built-in (AMD EPYC, 2 cores, 1 MiB L2/core, 32 MiB L3, scalar path; msm calibrate, best of 2 runs, 2026-12-04 09:40-10:04 UTC, load 0.4-7)"
+
+static _Atomic(cal_table_t *) cal_cur;
+static cal_table_t *cal_retired;   /* under cal_lock */
 static pthread_mutex_t cal_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t cal_once = PTHREAD_ONCE_INIT;
 static int cal_init_rc;
 static char cal_init_msg[400];
 static atomic_int cal_forced;      /* ZP_MSM_METHOD: 0 auto, else the method */
-static atomic_bool cal_asked, cal_warned;
+static atomic_bool cal_asked, cal_warned, cal_model_window;
+
+/* one measured row into t */
+static void cal_put(cal_table_t *t, unsigned k, unsigned tc, unsigned l, unsigned meth, int dc, float ms)
+{
+    t->ms[k][tc][l][meth][dc + 1] = ms;
+}
+
+/* the window offset of (key, class, size, method) and its time (0: nothing measured): offset
+ * 0 unless another measured CAL_WIN_BELOW faster (without a row at offset 0: the fastest) */
+static float cal_best(const cal_table_t *t, unsigned k, unsigned tc, unsigned l, unsigned meth, int *dc)
+{
+    const float *m = t->ms[k][tc][l][meth];
+    double eff = -1;                     /* an offset's time counts 1/CAL_WIN_BELOW more */
+    *dc = 0;
+    for (int d = -1; d <= 1; d++) {
+        if (!(m[d + 1] > 0)) continue;
+        double e = d ? m[d + 1] / CAL_WIN_BELOW : m[d + 1];
+        if (eff < 0 || e < eff) eff = e, *dc = d;
+    }
+    return eff < 0 ? 0 : m[*dc + 1];
+}
 
 static void cal_builtin_fill(cal_table_t *t)
 {
     memset(t, 0, sizeof *t);
     for (size_t i = 0; i < sizeof cal_builtin / sizeof cal_builtin[0]; i++) {
         unsigned k = cal_key(cal_builtin[i].g, cal_builtin[i].curve, cal_builtin[i].wit);
-        t->endo[k][cal_builtin[i].log2n] = cal_builtin[i].endo;
-        t->plain[k][cal_builtin[i].log2n] = cal_builtin[i].plain;
+        unsigned tc = cal_builtin[i].threads > 1;
+        if (tc) t->thr = cal_builtin[i].threads;
+        cal_put(t, k, tc, cal_builtin[i].log2n, cal_builtin[i].method, cal_builtin[i].dc, cal_builtin[i].ms);
     }
     snprintf(t->source, sizeof t->source, "%s", CAL_BUILTIN_SOURCE);
 }
 
+/* publish t (taken) as the table in use; the old one goes to the retired list */
+static void cal_publish_locked(cal_table_t *t)
+{
+    cal_table_t *old = atomic_exchange_explicit(&cal_cur, t, memory_order_acq_rel);
+    if (old) {
+        old->retired = cal_retired;
+        cal_retired = old;
+    }
+}
+
 void zp_msm_calib_reset(void)
 {
+    cal_table_t *t = malloc(sizeof *t);
+    if (!t) return;                      /* out of memory: the table in use stays */
+    cal_builtin_fill(t);
     pthread_mutex_lock(&cal_lock);
-    cal_builtin_fill(&cal_cur);
+    cal_publish_locked(t);
     pthread_mutex_unlock(&cal_lock);
 }
 
@@ -89,18 +145,108 @@ static unsigned cal_tokens(char *s, char **tok, unsigned max)
     return n;
 }
 
+/* the parser's state: the file's rows (merged into the table at the end) and where each
+ * (key, class, size, method, offset) was first seen */
+typedef struct {
+    cal_table_t t;
+    bool seen[CAL_KEYS][CAL_TC];
+    unsigned first[CAL_KEYS][CAL_TC][CAL_LOG_MAX + 1][2][3];
+    unsigned thr_line;
+} cal_parse_t;
+
+static int cal_int(long *v, const char *s, long lo, long hi)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(s, &end, 10);
+    if (*end || end == s || errno || x < lo || x > hi) return -1;
+    *v = x;
+    return 0;
+}
+
+static int cal_ms(double *v, const char *s)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(s, &end);
+    if (*end || end == s || errno || !isfinite(x) || x <= 0 || x > 1e9) return -1;
+    *v = x;
+    return 0;
+}
+
+/* one data row (nt tokens) of a version ver file */
+static int cal_row(cal_parse_t *ps, char **tok, unsigned nt, unsigned ver, const char *path, unsigned ln)
+{
+    const unsigned want = ver == 1 ? 6 : 8;
+    if (nt != want)
+        return zp_err_set(ZP_EFORMAT, "%s:%u: expected '%s' (%u fields), got %s%u", path, ln,
+                          ver == 1 ? "GROUP CURVE SCALARS LOG2N ENDO_MS PLAIN_MS"
+                                   : "GROUP CURVE SCALARS LOG2N THREADS METHOD DC MS",
+                          want, nt > want ? "more than " : "", nt > want ? want : nt);
+    unsigned g, cv, wit;
+    if (!strcmp(tok[0], "g1")) g = 1;
+    else if (!strcmp(tok[0], "g2")) g = 2;
+    else return zp_err_set(ZP_EFORMAT, "%s:%u: group '%s' is not g1 or g2", path, ln, tok[0]);
+    if (!strcmp(tok[1], "bn254")) cv = 0;
+    else if (!strcmp(tok[1], "bls12_381")) cv = 1;
+    else return zp_err_set(ZP_EFORMAT, "%s:%u: curve '%s' is not bn254 or bls12_381", path, ln, tok[1]);
+    if (!strcmp(tok[2], "uniform")) wit = 0;
+    else if (!strcmp(tok[2], "witness")) wit = 1;
+    else return zp_err_set(ZP_EFORMAT, "%s:%u: scalars '%s' is not uniform or witness", path, ln, tok[2]);
+    long lg;
+    if (cal_int(&lg, tok[3], 1, CAL_LOG_MAX) || tok[3][0] == '-' || tok[3][0] == '+')
+        return zp_err_set(ZP_EFORMAT, "%s:%u: log2n '%s' is not an integer in 1..%u", path, ln, tok[3], CAL_LOG_MAX);
+    const unsigned k = cal_key(g, cv, wit), l = (unsigned)lg;
+    long thr = 1, meth, dc = 0;
+    double ms[2];
+    unsigned nm = ver == 1 ? 2 : 1;
+    if (ver == 1) {
+        for (int j = 0; j < 2; j++)
+            if (cal_ms(&ms[j], tok[4 + j]))
+                return zp_err_set(ZP_EFORMAT, "%s:%u: %s '%s' is not a time in ms (a number > 0, <= 1e9)",
+                                  path, ln, j ? "PLAIN_MS" : "ENDO_MS", tok[4 + j]);
+        meth = 0;
+    } else {
+        if (cal_int(&thr, tok[4], 1, CAL_THR_MAX) || tok[4][0] == '+')
+            return zp_err_set(ZP_EFORMAT, "%s:%u: threads '%s' is not an integer in 1..%u", path, ln, tok[4],
+                              CAL_THR_MAX);
+        if (!strcmp(tok[5], "endo")) meth = 0;
+        else if (!strcmp(tok[5], "plain")) meth = 1;
+        else return zp_err_set(ZP_EFORMAT, "%s:%u: method '%s' is not endo or plain", path, ln, tok[5]);
+        if (cal_int(&dc, tok[6], -1, 1))
+            return zp_err_set(ZP_EFORMAT, "%s:%u: window offset '%s' is not -1, 0 or 1", path, ln, tok[6]);
+        if (cal_ms(&ms[0], tok[7]))
+            return zp_err_set(ZP_EFORMAT, "%s:%u: MS '%s' is not a time in ms (a number > 0, <= 1e9)", path,
+                              ln, tok[7]);
+    }
+    const unsigned tc = thr > 1;
+    if (tc && ps->t.thr && ps->t.thr != (unsigned)thr)
+        return zp_err_set(ZP_EFORMAT, "%s:%u: threads %ld, but line %u has %u (one many-thread count per file)",
+                          path, ln, thr, ps->thr_line, ps->t.thr);
+    if (tc && !ps->t.thr) ps->t.thr = (unsigned)thr, ps->thr_line = ln;
+    for (unsigned j = 0; j < nm; j++) {
+        unsigned *first = &ps->first[k][tc][l][meth + j][dc + 1];
+        if (*first)
+            return zp_err_set(ZP_EFORMAT, "%s:%u: a second row for %s %s %s 2^%u%s%s (the first at line %u)", path,
+                              ln, tok[0], tok[1], tok[2], l, ver == 1 ? "" : " ", ver == 1 ? "" : tok[5], *first);
+        *first = ln;
+        cal_put(&ps->t, k, tc, l, (unsigned)meth + j, (int)dc, (float)ms[j]);
+    }
+    ps->seen[k][tc] = true;
+    return 0;
+}
+
 static int cal_parse(cal_table_t *t, FILE *f, const char *path)
 {
-    char *line = NULL, *tok[8];
+    char *line = NULL, *tok[10];
     size_t cap = 0;
     ssize_t got;
-    unsigned ln = 0, rows = 0;
-    bool header = false, machine = false, seen[CAL_KEYS] = {false};
-    unsigned first[CAL_KEYS][CAL_LOG_MAX + 1];
-    float endo[CAL_KEYS][CAL_LOG_MAX + 1] = {{0}}, plain[CAL_KEYS][CAL_LOG_MAX + 1] = {{0}};
+    unsigned ln = 0, rows = 0, ver = 0;
+    bool machine = false;
     char mach[200] = "";
     int rc = 0;
-    memset(first, 0, sizeof first);
+    cal_parse_t *ps = calloc(1, sizeof *ps);
+    if (!ps) return zp_err_set(-ENOMEM, "%s: out of memory", path);
     while ((got = getline(&line, &cap, f)) >= 0) {
         ln++;
         size_t len = (size_t)got;
@@ -115,17 +261,17 @@ static int cal_parse(cal_table_t *t, FILE *f, const char *path)
         char *hash = strchr(line, '#');
         if (hash) *hash = '\0';
         char raw[CAL_LINE + 1];
-        memcpy(raw, line, len + 1);
-        unsigned nt = cal_tokens(line, tok, 7);
+        memcpy(raw, line, strlen(line) + 1);
+        unsigned nt = cal_tokens(line, tok, 9);
         if (nt == 0) continue;
-        if (!header) {
-            if (nt != 2 || strcmp(tok[0], "zkpipe-msm-calib") || strcmp(tok[1], "1")) {
+        if (!ver) {
+            if (nt != 2 || strcmp(tok[0], "zkpipe-msm-calib") || (strcmp(tok[1], "1") && strcmp(tok[1], "2"))) {
                 rc = zp_err_set(ZP_EFORMAT,
-                                "%s:%u: expected the header 'zkpipe-msm-calib 1', got '%s'",
+                                "%s:%u: expected the header 'zkpipe-msm-calib 2' (or 1), got '%s'",
                                 path, ln, tok[0]);
                 goto out;
             }
-            header = true;
+            ver = tok[1][0] == '1' ? 1 : 2;
             continue;
         }
         if (!strcmp(tok[0], "machine")) {
@@ -139,70 +285,15 @@ static int cal_parse(cal_table_t *t, FILE *f, const char *path)
             snprintf(mach, sizeof mach, "%.*s", (int)strcspn(m, "\r\n"), m);
             continue;
         }
-        if (nt != 6) {
-            rc = zp_err_set(ZP_EFORMAT,
-                            "%s:%u: expected 'GROUP CURVE SCALARS LOG2N ENDO_MS PLAIN_MS' (6 fields), got %s%u",
-                            path, ln, nt > 6 ? "more than " : "", nt > 6 ? 6 : nt);
-            goto out;
-        }
-        unsigned g, cv, wit;
-        if (!strcmp(tok[0], "g1")) g = 1;
-        else if (!strcmp(tok[0], "g2")) g = 2;
-        else {
-            rc = zp_err_set(ZP_EFORMAT, "%s:%u: group '%s' is not g1 or g2", path, ln, tok[0]);
-            goto out;
-        }
-        if (!strcmp(tok[1], "bn254")) cv = 0;
-        else if (!strcmp(tok[1], "bls12_381")) cv = 1;
-        else {
-            rc = zp_err_set(ZP_EFORMAT, "%s:%u: curve '%s' is not bn254 or bls12_381", path, ln, tok[1]);
-            goto out;
-        }
-        if (!strcmp(tok[2], "uniform")) wit = 0;
-        else if (!strcmp(tok[2], "witness")) wit = 1;
-        else {
-            rc = zp_err_set(ZP_EFORMAT, "%s:%u: scalars '%s' is not uniform or witness", path, ln, tok[2]);
-            goto out;
-        }
-        char *end;
-        errno = 0;
-        unsigned long lg = strtoul(tok[3], &end, 10);
-        if (*end || end == tok[3] || errno || lg < 1 || lg > CAL_LOG_MAX || tok[3][0] == '-') {
-            rc = zp_err_set(ZP_EFORMAT,
-                            "%s:%u: log2n '%s' is not an integer in 1..%u",
-                            path, ln, tok[3], CAL_LOG_MAX);
-            goto out;
-        }
-        double ms[2];
-        for (int j = 0; j < 2; j++) {
-            errno = 0;
-            ms[j] = strtod(tok[4 + j], &end);
-            if (*end || end == tok[4 + j] || errno || !isfinite(ms[j]) || ms[j] <= 0 || ms[j] > 1e9) {
-                rc = zp_err_set(ZP_EFORMAT,
-                                "%s:%u: %s '%s' is not a time in ms (a number > 0, <= 1e9)",
-                                path, ln, j ? "PLAIN_MS" : "ENDO_MS", tok[4 + j]);
-                goto out;
-            }
-        }
-        unsigned k = cal_key(g, cv, wit);
-        if (first[k][lg]) {
-            rc = zp_err_set(ZP_EFORMAT,
-                            "%s:%u: a second row for %s %s %s 2^%lu (the first at line %u)",
-                            path, ln, tok[0], tok[1], tok[2], lg, first[k][lg]);
-            goto out;
-        }
-        first[k][lg] = ln;
-        endo[k][lg] = (float)ms[0];
-        plain[k][lg] = (float)ms[1];
-        seen[k] = true;
+        if ((rc = cal_row(ps, tok, nt, ver, path, ln))) goto out;
         rows++;
     }
     if (ferror(f)) {
         rc = zp_err_set(-EIO, "%s:%u: read error", path, ln + 1);
         goto out;
     }
-    if (!header) {
-        rc = zp_err_set(ZP_EFORMAT, "%s:%u: no header 'zkpipe-msm-calib 1' (empty file)", path, ln);
+    if (!ver) {
+        rc = zp_err_set(ZP_EFORMAT, "%s:%u: no header 'zkpipe-msm-calib 2' (empty file)", path, ln);
         goto out;
     }
     if (!rows) {
@@ -210,12 +301,13 @@ static int cal_parse(cal_table_t *t, FILE *f, const char *path)
         goto out;
     }
     for (unsigned k = 0; k < CAL_KEYS; k++)
-        if (seen[k]) {                   /* the file's keys replace the built-in rows */
-            memcpy(t->endo[k], endo[k], sizeof endo[k]);
-            memcpy(t->plain[k], plain[k], sizeof plain[k]);
-        }
+        for (unsigned tc = 0; tc < CAL_TC; tc++)
+            if (ps->seen[k][tc])         /* the file's (key, class) replace the table's rows */
+                memcpy(t->ms[k][tc], ps->t.ms[k][tc], sizeof t->ms[k][tc]);
+    if (ps->t.thr) t->thr = ps->t.thr;
     snprintf(t->source, sizeof t->source, "%s (%s)", path, machine ? mach : "machine not named");
 out:
+    free(ps);
     free(line);
     return rc;
 }
@@ -232,33 +324,51 @@ int zp_msm_calib_load(const char *path)
         fclose(f);
         return zp_err_set(-ENOMEM, "%s: out of memory", path);
     }
-    pthread_mutex_lock(&cal_lock);
-    *t = cal_cur;
-    pthread_mutex_unlock(&cal_lock);
-    if (!t->source[0]) cal_builtin_fill(t);
+    pthread_mutex_lock(&cal_lock);       /* writers are serialised: the copy is the latest */
+    cal_table_t *cur = atomic_load_explicit(&cal_cur, memory_order_acquire);
+    if (cur) *t = *cur;
+    else cal_builtin_fill(t);
+    t->retired = NULL;
     int rc = cal_parse(t, f, path);
+    if (rc == 0) cal_publish_locked(t);
+    pthread_mutex_unlock(&cal_lock);
     fclose(f);
-    if (rc == 0) {
-        pthread_mutex_lock(&cal_lock);
-        cal_cur = *t;
-        pthread_mutex_unlock(&cal_lock);
-    }
-    free(t);
+    if (rc) free(t);
     return rc;
 }
 
-/* ZP_MSM_METHOD, then the file ($ZKPIPE_MSM_CALIB, else the share dir's, if it exists) */
+/* ZP_MSM_METHOD and ZP_MSM_WINDOW, then the file ($ZKPIPE_MSM_CALIB, else the share dir's,
+ * if it exists) */
 static void cal_do_init(void)
 {
-    pthread_mutex_lock(&cal_lock);
-    if (!cal_cur.source[0]) cal_builtin_fill(&cal_cur);
-    pthread_mutex_unlock(&cal_lock);
+    if (!atomic_load(&cal_cur)) {
+        cal_table_t *t = malloc(sizeof *t);
+        if (!t) {
+            cal_init_rc = zp_err_set(-ENOMEM, "msm calibration: out of memory");
+            snprintf(cal_init_msg, sizeof cal_init_msg, "%s", zp_err_msg());
+            return;
+        }
+        cal_builtin_fill(t);
+        pthread_mutex_lock(&cal_lock);
+        cal_table_t *none = NULL;
+        if (!atomic_compare_exchange_strong(&cal_cur, &none, t)) free(t);   /* a reset came first */
+        pthread_mutex_unlock(&cal_lock);
+    }
     const char *m = getenv("ZP_MSM_METHOD");
     if (m && *m) {
         if (!strcmp(m, "endo")) atomic_store(&cal_forced, ZP_MSM_ENDO);
         else if (!strcmp(m, "plain")) atomic_store(&cal_forced, ZP_MSM_PLAIN);
         else if (strcmp(m, "auto")) {
             cal_init_rc = zp_err_set(ZP_EFORMAT, "ZP_MSM_METHOD='%s' is not endo, plain or auto", m);
+            snprintf(cal_init_msg, sizeof cal_init_msg, "%s", zp_err_msg());
+            return;
+        }
+    }
+    const char *w = getenv("ZP_MSM_WINDOW");
+    if (w && *w) {
+        if (!strcmp(w, "model")) atomic_store(&cal_model_window, true);
+        else if (strcmp(w, "calibrated")) {
+            cal_init_rc = zp_err_set(ZP_EFORMAT, "ZP_MSM_WINDOW='%s' is not model or calibrated", w);
             snprintf(cal_init_msg, sizeof cal_init_msg, "%s", zp_err_msg());
             return;
         }
@@ -281,51 +391,106 @@ int zp_msm_calib_init(void)
     return 0;
 }
 
-const char *zp_msm_calib_source(void)
+/* the table in use (never NULL after the first call but when out of memory at start) */
+static const cal_table_t *cal_get(void)
 {
     pthread_once(&cal_once, cal_do_init);
-    return cal_cur.source;
+    return atomic_load_explicit(&cal_cur, memory_order_acquire);
 }
 
-/* *r = the ratio endo/plain of key k at n points, interpolated linearly in log2 n between the
- * measured sizes, held constant outside them; false if the key has no rows */
-static bool cal_ratio(double *r, unsigned k, size_t n)
+const char *zp_msm_calib_source(void)
 {
-    const float *en = cal_cur.endo[k], *pl = cal_cur.plain[k];
-    double x = n > 1 ? log2((double)n) : 0, lo_x = -1, lo_r = 0, hi_x = -1, hi_r = 0;
+    const cal_table_t *t = cal_get();
+    return t ? t->source : "none (out of memory)";
+}
+
+unsigned zp_msm_calib_threads(void)
+{
+    const cal_table_t *t = cal_get();
+    return t && t->thr ? t->thr : 1;
+}
+
+/* the thread class of key k for nthreads: the many-thread rows where there are any */
+static unsigned cal_class(const cal_table_t *t, unsigned k, unsigned nthreads)
+{
+    if (nthreads <= 1) return 0;
+    for (unsigned l = 1; l <= CAL_LOG_MAX; l++)
+        for (unsigned j = 0; j < 6; j++)
+            if (t->ms[k][1][l][j / 3][j % 3] > 0) return 1;
+    return 0;
+}
+
+/* linear interpolation in x = log2 n of the values v[l] where have[l], held constant outside
+ * the measured sizes; false if none */
+static bool cal_lerp(double *r, const double *v, const bool *have, double x)
+{
+    double lo_x = -1, lo_v = 0, hi_x = -1, hi_v = 0;
     for (unsigned l = 1; l <= CAL_LOG_MAX; l++) {
-        if (!(en[l] > 0 && pl[l] > 0)) continue;
-        double q = (double)en[l] / pl[l];
-        if (l <= x) lo_x = l, lo_r = q;
-        else if (hi_x < 0) hi_x = l, hi_r = q;
+        if (!have[l]) continue;
+        if (l <= x) lo_x = l, lo_v = v[l];
+        else if (hi_x < 0) hi_x = l, hi_v = v[l];
     }
     if (lo_x < 0 && hi_x < 0) return false;
-    if (lo_x < 0) *r = hi_r;
-    else if (hi_x < 0) *r = lo_r;
-    else *r = lo_r + (hi_r - lo_r) * (x - lo_x) / (hi_x - lo_x);
+    if (lo_x < 0) *r = hi_v;
+    else if (hi_x < 0) *r = lo_v;
+    else *r = lo_v + (hi_v - lo_v) * (x - lo_x) / (hi_x - lo_x);
     return true;
+}
+
+/* key k at n points, nthreads: the ratio endo/plain (*hr: known) and each method's window
+ * offset (interpolated, not rounded; hd[j]: known) */
+static void cal_key_at(const cal_table_t *t, unsigned k, size_t n, unsigned nthreads, double *ratio, bool *hr,
+                       double dc[2], bool hd[2])
+{
+    const unsigned tc = cal_class(t, k, nthreads);
+    const double x = n > 1 ? log2((double)n) : 0;
+    double v[CAL_LOG_MAX + 1], w[2][CAL_LOG_MAX + 1];
+    bool have[CAL_LOG_MAX + 1], hw[2][CAL_LOG_MAX + 1];
+    for (unsigned l = 0; l <= CAL_LOG_MAX; l++) {
+        float ms[2] = {0, 0};
+        for (unsigned j = 0; j < 2; j++) {
+            int d = 0;
+            ms[j] = l ? cal_best(t, k, tc, l, j, &d) : 0;
+            hw[j][l] = ms[j] > 0;
+            w[j][l] = d;
+        }
+        have[l] = ms[0] > 0 && ms[1] > 0;
+        v[l] = have[l] ? (double)ms[0] / ms[1] : 0;
+    }
+    *hr = cal_lerp(ratio, v, have, x);
+    for (unsigned j = 0; j < 2; j++) hd[j] = cal_lerp(&dc[j], w[j], hw[j], x);
+}
+
+zp_msm_pick_t zp_msm_auto_pick(unsigned g, unsigned curve, double long_frac, size_t n, unsigned nthreads)
+{
+    zp_msm_pick_t p = {.method = ZP_MSM_ENDO, .dc = {0, 0}};
+    const cal_table_t *t = cal_get();
+    if (cal_init_rc && !atomic_load(&cal_asked) && !atomic_exchange(&cal_warned, true))
+        fprintf(stderr, "zkpipe: %s; using the built-in MSM table\n", cal_init_msg);
+    int forced = atomic_load(&cal_forced);
+    if (!t) return p;
+    double ru = 0, rw = 0, du[2] = {0, 0}, dw[2] = {0, 0};
+    bool hu, hw, hdu[2], hdw[2];
+    cal_key_at(t, cal_key(g, curve, false), n, nthreads, &ru, &hu, du, hdu);
+    cal_key_at(t, cal_key(g, curve, true), n, nthreads, &rw, &hw, dw, hdw);
+    /* between the two measured mixes, by the long share */
+    double s = (long_frac - CAL_WIT_LONG) / (1.0 - CAL_WIT_LONG);
+    s = s < 0 ? 0 : s > 1 ? 1 : s;
+    double r = !hw ? ru : !hu ? rw : rw + (ru - rw) * s;
+    if (forced) p.method = (zp_msm_method_t)forced;
+    else if (hu || hw) p.method = r < CAL_SPLIT_BELOW ? ZP_MSM_ENDO : ZP_MSM_PLAIN;
+    if (!atomic_load(&cal_model_window))
+        for (unsigned j = 0; j < 2; j++) {
+            double d = !hdw[j] ? du[j] : !hdu[j] ? dw[j] : dw[j] + (du[j] - dw[j]) * s;
+            long q = lround(d);
+            p.dc[j] = q < -1 ? -1 : q > 1 ? 1 : (int)q;
+        }
+    return p;
 }
 
 zp_msm_method_t zp_msm_auto_method_mix(unsigned g, unsigned curve, double long_frac, size_t n)
 {
-    pthread_once(&cal_once, cal_do_init);
-    if (cal_init_rc && !atomic_load(&cal_asked) && !atomic_exchange(&cal_warned, true))
-        fprintf(stderr, "zkpipe: %s; using the built-in MSM table\n", cal_init_msg);
-    int forced = atomic_load(&cal_forced);
-    if (forced) return (zp_msm_method_t)forced;
-    double ru = 0, rw = 0, r;
-    bool hu = cal_ratio(&ru, cal_key(g, curve, false), n), hw = cal_ratio(&rw, cal_key(g, curve, true), n);
-    if (!hu && !hw) return ZP_MSM_ENDO;                    /* nothing measured: the split */
-    if (!hw) {
-        r = ru;
-    } else if (!hu) {
-        r = rw;
-    } else {                             /* between the two measured mixes, by the long share */
-        double t = (long_frac - CAL_WIT_LONG) / (1.0 - CAL_WIT_LONG);
-        t = t < 0 ? 0 : t > 1 ? 1 : t;
-        r = rw + (ru - rw) * t;
-    }
-    return r < CAL_SPLIT_BELOW ? ZP_MSM_ENDO : ZP_MSM_PLAIN;
+    return zp_msm_auto_pick(g, curve, long_frac, n, 1).method;
 }
 
 zp_msm_method_t zp_msm_auto_method(unsigned g, unsigned curve, bool witness, size_t n)

@@ -729,8 +729,17 @@ static void S(full_plan)(msm_plan_t *pl, size_t n0, unsigned nthreads, unsigned 
     msm_plan(pl, d * n0, nthreads, S(dim_bits)(d), MSM_COST_FQ, cf, vec);
 }
 
+/* the window c shifted by the offset dc (-1..1), within MSM_C_MIN..MSM_C_MAX */
+static unsigned S(shift_c)(unsigned c, int dc)
+{
+    int x = (int)c + (dc < -1 ? -1 : dc > 1 ? 1 : dc);
+    return x < MSM_C_MIN ? MSM_C_MIN : x > MSM_C_MAX ? MSM_C_MAX : (unsigned)x;
+}
+
 /* the part past the endomorphism area: room for every dim's full plan on either path (so
- * that a scratch sized before zp_msm_set_vector still fits) */
+ * that a scratch sized before zp_msm_set_vector still fits), and with cf = 0 for the model's
+ * window and one bit either side (the calibrated offsets, issue 31: whatever table is in use
+ * when the MSM runs) */
 static size_t S(budget)(size_t n, unsigned m, unsigned nthreads, unsigned cf)
 {
     size_t best = 0;
@@ -738,8 +747,13 @@ static size_t S(budget)(size_t n, unsigned m, unsigned nthreads, unsigned cf)
         for (unsigned v = 0; v < MSM_VEC_MODES; v++) {
             msm_plan_t a;
             S(full_plan)(&a, n, nthreads, d, cf, v);
-            size_t x = S(bytes)(&a, m, d * n, nthreads);
-            if (x > best) best = x;
+            const unsigned c0 = a.c;
+            for (int dc = -1; dc <= 1; dc++) {
+                if (dc && cf) continue;
+                if (dc) S(full_plan)(&a, n, nthreads, d, S(shift_c)(c0, dc), v);
+                size_t x = S(bytes)(&a, m, d * n, nthreads);
+                if (x > best) best = x;
+            }
         }
     return best;
 }
@@ -771,21 +785,36 @@ static double S(long_frac)(const zp_scalar_t *sc, const zp_scalar_t *sc2, size_t
     return cnt ? (double)lng / (double)cnt : 0;
 }
 
+/* the table's pick for this group and curve (msm.h: zp_msm_auto_pick) */
+static zp_msm_pick_t S(pick)(double long_frac, size_t n0, unsigned nthr)
+{
+    return zp_msm_auto_pick(sizeof(FE_T) > sizeof(FB_T) ? 2 : 1, sizeof(FB_T) > 32 ? 1 : 0, long_frac, n0, nthr);
+}
+
 /* the split's dimension for opts and the n0 scalars sc (from n1 on sc2, S(sum2)): no_endo 1;
  * dim 2 or 4 when asked (4 only where the group has it); method ENDO: S(endo_dim), PLAIN: 1;
- * AUTO (and NULL opts): the calibrated choice for this group, curve, shape and size
- * (msm.h: zp_msm_auto_method, issue 31) */
-static unsigned S(dim)(const zp_msm_opts_t *o, size_t n0, const zp_scalar_t *sc,
-                       const zp_scalar_t *sc2, size_t n1)
+ * AUTO (and NULL opts): the calibrated choice for this group, curve, shape, size and thread
+ * class (msm.h: zp_msm_auto_pick, issue 31). *dc (may be NULL): the window offset for that
+ * dim's method (opts' window_delta with model_window; 0 with a forced c) */
+static unsigned S(dim_lf)(const zp_msm_opts_t *o, size_t n0, double long_frac, unsigned nthr, int *dc)
 {
-    if (o && o->no_endo) return 1;
-    if (o && o->dim == 2) return 2;
-    if (o && o->dim == 4) return MSM_DIM_MAX;
+    unsigned d;
     zp_msm_method_t m = o ? o->method : ZP_MSM_AUTO;
-    if (m == ZP_MSM_AUTO)
-        m = zp_msm_auto_method_mix(sizeof(FE_T) > sizeof(FB_T) ? 2 : 1, sizeof(FB_T) > 32 ? 1 : 0,
-                                   S(long_frac)(sc, sc2, n1, n0), n0);
-    return m == ZP_MSM_PLAIN ? 1 : S(endo_dim)(n0);
+    const bool need_pick = m == ZP_MSM_AUTO || (dc && !(o && (o->c || o->model_window)));
+    zp_msm_pick_t pk = {.method = ZP_MSM_ENDO};
+    if (need_pick) pk = S(pick)(long_frac, n0, nthr);
+    if (o && o->no_endo) d = 1;
+    else if (o && o->dim == 2) d = 2;
+    else if (o && o->dim == 4) d = MSM_DIM_MAX;
+    else d = (m == ZP_MSM_AUTO ? pk.method : m) == ZP_MSM_PLAIN ? 1 : S(endo_dim)(n0);
+    if (dc) *dc = o && o->c ? 0 : o && o->model_window ? o->window_delta : pk.dc[d == 1];
+    return d;
+}
+
+static unsigned S(dim)(const zp_msm_opts_t *o, size_t n0, const zp_scalar_t *sc,
+                       const zp_scalar_t *sc2, size_t n1, unsigned nthr, int *dc)
+{
+    return S(dim_lf)(o, n0, S(long_frac)(sc, sc2, n1, n0), nthr, dc);
 }
 
 /* the largest dimension a call with opts may take for n0 points (its scratch) */
@@ -905,7 +934,8 @@ static void S(multi2)(P_T *out, const PA_T *const *points, unsigned m, const zp_
             }
         return;
     }
-    const unsigned dim = S(dim)(opts, n, scalars, sc2, n1), cf = S(force_c)(opts);
+    int dc;
+    const unsigned dim = S(dim)(opts, n, scalars, sc2, n1, nthr, &dc), cf = S(force_c)(opts);
     const size_t n0 = n, budget = S(budget)(n0, m, nthr, cf);
     uint8_t *base = (uint8_t *)scratch + S(area)(n0, m, opts);
     const FE_T *phix = NULL;
@@ -935,14 +965,18 @@ static void S(multi2)(P_T *out, const PA_T *const *points, unsigned m, const zp_
     msm_plan_t pl, full;
     const bool vec = S(vec)();
     S(full_plan)(&full, n0, nthr, dim, cf, vec);
+    if (!cf && dc) S(full_plan)(&full, n0, nthr, dim, S(shift_c)(full.c, dc), vec);
     /* (the plan's model is tuned for full-size scalars: the bit lengths are used only when
      * every scalar is clearly short; measured: no gain, some loss, with a few full ones; the
      * largest bit length sets the window count: 127-bit halves fill 8 windows of 16) */
     const unsigned fbits = S(dim_bits)(dim);
-    if (cl.bits > fbits * 3 / 4)
+    if (cl.bits > fbits * 3 / 4) {
         msm_plan(&pl, cl.nbig, nthr, cl.bits, MSM_COST_FQ, cf, vec);
-    else
+        if (!cf && dc) msm_plan(&pl, cl.nbig, nthr, cl.bits, MSM_COST_FQ, S(shift_c)(pl.c, dc), vec);
+    } else {
         msm_plan_h(&pl, cl.nbig, nthr, cl.bits + 1, MSM_COST_FQ, cl.hist, cf, vec);
+        if (!cf && dc) msm_plan_h(&pl, cl.nbig, nthr, cl.bits + 1, MSM_COST_FQ, cl.hist, S(shift_c)(pl.c, dc), vec);
+    }
     if (S(bytes)(&pl, m, n, nthr) > budget) pl = full;
     unsigned P1 = 0;
     if (cl.none) {
@@ -1047,6 +1081,24 @@ void MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _multi_ex)(P_T *out, const PA_T *const *
     }
 }
 
+void MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _plan_info)(zp_msm_info_t *info, size_t n, unsigned nthreads,
+                                                     bool witness, const zp_msm_opts_t *opts)
+{
+    if (nthreads == 0) nthreads = 1;
+    if (n > MSM_CHUNK) n = MSM_CHUNK;
+    /* the shape's share of long scalars: uniform all, witness-like the calibration's mix */
+    int dc;
+    const unsigned dim = S(dim_lf)(opts, n, witness ? 0.15 : 1.0, nthreads, &dc), cf = S(force_c)(opts);
+    msm_plan_t pl;
+    S(full_plan)(&pl, n, nthreads, dim, cf, S(vec)());
+    const unsigned c0 = pl.c;
+    if (!cf && dc) S(full_plan)(&pl, n, nthreads, dim, S(shift_c)(pl.c, dc), S(vec)());
+    /* dc: the offset in effect (0 where the shift was clamped at MSM_C_MIN / MSM_C_MAX) */
+    *info = (zp_msm_info_t){.method = dim == 1 ? ZP_MSM_PLAIN : ZP_MSM_ENDO, .dim = dim, .c = pl.c,
+                            .W = S(dim_bits)(dim) / pl.c + 1, .P = pl.P, .K = pl.K,
+                            .dc = (int)pl.c - (int)c0};
+}
+
 void MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _multi)(P_T *out, const PA_T *const *points, unsigned m,
                                                  const zp_scalar_t *scalars, size_t n, void *scratch,
                                                  zp_pool_t *pool)
@@ -1065,7 +1117,7 @@ void MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _sum2_ex)(P_T *out, const PA_T *p1, cons
                                                    void *scratch, zp_pool_t *pool, const zp_msm_opts_t *opts)
 {
     const size_t n = n1 + n2;
-    if (n1 && n2 && n > MSM_NAIVE_MAX && n <= MSM_CHUNK && S(dim)(opts, n, s1, s2, n1) > 1) {
+    if (n1 && n2 && n > MSM_NAIVE_MAX && n <= MSM_CHUNK && S(dim)(opts, n, s1, s2, n1, zp_pool_size(pool), NULL) > 1) {
         S(multi2)(out, &p1, 1, s1, n, scratch, pool, opts, p2, s2, n1);
         return;
     }
