@@ -179,6 +179,8 @@ typedef struct brk {
     size_t max_frame;
     /* leases: base + per_m * domain / 2^20, per stage (ms) */
     uint32_t lease_base_ms[ZP_NROLES], lease_per_m_ms[ZP_NROLES];
+    uint32_t lease_key_ms;      /* added to an assignment whose worker has not reported holding the
+                                   job's key: its first import (--lease-ms 5th value) */
     uint32_t breaker_k, breaker_cooldown_ms;  /* circuit breaker: K failures in a row */
     uint32_t max_deaths;        /* uncharged (worker/device) failures before a partition fails */
     uint32_t retain_s, retain_jobs;           /* finished jobs kept (time, count) */
@@ -306,6 +308,9 @@ uint64_t brk_key_hash(const char *s, size_t n);
 uint64_t brk_job_key(brk_job_t *j);
 /* does w hold key hash h? (what the broker believes: sched.c) */
 bool brk_worker_holds(const brk_t *b, const brk_worker_t *w, uint64_t h);
+/* w reported holding key h, or finished a partition of it since (in flight does not count: it
+ * may still be importing it) */
+bool brk_worker_loaded(const brk_worker_t *w, uint64_t h);
 /* the (partition, worker) pair dispatch would take next for stage (key affinity for GPU and
  * final when on); false: nothing goes now. For tests (tests/test_keyroute.c) */
 bool brk_key_pick(brk_t *b, unsigned stage, uint64_t now, brk_part_t **p, brk_worker_t **w);

@@ -148,6 +148,15 @@ bool brk_worker_holds(const brk_t *b, const brk_worker_t *w, uint64_t h)
     return in_keys(v, belief(b, w, v, BELIEF_MAX), h);
 }
 
+bool brk_worker_loaded(const brk_worker_t *w, uint64_t h)
+{
+    for (unsigned i = 0; i < w->n_recent; i++)
+        if (w->recent[i] == h) return true;
+    for (unsigned i = 0; i < w->n_keys; i++)
+        if (w->keys[i].hash == h) return true;
+    return false;
+}
+
 void brk_worker_key_done(brk_worker_t *w, brk_job_t *j)
 {
     uint64_t h = brk_job_key(j);
@@ -388,6 +397,11 @@ static int assign(brk_t *b, brk_worker_t *w, brk_part_t *p, unsigned stage)
     zp_shm_slot_t *d = zp_shm_slot(b->arena, s);
     d->job_id = j->id; d->part_idx = p->idx; d->attempt = p->attempt; d->priority = j->priority;
     uint64_t lease = brk_lease_ns(b, j, stage);
+    /* a worker that has not reported holding the job's key imports it inside this task (a
+     * bellman .params expanded, subgroup checks, the shared key store filled: minutes for a big
+     * key): its lease gets the key allowance, so a first import is not taken for a hung worker
+     * (a worker that dies is seen by its exit, not by the lease: kill -9 safety is unchanged) */
+    if (!brk_worker_loaded(w, brk_job_key(j))) lease += (uint64_t)b->lease_key_ms * 1000000u;
     m.lease_deadline = zp_now_ns() + lease;
     brk_slot_hold(b, s, w, p->word_gen, lease);      /* doc/slot-protocol.md, holders + leases */
     uint8_t *buf; size_t len;
@@ -1000,6 +1014,7 @@ void brk_config_defaults(brk_t *b)
     /* a farm's choices: key loading alone can take a minute or two on a cold start */
     static const uint32_t per_m[ZP_NROLES] = {60000, 600000, 120000};
     for (unsigned r = 0; r < ZP_NROLES; r++) { b->lease_base_ms[r] = 120000; b->lease_per_m_ms[r] = per_m[r]; }
+    b->lease_key_ms = 600000;   /* a key's first import in a worker (a 32 GiB PoRep .params: minutes) */
     b->breaker_k = 5;
     b->breaker_cooldown_ms = 60000;
     b->max_deaths = 10;
@@ -1033,14 +1048,17 @@ static int parse_list(const char *v, uint32_t *out, int n, uint32_t lo, uint32_t
 
 int brk_config_set(brk_t *b, const char *name, const char *v)
 {
-    uint32_t x[4];
+    uint32_t x[5];
     int n;
-    if (!strcmp(name, "lease-ms")) {
-        if ((n = parse_list(v, x, 4, 1, 86400000)) != 1 && n != 4) goto bad;
+    if (!strcmp(name, "lease-ms")) {   /* BASE[,SYNTH,GPU,FINAL[,KEY]]: all >= 1 but KEY (0: none) */
+        if ((n = parse_list(v, x, 5, 0, 86400000)) != 1 && n != 4 && n != 5) goto bad;
+        for (int i = 0; i < n && i < 4; i++)
+            if (x[i] == 0) goto bad;
         for (unsigned r = 0; r < ZP_NROLES; r++) {
             b->lease_base_ms[r] = x[0];
-            if (n == 4) b->lease_per_m_ms[r] = x[1 + r];
+            if (n >= 4) b->lease_per_m_ms[r] = x[1 + r];
         }
+        if (n == 5) b->lease_key_ms = x[4];
     } else if (!strcmp(name, "max-deaths")) {
         if (parse_list(v, x, 1, 1, 1000) != 1) goto bad;
         b->max_deaths = x[0];

@@ -630,12 +630,13 @@ static int scalar_in(RustError *e, zp_scalar_t *out, const fr_t *in, const char 
 
 
 /* ---- group mode: circuits as pre-synthesized partitions of one job ---- */
-/* w = inputs ++ aux in standard form, the densities, into v (a, b, c already there) */
-static int c2_vecs_fill(zp_vecs_t *v, const Assignment *as)
+/* w = inputs ++ aux in standard form, the densities and the caller's r, s (standard form: the
+ * group's finalizer blinds with them, ZP_VECS_F_RS) into v (a, b, c already there) */
+static int c2_vecs_fill(zp_vecs_t *v, const Assignment *as, const zp_scalar_t *r, const zp_scalar_t *s)
 {
     uint64_t n_w = as->inp_assignment_size + as->aux_assignment_size;
-    int r = zp_vecs_set_w(v, n_w, as->inp_assignment_size, as->abc_size);
-    if (r) return r;
+    int r_ = zp_vecs_set_w(v, n_w, as->inp_assignment_size, as->abc_size);
+    if (r_) return r_;
     zp_fr_bls12_381_t *w = (zp_fr_bls12_381_t *)v->w;
     const zp_fr_bls12_381_t *in = (const zp_fr_bls12_381_t *)as->inp_assignment_data,
                             *aux = (const zp_fr_bls12_381_t *)as->aux_assignment_data;
@@ -643,7 +644,8 @@ static int c2_vecs_fill(zp_vecs_t *v, const Assignment *as)
     for (size_t i = 0; i < as->aux_assignment_size; i++) zp_fr_bls12_381_from_mont(&w[as->inp_assignment_size + i], &aux[i]);
     const uint64_t *bm[3] = {as->a_aux_density, as->b_inp_density, as->b_aux_density};
     const uint64_t bits[3] = {as->a_aux_bit_len, as->b_inp_bit_len, as->b_aux_bit_len};
-    return zp_vecs_set_density(v, bm, bits);
+    if ((r_ = zp_vecs_set_density(v, bm, bits))) return r_;
+    return zp_vecs_set_rs(v, r->l, s->l);
 }
 
 /* the vectors file of circuit i: the caller's block (zero copy) or a new file with a copy of
@@ -654,7 +656,7 @@ static int c2_group_part(RustError *e, c2_pending_t *p, size_t i, const Assignme
     if (p->blk[i]) {   /* zkpipe_c2_alloc_abc's file: a, b, c are where synthesis wrote them */
         snprintf(p->vpath[i], sizeof p->vpath[i], "%s", p->blk[i]->v->path);
         p->vown[i] = false;
-        if ((r = c2_vecs_fill(p->blk[i]->v, as))) goto fail;
+        if ((r = c2_vecs_fill(p->blk[i]->v, as, &p->r[i], &p->s[i]))) goto fail;
         return 0;
     }
     zp_vecs_t v;
@@ -670,7 +672,7 @@ static int c2_group_part(RustError *e, c2_pending_t *p, size_t i, const Assignme
     memcpy(v.b, as->b, nb);
     memcpy(v.c, as->c, nb);
     *copied += 3 * nb;
-    r = c2_vecs_fill(&v, as);
+    r = c2_vecs_fill(&v, as, &p->r[i], &p->s[i]);
     zp_vecs_close(&v);
     if (r) goto fail;
     return 0;

@@ -13,8 +13,14 @@
  * A bellman key (k->conv, issue 29 item 4: a .params kept compacted at import) is finalized the
  * same way (the G2 MSM over B's scalars gathered from w, assembly and check against its own vk); its binary proof is bellman's
  * Proof::write (192 bytes), written by the key's conventions table.
+ * The blinding: a pre-synthesized partition that brought its caller's r and s (libzkpipe_c2:
+ * supraseal-c2's r_s[i], s_s[i]; lib/fmt/vecs.h ZP_VECS_F_RS) has them in the slot's rs area,
+ * sealed with the vectors (ZP_SHM_PAYLOAD_RS): the finalizer takes them from the copy that the
+ * payload checksum covered, as given (zero included, as supraseal does); every other partition
+ * gets fresh r, s from the OS CSPRNG.
  * Test hook: ZP_TEST_FIXED_RS=1 with ZP_TEST_R and ZP_TEST_S (decimal) in the finalizer's
- * environment fixes the blinding (tests compare with `zkpipe prove --r --s`); logged loudly.
+ * environment fixes the blinding of partitions without the caller's (tests compare with `zkpipe
+ * prove --r --s`); logged loudly.
  * Options, signals, key cache, loop: the stage runtime (stage/stage.h).
  * Tests: tests/ipc/ (bellman: tests/ipc/bellman_submit.sh). */
 #include <errno.h>
@@ -48,6 +54,12 @@ static int sig_room(fin_t *f, size_t n)
     return 0;
 }
 
+static bool scalar_ok(zp_curve_id_t c, const zp_scalar_t *x)
+{
+    return c == ZP_CURVE_BN254 ? zp_fr_bn254_is_canonical((const zp_fr_bn254_t *)x)
+                               : zp_fr_bls12_381_is_canonical((const zp_fr_bls12_381_t *)x);
+}
+
 static void work(zp_stage_t *s, zp_stage_task_t *t)
 {
     fin_t *f = s->ctx;
@@ -74,7 +86,9 @@ static void work(zp_stage_t *s, zp_stage_task_t *t)
         return;
     }
     uint64_t t0 = zp_now_ns();
-    if ((rc = zp_shm_payload_verify_pool(s->arena, a->slot, a->payload_gen, s->pool)) < 0) {
+    zp_shm_rs_t crs;   /* the caller's r, s (issue 30): our copy, the one the checksum covered */
+    bool caller_rs = false;
+    if ((rc = zp_shm_payload_verify_rs(s->arena, a->slot, a->payload_gen, s->pool, &crs, &caller_rs)) < 0) {
         zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "synthesized payload");
         t->payload_bad = true;
         return;
@@ -92,7 +106,18 @@ static void work(zp_stage_t *s, zp_stage_task_t *t)
     memset(&ft, 0, sizeof ft);
     zp_scalar_t rs[2];
     bool fixed = f->test_r && f->test_s;
-    if (fixed && ((rc = zp_g16_scalar_from_dec(&rs[0], k->curve, f->test_r)) < 0 ||
+    if (caller_rs) {   /* a pre-synthesized partition's own blinding (sealed with the vectors) */
+        memcpy(&rs[0], crs.r, 32);
+        memcpy(&rs[1], crs.s, 32);
+        if (!scalar_ok(k->curve, &rs[0]) || !scalar_ok(k->curve, &rs[1])) {
+            zp_err_set(ZP_EFORMAT, "slot %u: the caller's r/s field is not canonical for %s", a->slot,
+                       zp_curve_name(k->curve));
+            zp_stage_fail_as(t, ZP_EFORMAT, ZP_FAIL_TRANSIENT, "caller's r, s");
+            t->payload_bad = true;
+            return;
+        }
+        fixed = true;
+    } else if (fixed && ((rc = zp_g16_scalar_from_dec(&rs[0], k->curve, f->test_r)) < 0 ||
                   (rc = zp_g16_scalar_from_dec(&rs[1], k->curve, f->test_s)) < 0))
         return zp_stage_fail_as(t, rc, ZP_FAIL_INPUT, "ZP_TEST_R/ZP_TEST_S");
     if ((rc = zp_g16_finalize_ctx(&f->fin_ctx, k, w, part, fixed ? &rs[0] : NULL, fixed ? &rs[1] : NULL, &proof,

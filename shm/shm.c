@@ -825,7 +825,8 @@ static void sum_chunks(void *arg, unsigned tid, unsigned nt)
     }
 }
 
-static int payload_sum(const zp_shm_t *a, uint32_t idx, uint32_t mask, uint64_t seed, zp_pool_t *pool, uint64_t *sum)
+static int payload_sum(const zp_shm_t *a, uint32_t idx, uint32_t mask, uint64_t seed, zp_pool_t *pool, uint64_t *sum,
+                       const zp_shm_rs_t *rs)
 {
     sum_job_t j = {.seed = seed};
     for (unsigned v = 0; v < ZP_SHM_NVEC; v++) {
@@ -850,6 +851,10 @@ static int payload_sum(const zp_shm_t *a, uint32_t idx, uint32_t mask, uint64_t 
     *sum = zp_shm_checksum(j.sums, j.n_chunks * sizeof *j.sums, seed ^ mask);
     if (j.sums != small)
         free(j.sums);
+    if (mask & ZP_SHM_PAYLOAD_RS) {   /* the rs area (a copy), chained after the vectors' sum */
+        uint64_t two[2] = {*sum, zp_shm_checksum(rs, sizeof *rs, seed ^ UINT64_C(0x7273000000000000))};
+        *sum = zp_shm_checksum(two, sizeof two, seed ^ mask);
+    }
     return 0;
 }
 
@@ -861,7 +866,7 @@ int zp_shm_payload_seal_pool(zp_shm_t *a, uint32_t idx, unsigned state, uint64_t
     int r;
     if (!s)
         return bad_idx(a, idx);
-    if (mask == 0 || mask >> ZP_SHM_NVEC)
+    if (!(mask & ((1u << ZP_SHM_NVEC) - 1)) || (mask & ~ZP_SHM_PAYLOAD_VALID))
         return zp_err_set(-EINVAL, "slot %u: payload mask %#x", idx, mask);
     if (!zp_shm_transition_valid(state, new_state))
         return zp_err_set(ZP_ESTATE, "slot %u: no transition %s -> %s", idx, zp_shm_state_name(state),
@@ -869,7 +874,9 @@ int zp_shm_payload_seal_pool(zp_shm_t *a, uint32_t idx, unsigned state, uint64_t
     if ((r = zp_shm_slot_check(a, idx, state, gen)) < 0)
         return r;
     uint64_t ng = (gen + 1) & ZP_SHM_GEN_MASK;
-    if ((r = payload_sum(a, idx, mask, ng, pool, &sum)) < 0)
+    zp_shm_rs_t rs;
+    memcpy(&rs, &s->rs, sizeof rs);
+    if ((r = payload_sum(a, idx, mask, ng, pool, &sum, &rs)) < 0)
         return r;
     __atomic_store_n(&s->payload_gen, 0, __ATOMIC_RELAXED);
     s->payload_sum = sum;
@@ -884,25 +891,56 @@ int zp_shm_payload_seal(zp_shm_t *a, uint32_t idx, unsigned state, uint64_t gen,
     return zp_shm_payload_seal_pool(a, idx, state, gen, mask, new_state, new_gen, NULL);
 }
 
-int zp_shm_payload_verify_pool(const zp_shm_t *a, uint32_t idx, uint64_t sealed_gen, zp_pool_t *pool)
+int zp_shm_payload_verify_rs(const zp_shm_t *a, uint32_t idx, uint64_t sealed_gen, zp_pool_t *pool,
+                             zp_shm_rs_t *rs_out, bool *has_rs)
 {
     zp_shm_slot_t *s = zp_shm_slot(a, idx);
     uint64_t sum;
     int r;
+    if (has_rs)
+        *has_rs = false;
     if (!s)
         return bad_idx(a, idx);
     if ((r = zp_shm_payload_stamp(a, idx, sealed_gen)) < 0)
         return r;
     uint32_t mask = once32(&s->payload_mask);
     uint64_t want = once64(&s->payload_sum);
-    if ((r = payload_sum(a, idx, mask, sealed_gen, pool, &sum)) < 0)
+    zp_shm_rs_t rs;
+    memcpy(&rs, &s->rs, sizeof rs);
+    if ((r = payload_sum(a, idx, mask, sealed_gen, pool, &sum, &rs)) < 0)
         return r;
     if (sum != want)
         return zp_err_set(ZP_EFORMAT, "slot %u: payload checksum %#" PRIx64 ", sealed %#" PRIx64
                           " (overwritten after the seal?)", idx, sum, want);
     if (__atomic_load_n(&s->payload_gen, __ATOMIC_ACQUIRE) != sealed_gen)
         return zp_err_set(ZP_ESTALE, "slot %u: payload resealed while verifying", idx);
+    if (mask & ZP_SHM_PAYLOAD_RS) {
+        if (rs_out)
+            memcpy(rs_out, &rs, sizeof rs);
+        if (has_rs)
+            *has_rs = true;
+    }
     return 0;
+}
+
+int zp_shm_payload_verify_pool(const zp_shm_t *a, uint32_t idx, uint64_t sealed_gen, zp_pool_t *pool)
+{
+    return zp_shm_payload_verify_rs(a, idx, sealed_gen, pool, NULL, NULL);
+}
+
+int zp_shm_slot_set_rs(zp_shm_t *a, uint32_t idx, unsigned state, uint64_t gen, const uint8_t r[32],
+                       const uint8_t s[32])
+{
+    zp_shm_slot_t *d = zp_shm_slot(a, idx);
+    int rc;
+    if (!d)
+        return bad_idx(a, idx);
+    if ((rc = zp_shm_slot_check(a, idx, state, gen)) < 0)
+        return rc;
+    memcpy(d->rs.r, r, 32);
+    memcpy(d->rs.s, s, 32);
+    memset(d->rs.pad, 0, sizeof d->rs.pad);
+    return zp_shm_slot_check(a, idx, state, gen);
 }
 
 int zp_shm_payload_verify(const zp_shm_t *a, uint32_t idx, uint64_t sealed_gen)
@@ -920,7 +958,7 @@ int zp_shm_payload_stamp(const zp_shm_t *a, uint32_t idx, uint64_t sealed_gen)
         return zp_err_set(ZP_ESTALE, "slot %u: payload sealed at gen %" PRIu64 ", expected %" PRIu64, idx, pg,
                           sealed_gen);
     uint32_t mask = once32(&s->payload_mask);
-    if (mask == 0 || mask >> ZP_SHM_NVEC)
+    if (!(mask & ((1u << ZP_SHM_NVEC) - 1)) || (mask & ~ZP_SHM_PAYLOAD_VALID))
         return zp_err_set(ZP_EFORMAT, "slot %u: payload mask %#x", idx, mask);
     for (unsigned v = 0; v < ZP_SHM_NVEC; v++)
         if ((mask & ZP_SHM_VEC_MASK(v)) && !zp_shm_slot_vec(a, idx, v, NULL))

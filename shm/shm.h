@@ -70,6 +70,10 @@ typedef enum {
 enum { ZP_SHM_VEC_W = 0, ZP_SHM_VEC_A = 1, ZP_SHM_VEC_B = 2, ZP_SHM_VEC_C = 3, ZP_SHM_VEC_H = 4,
        ZP_SHM_NVEC = 5 };
 #define ZP_SHM_VEC_MASK(v) (1u << (v))
+/* payload_mask bit (not a vector): the descriptor's rs area (the caller's blinding, issue 30)
+ * is covered by payload_sum; the finalizer uses it instead of fresh random r, s */
+#define ZP_SHM_PAYLOAD_RS (1u << 15)
+#define ZP_SHM_PAYLOAD_VALID (((1u << ZP_SHM_NVEC) - 1) | ZP_SHM_PAYLOAD_RS)
 
 /* per-stage timestamps, ts[]: wall-clock microseconds (zp_wall_us) for events, ns for durations */
 enum {
@@ -128,6 +132,17 @@ typedef struct zp_shm_hdr {
 } zp_shm_hdr_t;
 #define ZP_SHM_F_HUGETLB 1u
 
+/* the caller's r and s (standard form, little-endian limbs) of a pre-synthesized partition that
+ * brought them (lib/fmt/vecs.h ZP_VECS_F_RS): descriptor bytes 1712..1807 (issue 30; bytes
+ * from 1808 on are another module's). Written by the synthesizer while it holds SYNTH(gen)
+ * (zp_shm_slot_set_rs), sealed with the vectors (ZP_SHM_PAYLOAD_RS in the mask), read by the
+ * finalizer from its own copy after the checksum (zp_shm_payload_verify_rs). */
+typedef struct zp_shm_rs {
+    uint8_t r[32];
+    uint8_t s[32];
+    uint8_t pad[32];                /* 0 */
+} zp_shm_rs_t;
+
 typedef struct zp_shm_slot {
     _Atomic uint64_t word;          /* state | gen << 8 */
     _Atomic uint64_t owner_pid;     /* process working on the slot, 0 = none */
@@ -157,7 +172,8 @@ typedef struct zp_shm_slot {
     uint8_t result[ZP_SHM_RESULT_BYTES];
     uint8_t proof[ZP_SHM_PROOF_BYTES];
     char err[ZP_SHM_ERR_BYTES];
-    uint8_t reserved[ZP_SHM_DESC_BYTES - 1712];
+    zp_shm_rs_t rs;                 /* 1712..1807: the caller's blinding (issue 30) */
+    uint8_t reserved[ZP_SHM_DESC_BYTES - 1808];
 } zp_shm_slot_t;
 
 static_assert(sizeof(zp_shm_hdr_t) == ZP_SHM_HDR_BYTES, "shm header size");
@@ -182,7 +198,8 @@ static_assert(offsetof(zp_shm_slot_t, result_curve) == 364, "slot.result_curve")
 static_assert(offsetof(zp_shm_slot_t, result) == 368, "slot.result");
 static_assert(offsetof(zp_shm_slot_t, proof) == 944, "slot.proof");
 static_assert(offsetof(zp_shm_slot_t, err) == 1456, "slot.err");
-static_assert(offsetof(zp_shm_slot_t, reserved) == 1712, "slot.reserved");
+static_assert(sizeof(zp_shm_rs_t) == 96 && offsetof(zp_shm_slot_t, rs) == 1712, "slot.rs: bytes 1712..1807");
+static_assert(offsetof(zp_shm_slot_t, reserved) == 1808, "slot.reserved");
 
 /* ---- arena handle (process-local) ---- */
 typedef struct zp_shm zp_shm_t;
@@ -304,6 +321,15 @@ int zp_shm_payload_verify(const zp_shm_t *a, uint32_t idx, uint64_t sealed_gen);
 int zp_shm_payload_seal_pool(zp_shm_t *a, uint32_t idx, unsigned state, uint64_t gen, uint32_t mask,
                              unsigned new_state, uint64_t *new_gen, zp_pool_t *pool);
 int zp_shm_payload_verify_pool(const zp_shm_t *a, uint32_t idx, uint64_t sealed_gen, zp_pool_t *pool);
+/* The caller's r, s into the descriptor's rs area, fenced on (state, gen) (the synthesizer,
+ * before zp_shm_payload_seal with ZP_SHM_PAYLOAD_RS in the mask). ZP_ESTALE if the slot moved. */
+int zp_shm_slot_set_rs(zp_shm_t *a, uint32_t idx, unsigned state, uint64_t gen, const uint8_t r[32],
+                       const uint8_t s[32]);
+/* zp_shm_payload_verify_pool that also hands out the rs area: it is copied into *rs first and
+ * the checksum is computed over that copy (a peer writing the slot afterwards cannot change
+ * what the caller uses). *has_rs: the seal covered it (ZP_SHM_PAYLOAD_RS); rs may be NULL. */
+int zp_shm_payload_verify_rs(const zp_shm_t *a, uint32_t idx, uint64_t sealed_gen, zp_pool_t *pool,
+                             zp_shm_rs_t *rs, bool *has_rs);
 /* O(1): the seal stamp is sealed_gen and the mask and the vectors' offsets are valid; the
  * checksum itself is not computed (broker recovery: the stage that reads the payload verifies
  * it, off the broker's thread). ZP_ESTALE / ZP_EFORMAT. */

@@ -212,12 +212,13 @@ static int slot_open(zp_stage_t *s, zp_stage_task_t *t, const zp_g16_key_t *k, z
     return slot_vectors(s, t, k, v, lw);
 }
 
-/* seals w, a, b, c (chunked, on the pool): SYNTH -> READY; t->ok on success */
-static void slot_seal(zp_stage_t *s, zp_stage_task_t *t)
+/* seals w, a, b, c (chunked, on the pool) and, with extra = ZP_SHM_PAYLOAD_RS, the caller's
+ * r, s written into the descriptor: SYNTH -> READY; t->ok on success */
+static void slot_seal(zp_stage_t *s, zp_stage_task_t *t, uint32_t extra)
 {
     int rc = zp_shm_payload_seal_pool(s->arena, t->a.slot, ZP_SLOT_SYNTH, t->a.gen,
                                       ZP_SHM_VEC_MASK(ZP_SHM_VEC_W) | ZP_SHM_VEC_MASK(ZP_SHM_VEC_A) |
-                                          ZP_SHM_VEC_MASK(ZP_SHM_VEC_B) | ZP_SHM_VEC_MASK(ZP_SHM_VEC_C),
+                                          ZP_SHM_VEC_MASK(ZP_SHM_VEC_B) | ZP_SHM_VEC_MASK(ZP_SHM_VEC_C) | extra,
                                       ZP_SLOT_READY, &t->new_gen, s->pool);
     if (rc < 0) return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "seal");
     t->ok = true;
@@ -301,6 +302,21 @@ static void work_vecs(zp_stage_t *s, zp_stage_task_t *t, const zp_g16_key_t *k)
         zp_vecs_close(&v);
         return zp_stage_fail_as(t, ZP_EMISMATCH, ZP_FAIL_INPUT, "vectors");
     }
+    /* the caller's blinding (ZP_VECS_F_RS, its checksum checked at open): canonical for the key's
+     * curve, then into the slot's rs area, sealed with the vectors; zero is used as given */
+    bool has_rs = v.has_rs;
+    zp_scalar_t rs[2];
+    if (has_rs) {
+        memcpy(&rs[0], v.r, 32);
+        memcpy(&rs[1], v.s, 32);
+        for (int i = 0; i < 2; i++)
+            if (!fr_ok(k->curve, &rs[i])) {
+                zp_err_set(ZP_EFORMAT, "%s: r/s field: %s is not a canonical %s scalar (standard form, < r)", t->wtns,
+                           i ? "s" : "r", zp_curve_name(k->curve));
+                zp_vecs_close(&v);
+                return zp_stage_fail_as(t, ZP_EFORMAT, ZP_FAIL_INPUT, "vectors");
+            }
+    }
     zp_scalar_t *sv[4];
     if (slot_open(s, t, k, sv, NULL) < 0) {
         zp_vecs_close(&v);
@@ -321,7 +337,10 @@ static void work_vecs(zp_stage_t *s, zp_stage_task_t *t, const zp_g16_key_t *k)
         else zp_err_set(ZP_EUNSAT, "%s: row %zu: a * b != c (the assignment does not satisfy the circuit)", t->wtns, br - 1);
         return zp_stage_fail_as(t, bw || ba ? ZP_EFORMAT : ZP_EUNSAT, ZP_FAIL_INPUT, "vectors");
     }
-    slot_seal(s, t);
+    if (has_rs && (rc = zp_shm_slot_set_rs(s->arena, a->slot, ZP_SLOT_SYNTH, a->gen, (const uint8_t *)&rs[0],
+                                           (const uint8_t *)&rs[1])) < 0)
+        return zp_stage_fail_as(t, rc, ZP_FAIL_TRANSIENT, "slot");
+    slot_seal(s, t, has_rs ? ZP_SHM_PAYLOAD_RS : 0);
 }
 
 static void work(zp_stage_t *s, zp_stage_task_t *t)
@@ -401,7 +420,7 @@ static void synth_slot(zp_stage_t *s, zp_stage_task_t *t, const zp_g16_key_t *k,
     rc = zp_g16_synth_ctx(&y->sc, k, sv[0], r1cs, sv[1], sv[2], sv[3], s->pool);
     t->dt[ZP_DT_CHECK] = zp_now_ns() - t0;
     if (rc < 0) return zp_stage_fail(t, rc, "synth");
-    slot_seal(s, t);
+    slot_seal(s, t, 0);
 }
 
 static int init(zp_stage_t *s)

@@ -7,17 +7,43 @@
  *   group, group-alloc (env ZP_BENCH_C2_GROUP=1, a `zkpipe up` at ZP_RUNTIME_DIR: tests/
  *            bench_c2_group.sh) the same two through the group (ZKPIPE_C2_MODE=group: vectors
  *            files, one job, awaited); the key's import is done by a warm-up proof before the
- *            timing; proofs compared with the direct one when the group's finalizer runs with
- *            ZP_TEST_FIXED_RS=1 ZP_TEST_R=5 ZP_TEST_S=9 (ZP_BENCH_C2_GROUP_RS=1), else pairing-
- *            checked by the library
+ *            timing; the caller's r = 5, s = 9 reach the group's finalizer (no test hook), so
+ *            every group proof is compared with the direct one byte for byte
  *   cli      (with ZKPIPE) `ZP_TEST_FIXED_RS=1 zkpipe prove circuit.params witness.wtns --r1cs ...
  *            --r 5 --s 9` as a process: files read, assignment built, proof written
- * measured alternately, best of REPS (default 3) each, milliseconds, and bytes copied; every
- * proof equal to the direct one at r = 5, s = 9 (the CLI's 192 bytes too; exit 1 otherwise).
+ * measured alternately (one of each per round, REPS rounds, default 3): the median and the best of
+ * each in milliseconds per partition (a batch of 1 = one partition), the overheads from the
+ * medians, the bytes of a, b, c copied per partition with and without zkpipe_c2_alloc_abc, and
+ * the load average before and after; every proof equal to the direct one at r = 5, s = 9 (the
+ * CLI's 192 bytes too; exit 1 otherwise).
  * Registered as test 'bench_c2' (suite slow) at 2^12. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static int cmp_d(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* the median of n values (sorted in place) */
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static double loadavg1(void)
+{
+    double l = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &l) != 1) l = -1;
+        fclose(f);
+    }
+    return l;
+}
 
 #include "c2/zkpipe_c2.h"
 #include "lib/groth16/assignment.h"
@@ -71,8 +97,10 @@ int main(int argc, char **argv)
     zp_g16_proof_t ref;
     groth16_proof pr;
     double best[6] = {1e30, 1e30, 1e30, 1e30, 1e30, 1e30};
+    double *all = calloc((size_t)reps * 6, sizeof *all);   /* all[i * reps + rep] */
+    CHECK(all);
     size_t copied[5] = {0};
-    bool group = getenv("ZP_BENCH_C2_GROUP") != NULL, group_rs = getenv("ZP_BENCH_C2_GROUP_RS") != NULL;
+    bool group = getenv("ZP_BENCH_C2_GROUP") != NULL;
     SRS gsrs = {NULL};
     if (group) {
         setenv("ZKPIPE_C2_MODE", "group", 1);
@@ -96,6 +124,7 @@ int main(int argc, char **argv)
         if (e.code) { fprintf(stderr, "group warm-up: %s\n", e.message); return 1; }
         fprintf(stderr, "group warm-up (key import + proof): %.1f ms\n", (zp_now_ns() - tw) / 1e6);
     }
+    double load0 = loadavg1();
     for (int rep = 0; rep < reps; rep++) {
         uint64_t t0 = zp_now_ns();
         CHECK(zp_g16_bellman_prove(&ref, &k, as, &r, &s, pool, NULL) == 0);
@@ -130,7 +159,8 @@ int main(int argc, char **argv)
             d[4] = (zp_now_ns() - t6) / 1e6;
             CHECK(e.code == 0);
             copied[3] = zkpipe_c2_bytes_copied() - g0;
-            CHECK(!group_rs || (!memcmp(&pr.a, &ref.a.bls12_381, sizeof pr.a) && !memcmp(&pr.c, &ref.c.bls12_381, sizeof pr.c)));
+            CHECK(!memcmp(&pr.a, &ref.a.bls12_381, sizeof pr.a) && !memcmp(&pr.b, &ref.b.bls12_381, sizeof pr.b) &&
+                  !memcmp(&pr.c, &ref.c.bls12_381, sizeof pr.c));
             /* a block in /dev/shm, one per partition; the caller's synthesis would write it */
             fr_t *ga, *gb, *gc;
             setenv("ZKPIPE_C2_MODE", "group", 1);
@@ -151,7 +181,8 @@ int main(int argc, char **argv)
             CHECK(e.code == 0);
             copied[4] = zkpipe_c2_bytes_copied() - g0;
             zkpipe_c2_free_abc(ga);
-            CHECK(!group_rs || (!memcmp(&pr.a, &ref.a.bls12_381, sizeof pr.a) && !memcmp(&pr.c, &ref.c.bls12_381, sizeof pr.c)));
+            CHECK(!memcmp(&pr.a, &ref.a.bls12_381, sizeof pr.a) && !memcmp(&pr.b, &ref.b.bls12_381, sizeof pr.b) &&
+                  !memcmp(&pr.c, &ref.c.bls12_381, sizeof pr.c));
         }
         if (zkpipe) {
             char cmd[1200];
@@ -168,16 +199,30 @@ int main(int argc, char **argv)
             fclose(f);
             CHECK(!memcmp(cb, refbin, 192));
         }
-        for (int i = 0; i < 6; i++)
+        for (int i = 0; i < 6; i++) {
             if (d[i] < best[i]) best[i] = d[i];
+            all[i * reps + rep] = d[i];
+        }
+        fprintf(stderr, "round %d: direct %.1f, c2 %.1f, c2-alloc %.1f, cli %.1f, group %.1f, group-alloc %.1f ms\n", rep,
+                d[0], d[1], d[2], zkpipe ? d[3] : -1.0, group ? d[4] : -1.0, group ? d[5] : -1.0);
     }
-    printf("{\"power\": %u, \"abc_size\": %zu, \"threads\": %u, \"direct_ms\": %.1f, \"c2_ms\": %.1f, "
-           "\"c2_alloc_ms\": %.1f, \"c2_overhead_pct\": %.2f, \"bytes_copied_c2\": %zu, \"bytes_copied_alloc\": %zu, "
-           "\"reps\": %d, \"cli_ms\": %.1f, \"group_ms\": %.1f, \"group_alloc_ms\": %.1f, \"group_overhead_pct\": %.2f, "
+    double med[6];
+    for (int i = 0; i < 6; i++) med[i] = median(all + i * reps, reps);
+    free(all);
+    double load1 = loadavg1();
+    /* per partition (a batch of 1): medians, then the best of each; overheads from the medians */
+    printf("{\"power\": %u, \"abc_size\": %zu, \"threads\": %u, \"reps\": %d, \"loadavg1_before\": %.2f, "
+           "\"loadavg1_after\": %.2f, \"direct_ms\": %.1f, \"c2_ms\": %.1f, \"c2_alloc_ms\": %.1f, \"cli_ms\": %.1f, "
+           "\"group_ms\": %.1f, \"group_alloc_ms\": %.1f, \"best_ms\": [%.1f, %.1f, %.1f, %.1f, %.1f, %.1f], "
+           "\"c2_overhead_pct\": %.2f, \"group_overhead_pct\": %.2f, \"group_alloc_overhead_pct\": %.2f, "
+           "\"group_vs_c2_pct\": %.2f, \"bytes_copied_c2\": %zu, \"bytes_copied_alloc\": %zu, "
            "\"bytes_copied_group\": %zu, \"bytes_copied_group_alloc\": %zu, \"group_proofs_compared\": %s}\n",
-           power, n, zp_pool_size(pool), best[0], best[1], best[2], 100.0 * (best[1] - best[0]) / best[0], copied[1],
-           copied[2], reps, zkpipe ? best[3] : -1.0, group ? best[4] : -1.0, group ? best[5] : -1.0,
-           group ? 100.0 * (best[4] - best[0]) / best[0] : 0.0, copied[3], copied[4], group_rs ? "true" : "false");
+           power, n, zp_pool_size(pool), reps, load0, load1, med[0], med[1], med[2], zkpipe ? med[3] : -1.0,
+           group ? med[4] : -1.0, group ? med[5] : -1.0, best[0], best[1], best[2], zkpipe ? best[3] : -1.0,
+           group ? best[4] : -1.0, group ? best[5] : -1.0, 100.0 * (med[1] - med[0]) / med[0],
+           group ? 100.0 * (med[4] - med[0]) / med[0] : 0.0, group ? 100.0 * (med[5] - med[0]) / med[0] : 0.0,
+           group ? 100.0 * (med[4] - med[1]) / med[1] : 0.0, copied[1], copied[2], copied[3], copied[4],
+           group ? "true" : "false");
     if (group) drop_SRS(&gsrs);
     zkpipe_c2_free_abc(a);
     drop_SRS(&srs);

@@ -19,11 +19,12 @@
  * `ZP_TEST_FIXED_RS=1 zkpipe prove circuit.params witness-i.wtns ... --r1cs --r R --s S`.
  * The mode is ZKPIPE_C2_MODE from the environment (meson: inprocess). Tests 'c2_circom'
  * (unit: 2^10..2^14) and 'c2_circom_slow' (slow: 2^15, 2^16).
- * ZKPIPE_C2_MODE=group (tests/ipc/c2_group.sh, a running group): the group's finalizer picks its
- * own r, s (the caller's do not reach it), so the proofs are pairing-checked only, unless the
- * group runs with its test hook ZP_TEST_FIXED_RS=1 ZP_TEST_R=R ZP_TEST_S=S and the harness gets
- * ZP_C2_GROUP_RS=R,S: then every circuit uses that r, s and every proof must equal zkpipe
- * prove's byte for byte. ZP_C2_SYNC_DIR=DIR: around the start of section 2 the harness touches
+ * ZKPIPE_C2_MODE=group (tests/ipc/c2_group.sh, a running group without any test hook): the
+ * caller's r, s travel in the vectors files to the group's finalizer, so every group proof
+ * must equal zkpipe prove's byte for byte too; section 6 (group mode only) proves one circuit
+ * at r = s = 0 and one at other r, s both through the group and in-process (a second SRS made
+ * with ZKPIPE_C2_MODE=inprocess) and the two must be byte-identical. ZKPIPE_C2_MODE=auto with
+ * ZP_C2_EXPECT_GROUP=1: checked as group mode. ZP_C2_SYNC_DIR=DIR: around the start of section 2 the harness touches
  * DIR/ready and waits for DIR/go, then touches DIR/started and waits for DIR/finalize (the
  * shell kills group members in between). */
 #include <pthread.h>
@@ -43,7 +44,7 @@
 
 static uint64_t R_OF[NW] = {0x1d2c3b4a59687f01ull, 5, 0xfedcba9876543210ull};
 static uint64_t S_OF[NW] = {0x0123456789abcdefull, 9, 0x7777777777777777ull};
-static bool group_mode, group_fixed_rs;
+static bool group_mode;
 static const char *sync_dir;   /* ZP_C2_SYNC_DIR: the shell kills group members around section 2 */
 
 /* touch sync_dir/mine, then wait for sync_dir/theirs */
@@ -100,6 +101,7 @@ typedef struct {
     uint8_t ref[NW][192];     /* zkpipe prove's proofs at (R_OF[i], S_OF[i]) */
     zp_bkey_t bk;
     zp_g16_vk_t vk;
+    bool ref_check;           /* check_proof compares with ref[] (off: pairing check only) */
 } circ_t;
 
 static void circ_load(circ_t *c, const char *zkpipe, const char *tmp, unsigned power, zp_pool_t *pool)
@@ -133,6 +135,7 @@ static void circ_load(circ_t *c, const char *zkpipe, const char *tmp, unsigned p
     zp_g16_bkey_t k;
     zp_g16_bkey_from_fmt(&k, &c->bk);
     CHECK(zp_g16_vk_from_bkey(&c->vk, &k) == 0);
+    c->ref_check = true;
 }
 
 static void circ_free(circ_t *c)
@@ -168,10 +171,11 @@ static void check_proof(const circ_t *c, int i, const groth16_proof *g, const ch
         fprintf(stderr, "%s: proof %d does not verify (%d)\n", what, i, v);
         exit(1);
     }
+    if (!c->ref_check) return;
     uint8_t bin[192];
     size_t n;
     CHECK(zp_g16_conv_bellman.proof_encode(bin, 192, &n, &pr) == 0 && n == 192);
-    if ((!group_mode || group_fixed_rs) && memcmp(bin, c->ref[i], 192)) {
+    if (memcmp(bin, c->ref[i], 192)) {
         fprintf(stderr, "%s: proof %d differs from zkpipe prove's at the same r, s\n", what, i);
         exit(1);
     }
@@ -194,6 +198,8 @@ static void test_power(const char *zkpipe, const char *tmp, unsigned power, zp_p
     uint64_t t1 = zp_now_ns();
     char p[512];
     snprintf(p, sizeof p, "%s/circuit.params", c->dir);
+    char p0[512];
+    snprintf(p0, sizeof p0, "%s", p);
     SRS srs;
     EXPECT_OK(create_SRS(&srs, p, true));
     fr_t r[NW], s[NW];
@@ -321,6 +327,32 @@ static void test_power(const char *zkpipe, const char *tmp, unsigned power, zp_p
     free(c_bad);
     EXPECT_OK(generate_groth16_proofs_c(&c->as[2], 1, &r[2], &s[2], pr, &srs, NULL, -1));
     check_proof(c, 2, &pr[0], "after bad input");
+
+    /* 6. group mode: the caller's r, s as given (r = s = 0 included, as supraseal takes them)
+     * give the in-process library's proofs byte for byte */
+    if (group_mode) {
+        fr_t rz[2] = {fr_of(0), fr_of(0x31415926535ull)}, sz[2] = {fr_of(0), fr_of(0x27182818284ull)};
+        groth16_proof pg[2], pi[2];
+        Assignment two[2] = {c->as[0], c->as[1]};
+        EXPECT_OK(generate_groth16_proofs_c(two, 2, rz, sz, pg, &srs, NULL, -1));
+        char *mode = strdup(getenv("ZKPIPE_C2_MODE"));
+        CHECK(mode && setenv("ZKPIPE_C2_MODE", "inprocess", 1) == 0);
+        SRS ip;
+        EXPECT_OK(create_SRS(&ip, p0, false));
+        EXPECT_OK(generate_groth16_proofs_c(two, 2, rz, sz, pi, &ip, NULL, -1));
+        drop_SRS(&ip);
+        CHECK(setenv("ZKPIPE_C2_MODE", mode, 1) == 0);
+        free(mode);
+        c->ref_check = false;   /* other r, s than ref[]: pairing-checked here, compared below */
+        for (int i = 0; i < 2; i++) {
+            check_proof(c, i, &pg[i], "group, the caller's r, s");
+            if (memcmp(&pg[i], &pi[i], sizeof pg[i])) {
+                fprintf(stderr, "circuit %d: the group's proof at the caller's r, s differs from the in-process one\n", i);
+                exit(1);
+            }
+        }
+        c->ref_check = true;
+    }
     uint64_t t3 = zp_now_ns();
 
     destroy_gpu_mutex(mtx);
@@ -330,7 +362,8 @@ static void test_power(const char *zkpipe, const char *tmp, unsigned power, zp_p
            "ok; every proof pairing-checked%s; bytes copied per partition %zu without the "
            "allocator, %zu with; setup + CLI %.1f s, batch of 3 %.1f s, all %.1f s\n",
            power, n, group_mode ? "group" : "in-process", NW,
-           !group_mode || group_fixed_rs ? " and == zkpipe prove's at the same r, s" : " (the group's own r, s)",
+           group_mode ? " and == zkpipe prove's at the same r, s (the caller's, in the group too; == in-process at r = s = 0)"
+                      : " and == zkpipe prove's at the same r, s",
            copied / NW, zero, (t1 - t0) / 1e9, (t2 - t1) / 1e9, (t3 - t0) / 1e9);
     fflush(stdout);
     circ_free(c);
@@ -344,16 +377,10 @@ int main(int argc, char **argv)
         return 2;
     }
     if (!getenv("ZKPIPE_C2_MODE")) setenv("ZKPIPE_C2_MODE", "inprocess", 1);
-    const char *rs = getenv("ZP_C2_GROUP_RS");   /* "R,S": the group's finalizer's fixed blinding */
-    /* auto with a group expected (ZP_C2_GROUP_RS): checked as group mode */
-    group_mode = !strcmp(getenv("ZKPIPE_C2_MODE"), "group") || (rs && !strcmp(getenv("ZKPIPE_C2_MODE"), "auto"));
+    const char *eg = getenv("ZP_C2_EXPECT_GROUP");   /* auto with a group expected: checked as group mode */
+    group_mode = !strcmp(getenv("ZKPIPE_C2_MODE"), "group") ||
+                 (eg && !strcmp(eg, "1") && !strcmp(getenv("ZKPIPE_C2_MODE"), "auto"));
     sync_dir = getenv("ZP_C2_SYNC_DIR");
-    if (group_mode && rs) {
-        unsigned long long rv, sv;
-        CHECK(sscanf(rs, "%llu,%llu", &rv, &sv) == 2);
-        for (int i = 0; i < NW; i++) R_OF[i] = rv, S_OF[i] = sv;
-        group_fixed_rs = true;
-    }
     char tmp[] = "/tmp/zp_c2_circom_XXXXXX";
     CHECK(mkdtemp(tmp));
     zp_pool_t *pool = zp_pool_new(2);

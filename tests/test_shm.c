@@ -464,7 +464,14 @@ static void test_vectors(zp_shm_t *a)
     CHECK(zp_shm_slot_vec(a, 77, ZP_SHM_VEC_W, &len) == NULL);
 
     /* seal: checksum over w and a; verify; corruption and wrong generations are detected */
-    uint32_t mask = ZP_SHM_VEC_MASK(ZP_SHM_VEC_W) | ZP_SHM_VEC_MASK(ZP_SHM_VEC_A);
+    /* with the caller's r, s (issue 30): the rs area is covered by the seal (ZP_SHM_PAYLOAD_RS) */
+    uint8_t r32[32], s32[32];
+    for (int i = 0; i < 32; i++)
+        r32[i] = (uint8_t)(i + 1), s32[i] = (uint8_t)(0x80 | i);
+    CHECK(zp_shm_slot_set_rs(a, 1, ZP_SLOT_SYNTH, g - 1, r32, s32) == ZP_ESTALE);
+    CHECK(zp_shm_slot_set_rs(a, 1, ZP_SLOT_SYNTH, g, r32, s32) == 0);
+    uint32_t mask = ZP_SHM_VEC_MASK(ZP_SHM_VEC_W) | ZP_SHM_VEC_MASK(ZP_SHM_VEC_A) | ZP_SHM_PAYLOAD_RS;
+    CHECK(zp_shm_payload_seal(a, 1, ZP_SLOT_SYNTH, g, ZP_SHM_PAYLOAD_RS, ZP_SLOT_READY, &g2) == -EINVAL);
     CHECK(zp_shm_payload_seal(a, 1, ZP_SLOT_SYNTH, g - 1, mask, ZP_SLOT_READY, &g2) == ZP_ESTALE);
     CHECK(zp_shm_payload_seal(a, 1, ZP_SLOT_SYNTH, g, mask, ZP_SLOT_PROVED, &g2) == ZP_ESTATE);
     CHECK(zp_shm_payload_seal(a, 1, ZP_SLOT_SYNTH, g, mask, ZP_SLOT_READY, &g2) == 0 && g2 == g + 1);
@@ -477,6 +484,20 @@ static void test_vectors(zp_shm_t *a)
     CHECK(zp_shm_payload_verify(a, 1, g2) == ZP_EFORMAT);
     av[32767] ^= 0x80;
     CHECK(zp_shm_payload_verify(a, 1, g2) == 0);
+    zp_shm_rs_t rs;
+    bool has = false;
+    CHECK(zp_shm_payload_verify_rs(a, 1, g2, NULL, &rs, &has) == 0 && has);
+    CHECK(!memcmp(rs.r, r32, 32) && !memcmp(rs.s, s32, 32));
+    s->rs.s[31] ^= 1;                                    /* the rs area changed after the seal */
+    CHECK(zp_shm_payload_verify_rs(a, 1, g2, NULL, &rs, &has) == ZP_EFORMAT && !has);
+    s->rs.s[31] ^= 1;
+    s->rs.pad[0] = 1;
+    CHECK(zp_shm_payload_verify(a, 1, g2) == ZP_EFORMAT);
+    s->rs.pad[0] = 0;
+    s->payload_mask = mask & ~ZP_SHM_PAYLOAD_RS;         /* the bit dropped: the checksum differs */
+    CHECK(zp_shm_payload_verify_rs(a, 1, g2, NULL, &rs, &has) == ZP_EFORMAT && !has);
+    s->payload_mask = mask;
+    CHECK(zp_shm_payload_verify_rs(a, 1, g2, NULL, NULL, &has) == 0 && has);
     s->payload_mask = 1u << 9;
     CHECK(zp_shm_payload_verify(a, 1, g2) == ZP_EFORMAT);
     s->payload_mask = mask;

@@ -1,7 +1,8 @@
 /* test_vecs.c - the pre-synthesized partition file (lib/fmt/vecs.h): a file written by
  * zp_vecs_create / set_w / set_density reads back the same (sizes, vectors, bitmaps); every
  * header field damaged on its own is refused with ZP_EFORMAT naming it; a file without w, a
- * short file and another format are refused; zp_vecs_is tells the magic. */
+ * short file and another format are refused; zp_vecs_is tells the magic; the caller's r, s
+ * (ZP_VECS_F_RS) read back, and a torn or damaged r/s field is refused naming it. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,9 +77,11 @@ int main(void)
     CHECK(r.len == ZP_VECS_HDR + 96 * 10 + 32 * 7 + 8 * 4);
     zp_vecs_close(&r);
 
+    char cmd0[400];
     /* every field damaged alone */
     expect_bad(p, 0, 0x736e7477, "magic");
-    expect_bad(p, 8, (uint64_t)1 << 32 | 2, "flags");
+    expect_bad(p, 8, (uint64_t)2 << 32 | 2, "flags");
+    expect_bad(p, 8, (uint64_t)ZP_VECS_F_RS << 32 | 2, "r/s field: off_rs 0");   /* the flag without r, s */
     expect_bad(p, 16, 8, "off_dens 1312");                         /* n_w: the bitmaps no longer follow w */
     expect_bad(p, 16, 0, "n_w 0");
     expect_bad(p, 24, 8, "n_inputs 8");
@@ -93,7 +96,33 @@ int main(void)
     expect_bad(p, 64, 130, "bytes, the header says");               /* a_aux bits: more words */
     expect_bad(p, 80, (uint64_t)1 << 40, "density 2");
     expect_bad(p, 88, 8, "off_dens 8");
-    expect_bad(p, 96, 1, "reserved header byte 96");
+    expect_bad(p, 96, 1, "r/s field: off_rs/rs_sum set without flag");
+    expect_bad(p, 104, 1, "r/s field: off_rs/rs_sum set without flag");
+    expect_bad(p, 112, 1, "reserved header byte 112");
+    /* the caller's r, s (ZP_VECS_F_RS): after the bitmaps, read back; torn or damaged: refused
+     * naming the r/s field; only after w (and the density) */
+    char rp[160];
+    snprintf(rp, sizeof rp, "%s/rs.vecs", dir);
+    CHECK(zp_vecs_create(&v, rp, 2, 10, 7) == 0);
+    const uint64_t R[4] = {5, 6, 7, 8}, S[4] = {0, 0, 0, 0};
+    CHECK(zp_vecs_set_rs(&v, R, S) == ZP_ESTATE);   /* before w */
+    CHECK(zp_vecs_set_w(&v, 7, 2, 9) == 0 && zp_vecs_set_density(&v, bm, bits) == 0);
+    CHECK(zp_vecs_set_rs(&v, R, S) == 0 && zp_vecs_set_rs(&v, R, S) == ZP_ESTATE);
+    CHECK(zp_vecs_set_density(&v, bm, bits) == ZP_ESTATE);
+    zp_vecs_close(&v);
+    CHECK(zp_vecs_open(&r, rp) == 0 && r.has_rs && r.r[0] == 5 && r.r[3] == 8 && r.s[0] == 0 && r.s[3] == 0);
+    CHECK(r.dens_bits[2] == 66 && r.dens[2][1] == 3 && r.len == ZP_VECS_HDR + 96 * 10 + 32 * 7 + 8 * 4 + 64);
+    zp_vecs_close(&r);
+    size_t rs_off = ZP_VECS_HDR + 96 * 10 + 32 * 7 + 8 * 4;
+    expect_bad(rp, rs_off + 8, 7, "r/s field at offset");          /* r's limb 1 changed: checksum */
+    expect_bad(rp, rs_off + 56, 1, "checksum mismatch");            /* s's last limb */
+    expect_bad(rp, 104, 12345, "checksum mismatch");                 /* the checksum itself */
+    expect_bad(rp, 96, rs_off - 8, "r/s field: off_rs");
+    expect_bad(rp, 8, 2, "set without flag");                       /* the flag cleared */
+    snprintf(cmd0, sizeof cmd0, "head -c %zu '%s' > '%s/rscut.vecs'", rs_off + 40, rp, dir);
+    CHECK(system(cmd0) == 0);
+    snprintf(rp, sizeof rp, "%s/rscut.vecs", dir);
+    CHECK(zp_vecs_open(&r, rp) == ZP_EFORMAT && strstr(zp_err_msg(), "r/s field"));
     /* short file, a directory, not there */
     char q[160], cmd[400];
     snprintf(q, sizeof q, "%s/short.vecs", dir);

@@ -96,10 +96,49 @@ int zp_vecs_create(zp_vecs_t *v, const char *path, uint32_t curve, uint64_t abc_
     return 0;
 }
 
+uint64_t zp_vecs_rs_sum(uint64_t off_rs, const uint8_t rs[ZP_VECS_RS_BYTES])
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int i = 0; i < 8; i++) h = (h ^ ((off_rs >> (8 * i)) & 0xff)) * 0x100000001b3ull;
+    for (unsigned i = 0; i < ZP_VECS_RS_BYTES; i++) h = (h ^ rs[i]) * 0x100000001b3ull;
+    return h;
+}
+
+int zp_vecs_set_rs(zp_vecs_t *v, const uint64_t r[4], const uint64_t s[4])
+{
+    if (!v->writable || !v->w) return zp_err_set(ZP_ESTATE, "%s: r, s before w", v->path);
+    if (v->has_rs) return zp_err_set(ZP_ESTATE, "%s: r, s already set", v->path);
+    size_t off = v->len;
+    int rc;
+    if ((rc = vecs_grow(v, off + ZP_VECS_RS_BYTES))) return rc;
+    v->w = (uint64_t *)(v->map + get64(v->map + 56));
+    uint64_t doff = get64(v->map + 88);
+    if (doff) {
+        uint64_t *d = (uint64_t *)(v->map + doff);
+        for (int i = 0; i < 3; i++) {
+            v->dens[i] = d;
+            d += words_of(v->dens_bits[i]);
+        }
+    }
+    uint8_t *p = v->map + off;
+    for (int i = 0; i < 4; i++) {
+        put64(p + 8 * i, r[i]);
+        put64(p + 32 + 8 * i, s[i]);
+    }
+    memcpy(v->r, r, sizeof v->r);
+    memcpy(v->s, s, sizeof v->s);
+    put64(v->map + 96, off);
+    put64(v->map + 104, zp_vecs_rs_sum(off, p));
+    uint32_t flags = ZP_VECS_F_RS;
+    memcpy(v->map + 12, &flags, 4);
+    v->has_rs = true;
+    return 0;
+}
+
 int zp_vecs_set_w(zp_vecs_t *v, uint64_t n_w, uint64_t n_inputs, uint64_t abc_size)
 {
     if (!v->writable) return zp_err_set(ZP_ESTATE, "%s: not opened for writing", v->path);
-    if (v->dens[0]) return zp_err_set(ZP_ESTATE, "%s: w after the density", v->path);
+    if (v->dens[0] || v->has_rs) return zp_err_set(ZP_ESTATE, "%s: w after the density or r, s", v->path);
     if (n_w == 0 || n_w > ZP_VECS_MAX || n_inputs == 0 || n_inputs > n_w || abc_size == 0 || abc_size > v->abc_cap)
         return zp_err_set(ZP_EFORMAT, "%s: n_w %llu, n_inputs %llu, abc_size %llu (cap %llu) do not fit", v->path,
                           (unsigned long long)n_w, (unsigned long long)n_inputs, (unsigned long long)abc_size,
@@ -122,6 +161,7 @@ int zp_vecs_set_density(zp_vecs_t *v, const uint64_t *const bm[3], const uint64_
 {
     if (!v->writable || !v->w) return zp_err_set(ZP_ESTATE, "%s: density before w", v->path);
     if (v->dens[0]) return zp_err_set(ZP_ESTATE, "%s: density already set", v->path);
+    if (v->has_rs) return zp_err_set(ZP_ESTATE, "%s: density after r, s", v->path);
     uint64_t words = 0;
     for (int i = 0; i < 3; i++) {
         if (bits[i] > ZP_VECS_MAX || (bits[i] && !bm[i])) return zp_err_set(ZP_EFORMAT, "%s: density %d: %llu bits", v->path, i, (unsigned long long)bits[i]);
@@ -176,7 +216,7 @@ int zp_vecs_open(zp_vecs_t *v, const char *path)
     v->abc_size = get64(h + 32);
     v->abc_cap = get64(h + 40);
     uint64_t off_abc = get64(h + 48), off_w = get64(h + 56);
-    if (flags) { rc = zp_err_set(ZP_EFORMAT, "%s: flags 0x%x: unknown (0 expected)", path, flags); goto fail; }
+    if (flags & ~ZP_VECS_F_RS) { rc = zp_err_set(ZP_EFORMAT, "%s: flags 0x%x: unknown bits (0 or 0x%x expected)", path, flags, ZP_VECS_F_RS); goto fail; }
     if (off_w == 0) { rc = zp_err_set(ZP_EFORMAT, "%s: off_w 0: w was never written (zp_vecs_set_w)", path); goto fail; }
     if (v->abc_cap == 0 || v->abc_cap > ZP_VECS_MAX) { rc = zp_err_set(ZP_EFORMAT, "%s: abc_cap %llu (1 .. 2^32)", path, (unsigned long long)v->abc_cap); goto fail; }
     if (v->abc_size == 0 || v->abc_size > v->abc_cap) { rc = zp_err_set(ZP_EFORMAT, "%s: abc_size %llu (1 .. abc_cap %llu)", path, (unsigned long long)v->abc_size, (unsigned long long)v->abc_cap); goto fail; }
@@ -193,7 +233,19 @@ int zp_vecs_open(zp_vecs_t *v, const char *path)
     if (off_dens && off_dens != end) { rc = zp_err_set(ZP_EFORMAT, "%s: off_dens %llu (%llu expected)", path, (unsigned long long)off_dens, (unsigned long long)end); goto fail; }
     if (!off_dens && words) { rc = zp_err_set(ZP_EFORMAT, "%s: density bit lengths without off_dens", path); goto fail; }
     if (off_dens) end += 8 * words;
-    for (int i = 96; i < (int)ZP_VECS_HDR; i++)
+    uint64_t off_rs = get64(h + 96), rs_sum = get64(h + 104);
+    if (flags & ZP_VECS_F_RS) {   /* the caller's r, s: the last 64 bytes, checksummed */
+        if (off_rs != end) { rc = zp_err_set(ZP_EFORMAT, "%s: r/s field: off_rs %llu (%llu expected)", path, (unsigned long long)off_rs, (unsigned long long)end); goto fail; }
+        if (len != end + ZP_VECS_RS_BYTES) { rc = zp_err_set(ZP_EFORMAT, "%s: r/s field: %zu bytes, the header says %llu", path, len, (unsigned long long)(end + ZP_VECS_RS_BYTES)); goto fail; }
+        if (zp_vecs_rs_sum(off_rs, h + off_rs) != rs_sum) { rc = zp_err_set(ZP_EFORMAT, "%s: r/s field at offset %llu: checksum mismatch (torn or corrupted caller's r, s)", path, (unsigned long long)off_rs); goto fail; }
+        for (int i = 0; i < 4; i++) {
+            v->r[i] = get64(h + off_rs + 8 * i);
+            v->s[i] = get64(h + off_rs + 32 + 8 * i);
+        }
+        v->has_rs = true;
+        end += ZP_VECS_RS_BYTES;
+    } else if (off_rs || rs_sum) { rc = zp_err_set(ZP_EFORMAT, "%s: r/s field: off_rs/rs_sum set without flag 0x%x", path, ZP_VECS_F_RS); goto fail; }
+    for (int i = 112; i < (int)ZP_VECS_HDR; i++)
         if (h[i]) { rc = zp_err_set(ZP_EFORMAT, "%s: reserved header byte %d is not 0", path, i); goto fail; }
     if (len != end) { rc = zp_err_set(ZP_EFORMAT, "%s: %zu bytes, the header says %llu", path, len, (unsigned long long)end); goto fail; }
     vecs_point(v);

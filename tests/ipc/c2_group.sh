@@ -2,17 +2,18 @@
 # c2_group.sh ZKPIPE SOURCE_ROOT C2_CIRCOM - libzkpipe_c2 with ZKPIPE_C2_MODE=group against a
 # running group (found through ZP_RUNTIME_DIR, as libzkpipe-client finds it): the cuzk-role
 # harness tests/test_c2_circom.c at 2^10 (group) and 2^11 (auto) sends its circuits as pre-synthesized
-# partitions (vectors files) of jobs naming the .params and a density file. The group runs with
-# its finalizer's test hook (ZP_TEST_FIXED_RS=1, r = 5, s = 9) and the harness uses the same r,
-# s, so every group proof must equal `zkpipe prove`'s (and the in-process library's) byte for
-# byte, besides being pairing-checked. Between start and finalize of the 2^10 batch the GPU
+# partitions (vectors files) of jobs naming the .params and a density file. The group runs
+# WITHOUT the finalizer's test hook: the caller's r, s (a different pair per circuit) travel in
+# the vectors files and the slot, so every group proof must equal `zkpipe prove`'s at the same
+# r, s (and the in-process library's, r = s = 0 included) byte for byte, besides being
+# pairing-checked. Between start and finalize of the 2^10 batch the GPU
 # worker is killed (-9) while it holds a partition and then the broker is killed (-9, restarted
 # by `zkpipe up`): finalize still returns the three proofs. Bad input (the harness's section 5)
 # and the rest leave no vectors file in /dev/shm (one left by a dead caller is swept), and the
 # group keeps serving a zkey job.
 . "$(dirname "$0")/durable_lib.sh"
 C2=$3
-export ZP_TEST_FIXED_RS=1 ZP_TEST_R=5 ZP_TEST_S=9
+unset ZP_TEST_FIXED_RS ZP_TEST_R ZP_TEST_S
 dur_init c2_group "$1" "$2" --slots 4 --max-domain 2048 --heartbeat-ms 200 --liveness 10
 SYNC=$IPC_DIR/sync
 mkdir -p "$SYNC"
@@ -22,7 +23,7 @@ wait_file() { for _ in $(seq 1 3000); do [ -e "$1" ] && return 0; kill -0 "$H" 2
 sleep 0 & DEAD=$!; wait $DEAD
 ORPHAN=/dev/shm/zkpipe-c2-$(id -u)-$DEAD-0.vecs
 : >"$ORPHAN"
-ZKPIPE_C2_MODE=group ZP_C2_GROUP_RS=5,9 ZP_C2_SYNC_DIR=$SYNC ZKPIPE_C2_THREADS=2 "$C2" "$ZKPIPE" 10 >"$IPC_DIR/c2.out" 2>&1 &
+ZKPIPE_C2_MODE=group ZP_C2_SYNC_DIR=$SYNC ZKPIPE_C2_THREADS=2 "$C2" "$ZKPIPE" 10 >"$IPC_DIR/c2.out" 2>&1 &
 H=$!
 wait_file "$SYNC/ready"
 ipc_hold gpu
@@ -42,7 +43,7 @@ cat "$IPC_DIR/c2.out" >&2
 grep -q "group): .*== zkpipe prove's at the same r, s" "$IPC_DIR/c2.out" || ipc_fail "the group's proofs were not compared byte for byte"
 # a second size, no kills, ZKPIPE_C2_MODE=auto: a group answers, so the group proves
 J0=$(ipc_jq '.jobs.total')
-ZKPIPE_C2_MODE=auto ZP_C2_GROUP_RS=5,9 ZKPIPE_C2_THREADS=2 "$C2" "$ZKPIPE" 11 >"$IPC_DIR/c2b.out" 2>&1 &
+ZKPIPE_C2_MODE=auto ZP_C2_EXPECT_GROUP=1 ZKPIPE_C2_THREADS=2 "$C2" "$ZKPIPE" 11 >"$IPC_DIR/c2b.out" 2>&1 &
 H2=$!
 wait "$H2" || { cat "$IPC_DIR/c2b.out" >&2; ipc_fail "the c2 harness in auto mode at 2^11"; }
 cat "$IPC_DIR/c2b.out" >&2

@@ -6,7 +6,11 @@
 # and verify; 2. kill -9 of the GPU worker while it holds a vectors partition; 3. kill -9 of the
 # broker (restarted by `zkpipe up`) with vectors partitions PROVING and READY: both jobs still
 # complete and verify; 4. bad vectors (a row with a * b != c, a w value >= r, one w value short,
-# a truncated file) fail once as input, naming what is wrong, and the group keeps serving.
+# a truncated file, an r/s field torn after its checksum, an r that is not canonical) fail once
+# as input, naming what is wrong, and the group keeps serving; 5. a vectors file carrying the
+# caller's r, s (ZP_VECS_F_RS, what libzkpipe_c2 writes): the group's finalizer blinds with
+# them (no test hook here), so the proof equals `zkpipe prove --r R --s S`'s byte for byte,
+# while a file without them still gets fresh random r, s (two proofs of it differ).
 . "$(dirname "$0")/durable_lib.sh"
 MKVECS=$3
 dur_init vectors "$1" "$2" --slots 4 --max-domain 1024 --heartbeat-ms 200 --liveness 10
@@ -58,8 +62,11 @@ ipc_all_free
 "$MKVECS" $F/circuit.zkey $F/witness-0.wtns "$V/wbig.vecs" wbig || ipc_fail "mkvecs wbig"
 "$MKVECS" $F/circuit.zkey $F/witness-0.wtns "$V/nw.vecs" nw || ipc_fail "mkvecs nw"
 head -c 3000 "$V/bn0.vecs" >"$V/cut.vecs"
+"$MKVECS" $F/circuit.zkey $F/witness-0.wtns "$V/rssum.vecs" rssum 123456789 987654321 || ipc_fail "mkvecs rssum"
+"$MKVECS" $F/circuit.zkey $F/witness-0.wtns "$V/rsbig.vecs" rsbig || ipc_fail "mkvecs rsbig"
 FAILED0=$(ipc_jq '.counters.parts_failed')
-for b in row:"a \\* b != c" wbig:"w\\[1\\] is not a canonical" nw:"n_w" cut:"bytes, the header says"; do
+for b in row:"a \\* b != c" wbig:"w\\[1\\] is not a canonical" nw:"n_w" cut:"bytes, the header says" \
+         rssum:"r/s field at offset [0-9]*: checksum mismatch" rsbig:"r/s field: r is not a canonical"; do
   name=${b%%:*} want=${b#*:}
   JX=$(ipc_submit --zkey $F/circuit.zkey --request-id vec-bad-$name "$V/$name.vecs")
   "$ZKPIPE" await "$JX" --timeout 120 --out "$IPC_DIR/out/bad-$name" >/dev/null 2>"$IPC_DIR/bad.err"; rc=$?
@@ -68,9 +75,34 @@ for b in row:"a \\* b != c" wbig:"w\\[1\\] is not a canonical" nw:"n_w" cut:"byt
   grep -q "failed after 1 attempt" "$IPC_DIR/bad.err" || ipc_fail "bad vectors $name: retried or not reported"
   grep -q "$want" "$IPC_DIR/bad.err" || ipc_fail "bad vectors $name: message does not say '$want'"
 done
-[ "$(ipc_jq '.counters.parts_failed')" = $((FAILED0 + 4)) ] || ipc_fail "expected exactly 4 more failed partitions"
+[ "$(ipc_jq '.counters.parts_failed')" = $((FAILED0 + 6)) ] || ipc_fail "expected exactly 6 more failed partitions"
 J5=$(ipc_submit --zkey $F/circuit.zkey --request-id vec-5 "$V/bn2.vecs" $F/witness-3.wtns)
 "$ZKPIPE" await "$J5" --timeout 300 --out "$IPC_DIR/out/j5" >/dev/null || ipc_fail "the group stopped serving after bad vectors"
 ipc_verify_all "$IPC_DIR/out/j5" $F/verification_key.json 2
+ipc_all_free
+
+# 5. the caller's r, s reach the finalizer: byte-identical to zkpipe prove at the same r, s
+"$MKVECS" $F/circuit.zkey $F/witness-1.wtns "$V/rs1.vecs" rs 123456789 987654321 || ipc_fail "mkvecs rs"
+"$MKVECS" $G/circuit.zkey $G/witness-0.wtns "$V/rsb.vecs" rs 0 0 || ipc_fail "mkvecs rs bls"
+J6=$(ipc_submit --zkey $F/circuit.zkey --request-id vec-rs "$V/rs1.vecs" "$V/bn1.vecs" "$V/bn1.vecs")
+J7=$(ipc_submit --zkey $G/circuit.zkey --request-id vec-rs-bls "$V/rsb.vecs")
+"$ZKPIPE" await "$J6" --timeout 300 --out "$IPC_DIR/out/j6" >/dev/null || ipc_fail "await the job with the caller's r, s"
+"$ZKPIPE" await "$J7" --timeout 300 --out "$IPC_DIR/out/j7" >/dev/null || ipc_fail "await the bls12-381 job with r = s = 0"
+ipc_verify_all "$IPC_DIR/out/j6" $F/verification_key.json 3
+ipc_verify_all "$IPC_DIR/out/j7" $G/verification_key.json 1
+ZP_TEST_FIXED_RS=1 "$ZKPIPE" prove $F/circuit.zkey $F/witness-1.wtns "$IPC_DIR/ref-rs.json" "$IPC_DIR/ref-pub.json" \
+  --r 123456789 --s 987654321 >/dev/null 2>&1 || ipc_fail "zkpipe prove --r --s"
+jq -e --slurpfile a "$IPC_DIR/out/j6/proof-0.json" --slurpfile b "$IPC_DIR/ref-rs.json" -n \
+  '$a[0].pi_a == $b[0].pi_a and $a[0].pi_b == $b[0].pi_b and $a[0].pi_c == $b[0].pi_c' >/dev/null ||
+  ipc_fail "the group's proof with the caller's r, s differs from zkpipe prove's at the same r, s"
+ZP_TEST_FIXED_RS=1 "$ZKPIPE" prove $G/circuit.zkey $G/witness-0.wtns "$IPC_DIR/ref-z.json" "$IPC_DIR/ref-zp.json" \
+  --r 0 --s 0 >/dev/null 2>&1 || ipc_fail "zkpipe prove --r 0 --s 0"
+jq -e --slurpfile a "$IPC_DIR/out/j7/proof-0.json" --slurpfile b "$IPC_DIR/ref-z.json" -n \
+  '$a[0].pi_a == $b[0].pi_a and $a[0].pi_b == $b[0].pi_b and $a[0].pi_c == $b[0].pi_c' >/dev/null ||
+  ipc_fail "the group's proof with the caller's r = s = 0 differs from zkpipe prove's"
+jq -e --slurpfile a "$IPC_DIR/out/j6/proof-1.json" --slurpfile b "$IPC_DIR/out/j6/proof-2.json" -n \
+  '$a[0].pi_a != $b[0].pi_a and $a[0].pi_c != $b[0].pi_c' >/dev/null ||
+  ipc_fail "two proofs of a file without r, s are equal: the finalizer did not draw fresh r, s"
+ipc_log "the caller's r, s reached the finalizer"
 ipc_all_free
 echo "ipc vectors: OK"

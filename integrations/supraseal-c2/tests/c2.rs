@@ -1,4 +1,6 @@
-// The crate's API in cuzk's role, against libzkpipe_c2 (ZKPIPE_C2_MODE=inprocess): upstream
+// The crate's API in cuzk's role, against libzkpipe_c2 (ZKPIPE_C2_MODE from
+// ZKPIPE_C2_HARNESS_MODE: inprocess by default, group against a running `zkpipe up`, as
+// tests/c2_rust.sh runs it both ways): upstream
 // bellman's dumped ProvingAssignment (zkpipe tests/fixtures/bellman/<name>/dump) proved at
 // r = 5, s = 9 gives the 384-byte blst proof whose bellman encoding is bellman's proof
 // (tests/test_c2.c checks proof_r5_s9.blst against proof_r5_s9.bin); batch of 2 through
@@ -40,6 +42,12 @@ fn fr(v: u64) -> Fr {
     acc
 }
 
+/// the library's mode for this run (set before any call; every test sets the same value)
+fn set_mode() {
+    let m = std::env::var("ZKPIPE_C2_HARNESS_MODE").unwrap_or_else(|_| "inprocess".into());
+    std::env::set_var("ZKPIPE_C2_MODE", m);
+}
+
 fn fixtures() -> PathBuf {
     std::env::var_os("ZKPIPE_FIXTURES")
         .map(PathBuf::from)
@@ -64,7 +72,7 @@ fn meta(m: &str, key: &str) -> usize {
 
 #[test]
 fn proofs_equal_bellman() {
-    std::env::set_var("ZKPIPE_C2_MODE", "inprocess");
+    set_mode();
     for name in ["chain300", "poseidon2"] {
         let dir = fixtures().join(name);
         let d = dir.join("dump");
@@ -117,7 +125,7 @@ fn proofs_equal_bellman() {
 
 #[test]
 fn not_a_parameters_file() {
-    std::env::set_var("ZKPIPE_C2_MODE", "inprocess");
+    set_mode();
     let p = fixtures().join("chain300/dump/meta.json");
     let e = SRS::try_new(p, false).err().expect("meta.json is not a parameters file");
     assert!(e.code != 0);
