@@ -15,7 +15,7 @@ ipc_init key_lease "$1" "$2" --slots 2 --max-domain 1024 --heartbeat-ms 200 --li
 B=$FIX/bellman/chain300
 J1=$(ipc_submit --zkey "$B/circuit.params" --r1cs "$B/circuit.r1cs" "$B/witness.wtns")
 "$ZKPIPE" await "$J1" --timeout 300 --out "$IPC_DIR/out/j1" >/dev/null || ipc_fail "the job whose key was imported first"
-grep -q "bellman, circuit .*cold: parsed and expanded" "$IPC_DIR/up.log" || ipc_fail "no stage imported the key (cold)"
+grep -q "bellman, circuit .*cold: read into the store" "$IPC_DIR/up.log" || ipc_fail "no stage imported the key (cold)"
 [ "$(ipc_jq '.counters.leases_expired')" = 0 ] || ipc_fail "a lease expired during the key's first import"
 [ "$(ipc_jq '[.counters.deaths[]] | add')" = 0 ] || ipc_fail "a worker died during the key's first import"
 J2=$(ipc_submit --zkey "$B/circuit.params" --r1cs "$B/circuit.r1cs" "$B/witness.wtns")
