@@ -398,7 +398,7 @@ static int assign(brk_t *b, brk_worker_t *w, brk_part_t *p, unsigned stage)
     d->job_id = j->id; d->part_idx = p->idx; d->attempt = p->attempt; d->priority = j->priority;
     uint64_t lease = brk_lease_ns(b, j, stage);
     /* a worker that has not reported holding the job's key imports it inside this task (a
-     * bellman .params expanded, subgroup checks, the shared key store filled: minutes for a big
+     * bellman .params laid out, subgroup checks, the shared key store filled: minutes for a big
      * key): its lease gets the key allowance, so a first import is not taken for a hung worker
      * (a worker that dies is seen by its exit, not by the lease: kill -9 safety is unchanged) */
     if (!brk_worker_loaded(w, brk_job_key(j))) lease += (uint64_t)b->lease_key_ms * 1000000u;

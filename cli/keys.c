@@ -161,7 +161,7 @@ static int preload(const char *prefix, const char *path, const keys_opts_t *o, z
     if (o->warm) return warm(path);   /* any key file: the page cache does not care about its format */
     zp_keyfmt_t kf = ZP_KEYFMT_UNKNOWN;
     if (zp_key_format_of_file(&kf, path) == 0 && kf == ZP_KEYFMT_BELLMAN) {
-        /* issue 29 item 4: a bellman .params with its circuit, checked and expanded into the store */
+        /* issue 29 item 4: a bellman .params with its circuit, checked and laid out (compacted) in the store */
         if (!o->r1cs) {
             fprintf(stderr, "zkpipe keys preload: %s is a bellman .params: give its circuit with --r1cs circuit.r1cs "
                             "(the stages' coefficients and density bitmaps come from it)\n", path);

@@ -361,7 +361,7 @@ static void work(zp_stage_t *s, zp_stage_task_t *t)
     t->key = ke;   /* the runtime releases it when the task ends */
     /* issue 30: w, a, b, c from the client (any key; a bellman key from a density file too) */
     if (!*t->wasm && zp_vecs_is(t->wtns)) return work_vecs(s, t, &ke->key);
-    if (ke->r1cs && ke->key.n_coefs == 0)   /* issue 29: a bellman key expanded from a density file */
+    if (ke->r1cs && ke->key.n_coefs == 0)   /* issue 29: a bellman key laid out from a density file */
         return zp_stage_fail_as(t, zp_err_set(ZP_EFORMAT, "%s: a bellman key imported with a density file (%s), "
                                               "not its r1cs: it has no coefficients, so it proves pre-synthesized "
                                               "vectors only, not a witness (give --r1cs circuit.r1cs)",
@@ -370,7 +370,7 @@ static void work(zp_stage_t *s, zp_stage_task_t *t)
     if (*t->r1cs) {
         file_id(t->r1cs, rid);
         if ((rc = zp_keycache_r1cs(s->kc, t->r1cs, &r1cs)) < 0) return zp_stage_fail(t, rc, "r1cs");
-        /* a bellman key was expanded from this very r1cs (the key cache keys it by both files) */
+        /* a bellman key was laid out from this very r1cs (the key cache keys it by both files) */
         if (!ke->r1cs && (rc = check_pair(y, r1cs, ke, rid, kid)) < 0) return zp_stage_fail_as(t, rc, ZP_FAIL_INPUT, "r1cs");
     }
     const zp_g16_key_t *k = &ke->key;
