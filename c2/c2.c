@@ -682,6 +682,25 @@ fail:
 }
 
 
+/* path may be reused for d: a regular file of this user that nobody else may write, holding
+ * exactly d (another local user can make a file of that name in /dev/shm first) */
+static bool c2_density_reusable(const char *path, const zp_g16_bdensity_t *d, size_t wi, size_t wa)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 022)) return false;
+    zp_g16_bdensity_t f;
+    uint64_t *mem = NULL;
+    if (zp_g16_bdensity_read(&f, &mem, path) != 0) {
+        zp_err_clear();
+        return false;
+    }
+    bool same = f.n_inp == d->n_inp && f.n_aux == d->n_aux && f.abc_size == d->abc_size &&
+                !memcmp(f.a_aux, d->a_aux, wa * 8) && !memcmp(f.b_inp, d->b_inp, wi * 8) &&
+                !memcmp(f.b_aux, d->b_aux, wa * 8);
+    free(mem);
+    return same;
+}
+
 /* bellman's densities of the circuit, for the group's import of the .params (its A and B
  * queries are compacted by them; the import expands them once): issue 29's density file
  * (zp_g16_bdensity_write: "ZPBDENS1", n_inp, n_aux, abc_size, the a_aux, b_inp, b_aux words)
@@ -715,13 +734,24 @@ static int c2_density_file(RustError *e, char *out, size_t cap, const Assignment
     for (size_t k = 0; k < wi + 2 * wa; k++) h = (h ^ m[k]) * 0x100000001b3ull;
     snprintf(out, cap, "/dev/shm/zkpipe-c2-%u-%016llx.dens", (unsigned)getuid(), (unsigned long long)h);
     int rc = 0;
-    if (access(out, R_OK) != 0) {
+    if (!c2_density_reusable(out, &d, wi, wa)) {
+        /* a fresh file under a name nobody can have made (mkstemp: O_EXCL, 0600), renamed over
+         * the shared name; when that name is someone else's (sticky /dev/shm: rename refused)
+         * or holds other bits, this job names its own file instead */
         char tmp[600];
-        snprintf(tmp, sizeof tmp, "%s.%d.tmp", out, (int)getpid());
-        rc = zp_g16_bdensity_write(tmp, &d);
-        if (!rc && rename(tmp, out)) rc = zp_err_set(-errno, "%s: rename: %s", out, strerror(errno));
+        snprintf(tmp, sizeof tmp, "%s.XXXXXX", out);
+        int fd = mkstemp(tmp);
+        if (fd < 0) rc = zp_err_set(-errno, "%s: %s", tmp, strerror(errno));
+        else {
+            close(fd);
+            rc = zp_g16_bdensity_write(tmp, &d);
+        }
+        if (!rc && rename(tmp, out) != 0) {
+            if (strlen(tmp) < cap) snprintf(out, cap, "%s", tmp);   /* keep the private one */
+            else rc = zp_err_set(-errno, "%s: rename: %s", out, strerror(errno));
+        }
         if (rc) {
-            unlink(tmp);
+            if (fd >= 0) unlink(tmp);
             *e = c2_zp_err(rc, "generate_groth16_proofs: the density file");
         }
     }

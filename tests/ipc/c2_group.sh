@@ -54,6 +54,18 @@ left=$(ls /dev/shm | grep -E "^zkpipe-c2-$(id -u)-($H|$H2)-" || true)
 # the circuits' densities went to the group as density files named in the jobs
 D=$(ls -t /dev/shm/zkpipe-c2-"$(id -u)"-*.dens 2>/dev/null | head -1)
 [ -n "$D" ] && [ "$(head -c 8 "$D")" = ZPBDENS1 ] || ipc_fail "no ZPBDENS1 density file in /dev/shm"
+# a density file under the shared name that holds other bits (another local user's, or a torn
+# one) is not reused: the library writes the right one and the group proves with it
+D=$(grep -o "circuit /dev/shm/zkpipe-c2-$(id -u)-[0-9a-f]*\.dens" "$IPC_DIR/up.log" | tail -1 | cut -d' ' -f2)
+[ -f "$D" ] || ipc_fail "no stage logged the 2^11 circuit's density file"
+cp "$D" "$IPC_DIR/dens.orig"
+sz=$(stat -c %s "$D")
+printf '\xff' | dd of="$D" bs=1 seek=$((sz - 1)) conv=notrunc status=none
+cmp -s "$D" "$IPC_DIR/dens.orig" && ipc_fail "could not tamper with $D"
+ZKPIPE_C2_MODE=group ZKPIPE_C2_THREADS=2 "$C2" "$ZKPIPE" 11 >"$IPC_DIR/c2c.out" 2>&1 ||
+  { cat "$IPC_DIR/c2c.out" >&2; ipc_fail "the c2 harness in group mode with a tampered density file in /dev/shm"; }
+grep -q "group): .*== zkpipe prove's at the same r, s" "$IPC_DIR/c2c.out" || ipc_fail "tampered density: proofs not compared"
+cmp -s "$D" "$IPC_DIR/dens.orig" || ipc_fail "the tampered density file $D was not replaced by the right one"
 F=$FIX/bls12381_chain
 JG=$(ipc_submit --zkey $F/circuit.zkey --r1cs $F/circuit.r1cs $F/witness-0.wtns)
 "$ZKPIPE" await "$JG" --timeout 300 --out "$IPC_DIR/out/good" >/dev/null || ipc_fail "the zkey job after the c2 jobs"
