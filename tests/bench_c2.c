@@ -80,7 +80,7 @@ int main(int argc, char **argv)
     const zp_g16_assignment_t *as = &ab.v;
     snprintf(p, sizeof p, "%s/circuit.params", dir);
     zp_bkey_t bk;
-    CHECK(zp_bkey_open(&bk, p, 0) == 0);
+    CHECK(zp_bkey_open(&bk, p, ZP_BKEY_USE_RECORD) == 0);   /* the record: create_SRS and the group do not check the subgroups again */
     zp_g16_bkey_t k;
     zp_g16_bkey_from_fmt(&k, &bk);
     SRS srs;
