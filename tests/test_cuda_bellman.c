@@ -2,7 +2,7 @@
  * the host-emulated device runtime (cu_hostemu.cu: the device templates of cu_ntt.cuh and
  * cu_msm.cuh as loops on the CPU). No GPU needed.
  *   - synthetic BLS12-381 keys with k->conv = bellman (H's last point the identity, as the
- *     expansion makes it): compute_h == the CPU backend's (zp_g16_bellman_h_into: bellman's
+ *     expansion makes it): compute_h == the CPU backend's (zp_g16_bellman_h_dom: bellman's
  *     roots, coset 7, n - 1 coefficients, h[n-1] = 0) and != the snarkjs H of the same vectors;
  *     prove_g1 and the staged verbs (stage_in, prove_staged, release_set) == CPU prove_g1, at
  *     odd and even log_n (the power tables split differently);
