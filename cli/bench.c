@@ -173,6 +173,7 @@ static int bench_prove(int argc, char **argv)
     if (!(buf = calloc(4 * (size_t)key.domain_size, sizeof *buf))) goto out;
     printf("bench prove: %s: %s, nVars %u, nPublic %u, domain 2^%u, %u threads, %d reps\n", pos[0],
            zp_curve_name(key.curve), key.n_vars, key.n_public, key.log_n, zp_pool_size(pool), reps);
+    if (key.compact) printf("  compacted (bellman) key: |A| %u, |B| %u of %u wires\n", key.n_a, key.n_b, key.n_vars);
     printf("  key load (open + copy + point checks): %.2f ms wall, %.2f ms cpu\n", t_load / 1e6, c_load / 1e6);
     for (int r = 0; r < reps; r++) {
         uint64_t wall[S_N], cpu[S_N];
