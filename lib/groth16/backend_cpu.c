@@ -11,7 +11,8 @@
  * shared-read batched MSMs of lib/msm/msm_batch.h from 2^16 points, everything else per
  * job (measured: batch_pays_* and doc/batch.md); any mix can be forced for tests/benches.
  * The instance owns one thread pool (cfg.threads, 0 = all cores) used by every NTT and MSM,
- * one NTT domain per curve (built on first use for a log_n, rebuilt only when log_n changes)
+ * one NTT domain per curve (built on first use for a log_n, rebuilt only when log_n changes;
+ * bellman keys: one more at bellman's roots, kept the same way)
  * and one MSM scratch area grown to the largest size seen (load_key sizes it for the key, so
  * proofs do not allocate). It is the reference the CUDA backend is tested against.
  * Not thread-safe: one call at a time per instance.
