@@ -2,7 +2,7 @@
  * the host-emulated device runtime (cu_hostemu.cu: the device templates of cu_ntt.cuh and
  * cu_msm.cuh as loops on the CPU). No GPU needed.
  *   - synthetic BLS12-381 keys with k->conv = bellman (H's last point the identity, as the
- *     expansion makes it): compute_h == the CPU backend's (zp_g16_bellman_h_into: bellman's
+ *     expansion makes it): compute_h == the CPU backend's (zp_g16_bellman_h_dom: bellman's
  *     roots, coset 7, n - 1 coefficients, h[n-1] = 0) and != the snarkjs H of the same vectors;
  *     prove_g1 and the staged verbs (stage_in, prove_staged, release_set) == CPU prove_g1, at
  *     odd and even log_n (the power tables split differently);
@@ -140,6 +140,44 @@ static void test_alternate(void)
     printf("  a snarkjs and a bellman key of 2^6 alternating (unstaged and staged) == CPU\n");
 }
 
+/* faults on a compacted key: the k-th runtime call of load_key + prove_g1 fails (every k up to
+ * the sequence's length; the bitmaps' upload with the key included), as a sticky device error
+ * or as out-of-memory: an error or the right result, never a wrong one; after a failed allocation
+ * (not sticky) the same backend proves the key right (a key left without its bitmaps uploads them at
+ * its proof). Returns the sequence's length. */
+static unsigned long compact_faults(const synth_t *sc, const zp_g1_any_t want[ZP_G16_NMSM])
+{
+    zp_g1_any_t got[ZP_G16_NMSM];
+    zp_g16_times_t t;
+    zp_cu_emu_stats_t st;
+    zp_backend_t *be = emu_open();
+    CHECK(cuda_prove(be, sc, got, NULL, &t) == 0 && same_g1(want, got));
+    CHECK(zp_cu_emu_stats(zp_cuda_cu(be), &st) == 0);
+    zp_backend_cuda.close(&be);
+    unsigned long calls = st.calls;
+    for (unsigned long k = 1; k <= calls; k++)
+        for (int oom = 0; oom < 2; oom++) {
+            zp_cu_emu_cfg_t cfg = {.fail_at = k, .fail_oom = oom};
+            be = NULL;
+            CHECK(zp_cuda_open_emulated(&be, NULL, &cfg) == 0 || k == 1);
+            if (!be) continue;
+            memset(got, 0, sizeof got);
+            int rc = cuda_prove(be, sc, got, NULL, &t);
+            if (rc == 0) CHECK(same_g1(want, got));
+            else if (!oom) CHECK(rc == ZP_EDEVICE);
+            zp_cu_emu_stats_t fs;
+            CHECK(zp_cu_emu_stats(zp_cuda_cu(be), &fs) == 0);
+            if (rc && !fs.poisoned) {   /* an allocation failed (not sticky): the key (its bitmaps too) makes it now */
+                memset(got, 0, sizeof got);
+                rc = cuda_prove(be, sc, got, NULL, &t);
+                if (rc) fprintf(stderr, "compact fault %lu (oom) retry: %s: %s\n", k, zp_strerror(rc), zp_err_msg());
+                CHECK(rc == 0 && same_g1(want, got));
+            }
+            zp_backend_cuda.close(&be);
+        }
+    return calls;
+}
+
 /* A compacted key (bellman's A / B as in the .params, k->compact): random bitmaps over the
  * wires (word edges included), A and B1 holding the selected wires' points only. The emulated
  * device's gather + MSMs (unstaged and staged) == the CPU backend's gather + MSMs == the CPU
@@ -204,10 +242,16 @@ static void test_compact(void)
             if (rc) fprintf(stderr, "compact staged 2^%u set %u: %s: %s\n", lgs[li], set, zp_strerror(rc), zp_err_msg());
             CHECK(rc == 0 && same_g1(want, got));
         }
+        CHECK(emu_clean(be));
+        zp_backend_cuda.close(&be);
+        unsigned long fcalls = li == 0 ? compact_faults(&sc, want) : 0;
+        be = emu_open();
         sc.key.dens_b = NULL;   /* a compacted key without its bitmaps: refused, not read */
         CHECK(zp_backend_cuda.load_key(be, &sc.key) == ZP_EFORMAT);
         CHECK(emu_clean(be));
         zp_backend_cuda.close(&be);
+        if (fcalls) printf("  compacted key 2^%u: a fault at each of %lu runtime calls (sticky, out of memory): an error "
+                           "or the right result\n", lgs[li], fcalls);
         printf("  compacted key 2^%u: |A| %zu, |B| %zu of %zu wires: emulated gather + MSMs (unstaged, staged) == CPU "
                "== the expanded key\n", lgs[li], cnt[0], cnt[1], nv);
         free(dens); free(pfx); free(ac); free(bc); free(ae); free(be1);

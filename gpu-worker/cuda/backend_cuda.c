@@ -313,7 +313,10 @@ static int be_load_key(zp_backend_t *be, const zp_g16_key_t *k)
     const void *bases[4];
     size_t counts[4];
     uintptr_t id = key_bases(k, bases, counts);
-    return zp_cu_load_bases(be->cu, k->curve, id, k->log_n, bases, counts, &resident);
+    /* a compacted key's bitmaps and prefix counts are key data: on the device with it, once */
+    zp_cu_prove_args_t dens = {.n_vars = k->n_vars, .compact = k->compact, .n_a = k->n_a, .n_b = k->n_b,
+                               .dens_a = k->dens_a, .dens_b = k->dens_b, .pfx_a = k->pfx_a, .pfx_b = k->pfx_b};
+    return zp_cu_load_bases_dens(be->cu, k->curve, id, k->log_n, bases, counts, &dens, &resident);
 }
 
 static int be_key_resident(zp_backend_t *be, const zp_g16_key_t *k)

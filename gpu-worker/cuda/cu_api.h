@@ -77,8 +77,9 @@ typedef struct {
     uintptr_t key_id;       /* (added) the loaded key whose bases the MSMs use; 0 = the last loaded */
     /* (added) a compacted key (bellman's A / B as in the .params): the key's bases 0 and 1 hold
      * n_a / n_b points; the wire-level bitmaps and prefix counts (host, the key's memory: n_vars
-     * bits, ceil(n_vars/64) + 1 counts) go to the device with w, on the copy stream, and a
-     * gather kernel on the compute stream makes the A and B1 MSMs' scalars from w there */
+     * bits, ceil(n_vars/64) + 1 counts) are key data, on the device with the key (uploaded once:
+     * zp_cu_load_bases_dens, stage_in, or the first proof), and a gather kernel on the compute
+     * stream makes the A and B1 MSMs' scalars from w there */
     unsigned compact;
     uint32_t n_a, n_b;
     const uint64_t *dens_a, *dens_b;
@@ -182,6 +183,13 @@ int zp_cu_host_unregister(zp_cu_t *cu, void *p);
  * key does nothing (it stays resident until evicted). */
 int zp_cu_load_bases(zp_cu_t *cu, int curve, uintptr_t key_id, unsigned log_n,
                      const void *const bases[4], const size_t counts[4], int *resident);
+/* (added) the same for a compacted key: its bitmaps and prefix counts (from dens: compact,
+ * n_vars, n_a, n_b, dens_*, pfx_*; the rest unused) go onto the device with it, once, and stay
+ * there until the key is evicted (a proof's w no longer carries them); the memory model counts
+ * the key's wires (not |A|) and the gathered A / B1 scalars. A compacted proof of a key loaded
+ * without them (zp_cu_load_bases) uploads them at its first proof. */
+int zp_cu_load_bases_dens(zp_cu_t *cu, int curve, uintptr_t key_id, unsigned log_n, const void *const bases[4],
+                          const size_t counts[4], const zp_cu_prove_args_t *dens, int *resident);
 /* MSM over host points / scalars */
 int zp_cu_msm_g1(zp_cu_t *cu, int curve, zp_cu_msm_out_t *out, const void *points,
                  const uint64_t *scalars, size_t n, const zp_cu_msm_tune_t *tune);

@@ -53,6 +53,8 @@ typedef struct {
     int resident, pending;  /* pending: the upload (event ZP_CU_EV_KEY0 + index) not yet waited for */
     void *d[4];
     const void *h[4];
+    void *dd;               /* a compacted key's bitmaps and prefix counts (key data, resident or not) */
+    size_t dwords;          /* their words (ceil(n_vars / 64)) */
     size_t counts[4], bytes;
     unsigned refs;          /* staged / computing sets and running unstaged proofs using it */
     int two_sets;           /* the memory model allows a second staged set next to it */
@@ -244,6 +246,7 @@ static void key_drop(zp_cu_t *cu, cu_key_t *k)
 {
     for (int i = 0; i < 4; i++)
         if (k->d[i]) (void)cu->rt->dfree(cu->r, k->d[i]);
+    if (k->dd) (void)cu->rt->dfree(cu->r, k->dd);
     memset(k, 0, sizeof *k);
 }
 
@@ -366,38 +369,23 @@ static int tw_find(const zp_cu_t *cu, int curve, unsigned log_n, unsigned conv)
     return -1;
 }
 
-/* a compacted key's bitmaps and prefix counts, uploaded after w in w's buffer: bytes and the
- * device addresses (d_w: the buffer) */
+/* a compacted key's bitmaps and prefix counts: key data, on the device with the key (cu_key_t
+ * dd: bitmap A, bitmap B, counts A, counts B), uploaded once (key_dens), not with every w */
 static size_t words_of(const zp_cu_prove_args_t *a) { return ((size_t)a->n_vars + 63) / 64; }
-static size_t dens_bytes(const zp_cu_prove_args_t *a)
+static size_t dens_dev_bytes(size_t words) { return 2 * words * 8 + 2 * (words + 1) * 4; }
+static void dens_parts(const cu_key_t *k, uint64_t **da, uint64_t **db, uint32_t **pa, uint32_t **pb)
 {
-    return a->compact ? 2 * words_of(a) * 8 + ((2 * (words_of(a) + 1) * 4 + 7) & ~(size_t)7) : 0;
-}
-static void dens_parts(const zp_cu_prove_args_t *a, void *d_w, uint64_t **da, uint64_t **db, uint32_t **pa,
-                       uint32_t **pb)
-{
-    size_t words = words_of(a);
-    *da = (uint64_t *)d_w + 4 * (size_t)a->n_vars;
-    *db = *da + words;
-    *pa = (uint32_t *)(*db + words);
-    *pb = *pa + words + 1;
+    *da = k->dd;
+    *db = *da + k->dwords;
+    *pa = (uint32_t *)(*db + k->dwords);
+    *pb = *pa + k->dwords + 1;
 }
 
-/* the H2D of w and (a compacted key) its bitmaps and prefix counts into d_w on stream s */
+/* the H2D of w into d_w on stream s */
 static int w_h2d(zp_cu_t *cu, int s, const zp_cu_prove_args_t *a, void *d_w)
 {
-    size_t wb = (size_t)a->n_vars * FR, words = words_of(a);
-    int rc;
-    if (wb && (rc = cu->rt->h2d(cu->r, s, d_w, a->w, wb))) return rc;
-    if (!a->compact) return 0;
-    uint64_t *da, *db;
-    uint32_t *pa, *pb;
-    dens_parts(a, d_w, &da, &db, &pa, &pb);
-    if ((rc = cu->rt->h2d(cu->r, s, da, a->dens_a, words * 8)) || (rc = cu->rt->h2d(cu->r, s, db, a->dens_b, words * 8)) ||
-        (rc = cu->rt->h2d(cu->r, s, pa, a->pfx_a, (words + 1) * 4)) ||
-        (rc = cu->rt->h2d(cu->r, s, pb, a->pfx_b, (words + 1) * 4)))
-        return rc;
-    return 0;
+    size_t wb = (size_t)a->n_vars * FR;
+    return wb ? cu->rt->h2d(cu->r, s, d_w, a->w, wb) : 0;
 }
 
 /* device bytes of one staged buffer set of 2^log_n: a, b, c, w and the coset tables */
@@ -411,16 +399,18 @@ static size_t set_bytes(unsigned log_n, size_t n_vars)
 
 /* peak device memory of a proof of 2^log_n besides the bases: the NTT phase (a, b, c, w,
  * coset tables: one buffer set) or the MSM phase (h, w, the largest MSM at its default budget,
- * the streamed bases buffer when not resident), plus the twiddles when they are not there yet.
+ * the streamed bases buffer when not resident; a compacted key: the gathered A and B1 scalars,
+ * |A| + |B| of them, live during A's MSM whether or not they fit in b and c's freed room),
+ * plus the twiddles when they are not there yet.
  * A second staged set (double buffering) is set_bytes more. mu held. */
 static size_t proof_work_bytes(zp_cu_t *cu, int curve, unsigned log_n, size_t max_points, size_t n_vars,
-                               int streamed)
+                               size_t gathered, int streamed)
 {
     size_t n = (size_t)1 << log_n;
     size_t ntt = set_bytes(log_n, n_vars);
     zp_cu_msm_tune_t t = cu->hooks.tune;
     if (!t.par) t.par = cu->info.sms * cu->info.threads_per_sm;
-    size_t msm = n * FR + n_vars * FR + msm_bytes(cu, curve, max_points, &t, NULL) +
+    size_t msm = n * FR + n_vars * FR + gathered * FR + msm_bytes(cu, curve, max_points, &t, NULL) +
                  (streamed ? max_points * g1a_bytes(curve) : 0);
     size_t tw = tw_find(cu, curve, log_n, 0) >= 0 ? 0 : n / 2 * FR;   /* (either conventions': same size) */
     return (ntt > msm ? ntt : msm) + tw;
@@ -581,8 +571,52 @@ static int model_avail(zp_cu_t *cu, size_t *avail)
 /* find or add key_id; *slot = its entry (referenced when take_ref). A new key is resident when
  * its bases + the working memory of a proof + a second staged set fit (evicting least recently
  * used unreferenced keys as needed); else resident with one set if that fits; else streamed. */
+/* a compacted key's bitmaps and prefix counts (a: the proof args that carry them, compact) onto
+ * the device with key i, once: the copy stream records the key's event after them and the key is
+ * pending again (the compute stream waits before its gather); freed with the key. load_mu held.
+ * Returns 1 when it uploaded, 0 when nothing was to do, < 0 an error. */
+static int key_dens(zp_cu_t *cu, int i, const zp_cu_prove_args_t *a)
+{
+    if (!a || !a->compact) return 0;
+    size_t words = words_of(a), b = dens_dev_bytes(words);
+    if (!a->dens_a || !a->dens_b || !a->pfx_a || !a->pfx_b)
+        return zp_err_set(-EINVAL, "cuda: a compacted key without its bitmaps / prefix counts");
+    LOCK(cu);
+    void *have = cu->keys[i].dd;
+    size_t hw = cu->keys[i].dwords;
+    uintptr_t id = cu->keys[i].id;
+    UNLOCK(cu);
+    if (have)
+        return hw == words ? 0
+                           : zp_err_set(ZP_EMISMATCH, "cuda: key %#lx: bitmaps of %zu words on the device, the proof's "
+                                        "%u wires need %zu", (unsigned long)id, hw, a->n_vars, words);
+    void *d = NULL;
+    int rc;
+    if ((rc = cu->rt->dmalloc(cu->r, &d, b))) return rc;
+    cu_key_t t = {.dd = d, .dwords = words};
+    uint64_t *da, *db;
+    uint32_t *pa, *pb;
+    dens_parts(&t, &da, &db, &pa, &pb);
+    if ((rc = cu->rt->h2d(cu->r, ZP_CU_S_COPY, da, a->dens_a, words * 8)) ||
+        (rc = cu->rt->h2d(cu->r, ZP_CU_S_COPY, db, a->dens_b, words * 8)) ||
+        (rc = cu->rt->h2d(cu->r, ZP_CU_S_COPY, pa, a->pfx_a, (words + 1) * 4)) ||
+        (rc = cu->rt->h2d(cu->r, ZP_CU_S_COPY, pb, a->pfx_b, (words + 1) * 4)) ||
+        (rc = cu->rt->record(cu->r, ZP_CU_S_COPY, ZP_CU_EV_KEY0 + i))) {
+        sync_all(cu);   /* a copy in flight still writes it */
+        (void)cu->rt->dfree(cu->r, d);
+        return rc;
+    }
+    LOCK(cu);
+    cu->keys[i].dd = d;
+    cu->keys[i].dwords = words;
+    cu->keys[i].bytes += b;
+    cu->keys[i].pending = 1;
+    UNLOCK(cu);
+    return 1;
+}
+
 static int load_bases(zp_cu_t *cu, int curve, uintptr_t key_id, unsigned log_n, const void *const bases[4],
-                      const size_t counts[4], int take_ref, int *slot, int *resident)
+                      const size_t counts[4], const zp_cu_prove_args_t *cd, int take_ref, int *slot, int *resident)
 {
     int rc = 0, i;
     if (!key_id) return zp_err_set(-EINVAL, "cuda load_bases: key id 0");
@@ -597,8 +631,14 @@ static int load_bases(zp_cu_t *cu, int curve, uintptr_t key_id, unsigned log_n, 
         *slot = i;
         *resident = k->resident;
         UNLOCK(cu);
+        rc = key_dens(cu, i, cd);
+        if (rc < 0) {
+            LOCK(cu);
+            if (take_ref && cu->keys[i].refs) cu->keys[i].refs--;
+            UNLOCK(cu);
+        }
         pthread_mutex_unlock(&cu->load_mu);
-        return 0;
+        return rc < 0 ? rc : 0;
     }
     for (i = 0; i < ZP_CU_MAX_KEYS && cu->keys[i].id; i++) {}
     int forced = cu->hooks.force_streamed;
@@ -627,10 +667,14 @@ static int load_bases(zp_cu_t *cu, int curve, uintptr_t key_id, unsigned log_n, 
         k.counts[j] = counts[j];
     }
     LOCK(cu);
-    size_t work = proof_work_bytes(cu, curve, log_n, maxn, counts[0], 0);
-    size_t work_s = proof_work_bytes(cu, curve, log_n, maxn, counts[0], 1);
+    /* (a compacted key: counts[0] is |A|, not the wires; the bitmaps count with the key) */
+    size_t nv = cd && cd->compact ? cd->n_vars : counts[0], gath = cd && cd->compact ? (size_t)cd->n_a + cd->n_b : 0;
+    size_t dens_b = cd && cd->compact ? dens_dev_bytes(words_of(cd)) : 0;
+    k.bytes += dens_b;   /* (for the model; key_dens adds them when they are there) */
+    size_t work = proof_work_bytes(cu, curve, log_n, maxn, nv, gath, 0);
+    size_t work_s = proof_work_bytes(cu, curve, log_n, maxn, nv, gath, 1);
     UNLOCK(cu);
-    size_t setb = set_bytes(log_n, counts[0]), margin = mem_margin(cu), avail = 0;
+    size_t setb = set_bytes(log_n, nv), margin = mem_margin(cu), avail = 0;
     /* the pool's cache is free memory to us: give it back before judging what fits */
     for (;;) {
         if ((rc = model_avail(cu, &avail))) goto out;
@@ -693,6 +737,7 @@ out:
         LOCK(cu);
         k.refs = take_ref != 0;
         k.used = ++cu->tick;
+        k.bytes -= dens_b;
         cu->keys[i] = k;
         cu->cur = i;
         cu->st.key_uploads += k.resident;
@@ -700,6 +745,13 @@ out:
         *slot = i;
         *resident = k.resident;
         UNLOCK(cu);
+        if ((rc = key_dens(cu, i, cd)) < 0) {
+            LOCK(cu);
+            if (take_ref && cu->keys[i].refs) cu->keys[i].refs--;
+            UNLOCK(cu);
+        } else {
+            rc = 0;
+        }
     }
     pthread_mutex_unlock(&cu->load_mu);
     return rc;
@@ -709,7 +761,14 @@ int zp_cu_load_bases(zp_cu_t *cu, int curve, uintptr_t key_id, unsigned log_n, c
                      const size_t counts[4], int *resident)
 {
     int slot, rc = bind(cu);
-    return dev_rc(rc ? rc : load_bases(cu, curve, key_id, log_n, bases, counts, 0, &slot, resident));
+    return dev_rc(rc ? rc : load_bases(cu, curve, key_id, log_n, bases, counts, NULL, 0, &slot, resident));
+}
+
+int zp_cu_load_bases_dens(zp_cu_t *cu, int curve, uintptr_t key_id, unsigned log_n, const void *const bases[4],
+                          const size_t counts[4], const zp_cu_prove_args_t *dens, int *resident)
+{
+    int slot, rc = bind(cu);
+    return dev_rc(rc ? rc : load_bases(cu, curve, key_id, log_n, bases, counts, dens, 0, &slot, resident));
 }
 
 static void key_unref(zp_cu_t *cu, int i, int upload_done)
@@ -849,7 +908,10 @@ static int prove_msms(zp_cu_t *cu, const zp_cu_prove_args_t *a, proof_bufs_t *d,
     if (a->compact) {   /* A's and B1's scalars gathered from w on the device (b and c's memory is back) */
         uint64_t *da, *db;
         uint32_t *pa, *pb;
-        dens_parts(a, d->w, &da, &db, &pa, &pb);
+        if (!k->dd || k->dwords != words_of(a))
+            return zp_err_set(ZP_ESTATE, "cuda prove: key %#lx: no bitmaps on the device for %u wires",
+                              (unsigned long)k->id, a->n_vars);
+        dens_parts(k, &da, &db, &pa, &pb);
         if ((rc = cu->rt->alloc(cu->r, sc, &d->ga, (a->n_a ? a->n_a : 1) * FR)) ||
             (rc = cu->rt->alloc(cu->r, sc, &d->gb, (a->n_b ? a->n_b : 1) * FR)) ||
             (rc = cu->rt->gather(cu->r, sc, curve, d->ga, d->w, da, pa, words_of(a))) ||
@@ -982,7 +1044,7 @@ static int prove_with(zp_cu_t *cu, const zp_cu_prove_args_t *a, int ki, int key_
     /* buffers (stream-ordered on the compute stream; the copy stream waits for them) */
     if ((rc = cu->rt->alloc(cu->r, sc, &d.a, vb)) || (rc = cu->rt->alloc(cu->r, sc, &d.b, vb)) ||
         (rc = cu->rt->alloc(cu->r, sc, &d.c, vb)) || (rc = cu->rt->alloc(cu->r, sc, &d.cs, cs_bytes(a))) ||
-        (with_msm && (rc = cu->rt->alloc(cu->r, sc, &d.w, (size_t)a->n_vars * FR + dens_bytes(a)))))
+        (with_msm && (rc = cu->rt->alloc(cu->r, sc, &d.w, (size_t)a->n_vars * FR))))
         goto out;
     if ((rc = cu->rt->record(cu->r, sc, ZP_CU_EV_H2D0)) || (rc = cu->rt->wait(cu->r, sx, ZP_CU_EV_H2D0))) goto out;
 
@@ -1023,6 +1085,21 @@ static int prove(zp_cu_t *cu, const zp_cu_prove_args_t *a, zp_cu_msm_out_t out[4
         return zp_err_set(ZP_EFORMAT, "cuda prove: conventions %u on curve %d", a->conv, a->curve);
     if ((rc = bind(cu))) return rc;
     if (a->w && (ki = key_take(cu, a, &pending)) < 0) return ZP_ESTATE;
+    if (ki >= 0 && a->compact) {   /* a key loaded without its bitmaps: they go up now, once */
+        pthread_mutex_lock(&cu->load_mu);
+        int up = key_dens(cu, ki, a);
+        pthread_mutex_unlock(&cu->load_mu);
+        if (up < 0) {
+            key_unref(cu, ki, 0);
+            return up;
+        }
+        if (up) {
+            LOCK(cu);
+            cu->keys[ki].bytes += dens_dev_bytes(words_of(a));
+            UNLOCK(cu);
+            pending = 1;
+        }
+    }
     rc = prove_with(cu, a, ki, pending, out, t);
     if (ki >= 0) key_unref(cu, ki, rc == 0);
     return rc;
@@ -1052,7 +1129,7 @@ static int stage_copies(zp_cu_t *cu, unsigned set, cu_set_t *st)
 {
     const zp_cu_prove_args_t *a = &st->args;
     const int sx = ZP_CU_S_COPY;
-    size_t n = (size_t)1 << a->log_n, vb = n * FR, wb = (size_t)a->n_vars * FR + dens_bytes(a);
+    size_t n = (size_t)1 << a->log_n, vb = n * FR, wb = (size_t)a->n_vars * FR;
     int rc;
     if ((rc = cu->rt->alloc(cu->r, sx, &st->a, vb)) || (rc = cu->rt->alloc(cu->r, sx, &st->b, vb)) ||
         (rc = cu->rt->alloc(cu->r, sx, &st->c, vb)) || (rc = cu->rt->alloc(cu->r, sx, &st->w, wb ? wb : FR)) ||
@@ -1092,7 +1169,7 @@ int zp_cu_stage_in(zp_cu_t *cu, unsigned set, const zp_cu_prove_args_t *args, co
     int busy = cu->sets[set].state != SET_FREE;
     UNLOCK(cu);
     if (busy) return zp_err_set(ZP_ESTATE, "cuda stage_in: buffer set %u is in use", set);
-    if ((rc = load_bases(cu, args->curve, args->key_id, args->log_n, bases, counts, 1, &ki, &resident)))
+    if ((rc = load_bases(cu, args->curve, args->key_id, args->log_n, bases, counts, args, 1, &ki, &resident)))
         return dev_rc(rc);
     cu_set_t *st = &cu->sets[set];
     LOCK(cu);

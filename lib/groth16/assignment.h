@@ -20,6 +20,7 @@
 #include "../ec/ec.h"
 #include "../fmt/bellman.h"
 #include "../fmt/fmt.h"
+#include "../ntt/ntt.h"
 #include "../util/util.h"
 #include "groth16.h"
 
@@ -145,10 +146,14 @@ extern const zp_g16_conv_t zp_g16_conv_snarkjs, zp_g16_conv_bellman;
  * past the constraints) clobbered; the n - 1 standard-form coefficients in a[0..n-1) */
 int zp_g16_bellman_h(zp_fr_bls12_381_t *a, zp_fr_bls12_381_t *b, zp_fr_bls12_381_t *c, unsigned log_n,
                      zp_pool_t *pool);
-/* the same for a stage's work buffers: h[0..n-1) = the coefficients, h[n-1] = 0 (paired with
- * the expanded key's identity H point); a, b, c clobbered, c may be h */
-int zp_g16_bellman_h_into(zp_scalar_t *h, zp_scalar_t *a, zp_scalar_t *b, zp_scalar_t *c, unsigned log_n,
-                          zp_pool_t *pool);
+/* the same over a domain the caller keeps (the CPU backend: one per log_n, not per proof):
+ * d from zp_g16_bellman_domain_new (bellman's roots); the inverse NTTs read a_in, b_in, c_in
+ * and write the work buffers a, b, c (a source equal to its buffer: in place); h[0..n-1) = the
+ * standard-form coefficients (h may be a or c), written by the conversion pass (no copy) */
+int zp_g16_bellman_domain_new(zp_ntt_bls12_381_domain_t *d, unsigned log_n, zp_pool_t *pool);
+int zp_g16_bellman_h_dom(const zp_ntt_bls12_381_domain_t *d, zp_fr_bls12_381_t *h, const zp_fr_bls12_381_t *a_in,
+                         const zp_fr_bls12_381_t *b_in, const zp_fr_bls12_381_t *c_in, zp_fr_bls12_381_t *a,
+                         zp_fr_bls12_381_t *b, zp_fr_bls12_381_t *c, zp_pool_t *pool);
 
 /* ---- a bellman key in the process group's key shape (bellman_key.c, issue 29 item 4) ----
  * The stages (synth, GPU worker, finalizer) take zp_g16_key_t; a bellman key is laid into it

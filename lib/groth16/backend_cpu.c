@@ -11,7 +11,8 @@
  * shared-read batched MSMs of lib/msm/msm_batch.h from 2^16 points, everything else per
  * job (measured: batch_pays_* and doc/batch.md); any mix can be forced for tests/benches.
  * The instance owns one thread pool (cfg.threads, 0 = all cores) used by every NTT and MSM,
- * one NTT domain per curve (built on first use for a log_n, rebuilt only when log_n changes)
+ * one NTT domain per curve (built on first use for a log_n, rebuilt only when log_n changes;
+ * bellman keys: one more at bellman's roots, kept the same way)
  * and one MSM scratch area grown to the largest size seen (load_key sizes it for the key, so
  * proofs do not allocate). It is the reference the CUDA backend is tested against.
  * Not thread-safe: one call at a time per instance.
@@ -31,6 +32,7 @@ struct zp_backend {
     zp_pool_t *pool;
     void *dom[3];              /* indexed by zp_curve_id_t */
     unsigned dom_log[3];
+    zp_ntt_bls12_381_domain_t *bdom;   /* bellman's roots (a ZP_G16_CONV_BELLMAN key), kept like dom */
     void *scratch;
     size_t scratch_len;
     zp_scalar_t *gath;         /* a compacted key's gathered A / B1 scalars when the work buffers are too small */
@@ -57,6 +59,8 @@ static void cpu_close(zp_backend_t **be)
     zp_backend_t *b = *be;
     for (int i = 0; i < 3; i++)
         if (b->dom[i]) g16_curve((zp_curve_id_t)i)->dom_free(b->dom[i]);
+    if (b->bdom) zp_ntt_bls12_381_domain_close(b->bdom);
+    free(b->bdom);
     free(b->scratch);
     free(b->gath);
     zp_pool_destroy(&b->pool);
@@ -85,6 +89,22 @@ static int ensure_domain(zp_backend_t *be, const g16_curve_t *cv, unsigned log_n
     int rc = cv->dom_new(&be->dom[ci], log_n);
     if (rc) return zp_err_set(rc, "cpu backend: NTT domain 2^%u: %s", log_n, zp_strerror(rc));
     be->dom_log[ci] = log_n;
+    return 0;
+}
+
+/* bellman's domain for log_n (built on first use, rebuilt only when log_n changes) */
+static int ensure_bdomain(zp_backend_t *be, unsigned log_n)
+{
+    if (be->bdom && be->bdom->log_n == log_n) return 0;
+    if (!be->bdom && !(be->bdom = calloc(1, sizeof *be->bdom)))
+        return zp_err_set(-ENOMEM, "cpu backend: bellman NTT domain: out of memory");
+    zp_ntt_bls12_381_domain_close(be->bdom);
+    int rc = zp_g16_bellman_domain_new(be->bdom, log_n, be->pool);
+    if (rc) {
+        free(be->bdom);
+        be->bdom = NULL;
+        return zp_err_set(rc, "cpu backend: bellman NTT domain 2^%u: %s", log_n, zp_strerror(rc));
+    }
     return 0;
 }
 
@@ -192,7 +212,7 @@ static int cpu_load_key(zp_backend_t *be, const zp_g16_key_t *k)
 {
     const g16_curve_t *cv = g16_curve(k->curve);
     if (!cv) return ZP_ECURVE;
-    int rc = ensure_domain(be, cv, k->log_n);
+    int rc = k->conv == ZP_G16_CONV_BELLMAN ? ensure_bdomain(be, k->log_n) : ensure_domain(be, cv, k->log_n);
     if (rc) return rc;
     if (k->compact && (rc = ensure_gath(be, gather_need(k)))) return rc;
     return ensure_scratch(be, key_scratch(cv, k, zp_pool_size(be->pool)));
@@ -207,17 +227,17 @@ static int cpu_compute_h_from(zp_backend_t *be, const zp_g16_key_t *k, const zp_
 {
     const g16_curve_t *cv = g16_curve(k->curve);
     if (!cv) return ZP_ECURVE;
-    int rc = ensure_domain(be, cv, k->log_n);
+    int rc = k->conv == ZP_G16_CONV_BELLMAN ? ensure_bdomain(be, k->log_n) : ensure_domain(be, cv, k->log_n);
     if (rc) return rc;
     uint64_t t0 = zp_now_ns();
     if (k->conv == ZP_G16_CONV_BELLMAN) {
         /* a bellman key (issue 29 item 4): H as bellman computes it (coset with generator 7,
-         * bellman's roots, n - 1 coefficients; h[n-1] = 0 meets the key's identity point) */
-        size_t n = k->domain_size;
-        if (a != a_in) memcpy(a, a_in, n * sizeof *a);
-        if (b != b_in) memcpy(b, b_in, n * sizeof *b);
-        if (h != c) memcpy(h, c, n * sizeof *h);
-        if ((rc = zp_g16_bellman_h_into(h, a, b, h, k->log_n, be->pool))) return rc;
+         * bellman's roots, n - 1 coefficients; h[n-1] = 0 meets the key's identity point). The
+         * inverse NTTs read the sources (no copy before), the conversion writes h (none after) */
+        typedef zp_fr_bls12_381_t fr;
+        zp_g16_bellman_h_dom(be->bdom, (fr *)h, (const fr *)a_in, (const fr *)b_in, (const fr *)c, (fr *)a,
+                             (fr *)b, (fr *)h, be->pool);
+        memset(&h[k->domain_size - 1], 0, sizeof *h);
     } else {
         cv->compute_h_from(be->dom[cv->id], k->log_n, a_in, b_in, c, a, b, h, be->pool);
     }

@@ -401,18 +401,6 @@ int zp_g16_key_load_bellman(zp_g16_key_t *k, const zp_g16_bkey_t *bk, const zp_g
     return 0;
 }
 
-/* ---- H by bellman's conventions into a work buffer (the CPU backend) ---- */
-int zp_g16_bellman_h_into(zp_scalar_t *h, zp_scalar_t *a, zp_scalar_t *b, zp_scalar_t *c, unsigned log_n,
-                          zp_pool_t *pool)
-{
-    size_t n = (size_t)1 << log_n;
-    int rc = zp_g16_bellman_h((fr_t *)a, (fr_t *)b, (fr_t *)c, log_n, pool);
-    if (rc) return rc;
-    if (h != a) memcpy(h, a, (n - 1) * sizeof *h);
-    memset(&h[n - 1], 0, sizeof *h);   /* paired with the identity point */
-    return 0;
-}
-
 /* ---- the density file (a key imported without its r1cs: vector jobs of libzkpipe_c2) ----
  * Little-endian: "ZPBDENS1", u64 n_inp, u64 n_aux, u64 abc_size, then the words of a_aux
  * (ceil(n_aux/64)), b_inp (ceil(n_inp/64)), b_aux (ceil(n_aux/64)); nothing after. Bits past a

@@ -132,22 +132,40 @@ static void pw_job(void *arg, unsigned tid, unsigned nt)
     }
 }
 
-/* h (n - 1 standard-form coefficients, in a[0..n-1)) from a, b, c (n Montgomery each, clobbered) */
-int zp_g16_bellman_h(fr_t *a, fr_t *b, fr_t *c, unsigned log_n, zp_pool_t *pool)
+typedef struct { fr_t *h; const fr_t *a; size_t n; } std_job_t;
+
+static void std_job(void *arg, unsigned tid, unsigned nt)
 {
-    size_t n = (size_t)1 << log_n;
-    fr_t w, g, ginv, zinv;
+    std_job_t *j = arg;
+    size_t lo = j->n * tid / nt, hi = j->n * (tid + 1) / nt;
+    for (size_t i = lo; i < hi; i++) zp_fr_bls12_381_from_mont(&j->h[i], &j->a[i]);
+}
+
+int zp_g16_bellman_domain_new(zp_ntt_bls12_381_domain_t *d, unsigned log_n, zp_pool_t *pool)
+{
+    fr_t w;
     int rc = zp_g16_conv_bellman.root(&w, log_n);   /* the convention's roots (table below) */
     if (rc) return zp_err_set(rc, "bellman prover: no 2^%u root of unity", log_n);
-    zp_ntt_bls12_381_domain_t d;
-    if ((rc = zp_ntt_bls12_381_domain_init_root(&d, log_n, pool, &w))) return rc;
+    return zp_ntt_bls12_381_domain_init_root(d, log_n, pool, &w);
+}
+
+/* h[0..n-1) (standard form) from a_in, b_in, c_in (n Montgomery each) over d (bellman's roots,
+ * zp_g16_bellman_domain_new): the inverse NTTs' bit reversal reads the sources and writes the
+ * work buffers a, b, c (a source equal to its buffer: in place), the result is converted from
+ * Montgomery into h on the pool (h may be a or c; no copy) */
+int zp_g16_bellman_h_dom(const zp_ntt_bls12_381_domain_t *d, fr_t *h, const fr_t *a_in, const fr_t *b_in,
+                         const fr_t *c_in, fr_t *a, fr_t *b, fr_t *c, zp_pool_t *pool)
+{
+    size_t n = d->n;
+    fr_t g, ginv, zinv;
     zp_fr_bls12_381_set_u64(&g, ZP_NTT_BELLMAN_GENERATOR);
     zp_fr_bls12_381_inv(&ginv, &g);
+    const fr_t *src[3] = {a_in, b_in, c_in};
     fr_t *v[3] = {a, b, c};
     for (int m = 0; m < 3; m++) {
-        zp_ntt_bls12_381_inverse(&d, v[m], pool);
+        zp_ntt_bls12_381_inverse_from(d, v[m], src[m], pool);
         zp_ntt_bls12_381_coset_shift(v[m], n, &g, pool);
-        zp_ntt_bls12_381_forward(&d, v[m], pool);
+        zp_ntt_bls12_381_forward(d, v[m], pool);
     }
     /* Z on the coset: (g x)^n - 1 = g^n - 1 for every x of the domain */
     uint64_t e[1] = {n};
@@ -157,11 +175,22 @@ int zp_g16_bellman_h(fr_t *a, fr_t *b, fr_t *c, unsigned log_n, zp_pool_t *pool)
     /* (a b - c) / Z, then coset iNTT; the Montgomery->standard step comes after the transform */
     pw_job_t pj = {a, b, c, zinv, n};
     zp_pool_run(n >= 4096 ? pool : NULL, pw_job, &pj);
-    zp_ntt_bls12_381_inverse(&d, a, pool);
+    zp_ntt_bls12_381_inverse(d, a, pool);
     zp_ntt_bls12_381_coset_shift(a, n, &ginv, pool);
-    for (size_t i = 0; i + 1 < n; i++) zp_fr_bls12_381_from_mont(&a[i], &a[i]);
-    zp_ntt_bls12_381_domain_close(&d);
+    std_job_t sj = {h, a, n - 1};
+    zp_pool_run(n >= 4096 ? pool : NULL, std_job, &sj);
     return 0;
+}
+
+/* h (n - 1 standard-form coefficients, in a[0..n-1)) from a, b, c (n Montgomery each, clobbered) */
+int zp_g16_bellman_h(fr_t *a, fr_t *b, fr_t *c, unsigned log_n, zp_pool_t *pool)
+{
+    zp_ntt_bls12_381_domain_t d;
+    int rc = zp_g16_bellman_domain_new(&d, log_n, pool);
+    if (rc) return rc;
+    rc = zp_g16_bellman_h_dom(&d, a, a, b, c, a, b, c, pool);
+    zp_ntt_bls12_381_domain_close(&d);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ the prover */
