@@ -248,6 +248,18 @@ void zp_g16_gather(zp_scalar_t *out, const zp_scalar_t *w, const uint64_t *dens,
     zp_pool_run(g.words >= 1024 ? pool : NULL, gather_run, &g);
 }
 
+/* the verifying key's six header points of bk into k */
+static void key_header_points(zp_g16_key_t *k, const zp_g16_bkey_t *bk)
+{
+    k->alpha1.bls12_381 = bk->alpha_g1;
+    k->beta1.bls12_381 = bk->beta_g1;
+    k->delta1.bls12_381 = bk->delta_g1;
+    k->beta2.bls12_381 = bk->beta_g2;
+    k->gamma2.bls12_381 = bk->gamma_g2;
+    k->delta2.bls12_381 = bk->delta_g2;
+}
+
+
 /* k set up over mem in the compacted layout: counts, header points, the arrays' places, the
  * wire-level density bitmaps with their prefix counts and the coefficients written; the point
  * arrays left for the caller (copied from bk, or converted straight from the file into
@@ -279,12 +291,7 @@ static int place(zp_g16_key_t *k, const zp_g16_bkey_t *bk, const zp_g16_bdensity
     k->compact = 1;
     k->n_a = (uint32_t)bk->n_a;
     k->n_b = (uint32_t)bk->n_b_g1;
-    k->alpha1.bls12_381 = bk->alpha_g1;
-    k->beta1.bls12_381 = bk->beta_g1;
-    k->delta1.bls12_381 = bk->delta_g1;
-    k->beta2.bls12_381 = bk->beta_g2;
-    k->gamma2.bls12_381 = bk->gamma_g2;
-    k->delta2.bls12_381 = bk->delta_g2;
+    key_header_points(k, bk);
     k->ic = base + s->off[O_IC];
     k->a = base + s->off[O_A];
     k->b1 = base + s->off[O_B1];
@@ -356,12 +363,7 @@ int zp_g16_key_bellman_finish(zp_g16_key_t *k, const zp_g16_bkey_t *bk, const ch
     if ((bk->ic && bk->ic != k->ic) || (bk->h && bk->h != k->h) || (bk->l && bk->l != k->c) || (bk->a && bk->a != k->a) ||
         (bk->b_g1 && bk->b_g1 != k->b1) || (bk->b_g2 && bk->b_g2 != k->b2))
         return zp_err_set(-EINVAL, "%s: the points were not read into the key's places", name);
-    k->alpha1.bls12_381 = bk->alpha_g1;
-    k->beta1.bls12_381 = bk->beta_g1;
-    k->delta1.bls12_381 = bk->delta_g1;
-    k->beta2.bls12_381 = bk->beta_g2;
-    k->gamma2.bls12_381 = bk->gamma_g2;
-    k->delta2.bls12_381 = bk->delta_g2;
+    key_header_points(k, bk);
     /* the identity at n - 1: bellman keeps n - 1 coefficients (h[n-1] = 0 meets it) */
     memset((zp_g1a_bls12_381_t *)k->h + (k->domain_size - 1), 0, sizeof(zp_g1a_bls12_381_t));
     return 0;
