@@ -5,7 +5,8 @@
 # ProvingAssignments) equal to bellman's byte for byte each time: in-process, then with
 # ZKPIPE_C2_MODE=group through a `zkpipe up` group this script starts (CPU backend, private
 # runtime and state dirs, no test hook: the caller's r, s reach its finalizer). Skipped (77)
-# without cargo; the group run is skipped (said so) without ZKPIPE.
+# without cargo; the group run is skipped (said so) without ZKPIPE. ZKPIPE_FIXTURES=DIR proves every
+# DIR/bellman/*/ with a dump/ (circuit.params, proof_r5_s9.blst, dump/*.bin, *.bits, meta.json) instead.
 set -e
 src=$1
 build=$2
@@ -22,7 +23,7 @@ if [ -n "$asan" ]; then
   export CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER
 fi
 export PKG_CONFIG_PATH="$build/meson-uninstalled${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
-export ZKPIPE_FIXTURES="$src/tests/fixtures" CARGO_TARGET_DIR="$build/cargo-c2" ZKPIPE_C2_THREADS=2
+export ZKPIPE_FIXTURES="${ZKPIPE_FIXTURES:-$src/tests/fixtures}" CARGO_TARGET_DIR="$build/cargo-c2" ZKPIPE_C2_THREADS=2
 ZKPIPE_C2_HARNESS_MODE=inprocess cargo test --offline --quiet
 echo "c2_rust: in-process: proofs == bellman's"
 if [ -z "$zkpipe" ]; then echo "c2_rust: no zkpipe given: the group run is skipped"; exit 0; fi
