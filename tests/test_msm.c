@@ -572,6 +572,15 @@ static bool calib_switch_table(char *path, size_t cap)
  * opts and opts.method = AUTO) at 200 and 400 points (endo) and 600, 1100 (plain), ENDO and
  * PLAIN forced, both scalar shapes, 1..3 threads; sum2 with 300 + 300 points (one MSM of 600:
  * plain, so two MSMs of 300: endo each) */
+/* k[0..n): witness-like (shape 1: sparse, small) or every-kind scalars (shape 0: pick_scalar's
+ * edge cases around the GLV / GLS splits) of curve C */
+#define FILL_SCALARS(C, k, n, shape, r, rep)                                                   \
+    for (size_t i = 0; i < (n); i++) {                                                         \
+        if (shape) pick_sparse(&(k)[i], r);                                                    \
+        else pick_scalar(&(k)[i], i, r, &(rep), &zp_glv_##C##_lambda, &zp_gls_##C##_mu,        \
+                         zp_gls_##C##_bits);                                                   \
+    }
+
 #define MSM_AUTO_TESTS(G, GN, C, CV)                                                           \
     static void test_auto_##G##_##C(zp_pool_t **pools, unsigned npools, const size_t *sizes,   \
                                     size_t nsizes)                                             \
@@ -586,11 +595,7 @@ static bool calib_switch_table(char *path, size_t cap)
             zp_scalar_t *k = malloc(n * sizeof *k), rep = {{rnd64(), rnd64(), 7, 0}};          \
             points_##G##_##C(pa, n);                                                           \
             for (int shape = 0; shape < 2; shape++) {                                          \
-                for (size_t i = 0; i < n; i++) {                                               \
-                    if (shape) pick_sparse(&k[i], r);                                          \
-                    else pick_scalar(&k[i], i, r, &rep, &zp_glv_##C##_lambda, &zp_gls_##C##_mu, \
-                                     zp_gls_##C##_bits);                                       \
-                }                                                                              \
+                FILL_SCALARS(C, k, n, shape, r, rep);                                          \
                 zp_##G##_##C##_t want, got;                                                    \
                 naive_##G##_##C(&want, pa, k, n);                                              \
                 for (unsigned pi = 0; pi < npools; pi++) {                                     \
@@ -654,11 +659,7 @@ MSM_AUTO_TESTS(g2, 2, bls12_381, 1)
             zp_scalar_t *k = malloc(n * sizeof *k), rep = {{rnd64(), rnd64(), 7, 0}};          \
             points_##G##_##C(pa, n);                                                           \
             for (int shape = 0; shape < 2; shape++) {                                          \
-                for (size_t i = 0; i < n; i++) {                                               \
-                    if (shape) pick_sparse(&k[i], r);                                          \
-                    else pick_scalar(&k[i], i, r, &rep, &zp_glv_##C##_lambda, &zp_gls_##C##_mu, \
-                                     zp_gls_##C##_bits);                                       \
-                }                                                                              \
+                FILL_SCALARS(C, k, n, shape, r, rep);                                          \
                 zp_##G##_##C##_t want, got;                                                    \
                 naive_##G##_##C(&want, pa, k, n);                                              \
                 for (unsigned pi = 0; pi < npools; pi++) {                                     \
