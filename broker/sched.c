@@ -148,10 +148,11 @@ bool brk_worker_holds(const brk_t *b, const brk_worker_t *w, uint64_t h)
     return in_keys(v, belief(b, w, v, BELIEF_MAX), h);
 }
 
+/* the worker reported holding h (recent loads, or its key listing); unlike brk_worker_holds,
+ * keys of its in-flight tasks do not count: those may still be importing */
 bool brk_worker_loaded(const brk_worker_t *w, uint64_t h)
 {
-    for (unsigned i = 0; i < w->n_recent; i++)
-        if (w->recent[i] == h) return true;
+    if (in_keys(w->recent, w->n_recent, h)) return true;
     for (unsigned i = 0; i < w->n_keys; i++)
         if (w->keys[i].hash == h) return true;
     return false;
