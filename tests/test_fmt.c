@@ -1082,8 +1082,9 @@ static void misc(void)
 
 /* zp_fmt_align_inplace_pool (issue 31): the move split over 1, 2 and 3 threads lands the same
  * bytes as the one-thread move for every shift 1..7 and chunk sizes at and above the split's
- * minimum (a chunk boundary's saved bytes must land too), the pointer ends aligned, the file
- * is unchanged */
+ * minimum (a chunk boundary's saved bytes must land too), the pointer ends aligned, the bytes
+ * around the payload are kept, a second move sharing the first one's page keeps both, the
+ * file is unchanged */
 static void align_pool(void)
 {
     const size_t sizes[3] = {(size_t)1 << 16, ((size_t)3 << 20) + 5, ((size_t)1 << 20) * 2 + 4093};
@@ -1110,6 +1111,19 @@ static void align_pool(void)
                 CHECK(zp_fmt_align_inplace_pool(&bf, &p, n, 8, pools[pi]) == 0);
                 CHECK(p == bf.map + off - shift && (uintptr_t)p % 8 == 0);
                 CHECK(!memcmp(p, want + off, n));
+                /* around it, as an in-place move leaves them: the bytes before the payload's new
+                 * place, the payload's last shift bytes, then the rest of the file */
+                CHECK(!memcmp(bf.map, want, off - shift));
+                CHECK(!memcmp(bf.map + off - shift + n, want + off - shift + n, n + 32 - (off - shift + n)));
+                /* a second section that shares the first one's last page moves too (its head
+                 * is read from the first move's new pages) */
+                const uint8_t *q = bf.map + off + n + 4 + (shift & 1);
+                size_t qoff = (size_t)(q - bf.map), m = n + 32 - qoff;   /* to the file's end */
+                if ((uintptr_t)q % 8) {
+                    CHECK(zp_fmt_align_inplace_pool(&bf, &q, m, 8, pools[pi]) == 0);
+                    CHECK((uintptr_t)q % 8 == 0 && !memcmp(q, want + qoff, m));
+                    CHECK(!memcmp(p, want + off, n));   /* the first payload is intact */
+                }
                 zp_fmt_unmap(&bf);
             }
             size_t len = 0;
