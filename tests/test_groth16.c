@@ -23,6 +23,7 @@
 
 #include "lib/ec/ec.h"
 #include "lib/fmt/fmt.h"
+#include "lib/fmt/fmt_int.h"
 #include "lib/groth16/backend_test.h"
 #include "lib/groth16/groth16.h"
 #include "lib/groth16/groth16_int.h"
@@ -313,6 +314,42 @@ static void test_corrupt_key(fx_t *fx)
         if (!rc) zp_g16_key_close(&k);
         zp_zkey_close(&z);
         buf[off] ^= 0x01;
+    }
+    /* G1 arrays: x + q, the same residue but
+     * not below q (so on the curve all the same), is refused naming the array; a point set
+     * to (0, 0), infinity, is accepted there; (0, 1) is not on the curve */
+    if (fx->z.n_vars > 2) {
+        size_t psz = zp_g1a_size(fx->key.curve), fe = psz / 2;
+        size_t off = (size_t)(fx->z.points_b1 - fx->z.f.map) + 2 * psz;
+        uint8_t save[128];
+        memcpy(save, buf + off, psz);
+        uint32_t n8 = 0;
+        const uint8_t *q = zp_fmt_curve_q(fx->z.curve, &n8);
+        CHECK(q && n8 == fe);
+        unsigned carry = 0;
+        for (size_t i = 0; q && i < fe; i++) {   /* x += q, little-endian bytes */
+            carry += (unsigned)buf[off + i] + q[i];
+            buf[off + i] = (uint8_t)carry;
+            carry >>= 8;
+        }
+        CHECK(carry == 0);
+        CHECK(zp_zkey_parse(&z, buf, len, "noncanonical.zkey") == 0);
+        int rc = zp_g16_key_load_inplace(&k, &z, NULL);
+        CHECK(rc == ZP_EFORMAT && strstr(zp_err_msg(), "pointsB1[2]") != NULL);
+        if (!rc) zp_g16_key_close(&k);
+        zp_zkey_close(&z);
+        memset(buf + off, 0, psz);
+        CHECK(zp_zkey_parse(&z, buf, len, "infinity.zkey") == 0);
+        CHECK(zp_g16_key_load_inplace(&k, &z, NULL) == 0);
+        zp_g16_key_close(&k);
+        zp_zkey_close(&z);
+        buf[off + psz - 1] = 0x01;   /* (0, y), y != 0: not on the curve */
+        CHECK(zp_zkey_parse(&z, buf, len, "zero_x.zkey") == 0);
+        rc = zp_g16_key_load_inplace(&k, &z, NULL);
+        CHECK(rc == ZP_EFORMAT && strstr(zp_err_msg(), "pointsB1[2]") != NULL);
+        if (!rc) zp_g16_key_close(&k);
+        zp_zkey_close(&z);
+        memcpy(buf + off, save, psz);
     }
     CHECK(zp_zkey_parse(&z, buf, len, "ok.zkey") == 0);
     CHECK(zp_g16_key_load(&k, &z) == 0);
