@@ -27,7 +27,8 @@
  * window; "over_auto": its time / auto's); --reps N: N alternating rounds, the median from 3
  * (else the best). With --threads, the N-thread figures are wall ms even with --cpu;
  * --thread-cpu (with --json) makes them the busiest pool thread's CPU ms over the MSM (see
- * tcpu_sample: the makespan without the scheduler's waits on a loaded machine). */
+ * tcpu_sample: the makespan without the scheduler's waits on a loaded machine); --many-only
+ * (with --json and --threads N) skips the one-thread MSMs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -335,6 +336,7 @@ typedef struct {
     bool json, threads_given;               /* --json: JSON lines, endo / plain / auto */
     unsigned reps;                          /* --reps: alternating rounds (0: 2, 1 from 2^20) */
     bool model;                             /* --model: also auto at the model's window */
+    bool many_only;                         /* --many-only (--json): the N-thread MSMs only */
 } bench_opts_t;
 
 static int parse_mask(unsigned *m, const char *v, const char *a, const char *b)
@@ -376,6 +378,8 @@ static int bench_parse(bench_opts_t *o, int argc, char **argv)
             o->json = true;
         } else if (!strcmp(a, "--model")) {
             o->model = true;
+        } else if (!strcmp(a, "--many-only")) {
+            o->many_only = true;
         } else if (!strcmp(a, "--reps") && v) {
             if (parse_uint(&o->reps, v, 1, 15, a)) return -1;
             i++;
@@ -428,7 +432,7 @@ static int bench_parse(bench_opts_t *o, int argc, char **argv)
             fprintf(stderr, "usage: zkpipe bench arith [--quick] [--threads N] [--msm-only] "
                             "[--sizes \"16 18 20\"] [--groups g1,g2] [--c C] "
                             "[--scalars uniform|witness|both] [--endo on|off|both] [--vector on|off|both] [--dim 2|4] [--cpu] "
-                            "[--thread-cpu] [--json [--model] [--reps N]]\n");
+                            "[--thread-cpu] [--json [--model] [--reps N] [--many-only]]\n");
             return -1;
         }
     }
@@ -483,7 +487,7 @@ static int bench_parse(bench_opts_t *o, int argc, char **argv)
     for (unsigned s = 0; s < o.nlogs; s++) {                                                   \
         size_t n = (size_t)1 << o.logs[s];                                                     \
         int reps = o.reps ? (int)o.reps : n >= ((size_t)1 << 20) ? 1 : 2;                      \
-        for (unsigned pi = 0; pi < npools; pi++)                                               \
+        for (unsigned pi = o.many_only; pi < npools; pi++)                                     \
             for (unsigned kind = 1; kind <= 2; kind++) {                                       \
                 if (!(o.kinds & kind)) continue;                                               \
                 for (unsigned cv = 0; cv < 2; cv++) {                                          \
