@@ -1181,8 +1181,11 @@ static int msm_calibrate(int argc, char **argv)
     fprintf(f, "%smachine %s, %ld cores online, %s path, %s%s\n", ctab ? "/* " : "", model, ncpu,
             zp_msm_vector() ? "AVX-512 IFMA" : "scalar", day, ctab ? " */" : "");
     /* the path every row below was measured on (the table keeps the paths apart) */
-    fprintf(f, "%spath %s%s\n", ctab ? "/* rows for msm_calib_default" : "", zp_msm_vector() ? "vector" : "scalar",
-            ctab ? (zp_msm_vector() ? "_vec.h */" : ".h */") : "");
+    if (ctab)
+        fprintf(f, "/* path %s: rows for lib/msm/msm_calib_default%s.h */\n", zp_msm_vector() ? "vector" : "scalar",
+                zp_msm_vector() ? "_vec" : "");
+    else
+        fprintf(f, "path %s\n", zp_msm_vector() ? "vector" : "scalar");
     fprintf(f, "%s# zkpipe msm calibrate%s: threads %s%u (%s), %s, load %.2f at start%s\n",
             hd, quick ? " --quick" : "", many_only ? "" : "1 (process CPU ms) and ", nthr, bench_tcpu ? "the busiest thread's CPU ms" : "wall ms",
             reps >= 3 ? "median of the rounds" : "best of the rounds", load0, ctab ? " */" : "");
