@@ -25,7 +25,10 @@
  * window "c", the calibrated offset "dc" and "auto_over_best" (auto / the better of endo and
  * plain: the rule is <= 1.05); --model adds "auto_model" (auto's method at the model's
  * window; "over_auto": its time / auto's); --reps N: N alternating rounds, the median from 3
- * (else the best). With --threads, the N-thread figures are wall ms even with --cpu. */
+ * (else the best). With --threads, the N-thread figures are wall ms even with --cpu;
+ * --thread-cpu (with --json) makes them the busiest pool thread's CPU ms over the MSM (see
+ * tcpu_sample: the makespan without the scheduler's waits on a loaded machine); --many-only
+ * (with --json and --threads N) skips the one-thread MSMs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +72,34 @@ static uint64_t msm_clock_cpu(bool cpu)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 static uint64_t msm_clock(void) { return msm_clock_cpu(bench_cpu); }
+
+/* --thread-cpu: an N-thread MSM's figure is the busiest pool thread's CPU time over the MSM
+ * (each thread reads its own CLOCK_THREAD_CPUTIME_ID before and after, through the pool; the
+ * pool's threads sleep when idle): what the makespan on an idle machine would be, up to the
+ * waits at the MSM's barriers, without the time a loaded machine's scheduler keeps a thread
+ * off a core (which wall time counts, and which made two-thread wall times on this 2-core
+ * machine differ by 30% for the same plan). Process CPU time would count both threads' work
+ * and not the imbalance between them. */
+static bool bench_tcpu;
+enum { TCPU_MAX = 1024 };
+typedef struct {
+    uint64_t t[TCPU_MAX];
+} tcpu_snap_t;
+static void tcpu_sample(void *a, unsigned tid, unsigned n)
+{
+    (void)n;
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    if (tid < TCPU_MAX) ((tcpu_snap_t *)a)->t[tid] = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+/* the busiest thread's CPU ns between snapshots b and e of pool */
+static uint64_t tcpu_span(const tcpu_snap_t *b, const tcpu_snap_t *e, const zp_pool_t *pool)
+{
+    uint64_t mx = 0;
+    for (unsigned i = 0; i < zp_pool_size(pool) && i < TCPU_MAX; i++)
+        if (e->t[i] - b->t[i] > mx) mx = e->t[i] - b->t[i];
+    return mx;
+}
 
 static int dbl_cmp(const void *a, const void *b)
 {
@@ -196,13 +227,20 @@ BENCH_MUL(fq_bls12_381)
         if (posix_memalign(&scr, 64, sz)) return -1;                                           \
         zp_##G##_##C##_t out[8];                                                               \
         const bool cpu = bench_cpu && zp_pool_size(pool) <= 1;  /* threads: wall (makespan) */ \
+        const bool tcpu = bench_tcpu && zp_pool_size(pool) > 1;  /* or the busiest thread's CPU */ \
         double all[8][16];                                                                     \
+        static tcpu_snap_t tb, te;                                                             \
         if (reps > 16) reps = 16;                                                              \
         for (int r = 0; r < reps; r++)                                                         \
             for (unsigned j = 0; j < nm; j++) {                                                \
+                if (tcpu) zp_pool_run(pool, tcpu_sample, &tb);                                 \
                 uint64_t t0 = msm_clock_cpu(cpu);                                              \
                 zp_msm_##G##_##C##_multi_ex(&out[j], &pa, 1, k, n, scr, pool, &o[j]);          \
                 double x = (double)(msm_clock_cpu(cpu) - t0) / 1e6;                            \
+                if (tcpu) {                                                                    \
+                    zp_pool_run(pool, tcpu_sample, &te);                                       \
+                    x = (double)tcpu_span(&tb, &te, pool) / 1e6;                               \
+                }                                                                              \
                 all[j][r] = x;                                                                 \
                 if (ms[j] < 0 || x < ms[j]) ms[j] = x;                                         \
             }                                                                                  \
@@ -298,6 +336,7 @@ typedef struct {
     bool json, threads_given;               /* --json: JSON lines, endo / plain / auto */
     unsigned reps;                          /* --reps: alternating rounds (0: 2, 1 from 2^20) */
     bool model;                             /* --model: also auto at the model's window */
+    bool many_only;                         /* --many-only (--json): the N-thread MSMs only */
 } bench_opts_t;
 
 static int parse_mask(unsigned *m, const char *v, const char *a, const char *b)
@@ -333,10 +372,14 @@ static int bench_parse(bench_opts_t *o, int argc, char **argv)
             o->msm_only = true;
         } else if (!strcmp(a, "--cpu")) {
             bench_cpu = true;
+        } else if (!strcmp(a, "--thread-cpu")) {
+            bench_tcpu = true;
         } else if (!strcmp(a, "--json")) {
             o->json = true;
         } else if (!strcmp(a, "--model")) {
             o->model = true;
+        } else if (!strcmp(a, "--many-only")) {
+            o->many_only = true;
         } else if (!strcmp(a, "--reps") && v) {
             if (parse_uint(&o->reps, v, 1, 15, a)) return -1;
             i++;
@@ -389,7 +432,7 @@ static int bench_parse(bench_opts_t *o, int argc, char **argv)
             fprintf(stderr, "usage: zkpipe bench arith [--quick] [--threads N] [--msm-only] "
                             "[--sizes \"16 18 20\"] [--groups g1,g2] [--c C] "
                             "[--scalars uniform|witness|both] [--endo on|off|both] [--vector on|off|both] [--dim 2|4] [--cpu] "
-                            "[--json [--model] [--reps N]]\n");
+                            "[--thread-cpu] [--json [--model] [--reps N] [--many-only]]\n");
             return -1;
         }
     }
@@ -444,7 +487,7 @@ static int bench_parse(bench_opts_t *o, int argc, char **argv)
     for (unsigned s = 0; s < o.nlogs; s++) {                                                   \
         size_t n = (size_t)1 << o.logs[s];                                                     \
         int reps = o.reps ? (int)o.reps : n >= ((size_t)1 << 20) ? 1 : 2;                      \
-        for (unsigned pi = 0; pi < npools; pi++)                                               \
+        for (unsigned pi = o.many_only; pi < npools; pi++)                                     \
             for (unsigned kind = 1; kind <= 2; kind++) {                                       \
                 if (!(o.kinds & kind)) continue;                                               \
                 for (unsigned cv = 0; cv < 2; cv++) {                                          \
@@ -541,8 +584,10 @@ int zp_bench_arith(int argc, char **argv)
                o.quick ? " --quick" : "", nthr, load, o.c ? " (window forced)" : "",
                bench_cpu ? "; MSMs in CPU ms" : "");
     else
-        fprintf(stderr, "zkpipe bench arith --json: best of runs, load average %.2f at start, %s, table: %s\n",
-                load, bench_cpu ? "process CPU ms" : "wall ms", zp_msm_calib_source());
+        fprintf(stderr, "zkpipe bench arith --json: %s, load average %.2f at start, %s (threads > 1: %s), %s path, table: %s\n",
+                o.reps >= 3 ? "median of alternating rounds" : "best of runs", load,
+                bench_cpu ? "process CPU ms" : "wall ms", bench_tcpu ? "the busiest thread's CPU ms" : "wall ms",
+                zp_msm_vector() ? "vector" : "scalar", zp_msm_calib_source());
     if (!o.msm_only && !o.json) {
         printf("%-28s %12s %12s\n", "", "bn254", "bls12_381");
         row("Fr mul (ns)", bench_mul_fr_bn254(2000000), bench_mul_fr_bls12_381(2000000), "%.1f");
@@ -570,6 +615,7 @@ int zp_bench_arith(int argc, char **argv)
     if (o.json) {
         if (o.groups & 1) JSON_ROWS(g1, 1)
         if (o.groups & 2) JSON_ROWS(g2, 2)
+        fprintf(stderr, "zkpipe bench arith --json: load average %.2f at the end\n", fixed_load());
         rc = 0;
         goto out;
     }
@@ -963,15 +1009,20 @@ bad:
  * with N threads (wall ms; N: --threads, default the CPUs online; 1: one-thread rows only),
  * the endomorphism split and the plain MSM each at the plan's model window and one bit either
  * side (fewer where that is clamped to 2..16), all candidates alternately on the same scalars,
- * best of 2 rounds (1 from 2^18 up; --reps N: N rounds), and writes every candidate as a row
+ * best of 2 rounds (1 from 2^18 up; --reps N: N rounds, the median from 3 up; --thread-cpu:
+ * the N-thread rows are the busiest thread's CPU ms, tcpu_sample; --many-only: no one-thread
+ * rows), and writes every candidate as a row
  * of the table msm_calib.c reads (msm.h: zp_msm_calib_init): to FILE (written to FILE.tmp,
  * checked by loading it, then renamed), or stdout. Install it as
- * $prefix/share/zkpipe/msm-calib.txt or point ZKPIPE_MSM_CALIB at it. --c-table prints the
- * rows as msm_calib_default.h's initialisers. */
+ * $prefix/share/zkpipe/msm-calib.txt or point ZKPIPE_MSM_CALIB at it. The rows are measured on
+ * the arithmetic path in use (AVX-512 IFMA where the CPU has it; ZP_MSM_VECTOR=0 for the scalar
+ * path) and the file says which (format 3: `path vector|scalar`), so that one file may hold
+ * both paths' rows (concatenate two runs' rows under their path lines). --c-table prints the
+ * rows as initialisers of msm_calib_default.h (scalar path) or msm_calib_default_vec.h. */
 typedef struct {
     const unsigned *logs;
     unsigned nlogs, wmax, reps, nthr;
-    bool ctab;
+    bool ctab, many_only;          /* --many-only: the N-thread rows only */
     FILE *f;
     zp_pool_t *pool;
 } calib_ctx_t;
@@ -991,7 +1042,7 @@ typedef struct {
                 if (kind && cx->logs[s] > cx->wmax) continue;                                  \
                 size_t n = (size_t)1 << cx->logs[s];                                           \
                 (kind ? wit_scalars : rnd_scalars)(k, n, zp_fr_##C##_modulus.l);               \
-                for (unsigned tc = 0; tc < (cx->pool ? 2u : 1u); tc++) {                       \
+                for (unsigned tc = cx->many_only; tc < (cx->pool ? 2u : 1u); tc++) {           \
                     zp_pool_t *pool = tc ? cx->pool : NULL;                                    \
                     const unsigned nt = zp_pool_size(pool);                                    \
                     zp_msm_opts_t mo[6];                                                       \
@@ -1044,11 +1095,11 @@ CALIB_GROUP(g1, 1, bls12_381, 1)
 CALIB_GROUP(g2, 2, bn254, 0)
 CALIB_GROUP(g2, 2, bls12_381, 1)
 
-#define CALIB_USAGE "usage: zkpipe msm calibrate [--out FILE] [--quick] [--sizes \"12 16 20\"] [--threads N] [--groups g1,g2] [--reps N] [--c-table]\n"
+#define CALIB_USAGE "usage: zkpipe msm calibrate [--out FILE] [--quick] [--sizes \"12 16 20\"] [--threads N] [--groups g1,g2] [--reps N] [--thread-cpu] [--many-only] [--c-table]\n"
 static int msm_calibrate(int argc, char **argv)
 {
     const char *out = NULL;
-    bool quick = false, ctab = false;
+    bool quick = false, ctab = false, many_only = false;
     unsigned logs[8] = {12, 14, 16, 18, 20}, nlogs = 5, reps = 0, groups = 3;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     unsigned nthr = ncpu > 1 && ncpu < 1024 ? (unsigned)ncpu : 1;
@@ -1072,12 +1123,20 @@ static int msm_calibrate(int argc, char **argv)
             nlogs = 3;
         } else if (!strcmp(argv[i], "--c-table")) {
             ctab = true;
+        } else if (!strcmp(argv[i], "--thread-cpu")) {
+            bench_tcpu = true;
+        } else if (!strcmp(argv[i], "--many-only")) {
+            many_only = true;
         } else if (!strcmp(argv[i], "--sizes") && v) {
             if (parse_list(logs, &nlogs, argv[++i], 4, 24, "--sizes")) return 2;
         } else {
             fprintf(stderr, CALIB_USAGE);
             return 2;
         }
+    }
+    if (many_only && nthr < 2) {
+        fprintf(stderr, "msm calibrate: --many-only wants --threads N with N > 1 (here %u)\n", nthr);
+        return 2;
     }
     char tmp[4096];
     FILE *f = stdout;
@@ -1116,18 +1175,25 @@ static int msm_calibrate(int argc, char **argv)
     char day[32];
     strftime(day, sizeof day, "%Y-%m-%d %H:%M UTC", gmtime(&now));
     const double load0 = fixed_load();
-    bench_cpu = true;                           /* one thread: process CPU; threads: wall */
+    bench_cpu = true;                           /* one thread: process CPU; threads: wall or --thread-cpu */
     const char *hd = ctab ? "/* " : "";
-    if (!ctab) fprintf(f, "zkpipe-msm-calib 2\n");
+    if (!ctab) fprintf(f, "zkpipe-msm-calib 3\n");
     fprintf(f, "%smachine %s, %ld cores online, %s path, %s%s\n", ctab ? "/* " : "", model, ncpu,
             zp_msm_vector() ? "AVX-512 IFMA" : "scalar", day, ctab ? " */" : "");
-    fprintf(f, "%s# zkpipe msm calibrate%s: threads 1 (process CPU ms) and %u (wall ms), load %.2f at start%s\n",
-            hd, quick ? " --quick" : "", nthr, load0, ctab ? " */" : "");
+    /* the path every row below was measured on (the table keeps the paths apart) */
+    if (ctab)
+        fprintf(f, "/* path %s: rows for lib/msm/msm_calib_default%s.h */\n", zp_msm_vector() ? "vector" : "scalar",
+                zp_msm_vector() ? "_vec" : "");
+    else
+        fprintf(f, "path %s\n", zp_msm_vector() ? "vector" : "scalar");
+    fprintf(f, "%s# zkpipe msm calibrate%s: threads %s%u (%s), %s, load %.2f at start%s\n",
+            hd, quick ? " --quick" : "", many_only ? "" : "1 (process CPU ms) and ", nthr, bench_tcpu ? "the busiest thread's CPU ms" : "wall ms",
+            reps >= 3 ? "median of the rounds" : "best of the rounds", load0, ctab ? " */" : "");
     if (!ctab) fprintf(f, "# group curve scalars log2n threads method window_offset ms  # window\n");
     fprintf(stderr, "msm calibrate: %s (%s path), threads 1 and %u, load %.2f\n", model,
             zp_msm_vector() ? "AVX-512 IFMA" : "scalar", nthr, load0);
     const calib_ctx_t cx = {.logs = logs, .nlogs = nlogs, .wmax = 20, .reps = reps, .nthr = nthr,
-                            .ctab = ctab, .f = f, .pool = pool};
+                            .ctab = ctab, .many_only = many_only, .f = f, .pool = pool};
     const uint64_t t0 = zp_now_ns();
     int e = 0;
     if (groups & 1) e = e || calib_g1_bn254(&cx) || calib_g1_bls12_381(&cx);
@@ -1182,9 +1248,11 @@ int zp_cmd_msm(int argc, char **argv)
             return 2;
         }
         const unsigned nt = zp_msm_calib_threads();
-        printf("table: %s\nper log2 n: method (E: the split, P: plain), window c and its offset from the\n"
+        const bool vec = zp_msm_vector();
+        printf("table: %s\narithmetic path in use: %s (the rows of that path are used; [rows: ...] names\n"
+               "the rows each line reads)\nper log2 n: method (E: the split, P: plain), window c and its offset from the\n"
                "model (+1/-1; uniform scalars: the c of full-size scalars), threads 1 and %u:\n",
-               zp_msm_calib_source(), nt > 1 ? nt : 2);
+               zp_msm_calib_source(), vec ? "vector (AVX-512 IFMA)" : "scalar", nt > 1 ? nt : 2);
         for (unsigned g = 1; g <= 2; g++)
             for (unsigned cv = 0; cv < 2; cv++)
                 for (unsigned w = 0; w < 2; w++)
@@ -1201,7 +1269,12 @@ int zp_cmd_msm(int argc, char **argv)
                             if (in.dc) snprintf(d, sizeof d, "%+d", in.dc);
                             printf(" %u:%s%u%s", l, in.method == ZP_MSM_PLAIN ? "P" : "E", in.c, d);
                         }
-                        printf("\n");
+                        zp_msm_rows_t rw;
+                        zp_msm_calib_rows(&rw, g, cv, w, t, vec);
+                        if (rw.none) printf("  [rows: none, the split at the model's window]\n");
+                        else
+                            printf("  [rows: %s path %uT%s]\n", rw.vector ? "vector" : "scalar", rw.threads,
+                                   rw.fallback ? ", fallback: none measured on this path" : "");
                     }
         return 0;
     }

@@ -13,7 +13,7 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     {"wtns", zp_cmd_wtns, "wtns calculate <circuit.wasm> <input.json> <witness.wtns>  witness from input.json, as snarkjs"},
     {"fullprove", zp_cmd_fullprove, "fullprove <input.json> <circuit.wasm> <circuit.zkey> <proof.json> <public.json>"},
     {"bench", zp_cmd_bench, "bench [arith|prove ZKEY WTNS] ...  print timings"},
-    {"msm", zp_cmd_msm, "msm calibrate [--out FILE] [--quick] | check FILE | which  the MSM method/window table (issue 31)"},
+    {"msm", zp_cmd_msm, "msm calibrate [--out FILE] [--quick] [--thread-cpu] | check FILE | which  the MSM method/window table, per path (issue 31)"},
     {"up", zp_cmd_up, "up [--config FILE]  run a local process group in the foreground"},
     {"submit", zp_cmd_submit, "submit --zkey Z [--r1cs R] [--priority P] [--request-id ID] [--inline] W1.wtns ..."},
     {"await", zp_cmd_await, "await JOB [--timeout S] [--out DIR] [--json] [--quiet]"},

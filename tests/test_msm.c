@@ -785,7 +785,8 @@ static void test_calib_errors(void)
     static const struct { const char *text, *line, *what; } bad[] = {
         {"", ":0:", "no header"},
         {"# only a comment\n\n", ":2:", "no header"},
-        {"zkpipe-msm-calib 3\n", ":1:", "expected the header"},
+        {"zkpipe-msm-calib 4\n", ":1:", "expected the header"},
+        {"zkpipe-msm-calib 3\n", ":1:", "no rows"},
         {"zkpipe-msm-calib 2\n", ":1:", "no rows"},
         {"g1 bn254 uniform 12 1 1\n", ":1:", "expected the header"},
         {"zkpipe-msm-calib 1\n", ":1:", "no rows"},
@@ -826,6 +827,18 @@ static void test_calib_errors(void)
          "the first at line 2"},
         {"zkpipe-msm-calib 2\ng1 bn254 uniform 12 2 endo 0 5\ng1 bn254 uniform 14 4 endo 0 5\n", ":3:",
          "threads 4, but line 2 has 2"},
+        /* version 3: path lines */
+        {"zkpipe-msm-calib 3\ng1 bn254 uniform 12 1 endo 0 5\n", ":2:", "a row before any 'path"},
+        {"zkpipe-msm-calib 3\nmachine m\npath avx\n", ":3:", "path 'avx' is not scalar or vector"},
+        {"zkpipe-msm-calib 3\npath\n", ":2:", "path '' is not scalar or vector"},
+        {"zkpipe-msm-calib 3\npath vector scalar\n", ":2:", "path 'vector' is not scalar or vector"},
+        {"zkpipe-msm-calib 2\npath vector\n", ":2:", "a 'path' line in a format 2 file"},
+        {"zkpipe-msm-calib 1\npath scalar\n", ":2:", "a 'path' line in a format 1 file"},
+        {"zkpipe-msm-calib 3\npath vector\ng1 bn254 uniform 12 1 endo 0 5\npath scalar\n"
+         "g1 bn254 uniform 12 1 endo 0 5\npath vector\ng1 bn254 uniform 12 1 endo 0 6\n", ":7:",
+         "on the path vector (the first at line 3)"},
+        {"zkpipe-msm-calib 3\npath scalar\ng1 bn254 uniform 12 1 endo 0 5 1\n", ":3:", "more than 8"},
+        {"zkpipe-msm-calib 3\npath scalar\ng1 bn254 uniform 12 1 endo 0 -5\n", ":3:", "MS '-5'"},
     };
     char path[256];
     CHECK(calib_switch_table(path, sizeof path));
@@ -884,6 +897,150 @@ static void test_calib_errors(void)
     unlink(bp);
     zp_msm_calib_reset();
     CHECK(strstr(zp_msm_calib_source(), "built-in") != NULL);
+}
+
+/* the table per arithmetic path (format 3, session 16): the scalar rows say the split wins
+ * (ratio 0.8) with the window +1 for both methods, the vector rows say plain wins (1.25) with
+ * -1; every group, curve, shape, both thread classes (1 and 2). The pick follows the path
+ * asked for (zp_msm_auto_pick_path) and, where the CPU has both paths, the path in use
+ * (zp_msm_set_vector: zp_msm_auto_pick and plan_info, i.e. what an MSM runs) */
+static bool calib_path_table(char *path, size_t cap, bool with_scalar, bool with_vector)
+{
+    static const char *gc[] = {"g1 bn254", "g1 bls12_381", "g2 bn254", "g2 bls12_381"};
+    char *text = malloc(32768);
+    if (!text) return false;
+    size_t o = (size_t)snprintf(text, 32768, "zkpipe-msm-calib 3\nmachine path test\n");
+    for (int v = 0; v < 2; v++) {
+        if (!(v ? with_vector : with_scalar)) continue;
+        o += (size_t)snprintf(text + o, 32768 - o, "path %s\n", v ? "vector" : "scalar");
+        for (int i = 0; i < 4; i++)
+            for (int w = 0; w < 2; w++)
+                for (int t = 1; t <= 2; t++)
+                    for (int l = 12; l <= 20; l += 8)
+                        for (int m = 0; m < 2; m++) {
+                            /* scalar: endo 80, plain 100; vector: endo 125, plain 100; the
+                             * offset (+1 scalar, -1 vector) 10% faster */
+                            const double base = m ? 100.0 : v ? 125.0 : 80.0;
+                            const int fast = v ? -1 : 1;
+                            const char *sh = w ? "witness" : "uniform", *me = m ? "plain" : "endo";
+                            o += (size_t)snprintf(text + o, 32768 - o,
+                                                  "%s %s %d %d %s 0 %.2f\n%s %s %d %d %s %d %.2f\n",
+                                                  gc[i], sh, l, t, me, base, gc[i], sh, l, t, me, fast, base * 0.9);
+                        }
+    }
+    bool ok = calib_write(path, cap, text, o);
+    free(text);
+    return ok;
+}
+
+/* plan_info of every group for n points, nt threads, NULL opts (what an AUTO MSM runs): the
+ * method and offset want (the plan on the path in use) */
+static void calib_path_plans(size_t n, unsigned nt, bool wit, zp_msm_method_t want, int want_dc, const char *what)
+{
+    zp_msm_info_t in[4];
+    zp_msm_g1_bn254_plan_info(&in[0], n, nt, wit, NULL);
+    zp_msm_g1_bls12_381_plan_info(&in[1], n, nt, wit, NULL);
+    zp_msm_g2_bn254_plan_info(&in[2], n, nt, wit, NULL);
+    zp_msm_g2_bls12_381_plan_info(&in[3], n, nt, wit, NULL);
+    for (int i = 0; i < 4; i++)
+        if (in[i].method != want || in[i].dc != want_dc) {
+            fprintf(stderr, "calib paths %s: group %d n=%zu threads=%u witness=%d: method %d dc %d, want %d %d\n",
+                    what, i, n, nt, wit, in[i].method, in[i].dc, want, want_dc);
+            fails++;
+        }
+}
+
+static void test_calib_paths(void)
+{
+    char path[256];
+    const bool had = zp_msm_vector();
+    CHECK(calib_path_table(path, sizeof path, true, true));
+    CHECK(zp_msm_calib_load(path) == 0);
+    unlink(path);
+    CHECK(strstr(zp_msm_calib_source(), "(path test) (both paths)") != NULL);
+    for (unsigned g = 1; g <= 2; g++)
+        for (unsigned cv = 0; cv < 2; cv++)
+            for (unsigned t = 1; t <= 2; t++)
+                for (int w = 0; w < 2; w++) {
+                    const double lf = w ? 0.15 : 1.0;
+                    for (size_t n = 1 << 10; n <= (1 << 22); n <<= 3) {
+                        zp_msm_pick_t ps = zp_msm_auto_pick_path(g, cv, lf, n, t, false);
+                        zp_msm_pick_t pv = zp_msm_auto_pick_path(g, cv, lf, n, t, true);
+                        CHECK(ps.method == ZP_MSM_ENDO && ps.dc[0] == 1 && ps.dc[1] == 1);
+                        CHECK(pv.method == ZP_MSM_PLAIN && pv.dc[0] == -1 && pv.dc[1] == -1);
+                    }
+                    zp_msm_rows_t rs, rv;
+                    zp_msm_calib_rows(&rs, g, cv, w, t, false);
+                    zp_msm_calib_rows(&rv, g, cv, w, t, true);
+                    CHECK(!rs.vector && !rs.fallback && !rs.none && rs.threads == t);
+                    CHECK(rv.vector && !rv.fallback && !rv.none && rv.threads == t);
+                }
+    /* what an MSM runs: the path in use decides (where this CPU has both) */
+    if (zp_msm_set_vector(true)) {
+        CHECK(zp_msm_auto_pick(1, 0, 1.0, 1 << 16, 1).method == ZP_MSM_PLAIN);
+        calib_path_plans(1 << 16, 1, false, ZP_MSM_PLAIN, -1, "vector");
+        calib_path_plans(1 << 14, 2, true, ZP_MSM_PLAIN, -1, "vector");
+    } else {
+        printf("test_msm: no AVX-512 IFMA: the per-path pick checked through zp_msm_auto_pick_path only\n");
+    }
+    zp_msm_set_vector(false);
+    CHECK(zp_msm_auto_pick(1, 0, 1.0, 1 << 16, 1).method == ZP_MSM_ENDO);
+    calib_path_plans(1 << 16, 1, false, ZP_MSM_ENDO, 1, "scalar");
+    calib_path_plans(1 << 14, 2, true, ZP_MSM_ENDO, 1, "scalar");
+    zp_msm_set_vector(had);
+
+    /* fallbacks: only scalar rows -> the vector path reads them (fallback), and the reverse */
+    for (int only_vec = 0; only_vec < 2; only_vec++) {
+        zp_msm_calib_clear();
+        zp_msm_rows_t r;
+        zp_msm_calib_rows(&r, 1, 0, false, 1, true);
+        CHECK(r.none);
+        CHECK(zp_msm_auto_pick_path(1, 0, 1.0, 1 << 16, 1, true).method == ZP_MSM_ENDO);  /* no rows */
+        CHECK(calib_path_table(path, sizeof path, !only_vec, only_vec));
+        CHECK(zp_msm_calib_load(path) == 0);
+        unlink(path);
+        const bool other = !only_vec;     /* the path without rows */
+        zp_msm_calib_rows(&r, 2, 1, true, 2, other);
+        CHECK(!r.none && r.fallback && r.vector == (bool)only_vec && r.threads == 2);
+        zp_msm_pick_t pk = zp_msm_auto_pick_path(2, 1, 0.15, 1 << 18, 2, other);
+        CHECK(pk.method == (only_vec ? ZP_MSM_PLAIN : ZP_MSM_ENDO) && pk.dc[0] == (only_vec ? -1 : 1));
+        CHECK(strstr(zp_msm_calib_source(), only_vec ? "scalar path: none" : "vector path: none") != NULL);
+    }
+    /* the path comes before the thread class: vector one-thread rows (plain) beat scalar
+     * two-thread rows (endo) for a two-thread MSM on the vector path */
+    zp_msm_calib_clear();
+    static const char cls[] = "zkpipe-msm-calib 3\npath scalar\n"
+                              "g1 bn254 uniform 16 2 endo 0 80\ng1 bn254 uniform 16 2 plain 0 100\n"
+                              "path vector\ng1 bn254 uniform 16 1 endo 0 125\ng1 bn254 uniform 16 1 plain 0 100\n";
+    CHECK(calib_write(path, sizeof path, cls, sizeof cls - 1));
+    CHECK(zp_msm_calib_load(path) == 0);
+    unlink(path);
+    CHECK(zp_msm_auto_pick_path(1, 0, 1.0, 1 << 16, 2, true).method == ZP_MSM_PLAIN);
+    CHECK(zp_msm_auto_pick_path(1, 0, 1.0, 1 << 16, 2, false).method == ZP_MSM_ENDO);
+    CHECK(zp_msm_auto_pick_path(1, 0, 1.0, 1 << 16, 1, false).method == ZP_MSM_ENDO);   /* 2T rows, fallback */
+    /* format 2 rows count for both paths (and replace both paths' rows of their key) */
+    static const char v2[] = "zkpipe-msm-calib 2\ng1 bn254 uniform 16 1 endo 0 80\ng1 bn254 uniform 16 1 plain 0 100\n";
+    CHECK(calib_write(path, sizeof path, v2, sizeof v2 - 1));
+    CHECK(zp_msm_calib_load(path) == 0);
+    unlink(path);
+    CHECK(zp_msm_auto_pick_path(1, 0, 1.0, 1 << 16, 1, true).method == ZP_MSM_ENDO);
+    CHECK(zp_msm_auto_pick_path(1, 0, 1.0, 1 << 16, 1, false).method == ZP_MSM_ENDO);
+    zp_msm_rows_t r2;
+    zp_msm_calib_rows(&r2, 1, 0, false, 1, true);
+    CHECK(r2.vector && !r2.fallback && r2.threads == 1);
+    /* the built-in table has both paths' rows for every key (the vector ones measured on an
+     * AVX-512 IFMA machine) */
+    zp_msm_calib_reset();
+    CHECK(strstr(zp_msm_calib_source(), "scalar path: built-in") && strstr(zp_msm_calib_source(), "vector path: built-in"));
+    for (unsigned g = 1; g <= 2; g++)
+        for (unsigned cv = 0; cv < 2; cv++)
+            for (unsigned t = 1; t <= 2; t++)
+                for (int w = 0; w < 2; w++)
+                    for (int v = 0; v < 2; v++) {
+                        zp_msm_rows_t r;
+                        zp_msm_calib_rows(&r, g, cv, w, t, v);
+                        CHECK(!r.none && !r.fallback && r.vector == (bool)v && r.threads == t);
+                    }
 }
 
 static void test_auto(zp_pool_t **pools)
@@ -961,6 +1118,7 @@ int main(void)
     bool vec = zp_msm_vector();
     printf("test_msm: vector path %s\n", vec ? "on (then off)" : "not available on this CPU");
     test_calib_errors();
+    test_calib_paths();
     run_all(pools, wide);
     if (vec) {
         zp_msm_set_vector(false);

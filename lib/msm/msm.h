@@ -93,12 +93,14 @@ typedef struct {
  * table: for each group (g1|g2), curve, scalar shape ("uniform" and "witness"-like: the share
  * of a sample of the scalars longer than 128 bits places a call between the two) and thread
  * class (one thread; the machine's threads), the measured time of both methods at a few
- * sizes log2n, each at the model's window and one bit either side; per method the fastest
- * window counts. The ratio endo/plain (of the methods' best times) is interpolated linearly
+ * sizes log2n, each at the model's window and one bit either side, measured on the arithmetic
+ * path (scalar or AVX-512 IFMA vector) the MSM runs on (zp_msm_calib_rows: the other path's
+ * rows where that one has none); per method the fastest window counts. The ratio endo/plain (of the methods' best times) is interpolated linearly
  * in log2n between the measured sizes (held constant outside them) and the split is used
  * where it is below 0.98 (a tie goes to plain, which touches less memory); each method's
  * window offset is interpolated the same way and rounded. MSMs with more than one thread
- * use the many-thread rows where the table has them, else the one-thread rows.
+ * use the many-thread rows where the table has them, else the one-thread rows (and one-thread
+ * MSMs the many-thread rows where a key has none; zp_msm_calib_rows below).
  * The table is the built-in one (measured on the machine named in zp_msm_calib_source), or a
  * file written by `zkpipe msm calibrate`: zp_msm_calib_init() looks for it at $ZKPIPE_MSM_CALIB,
  * then at ZP_MSM_CALIB_SHARE (the install's share dir); a missing file means the built-in
@@ -116,6 +118,8 @@ int zp_msm_calib_init(void);
 int zp_msm_calib_load(const char *path);
 /* the built-in table again (tests) */
 void zp_msm_calib_reset(void);
+/* an empty table: no rows on either path (tests of the fallbacks; then loads add to it) */
+void zp_msm_calib_clear(void);
 /* what the table in use is: "built-in (MACHINE)" or the file's path and its machine line */
 const char *zp_msm_calib_source(void);
 /* the method an AUTO MSM of group g (1 or 2) on curve (0 bn254, 1 bls12_381) takes for n
@@ -127,8 +131,28 @@ zp_msm_method_t zp_msm_auto_method(unsigned g, unsigned curve, bool witness, siz
 zp_msm_method_t zp_msm_auto_method_mix(unsigned g, unsigned curve, double long_frac, size_t n);
 /* the method and both methods' window offsets for n scalars, nthreads threads */
 zp_msm_pick_t zp_msm_auto_pick(unsigned g, unsigned curve, double long_frac, size_t n, unsigned nthreads);
-/* the many-thread class's thread count in the table in use (1: one-thread rows only) */
+/* the same on the arithmetic path vector (true: the AVX-512 IFMA rows, false: the scalar
+ * path's) whatever path is in use: zp_msm_auto_pick passes zp_msm_vector(), the path an MSM
+ * started now runs on (tests, `zkpipe msm which`) */
+zp_msm_pick_t zp_msm_auto_pick_path(unsigned g, unsigned curve, double long_frac, size_t n, unsigned nthreads,
+                                    bool vector);
+/* the many-thread class's thread count in the table in use, for the path in use (1: one-thread
+ * rows only) */
 unsigned zp_msm_calib_threads(void);
+/* Which rows the table's pick reads (zp_msm_calib_rows) for group g, curve, shape and thread
+ * count on the path vector. The table holds rows per arithmetic path (file format 3's `path
+ * scalar|vector` lines; format 1 and 2 rows count for both paths): an MSM takes, per (group,
+ * curve, shape), its thread class's rows measured on the path it runs on, else that path's
+ * rows of the other thread class, else, as a fallback where the path in use has no rows for
+ * the key, the other path's (its own class first), so a table measured on one path still
+ * decides on the other. */
+typedef struct {
+    bool vector;     /* the rows were measured on the vector path (false: scalar) */
+    bool fallback;   /* they are the other path's: the path asked for has none for this key */
+    bool none;       /* no rows at all: the split, at the model's window */
+    unsigned threads;/* the rows' thread class: 1, or the many-thread rows' count */
+} zp_msm_rows_t;
+void zp_msm_calib_rows(zp_msm_rows_t *r, unsigned g, unsigned curve, bool witness, unsigned nthreads, bool vector);
 
 /* The batched affine additions of G1 and G2 on AVX-512 IFMA (eight per instruction; msm_vec_impl.h),
  * both curves, on by default where the CPU has AVX512F and AVX512IFMA; ZP_MSM_VECTOR=0 in the

@@ -5,13 +5,23 @@
  * calibrate` (cli/bench_arith.c).
  * File format (text, '#' starts a comment, blank lines skipped), the first line that is not
  * blank or a comment is the header:
- *   zkpipe-msm-calib 2                        (or 1: the first session's format, below)
+ *   zkpipe-msm-calib 3                        (or 2, 1: earlier formats, below)
  *   machine FREE TEXT                         optional, once
+ *   path scalar|vector                        format 3: the arithmetic path the rows that
+ *        follow were measured on (the batched additions' scalar code, or AVX-512 IFMA,
+ *        msm_vec_impl.h); before the first row, and again to switch
  *   GROUP CURVE SCALARS LOG2N THREADS METHOD DC MS    rows: g1|g2 bn254|bls12_381
  *        uniform|witness, LOG2N 1..30, THREADS 1..1024 (1: the one-thread class; more: the
  *        many-thread class, one count per file), METHOD endo|plain, DC -1..1 (the window the
  *        row measured: the model's + DC), MS > 0 (only ratios are used)
- * Version 1 rows are `GROUP CURVE SCALARS LOG2N ENDO_MS PLAIN_MS` (one thread, DC 0).
+ * Version 2 is version 3 without path lines; version 1 rows are `GROUP CURVE SCALARS LOG2N
+ * ENDO_MS PLAIN_MS` (one thread, DC 0). Version 1 and 2 rows do not say their path: they are
+ * taken as measured on both (they replace both paths' rows for their key and thread class).
+ * Per path (issue 31, session 16): the table holds rows for the scalar and the vector path;
+ * an MSM uses the rows of the path in use when it runs (zp_msm_vector()), per (group, curve,
+ * shape): the rows of its thread class on its path, else the other class's on its path,
+ * else (fallback: the path in use has no rows for this key) the other path's, in the same
+ * order; `zkpipe msm which` prints which (zp_msm_calib_rows).
  * For each (key, thread class, size, method) the row with offset 0 counts unless one with
  * offset -1 or +1 was measured more than 2% faster (CAL_WIN_BELOW: a window is not moved on
  * noise); the fastest of those then. Every error names the file and line.
@@ -34,7 +44,7 @@
 #include "lib/msm/msm_calib_path.h"
 #include "lib/util/util.h"
 
-enum { CAL_LOG_MAX = 30, CAL_KEYS = 8, CAL_TC = 2, CAL_LINE = 512, CAL_THR_MAX = 1024 };
+enum { CAL_LOG_MAX = 30, CAL_KEYS = 8, CAL_TC = 2, CAL_PATHS = 2, CAL_LINE = 512, CAL_THR_MAX = 1024 };
 /* the split is taken where it was measured at least 2% faster: within that the two are a tie
  * on this machine's noise, and plain leaves the split's scratch untouched (~96 B a G1 point:
  * less resident memory, less memory traffic when threads share the bus) */
@@ -46,13 +56,16 @@ enum { CAL_LOG_MAX = 30, CAL_KEYS = 8, CAL_TC = 2, CAL_LINE = 512, CAL_THR_MAX =
 #define CAL_WIN_BELOW 0.98
 
 typedef struct cal_table {
-    /* [key][thread class][log2n][method: 0 endo, 1 plain][window offset + 1]: the measured
-     * time (0: none) */
-    float ms[CAL_KEYS][CAL_TC][CAL_LOG_MAX + 1][2][3];
-    unsigned thr;                /* the many-thread class's thread count (0: no rows) */
-    char source[320];
+    /* [path: 0 scalar, 1 vector][key][thread class][log2n][method: 0 endo, 1 plain][window
+     * offset + 1]: the measured time (0: none) */
+    float ms[CAL_PATHS][CAL_KEYS][CAL_TC][CAL_LOG_MAX + 1][2][3];
+    unsigned thr[CAL_PATHS];     /* per path the many-thread class's thread count (0: no rows) */
+    char source[CAL_PATHS][320]; /* per path where its rows came from ("" : none) */
+    char desc[700];              /* zp_msm_calib_source: both paths' */
     struct cal_table *retired;   /* the list of replaced tables */
 } cal_table_t;
+
+static const char *const cal_path_name[CAL_PATHS] = {"scalar", "vector"};
 
 /* key: group (1, 2), curve (0 bn254, 1 bls12_381), shape (witness) */
 static unsigned cal_key(unsigned g, unsigned curve, bool wit)
@@ -61,14 +74,21 @@ static unsigned cal_key(unsigned g, unsigned curve, bool wit)
 }
 
 /* The built-in table: rows of `zkpipe msm calibrate --c-table` on this project's build
- * machine (msm_calib_default.h names the runs): {group, curve (0 bn254, 1 bls12_381),
+ * machines, one file per path (each names its runs): {group, curve (0 bn254, 1 bls12_381),
  * witness, log2n, threads, method (0 endo, 1 plain), window offset, ms}. */
-static const struct { uint8_t g, curve, wit, log2n; uint16_t threads; uint8_t method; int8_t dc; float ms; }
-    cal_builtin[] = {
+typedef struct { uint8_t g, curve, wit, log2n; uint16_t threads; uint8_t method; int8_t dc; float ms; } cal_row_t;
+static const cal_row_t cal_builtin_scalar[] = {
 #include "lib/msm/msm_calib_default.h"
 };
-
-#define CAL_BUILTIN_SOURCE "built-in (AMD EPYC, 2 cores, 1 MiB L2/core, 32 MiB L3, scalar path; msm calibrate, best of 2 runs, 2026-12-04 09:40-10:04 UTC, load 0.4-7)"
+static const cal_row_t cal_builtin_vector[] = {
+#include "lib/msm/msm_calib_default_vec.h"
+};
+static const struct { const cal_row_t *rows; size_t n; const char *source; } cal_builtin[CAL_PATHS] = {
+    {cal_builtin_scalar, sizeof cal_builtin_scalar / sizeof cal_builtin_scalar[0],
+     "built-in (AMD EPYC, 2 cores, 1 MiB L2/core, 32 MiB L3, scalar path; msm calibrate, best of 2 runs, "
+     "2026-12-04 09:40-10:04 UTC, load 0.4-7)"},
+    {cal_builtin_vector, sizeof cal_builtin_vector / sizeof cal_builtin_vector[0], CAL_BUILTIN_VEC_SOURCE},
+};
 
 static _Atomic(cal_table_t *) cal_cur;
 static cal_table_t *cal_retired;   /* under cal_lock */
@@ -80,16 +100,27 @@ static atomic_int cal_forced;      /* ZP_MSM_METHOD: 0 auto, else the method */
 static atomic_bool cal_asked, cal_warned, cal_model_window;
 
 /* one measured row into t */
-static void cal_put(cal_table_t *t, unsigned k, unsigned tc, unsigned l, unsigned meth, int dc, float ms)
+static void cal_put(cal_table_t *t, unsigned p, unsigned k, unsigned tc, unsigned l, unsigned meth, int dc, float ms)
 {
-    t->ms[k][tc][l][meth][dc + 1] = ms;
+    t->ms[p][k][tc][l][meth][dc + 1] = ms;
 }
 
-/* the window offset of (key, class, size, method) and its time (0: nothing measured): offset
- * 0 unless another measured CAL_WIN_BELOW faster (without a row at offset 0: the fastest) */
-static float cal_best(const cal_table_t *t, unsigned k, unsigned tc, unsigned l, unsigned meth, int *dc)
+/* t->desc from the paths' sources */
+static void cal_describe(cal_table_t *t)
 {
-    const float *m = t->ms[k][tc][l][meth];
+    if (!strcmp(t->source[0], t->source[1]))
+        snprintf(t->desc, sizeof t->desc, "%s (both paths)", t->source[0][0] ? t->source[0] : "none");
+    else
+        snprintf(t->desc, sizeof t->desc, "scalar path: %s; vector path: %s", t->source[0][0] ? t->source[0] : "none",
+                 t->source[1][0] ? t->source[1] : "none");
+}
+
+/* the window offset of (path, key, class, size, method) and its time (0: nothing measured):
+ * offset 0 unless another measured CAL_WIN_BELOW faster (without a row at offset 0: the
+ * fastest) */
+static float cal_best(const cal_table_t *t, unsigned p, unsigned k, unsigned tc, unsigned l, unsigned meth, int *dc)
+{
+    const float *m = t->ms[p][k][tc][l][meth];
     double eff = -1;                     /* an offset's time counts 1/CAL_WIN_BELOW more */
     *dc = 0;
     for (int d = -1; d <= 1; d++) {
@@ -103,13 +134,17 @@ static float cal_best(const cal_table_t *t, unsigned k, unsigned tc, unsigned l,
 static void cal_builtin_fill(cal_table_t *t)
 {
     memset(t, 0, sizeof *t);
-    for (size_t i = 0; i < sizeof cal_builtin / sizeof cal_builtin[0]; i++) {
-        unsigned k = cal_key(cal_builtin[i].g, cal_builtin[i].curve, cal_builtin[i].wit);
-        unsigned tc = cal_builtin[i].threads > 1;
-        if (tc) t->thr = cal_builtin[i].threads;
-        cal_put(t, k, tc, cal_builtin[i].log2n, cal_builtin[i].method, cal_builtin[i].dc, cal_builtin[i].ms);
+    for (unsigned p = 0; p < CAL_PATHS; p++) {
+        for (size_t i = 0; i < cal_builtin[p].n; i++) {
+            const cal_row_t *r = &cal_builtin[p].rows[i];
+            unsigned k = cal_key(r->g, r->curve, r->wit);
+            unsigned tc = r->threads > 1;
+            if (tc) t->thr[p] = r->threads;
+            cal_put(t, p, k, tc, r->log2n, r->method, r->dc, r->ms);
+        }
+        if (cal_builtin[p].n) snprintf(t->source[p], sizeof t->source[p], "%s", cal_builtin[p].source);
     }
-    snprintf(t->source, sizeof t->source, "%s", CAL_BUILTIN_SOURCE);
+    cal_describe(t);
 }
 
 /* publish t (taken) as the table in use; the old one goes to the retired list */
@@ -132,6 +167,16 @@ void zp_msm_calib_reset(void)
     pthread_mutex_unlock(&cal_lock);
 }
 
+void zp_msm_calib_clear(void)
+{
+    cal_table_t *t = calloc(1, sizeof *t);
+    if (!t) return;                      /* out of memory: the table in use stays */
+    cal_describe(t);
+    pthread_mutex_lock(&cal_lock);
+    cal_publish_locked(t);
+    pthread_mutex_unlock(&cal_lock);
+}
+
 /* split s (modified) into up to max whitespace-separated tokens; the count, or max + 1 when
  * there are more */
 static unsigned cal_tokens(char *s, char **tok, unsigned max)
@@ -145,13 +190,15 @@ static unsigned cal_tokens(char *s, char **tok, unsigned max)
     return n;
 }
 
-/* the parser's state: the file's rows (merged into the table at the end) and where each
- * (key, class, size, method, offset) was first seen */
+/* the parser's state: the file's rows (merged into the table at the end), where each (path,
+ * key, class, size, method, offset) was first seen, and the path of the rows that follow
+ * (format 3: -1 before the first path line; formats 1 and 2: both paths, -2) */
 typedef struct {
     cal_table_t t;
-    bool seen[CAL_KEYS][CAL_TC];
-    unsigned first[CAL_KEYS][CAL_TC][CAL_LOG_MAX + 1][2][3];
-    unsigned thr_line;
+    bool seen[CAL_PATHS][CAL_KEYS][CAL_TC];
+    unsigned first[CAL_PATHS][CAL_KEYS][CAL_TC][CAL_LOG_MAX + 1][2][3];
+    unsigned thr_line, thr;
+    int path;
 } cal_parse_t;
 
 static int cal_int(long *v, const char *s, long lo, long hi)
@@ -220,19 +267,25 @@ static int cal_row(cal_parse_t *ps, char **tok, unsigned nt, unsigned ver, const
                               ln, tok[7]);
     }
     const unsigned tc = thr > 1;
-    if (tc && ps->t.thr && ps->t.thr != (unsigned)thr)
+    if (tc && ps->thr && ps->thr != (unsigned)thr)
         return zp_err_set(ZP_EFORMAT, "%s:%u: threads %ld, but line %u has %u (one many-thread count per file)",
-                          path, ln, thr, ps->thr_line, ps->t.thr);
-    if (tc && !ps->t.thr) ps->t.thr = (unsigned)thr, ps->thr_line = ln;
-    for (unsigned j = 0; j < nm; j++) {
-        unsigned *first = &ps->first[k][tc][l][meth + j][dc + 1];
-        if (*first)
-            return zp_err_set(ZP_EFORMAT, "%s:%u: a second row for %s %s %s 2^%u%s%s (the first at line %u)", path,
-                              ln, tok[0], tok[1], tok[2], l, ver == 1 ? "" : " ", ver == 1 ? "" : tok[5], *first);
-        *first = ln;
-        cal_put(&ps->t, k, tc, l, (unsigned)meth + j, (int)dc, (float)ms[j]);
+                          path, ln, thr, ps->thr_line, ps->thr);
+    if (tc && !ps->thr) ps->thr = (unsigned)thr, ps->thr_line = ln;
+    /* format 3: the path line's; formats 1 and 2: both */
+    const unsigned p0 = ps->path >= 0 ? (unsigned)ps->path : 0, p1 = ps->path >= 0 ? (unsigned)ps->path : 1;
+    for (unsigned p = p0; p <= p1; p++) {
+        for (unsigned j = 0; j < nm; j++) {
+            unsigned *first = &ps->first[p][k][tc][l][meth + j][dc + 1];
+            if (*first)
+                return zp_err_set(ZP_EFORMAT, "%s:%u: a second row for %s %s %s 2^%u%s%s%s%s (the first at line %u)",
+                                  path, ln, tok[0], tok[1], tok[2], l, ver == 1 ? "" : " ", ver == 1 ? "" : tok[5],
+                                  ver == 3 ? " on the path " : "", ver == 3 ? cal_path_name[p] : "", *first);
+            *first = ln;
+            cal_put(&ps->t, p, k, tc, l, (unsigned)meth + j, (int)dc, (float)ms[j]);
+        }
+        ps->seen[p][k][tc] = true;
+        if (tc) ps->t.thr[p] = (unsigned)thr;
     }
-    ps->seen[k][tc] = true;
     return 0;
 }
 
@@ -265,13 +318,29 @@ static int cal_parse(cal_table_t *t, FILE *f, const char *path)
         unsigned nt = cal_tokens(line, tok, 9);
         if (nt == 0) continue;
         if (!ver) {
-            if (nt != 2 || strcmp(tok[0], "zkpipe-msm-calib") || (strcmp(tok[1], "1") && strcmp(tok[1], "2"))) {
+            if (nt != 2 || strcmp(tok[0], "zkpipe-msm-calib") ||
+                (strcmp(tok[1], "1") && strcmp(tok[1], "2") && strcmp(tok[1], "3"))) {
                 rc = zp_err_set(ZP_EFORMAT,
-                                "%s:%u: expected the header 'zkpipe-msm-calib 2' (or 1), got '%s'",
-                                path, ln, tok[0]);
+                                "%s:%u: expected the header 'zkpipe-msm-calib 3' (or 2, 1), got '%s%s%s'",
+                                path, ln, tok[0], nt > 1 ? " " : "", nt > 1 ? tok[1] : "");
                 goto out;
             }
-            ver = tok[1][0] == '1' ? 1 : 2;
+            ver = (unsigned)(tok[1][0] - '0');
+            ps->path = ver == 3 ? -1 : -2;
+            continue;
+        }
+        if (!strcmp(tok[0], "path")) {
+            if (ver != 3) {
+                rc = zp_err_set(ZP_EFORMAT, "%s:%u: a 'path' line in a format %u file (path lines are format 3)",
+                                path, ln, ver);
+                goto out;
+            }
+            if (nt != 2 || (strcmp(tok[1], "scalar") && strcmp(tok[1], "vector"))) {
+                rc = zp_err_set(ZP_EFORMAT, "%s:%u: path '%s' is not scalar or vector (want 'path scalar|vector')",
+                                path, ln, nt > 1 ? tok[1] : "");
+                goto out;
+            }
+            ps->path = !strcmp(tok[1], "vector");
             continue;
         }
         if (!strcmp(tok[0], "machine")) {
@@ -285,6 +354,10 @@ static int cal_parse(cal_table_t *t, FILE *f, const char *path)
             snprintf(mach, sizeof mach, "%.*s", (int)strcspn(m, "\r\n"), m);
             continue;
         }
+        if (ps->path == -1) {
+            rc = zp_err_set(ZP_EFORMAT, "%s:%u: a row before any 'path scalar|vector' line (format 3)", path, ln);
+            goto out;
+        }
         if ((rc = cal_row(ps, tok, nt, ver, path, ln))) goto out;
         rows++;
     }
@@ -293,19 +366,25 @@ static int cal_parse(cal_table_t *t, FILE *f, const char *path)
         goto out;
     }
     if (!ver) {
-        rc = zp_err_set(ZP_EFORMAT, "%s:%u: no header 'zkpipe-msm-calib 2' (empty file)", path, ln);
+        rc = zp_err_set(ZP_EFORMAT, "%s:%u: no header 'zkpipe-msm-calib 3' (empty file)", path, ln);
         goto out;
     }
     if (!rows) {
         rc = zp_err_set(ZP_EFORMAT, "%s:%u: no rows", path, ln);
         goto out;
     }
-    for (unsigned k = 0; k < CAL_KEYS; k++)
-        for (unsigned tc = 0; tc < CAL_TC; tc++)
-            if (ps->seen[k][tc])         /* the file's (key, class) replace the table's rows */
-                memcpy(t->ms[k][tc], ps->t.ms[k][tc], sizeof t->ms[k][tc]);
-    if (ps->t.thr) t->thr = ps->t.thr;
-    snprintf(t->source, sizeof t->source, "%s (%s)", path, machine ? mach : "machine not named");
+    for (unsigned p = 0; p < CAL_PATHS; p++) {
+        bool any = false;
+        for (unsigned k = 0; k < CAL_KEYS; k++)
+            for (unsigned tc = 0; tc < CAL_TC; tc++)
+                if (ps->seen[p][k][tc]) {    /* the file's (path, key, class) replace the table's rows */
+                    memcpy(t->ms[p][k][tc], ps->t.ms[p][k][tc], sizeof t->ms[p][k][tc]);
+                    any = true;
+                }
+        if (ps->t.thr[p]) t->thr[p] = ps->t.thr[p];
+        if (any) snprintf(t->source[p], sizeof t->source[p], "%s (%s)", path, machine ? mach : "machine not named");
+    }
+    cal_describe(t);
 out:
     free(ps);
     free(line);
@@ -401,23 +480,55 @@ static const cal_table_t *cal_get(void)
 const char *zp_msm_calib_source(void)
 {
     const cal_table_t *t = cal_get();
-    return t ? t->source : "none (out of memory)";
+    return t ? t->desc : "none (out of memory)";
+}
+
+/* whether (path p, key k, class tc) has any row */
+static bool cal_has(const cal_table_t *t, unsigned p, unsigned k, unsigned tc)
+{
+    for (unsigned l = 1; l <= CAL_LOG_MAX; l++)
+        for (unsigned j = 0; j < 6; j++)
+            if (t->ms[p][k][tc][l][j / 3][j % 3] > 0) return true;
+    return false;
+}
+
+/* the rows key k takes for nthreads on the path vec (msm.h: zp_msm_calib_rows): its path's
+ * rows of its thread class, its path's rows of the other class, then the same on the other
+ * path (fallback); *p, *tc: that path and class; false: no rows at all (*p = vec, *tc = 0) */
+static bool cal_which(const cal_table_t *t, bool vec, unsigned k, unsigned nthreads, unsigned *p, unsigned *tc)
+{
+    const unsigned own = nthreads > 1;
+    for (unsigned o = 0; o < CAL_PATHS * CAL_TC; o++) {
+        const unsigned pp = o < CAL_TC ? vec : !vec, c = o % CAL_TC ? !own : own;
+        if (cal_has(t, pp, k, c)) {
+            *p = pp, *tc = c;
+            return true;
+        }
+    }
+    *p = vec, *tc = 0;
+    return false;
 }
 
 unsigned zp_msm_calib_threads(void)
 {
     const cal_table_t *t = cal_get();
-    return t && t->thr ? t->thr : 1;
+    if (!t) return 1;
+    const unsigned v = zp_msm_vector();
+    return t->thr[v] ? t->thr[v] : t->thr[!v] ? t->thr[!v] : 1;
 }
 
-/* the thread class of key k for nthreads: the many-thread rows where there are any */
-static unsigned cal_class(const cal_table_t *t, unsigned k, unsigned nthreads)
+void zp_msm_calib_rows(zp_msm_rows_t *r, unsigned g, unsigned curve, bool witness, unsigned nthreads, bool vector)
 {
-    if (nthreads <= 1) return 0;
-    for (unsigned l = 1; l <= CAL_LOG_MAX; l++)
-        for (unsigned j = 0; j < 6; j++)
-            if (t->ms[k][1][l][j / 3][j % 3] > 0) return 1;
-    return 0;
+    const cal_table_t *t = cal_get();
+    unsigned p = vector, tc = 0;
+    *r = (zp_msm_rows_t){.vector = vector};
+    if (!t || !cal_which(t, vector, cal_key(g, curve, witness), nthreads, &p, &tc)) {
+        r->none = true;
+        return;
+    }
+    r->vector = p == 1;
+    r->fallback = p != (unsigned)vector;
+    r->threads = tc ? t->thr[p] : 1;
 }
 
 /* linear interpolation in x = log2 n of the values v[l] where have[l], held constant outside
@@ -437,12 +548,14 @@ static bool cal_lerp(double *r, const double *v, const bool *have, double x)
     return true;
 }
 
-/* key k at n points, nthreads: the ratio endo/plain (*hr: known) and each method's window
- * offset (interpolated, not rounded; hd[j]: known) */
-static void cal_key_at(const cal_table_t *t, unsigned k, size_t n, unsigned nthreads, double *ratio, bool *hr,
-                       double dc[2], bool hd[2])
+/* key k at n points, nthreads, on the path vec: the ratio endo/plain (*hr: known) and each
+ * method's window offset (interpolated, not rounded; hd[j]: known), from the rows cal_which
+ * picks */
+static void cal_key_at(const cal_table_t *t, unsigned k, size_t n, unsigned nthreads, bool vec, double *ratio,
+                       bool *hr, double dc[2], bool hd[2])
 {
-    const unsigned tc = cal_class(t, k, nthreads);
+    unsigned p, tc;
+    cal_which(t, vec, k, nthreads, &p, &tc);
     const double x = n > 1 ? log2((double)n) : 0;
     double v[CAL_LOG_MAX + 1], w[2][CAL_LOG_MAX + 1];
     bool have[CAL_LOG_MAX + 1], hw[2][CAL_LOG_MAX + 1];
@@ -450,7 +563,7 @@ static void cal_key_at(const cal_table_t *t, unsigned k, size_t n, unsigned nthr
         float ms[2] = {0, 0};
         for (unsigned j = 0; j < 2; j++) {
             int d = 0;
-            ms[j] = l ? cal_best(t, k, tc, l, j, &d) : 0;
+            ms[j] = l ? cal_best(t, p, k, tc, l, j, &d) : 0;
             hw[j][l] = ms[j] > 0;
             w[j][l] = d;
         }
@@ -461,7 +574,8 @@ static void cal_key_at(const cal_table_t *t, unsigned k, size_t n, unsigned nthr
     for (unsigned j = 0; j < 2; j++) hd[j] = cal_lerp(&dc[j], w[j], hw[j], x);
 }
 
-zp_msm_pick_t zp_msm_auto_pick(unsigned g, unsigned curve, double long_frac, size_t n, unsigned nthreads)
+zp_msm_pick_t zp_msm_auto_pick_path(unsigned g, unsigned curve, double long_frac, size_t n, unsigned nthreads,
+                                    bool vector)
 {
     zp_msm_pick_t p = {.method = ZP_MSM_ENDO, .dc = {0, 0}};
     const cal_table_t *t = cal_get();
@@ -471,8 +585,8 @@ zp_msm_pick_t zp_msm_auto_pick(unsigned g, unsigned curve, double long_frac, siz
     if (!t) return p;
     double ru = 0, rw = 0, du[2] = {0, 0}, dw[2] = {0, 0};
     bool hu, hw, hdu[2], hdw[2];
-    cal_key_at(t, cal_key(g, curve, false), n, nthreads, &ru, &hu, du, hdu);
-    cal_key_at(t, cal_key(g, curve, true), n, nthreads, &rw, &hw, dw, hdw);
+    cal_key_at(t, cal_key(g, curve, false), n, nthreads, vector, &ru, &hu, du, hdu);
+    cal_key_at(t, cal_key(g, curve, true), n, nthreads, vector, &rw, &hw, dw, hdw);
     /* between the two measured mixes, by the long share */
     double s = (long_frac - CAL_WIT_LONG) / (1.0 - CAL_WIT_LONG);
     s = s < 0 ? 0 : s > 1 ? 1 : s;
@@ -486,6 +600,11 @@ zp_msm_pick_t zp_msm_auto_pick(unsigned g, unsigned curve, double long_frac, siz
             p.dc[j] = q < -1 ? -1 : q > 1 ? 1 : (int)q;
         }
     return p;
+}
+
+zp_msm_pick_t zp_msm_auto_pick(unsigned g, unsigned curve, double long_frac, size_t n, unsigned nthreads)
+{
+    return zp_msm_auto_pick_path(g, curve, long_frac, n, nthreads, zp_msm_vector());
 }
 
 zp_msm_method_t zp_msm_auto_method_mix(unsigned g, unsigned curve, double long_frac, size_t n)

@@ -785,10 +785,12 @@ static double S(long_frac)(const zp_scalar_t *sc, const zp_scalar_t *sc2, size_t
     return cnt ? (double)lng / (double)cnt : 0;
 }
 
-/* the table's pick for this group and curve (msm.h: zp_msm_auto_pick) */
+/* the table's pick for this group and curve, from the rows of the path this MSM runs on
+ * (msm.h: zp_msm_auto_pick_path) */
 static zp_msm_pick_t S(pick)(double long_frac, size_t n0, unsigned nthr)
 {
-    return zp_msm_auto_pick(sizeof(FE_T) > sizeof(FB_T) ? 2 : 1, sizeof(FB_T) > 32 ? 1 : 0, long_frac, n0, nthr);
+    return zp_msm_auto_pick_path(sizeof(FE_T) > sizeof(FB_T) ? 2 : 1, sizeof(FB_T) > 32 ? 1 : 0, long_frac, n0,
+                                 nthr, S(vec)());
 }
 
 /* the split's dimension for opts and the n0 scalars sc (from n1 on sc2, S(sum2)): no_endo 1;
