@@ -358,6 +358,73 @@ static void test_corrupt_key(fx_t *fx)
     free(buf);
 }
 
+/* the coefficients decoded on a pool of 3 (key.c, session 16): the same entries and order flag
+ * as one thread; two bad entries in different slices: the error names the first; a row that
+ * goes down exactly at a slice's edge clears coefs_sorted */
+static void test_coefs_pool(fx_t *fx)
+{
+    size_t len;
+    char p[1200];
+    snprintf(p, sizeof p, "%s/circuit.zkey", fx->dir);
+    uint8_t *buf = (uint8_t *)test_slurp(p, &len);
+    zp_pool_t *pool = zp_pool_new(3);
+    CHECK(pool != NULL);
+    if (!buf || !pool) {
+        free(buf);
+        zp_pool_destroy(&pool);
+        return;
+    }
+    zp_zkey_t z;
+    zp_g16_key_t k1, k3;
+    CHECK(zp_zkey_parse(&z, buf, len, "coefs.zkey") == 0);
+    size_t n = z.n_coefs, esz = 12 + (size_t)z.n8r, off = (size_t)(z.coefs - (const uint8_t *)buf);
+    CHECK(zp_g16_key_load(&k1, &z) == 0);
+    CHECK(zp_g16_key_load_pool(&k3, &z, NULL, 0, pool) == 0);
+    CHECK(k1.n_coefs == k3.n_coefs && k1.coefs_sorted == k3.coefs_sorted &&
+          !memcmp(k1.coefs, k3.coefs, n * sizeof *k1.coefs));
+    zp_g16_key_close(&k1);
+    zp_g16_key_close(&k3);
+    zp_zkey_close(&z);
+    if (n >= 6) {
+        size_t lo2, hi2, lo3, hi3;
+        zp_split(n, 1, 3, &lo2, &hi2);
+        zp_split(n, 2, 3, &lo3, &hi3);
+        /* corrupted after the parse (which checks values too): the load's own check, on the
+         * pool, as if the bytes changed under the mapping */
+        uint8_t save[2][32];
+        const size_t at[2] = {lo3 + (hi3 - lo3) / 2, lo2 + 1};   /* slice 3's middle, slice 2's second */
+        CHECK(zp_zkey_parse(&z, buf, len, "coefs.zkey") == 0);
+        for (int b = 0; b < 2; b++) {
+            memcpy(save[b], buf + off + at[b] * esz + 12, 32);
+            memset(buf + off + at[b] * esz + 12, 0xff, 32);   /* value >= r */
+        }
+        char want[64];
+        snprintf(want, sizeof want, "coefficient %zu (", at[1]);
+        int rc = zp_g16_key_load_pool(&k3, &z, NULL, 0, pool);
+        CHECK(rc == ZP_EFORMAT && strstr(zp_err_msg(), want) != NULL);
+        if (!rc) zp_g16_key_close(&k3);
+        zp_zkey_close(&z);
+        for (int b = 0; b < 2; b++) memcpy(buf + off + at[b] * esz + 12, save[b], 32);
+        /* the row at slice 3's first entry below its predecessor's (the last of slice 2) */
+        uint32_t prev_row, row, zero = 0;
+        memcpy(&prev_row, buf + off + (lo3 - 1) * esz + 4, 4);
+        memcpy(&row, buf + off + lo3 * esz + 4, 4);
+        if (prev_row == 0) memcpy(buf + off + (lo3 - 1) * esz + 4, &(uint32_t){1}, 4);
+        memcpy(buf + off + lo3 * esz + 4, &zero, 4);
+        CHECK(zp_zkey_parse(&z, buf, len, "coefs.zkey") == 0);
+        CHECK(zp_g16_key_load(&k1, &z) == 0);
+        CHECK(zp_g16_key_load_pool(&k3, &z, NULL, 0, pool) == 0);
+        CHECK(k1.coefs_sorted == 0 && k3.coefs_sorted == 0);
+        zp_g16_key_close(&k1);
+        zp_g16_key_close(&k3);
+        zp_zkey_close(&z);
+        memcpy(buf + off + (lo3 - 1) * esz + 4, &prev_row, 4);
+        memcpy(buf + off + lo3 * esz + 4, &row, 4);
+    }
+    zp_pool_destroy(&pool);
+    free(buf);
+}
+
 /* zp_g16_key_load_inplace: the same arrays as the copying load; aligned arrays are used where
  * they are in the zkey's memory, misaligned ones (the file read at an odd address) copied */
 static void test_inplace_key(fx_t *fx)
@@ -718,6 +785,7 @@ static void test_fixture(const char *dir, const char *name)
         for (unsigned i = 1; i < nbw; i++) free(bw[i]);
         test_bad_witness(&fx);
         test_corrupt_key(&fx);
+        test_coefs_pool(&fx);
         test_inplace_key(&fx);
         test_misaligned_files(&fx);
     }

@@ -93,30 +93,79 @@ static int check_g2(const g16_curve_t *cv, const zp_zkey_t *z, const void *p, si
 
 static void key_drop_pages(const zp_zkey_t *z, const void *p, size_t n);
 
-/* drop: the zkey's pages of the entries decoded so far go back as the decoding goes (in-place
- * loads of a mapped zkey), so the raw and the decoded coefficients are never both resident */
-static int load_coefs(zp_g16_key_t *k, const zp_zkey_t *z, const g16_curve_t *cv, bool drop)
+/* The coefficients are decoded and checked on the pool (session 16: on one thread they were
+ * half of the key load's "point checks, coefficient decode" phase at 2^18), each thread a
+ * contiguous slice: the first bad entry of each slice is kept (atomic minimum, so the error
+ * names the file's first bad one), rows out of order inside a slice or across a slice's edge
+ * clear coefs_sorted. drop: the zkey's pages of the entries decoded so far go back as the
+ * decoding goes (in-place loads of a mapped zkey), so the raw and the decoded coefficients
+ * are never both resident. */
+typedef struct {
+    zp_g16_key_t *k;
+    const zp_zkey_t *z;
+    const g16_curve_t *cv;
+    bool drop;
+    atomic_size_t bad;           /* the first bad entry; SIZE_MAX: none */
+    atomic_bool unsorted;
+} coef_job_t;
+
+static bool coef_decode(struct zp_g16_coef *c, const uint8_t *e, const zp_zkey_t *z, const g16_curve_t *cv)
 {
-    const char *name = z->f.path ? z->f.path : "zkey";
-    size_t esz = 12 + (size_t)z->n8r;
-    uint32_t prev = 0;
-    k->coefs_sorted = 1;
-    for (uint32_t i = 0; i < z->n_coefs; i++) {
-        const uint8_t *e = z->coefs + (size_t)i * esz;
-        struct zp_g16_coef *c = &k->coefs[i];
-        memcpy(&c->matrix, e, 4);
-        memcpy(&c->row, e + 4, 4);
-        memcpy(&c->wire, e + 8, 4);
-        c->pad = 0;
-        memcpy(&c->v, e + 12, sizeof c->v);
-        if (c->matrix > 1 || c->row >= z->domain_size || c->wire >= z->n_vars || !cv->fr_canonical(&c->v))
-            return zp_err_set(ZP_EFORMAT,
-                              "%s: coefficient %u (matrix %u, row %u, wire %u) out of range (matrix 0/1, row < %u, "
-                              "wire < %u, value < r)", name, i, c->matrix, c->row, c->wire, z->domain_size, z->n_vars);
-        if (c->row < prev) k->coefs_sorted = 0;
-        prev = c->row;
-        if (drop && (i + 1) % 8192 == 0) key_drop_pages(z, z->coefs, (size_t)(i + 1) * esz);
+    memcpy(&c->matrix, e, 4);
+    memcpy(&c->row, e + 4, 4);
+    memcpy(&c->wire, e + 8, 4);
+    c->pad = 0;
+    memcpy(&c->v, e + 12, sizeof c->v);
+    return c->matrix <= 1 && c->row < z->domain_size && c->wire < z->n_vars && cv->fr_canonical(&c->v);
+}
+
+static void coef_run(void *arg, unsigned tid, unsigned nt)
+{
+    coef_job_t *j = arg;
+    const zp_zkey_t *z = j->z;
+    size_t esz = 12 + (size_t)z->n8r, lo, hi;
+    zp_split(z->n_coefs, tid, nt, &lo, &hi);
+    const uint8_t *base = z->coefs + lo * esz;
+    bool unsorted = false;
+    for (size_t i = lo; i < hi; i++) {
+        struct zp_g16_coef *c = &j->k->coefs[i];
+        if (!coef_decode(c, z->coefs + i * esz, z, j->cv)) {
+            size_t cur = atomic_load(&j->bad);
+            while (i < cur && !atomic_compare_exchange_weak(&j->bad, &cur, i)) {
+            }
+            return;
+        }
+        if (i > lo && c->row < c[-1].row) unsorted = true;
+        if (j->drop && (i + 1 - lo) % 8192 == 0) key_drop_pages(z, base, (i + 1 - lo) * esz);
     }
+    if (unsorted) atomic_store(&j->unsorted, true);
+}
+
+static int load_coefs(zp_g16_key_t *k, const zp_zkey_t *z, const g16_curve_t *cv, bool drop, zp_pool_t *pool)
+{
+    coef_job_t j = {.k = k, .z = z, .cv = cv, .drop = drop};
+    atomic_init(&j.bad, SIZE_MAX);
+    atomic_init(&j.unsorted, false);
+    zp_pool_t *use = pool;
+    unsigned nt = use ? zp_pool_size(use) : 1;
+    zp_pool_run(use, coef_run, &j);
+    size_t bad = atomic_load(&j.bad);
+    if (bad != SIZE_MAX) {
+        struct zp_g16_coef c;
+        (void)coef_decode(&c, z->coefs + bad * (12 + (size_t)z->n8r), z, cv);
+        return zp_err_set(ZP_EFORMAT,
+                          "%s: coefficient %zu (matrix %u, row %u, wire %u) out of range (matrix 0/1, row < %u, "
+                          "wire < %u, value < r)", z->f.path ? z->f.path : "zkey", bad, c.matrix, c.row, c.wire,
+                          z->domain_size, z->n_vars);
+    }
+    /* sorted: no slice out of order, nor any slice's first row below its predecessor's last */
+    bool sorted = !atomic_load(&j.unsorted);
+    for (unsigned t = 1; sorted && t < nt; t++) {
+        size_t lo, hi;
+        zp_split(z->n_coefs, t, nt, &lo, &hi);
+        if (lo > 0 && lo < z->n_coefs && k->coefs[lo].row < k->coefs[lo - 1].row) sorted = false;
+    }
+    k->coefs_sorted = sorted;
     return 0;
 }
 
@@ -262,7 +311,7 @@ static int key_load_into(zp_g16_key_t *k, const zp_zkey_t *z, void *mem, size_t 
         (rc = check_g2(cv, z, &k->gamma2, 1, true, false, "gamma2")) ||
         (rc = check_g2(cv, z, &k->delta2, 1, true, false, "delta2")) ||
         (rc = load_result(&j, z)) ||
-        (rc = load_coefs(k, z, cv, inplace))) {
+        (rc = load_coefs(k, z, cv, inplace, pool))) {
         memset(k, 0, sizeof *k);
         return rc;
     }
