@@ -553,6 +553,15 @@ static bool calib_write(char *path, size_t cap, const char *text, size_t len)
     return ok;
 }
 
+/* text as a table file (path keeps its name), loaded, the file removed: the load's result */
+static int calib_load_text(char *path, size_t cap, const char *text, size_t len)
+{
+    if (!calib_write(path, cap, text, len)) return -EIO;
+    int rc = zp_msm_calib_load(path);
+    unlink(path);
+    return rc;
+}
+
 /* a table that switches every key (both shapes) from endo to plain between 400 and 600 points:
  * ratio endo/plain 0.9 at 2^8, 1.1 at 2^10, interpolated in log2 n (0.98, where the split
  * stops, at 2^8.8 = 446 points) */
@@ -760,9 +769,7 @@ static void test_window(zp_pool_t **pools)
     static const char near[] = "zkpipe-msm-calib 2\ng1 bn254 uniform 12 1 plain 0 100\n"
                                "g1 bn254 uniform 12 1 plain 1 98.5\ng1 bn254 uniform 12 1 endo 0 100\n"
                                "g1 bn254 uniform 12 1 endo -1 97.5\ng1 bn254 uniform 12 1 endo 1 98\n";
-    CHECK(calib_write(path, sizeof path, near, sizeof near - 1));
-    CHECK(zp_msm_calib_load(path) == 0);
-    unlink(path);
+    CHECK(calib_load_text(path, sizeof path, near, sizeof near - 1) == 0);
     zp_msm_pick_t pk = zp_msm_auto_pick(1, 0, 1.0, 4096, 1);
     CHECK(pk.dc[1] == 0 && pk.dc[0] == -1 && pk.method == ZP_MSM_ENDO);  /* 97.5 / 100 */
     CHECK(zp_msm_calib_load(path) == -ENOENT);
@@ -1012,17 +1019,13 @@ static void test_calib_paths(void)
     static const char cls[] = "zkpipe-msm-calib 3\npath scalar\n"
                               "g1 bn254 uniform 16 2 endo 0 80\ng1 bn254 uniform 16 2 plain 0 100\n"
                               "path vector\ng1 bn254 uniform 16 1 endo 0 125\ng1 bn254 uniform 16 1 plain 0 100\n";
-    CHECK(calib_write(path, sizeof path, cls, sizeof cls - 1));
-    CHECK(zp_msm_calib_load(path) == 0);
-    unlink(path);
+    CHECK(calib_load_text(path, sizeof path, cls, sizeof cls - 1) == 0);
     CHECK(zp_msm_auto_pick_path(1, 0, 1.0, 1 << 16, 2, true).method == ZP_MSM_PLAIN);
     CHECK(zp_msm_auto_pick_path(1, 0, 1.0, 1 << 16, 2, false).method == ZP_MSM_ENDO);
     CHECK(zp_msm_auto_pick_path(1, 0, 1.0, 1 << 16, 1, false).method == ZP_MSM_ENDO);   /* 2T rows, fallback */
     /* format 2 rows count for both paths (and replace both paths' rows of their key) */
     static const char v2[] = "zkpipe-msm-calib 2\ng1 bn254 uniform 16 1 endo 0 80\ng1 bn254 uniform 16 1 plain 0 100\n";
-    CHECK(calib_write(path, sizeof path, v2, sizeof v2 - 1));
-    CHECK(zp_msm_calib_load(path) == 0);
-    unlink(path);
+    CHECK(calib_load_text(path, sizeof path, v2, sizeof v2 - 1) == 0);
     CHECK(zp_msm_auto_pick_path(1, 0, 1.0, 1 << 16, 1, true).method == ZP_MSM_ENDO);
     CHECK(zp_msm_auto_pick_path(1, 0, 1.0, 1 << 16, 1, false).method == ZP_MSM_ENDO);
     zp_msm_rows_t r2;
