@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "groth16_int.h"
+#include "../util/util.h"
 #include "../ff/ff_inline.h"
 #include "../msm/msm.h"
 #include "../ntt/ntt.h"
@@ -43,7 +44,5 @@ const g16_curve_t *g16_curve(zp_curve_id_t id)
 
 void *g16_alloc(size_t len)
 {
-    if (len == 0) len = 64;
-    if (len > SIZE_MAX - 63) return NULL;
-    return aligned_alloc(64, (len + 63) & ~(size_t)63);
+    return zp_alloc_big(len);
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -285,4 +286,35 @@ int zp_private_dir_ready(const char *dir, const char *what)
         return zp_err_set(ZP_ESTATE, "%s: %s must be owned by uid %u and not writable by others (mode %o, owner %u)", dir,
                           what, (unsigned)geteuid(), (unsigned)(st.st_mode & 0777), (unsigned)st.st_uid);
     return 0;
+}
+
+void zp_advise_huge(void *p, size_t len)
+{
+#ifdef MADV_HUGEPAGE
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1), hi = ((uintptr_t)p + len) & ~(huge - 1);
+    if (p && hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);   /* a hint: failure is harmless */
+#else
+    (void)p;
+    (void)len;
+#endif
+}
+
+void *zp_alloc_big(size_t len)
+{
+    const size_t huge = (size_t)2 << 20;
+    if (len == 0) len = 64;
+    if (len > SIZE_MAX - huge) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    void *p = NULL;
+    size_t align = len >= 2 * huge ? huge : 64;
+    int e = posix_memalign(&p, align, (len + 63) & ~(size_t)63);
+    if (e) {
+        errno = e;
+        return NULL;
+    }
+    if (align == huge) zp_advise_huge(p, len);
+    return p;
 }
