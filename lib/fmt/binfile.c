@@ -301,7 +301,7 @@ static void fmt_drop(const uint8_t *p, size_t n)
 static uint8_t *align_fresh(uintptr_t lo, size_t len)
 {
     const size_t huge = (size_t)2 << 20;
-    if (len < 2 * huge || len > SIZE_MAX - huge) {
+    if (len < huge || len > SIZE_MAX - huge) {
         void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
         return m == MAP_FAILED ? NULL : m;
     }

@@ -309,7 +309,7 @@ void *zp_alloc_big(size_t len)
         return NULL;
     }
     void *p = NULL;
-    size_t align = len >= 2 * huge ? huge : 64;
+    size_t align = len >= huge ? huge : 64;
     int e = posix_memalign(&p, align, (len + 63) & ~(size_t)63);
     if (e) {
         errno = e;
