@@ -65,6 +65,11 @@ typedef struct zp_r1cs {
 } zp_r1cs_t;
 
 int zp_zkey_open(zp_zkey_t *z, const char *path);
+/* (added, session 17) the same without the O(n) check of the coefficient entries (matrix
+ * 0/1, row < domain, wire < nVars, value < r; the section's size is still checked): only for
+ * a caller that loads the key with zp_g16_key_load* next, which checks every entry again on
+ * its pool (a 2^18 key: ~25 ms on one thread saved); until then z->coefs is untrusted. */
+int zp_zkey_open_unchecked(zp_zkey_t *z, const char *path);
 int zp_wtns_open(zp_wtns_t *w, const char *path);
 /* the same without the O(n) range check of the values (w[0] == 1 is still checked): for a
  * caller that checks them on its pool with zp_wtns_check_values, or checks its own copy */

@@ -95,7 +95,7 @@ static int zkey_points(const uint8_t **out, const zp_zkey_t *z, const zp_fmt_con
     return 0;
 }
 
-static int zkey_coefs(zp_zkey_t *z, const zp_fmt_container_t *c)
+static int zkey_coefs(zp_zkey_t *z, const zp_fmt_container_t *c, bool check)
 {
     const char *name = zp_fmt_name(&z->f);
     const uint8_t *p;
@@ -112,7 +112,7 @@ static int zkey_coefs(zp_zkey_t *z, const zp_fmt_container_t *c)
     uint32_t n8r;
     const uint8_t *r = zp_fmt_curve_r(z->curve, &n8r);
     const uint8_t *e = p + 4;
-    for (uint32_t i = 0; i < n; i++, e += esz) {
+    for (uint32_t i = 0; check && i < n; i++, e += esz) {
         uint32_t m = zp_fmt_u32(e), row = zp_fmt_u32(e + 4), wire = zp_fmt_u32(e + 8);
         if (m > 1) return zp_err_set(ZP_EFORMAT, "%s: coef %u: matrix %u (must be 0 = A or 1 = B)", name, i, m);
         if (row >= z->domain_size)
@@ -127,7 +127,7 @@ static int zkey_coefs(zp_zkey_t *z, const zp_fmt_container_t *c)
     return 0;
 }
 
-static int zkey_load(zp_zkey_t *z)
+static int zkey_load(zp_zkey_t *z, bool check_coefs)
 {
     zp_fmt_container_t c;
     int rc = zp_fmt_container(&c, &z->f, "zkey", 1, 2);
@@ -135,7 +135,7 @@ static int zkey_load(zp_zkey_t *z)
     if ((rc = zkey_header(z, &c))) return rc;
     uint64_t g1 = 2ull * z->n8q, g2 = 4ull * z->n8q, nv = z->n_vars, np1 = (uint64_t)z->n_public + 1;
     if ((rc = zkey_points(&z->ic, z, &c, 3, "IC", np1, g1))) return rc;
-    if ((rc = zkey_coefs(z, &c))) return rc;
+    if ((rc = zkey_coefs(z, &c, check_coefs))) return rc;
     if ((rc = zkey_points(&z->points_a, z, &c, 5, "points A", nv, g1))) return rc;
     if ((rc = zkey_points(&z->points_b1, z, &c, 6, "points B1", nv, g1))) return rc;
     if ((rc = zkey_points(&z->points_b2, z, &c, 7, "points B2", nv, g2))) return rc;
@@ -151,23 +151,27 @@ int zp_zkey_parse(zp_zkey_t *z, const void *buf, size_t len, const char *name)
     z->f.map = buf;
     z->f.size = len;
     z->f.mapped = 0;
-    int rc = zkey_load(z);
+    int rc = zkey_load(z, true);
     if (rc) memset(z, 0, sizeof *z);
     return rc;
 }
 
-int zp_zkey_open(zp_zkey_t *z, const char *path)
+static int zkey_open(zp_zkey_t *z, const char *path, bool check_coefs)
 {
     memset(z, 0, sizeof *z);
     int rc = zp_fmt_map(&z->f, path);
     if (rc) return rc;
-    rc = zkey_load(z);
+    rc = zkey_load(z, check_coefs);
     if (rc) {
         zp_fmt_unmap(&z->f);
         memset(z, 0, sizeof *z);
     }
     return rc;
 }
+
+int zp_zkey_open(zp_zkey_t *z, const char *path) { return zkey_open(z, path, true); }
+
+int zp_zkey_open_unchecked(zp_zkey_t *z, const char *path) { return zkey_open(z, path, false); }
 
 void zp_zkey_close(zp_zkey_t *z)
 {
