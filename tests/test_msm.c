@@ -539,6 +539,92 @@ MSM_VEC_TESTS(g2, bn254)
 MSM_VEC_TESTS(g1, bls12_381)
 MSM_VEC_TESTS(g2, bls12_381)
 
+/* ---- the key load's vector point check (session 17): the same verdict as the scalar checks
+ * (canonical coordinates, on the curve, or (0,0)) on valid arrays with infinities, and on
+ * every kind of bad point at every lane of a block and in the unexamined tail; nothing
+ * examined without the vector path ---- */
+#define MSM_CHECK_TESTS(G, C, FQ)                                                              \
+    static size_t check_ref_##G##_##C(const zp_##G##a_##C##_t *p, size_t n)                    \
+    {                                                                                          \
+        const zp_fq_##C##_t *w = (const zp_fq_##C##_t *)(const void *)p;                       \
+        const size_t nw = sizeof *p / sizeof *w;                                               \
+        for (size_t i = 0; i < n; i++) {                                                       \
+            for (size_t k = 0; k < nw; k++)                                                    \
+                if (!zp_fq_##C##_is_canonical(&w[i * nw + k])) return i;                       \
+            if (!zp_##G##a_##C##_is_inf(&p[i]) && !zp_##G##a_##C##_on_curve(&p[i])) return i;   \
+        }                                                                                      \
+        return n;                                                                              \
+    }                                                                                          \
+    static void test_check_##G##_##C(void)                                                     \
+    {                                                                                          \
+        enum { N = 37 };                                                                       \
+        zp_##G##a_##C##_t pa[N], bad;                                                          \
+        points_##G##_##C(pa, N);                                                               \
+        memset(&pa[9], 0, sizeof pa[9]);                                                       \
+        bool had = zp_msm_vector();                                                            \
+        size_t done;                                                                           \
+        zp_msm_set_vector(false);                                                              \
+        if (zp_msm_##G##_##C##_check_v(pa, N, &done) != 0 || done != 0) {                      \
+            fprintf(stderr, "check_v %s: examined points without the vector path\n", #G "_" #C); \
+            fails++;                                                                           \
+        }                                                                                      \
+        if (!zp_msm_set_vector(true)) {                                                        \
+            zp_msm_set_vector(had);                                                            \
+            return;                                                                            \
+        }                                                                                      \
+        size_t got = zp_msm_##G##_##C##_check_v(pa, N, &done);                                 \
+        if (done != N / 8 * 8 || got != done || check_ref_##G##_##C(pa, N) != N) {             \
+            fprintf(stderr, "check_v %s: valid array: got %zu done %zu\n", #G "_" #C, got, done); \
+            fails++;                                                                           \
+        }                                                                                      \
+        const zp_fq_##C##_t *q = &zp_fq_##C##_modulus;                                         \
+        for (int kind = 0; kind < 5; kind++)                                                   \
+            for (size_t at = 0; at < N; at += (at < 16 ? 1 : 5)) {                            \
+                zp_##G##a_##C##_t keep = pa[at];                                               \
+                zp_fq_##C##_t *w = (zp_fq_##C##_t *)(void *)&pa[at];                           \
+                const size_t nw = sizeof bad / sizeof *w;                                      \
+                if (kind == 0) {                        /* off the curve: y's first word + 1 */ \
+                    if (zp_##G##a_##C##_is_inf(&pa[at])) zp_##G##_##C##_generator(&pa[at]);     \
+                    w[nw / 2].l[0] ^= 1;                                                       \
+                } else if (kind == 1) {                 /* (0, 1): not the infinity */          \
+                    memset(&pa[at], 0, sizeof pa[at]);                                         \
+                    w[nw / 2] = zp_fq_##C##_one;                                               \
+                } else if (kind == 2) {                 /* a coordinate word = p (>= p) */      \
+                    w[(at * 7) % nw] = *q;                                                     \
+                } else if (kind == 3) {                 /* all ones */                          \
+                    memset(&pa[at], 0xff, sizeof pa[at]);                                      \
+                } else {                                /* x + p where it fits: same residue */ \
+                    zp_fq_##C##_t t = w[0];                                                    \
+                    unsigned __int128 cy = 0;                                                  \
+                    for (size_t l = 0; l < sizeof t.l / sizeof t.l[0]; l++) {                 \
+                        cy += (unsigned __int128)t.l[l] + q->l[l];                             \
+                        t.l[l] = (uint64_t)cy;                                                 \
+                        cy >>= 64;                                                             \
+                    }                                                                          \
+                    if (cy) {                                   /* does not fit: skip */        \
+                        pa[at] = keep;                                                         \
+                        continue;                                                              \
+                    }                                                                          \
+                    if (zp_##G##a_##C##_is_inf(&pa[at])) memset(&t, 0, sizeof t), t.l[0] = 1;  \
+                    w[0] = t;                                                                  \
+                }                                                                              \
+                size_t want = check_ref_##G##_##C(pa, N);                                      \
+                got = zp_msm_##G##_##C##_check_v(pa, N, &done);                                \
+                bool ok = want != at ? false : at < done ? got == at : got == done;            \
+                if (!ok) {                                                                     \
+                    fprintf(stderr, "check_v %s kind %d at %zu: got %zu done %zu ref %zu\n",   \
+                            #G "_" #C, kind, at, got, done, want);                             \
+                    fails++;                                                                   \
+                }                                                                              \
+                pa[at] = keep;                                                                 \
+            }                                                                                  \
+        zp_msm_set_vector(had);                                                                \
+    }
+MSM_CHECK_TESTS(g1, bn254, fq_bn254)
+MSM_CHECK_TESTS(g2, bn254, fq2_bn254)
+MSM_CHECK_TESTS(g1, bls12_381, fq_bls12_381)
+MSM_CHECK_TESTS(g2, bls12_381, fq2_bls12_381)
+
 /* ---- the method choice (issue 31; lib/msm/msm_calib.c) ---- */
 
 /* path = a temporary file holding text; false if it cannot be written */
@@ -1122,6 +1208,10 @@ int main(void)
     printf("test_msm: vector path %s\n", vec ? "on (then off)" : "not available on this CPU");
     test_calib_errors();
     test_calib_paths();
+    test_check_g1_bn254();
+    test_check_g2_bn254();
+    test_check_g1_bls12_381();
+    test_check_g2_bls12_381();
     run_all(pools, wide);
     if (vec) {
         zp_msm_set_vector(false);

@@ -185,6 +185,17 @@ bool zp_msm_vector(void);
                                     const zp_scalar_t *s2, size_t n2, void *scratch,           \
                                     zp_pool_t *pool, const zp_msm_opts_t *opts);
 
+/* (added, session 17) the key load's point check on the vector path (AVX-512 IFMA, when the
+ * MSMs use it): points [0, *done) are examined, *done a multiple of 8 (0: no vector path or
+ * n < 8; the caller checks the rest). Returns the index of the first that is neither (0,0) nor
+ * canonical (coordinates < p) and on the curve, else *done. */
+#define ZP_MSM_CHECK_API(G, C) \
+    size_t zp_msm_##G##_##C##_check_v(const zp_##G##a_##C##_t *pts, size_t n, size_t *done);
+ZP_MSM_CHECK_API(g1, bn254)
+ZP_MSM_CHECK_API(g2, bn254)
+ZP_MSM_CHECK_API(g1, bls12_381)
+ZP_MSM_CHECK_API(g2, bls12_381)
+
 ZP_MSM_SUM2_API(g1, bn254)
 ZP_MSM_SUM2_API(g2, bn254)
 ZP_MSM_SUM2_API(g1, bls12_381)

@@ -634,3 +634,87 @@ MV_T static void S(flush_v)(S(ws_t) *ws)
     }
     ws->cnt = 0;
 }
+
+#ifndef MSM_IMPL_INTERNAL   /* the public entry point: msm.c and its siblings only */
+/* ---- the key load's point check on the vector path (session 17) ----
+ * Eight points at a time: every coordinate word vector below p (lexicographic, top word
+ * first), and y^2 == x^3 + b in 52-bit limbs (products < 2p, the difference brought below p
+ * and compared limb by limb with b), or the point is (0,0) (infinity, as the key stores it).
+ * A lane with a non-canonical coordinate computes garbage but is refused by the first test.
+ * b is y^2 - x^3 of the generator (scalar field code, once). Same answers as
+ * ECA(is_inf) / F canonical / ECA(on_curve) (tests/test_msm.c test_check_v). */
+static uint64_t MV(b)[MV_NC][MV_NL];
+static atomic_int MV(b_ready);
+
+static void MV(b_init)(void)
+{
+    if (atomic_load_explicit(&MV(b_ready), memory_order_acquire)) return;
+    PA_T g;
+    FE_T y2, x3;
+    EC(generator)(&g);
+    F(sqr)(&y2, &g.y);
+    F(sqr)(&x3, &g.x);
+    F(mul)(&x3, &x3, &g.x);
+    F(sub)(&y2, &y2, &x3);   /* b, canonical */
+    const FB_T *c = (const FB_T *)(const void *)&y2;
+    for (int i = 0; i < MV_NC; i++) MV(limbs_u64)(MV(b)[i], c[i].l, 0);
+    atomic_store_explicit(&MV(b_ready), 1, memory_order_release);
+}
+
+/* lanes whose component words are all below p */
+MV_I __mmask8 MV(canon)(const MV(cw) *w)
+{
+    const uint64_t *p = MSM_CAT3(zp_fq_, MSM_C, _modulus).l;
+    __mmask8 ok = 0xff;
+    for (int i = 0; i < MV_NC; i++) {
+        __mmask8 lt = 0, eq = 0xff;   /* from the top word down: below so far / equal so far */
+        for (int k = MV_W - 1; k >= 0; k--) {
+            __m512i pk = _mm512_set1_epi64((long long)p[k]);
+            lt |= eq & _mm512_cmplt_epu64_mask(w->c[i][k], pk);
+            eq &= _mm512_cmpeq_epi64_mask(w->c[i][k], pk);
+        }
+        ok &= lt;
+    }
+    return ok;
+}
+
+MV_T size_t MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _check_v)(const PA_T *pts, size_t n, size_t *done)
+{
+    *done = 0;
+    if (!msm_vec_on() || n < 8) return 0;
+    MV(b_init)();
+    const __m256i off = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32((int)sizeof(PA_T)));
+    size_t nb = n & ~(size_t)7;
+    for (size_t i = 0; i < nb; i += 8) {
+        MV(cw) xw, yw;
+        MV(gather)(&xw, &pts[i].x, off);
+        MV(gather)(&yw, &pts[i].y, off);
+        __mmask8 zero = 0xff;
+        for (int c = 0; c < MV_NC; c++)
+            for (int k = 0; k < MV_W; k++)
+                zero &= _mm512_cmpeq_epi64_mask(_mm512_or_si512(xw.c[c][k], yw.c[c][k]), _mm512_setzero_si512());
+        __mmask8 canon = MV(canon)(&xw) & MV(canon)(&yw);
+        MV(c) x, xs, y, ys, x2, x3, y2, d;
+        MV(cfrom)(&x, &xw, 0);
+        MV(cfrom)(&xs, &xw, MV_SH);
+        MV(cfrom)(&y, &yw, 0);
+        MV(cfrom)(&ys, &yw, MV_SH);
+        MV(cmul)(&x2, &x, &xs);       /* < 2p */
+        MV(cmul)(&x3, &x2, &xs);      /* < 2p */
+        MV(cmul)(&y2, &y, &ys);       /* < 2p */
+        MV(csubc)(&d, &y2, &x3, MV(k).p2);   /* y^2 - x^3 + 2p < 4p */
+        MV(creduce)(&d, &d);                 /* < p */
+        __mmask8 on = 0xff;
+        for (int c = 0; c < MV_NC; c++)
+            for (int l = 0; l < MV_NL; l++)
+                on &= _mm512_cmpeq_epi64_mask(d.c[c].l[l], _mm512_set1_epi64((long long)MV(b)[c][l]));
+        __mmask8 ok = zero | (canon & on);
+        if (ok != 0xff) {
+            *done = nb;
+            return i + (size_t)__builtin_ctz((unsigned)(uint8_t)~ok);
+        }
+    }
+    *done = nb;
+    return nb;
+}
+#endif
