@@ -94,18 +94,29 @@ static size_t L(g2_check)(const void *pts, size_t n, bool subgroup, bool allow_i
 static bool L(fr_canonical)(const zp_scalar_t *v) { return FR(is_canonical)(CFRS(v)); }
 
 /* ---------------------------------------------------------------- synth */
+static inline __attribute__((always_inline)) void L(synth_one)(FR_T *A, FR_T *B, const struct zp_g16_coef *e,
+                                                               const zp_scalar_t *w, uint32_t rlo, uint32_t rhi)
+{
+    if (e->row < rlo || e->row >= rhi) return;
+    FR_T t;
+    FRI(mul)(&t, CFRS(&e->v), CFRS(&w[e->wire]));
+    FR_T *x = (e->matrix ? B : A) + e->row;
+    FRI(add)(x, x, &t);
+}
+
 static void L(synth_coefs)(const zp_g16_key_t *k, const zp_scalar_t *w, zp_scalar_t *a, zp_scalar_t *b,
                            size_t clo, size_t chi, uint32_t rlo, uint32_t rhi)
 {
     FR_T *A = FRS(a), *B = FRS(b);
-    for (size_t i = clo; i < chi; i++) {
-        const struct zp_g16_coef *e = &k->coefs[i];
-        if (e->row < rlo || e->row >= rhi) continue;
-        FR_T t;
-        FRI(mul)(&t, CFRS(&e->v), CFRS(&w[e->wire]));
-        FR_T *x = (e->matrix ? B : A) + e->row;
-        FRI(add)(x, x, &t);
+    if (k->coefs_raw) {                          /* the zkey's own entries (in-place load) */
+        for (size_t i = clo; i < chi; i++) {
+            struct zp_g16_coef e;
+            g16_coef_at(k, i, &e);
+            L(synth_one)(A, B, &e, w, rlo, rhi);
+        }
+        return;
     }
+    for (size_t i = clo; i < chi; i++) L(synth_one)(A, B, &k->coefs[i], w, rlo, rhi);
 }
 
 static void L(mul_pw)(zp_scalar_t *c, const zp_scalar_t *a, const zp_scalar_t *b, size_t lo, size_t hi)

@@ -38,6 +38,11 @@ typedef struct zp_g16_key {
     struct zp_g16_coef { uint32_t matrix, row, wire, pad; zp_scalar_t v; } *coefs; /* v: as in the zkey (R^2 Montgomery) */
     uint32_t n_coefs;
     int coefs_sorted;    /* rows non-decreasing (snarkjs order): synth splits rows by binary search */
+    /* (added, session 17) zp_g16_key_load_inplace: coefs is NULL and the entries are read where
+     * the zkey has them: n_coefs x 44 bytes (matrix, row, wire: u32 LE; value: 32 bytes, as
+     * in coefs[].v), checked by the load like decoded ones. Decoding them cost a 2^18 proof
+     * ~40 ms (37 MB of fresh pages zeroed, written, read once). Readers: g16_coef_at. */
+    const uint8_t *coefs_raw;
     void *mem; size_t mem_len; int mem_owned; /* backing store */
     /* (added, issue 29 item 4) the key's conventions, zp_g16_conv_id_t of assignment.h: 0
      * snarkjs (a zkey), 1 bellman (a .params expanded by zp_g16_key_from_bellman: the GPU stage

@@ -9,6 +9,7 @@
  * standard form of each buffer is stated at each entry. */
 #ifndef ZP_GROTH16_INT_H
 #define ZP_GROTH16_INT_H
+#include <string.h>
 #include "groth16.h"
 
 typedef struct g16_curve {
@@ -87,4 +88,26 @@ void g16_drop_pages(const void *p, size_t n);
 
 /* 64-byte aligned allocation whose size is rounded up; free with free() */
 void *g16_alloc(size_t len);
+/* coefficient entry i of k, decoded or raw (zp_g16_key_t.coefs_raw) */
+enum { G16_RAW_COEF = 44 };
+static inline void g16_coef_at(const zp_g16_key_t *k, size_t i, struct zp_g16_coef *c)
+{
+    if (!k->coefs_raw) {
+        *c = k->coefs[i];
+        return;
+    }
+    const uint8_t *e = k->coefs_raw + i * G16_RAW_COEF;
+    memcpy(&c->matrix, e, 4);
+    memcpy(&c->row, e + 4, 4);
+    memcpy(&c->wire, e + 8, 4);
+    c->pad = 0;
+    memcpy(&c->v, e + 12, sizeof c->v);
+}
+static inline uint32_t g16_coef_row(const zp_g16_key_t *k, size_t i)
+{
+    uint32_t row;
+    if (!k->coefs_raw) return k->coefs[i].row;
+    memcpy(&row, k->coefs_raw + i * G16_RAW_COEF + 4, 4);
+    return row;
+}
 #endif

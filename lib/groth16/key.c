@@ -7,8 +7,9 @@
  * Points are the zkey's bytes copied unchanged (affine, Montgomery, LE; (0,0) = infinity);
  * zp_g16_key_load_inplace leaves every 8-byte aligned point array in the zkey's mapping
  * instead (checked there; the zkey must stay open while the key is used) and copies only the
- * rest (misaligned arrays, the decoded coefficients) and then drops the mapping's pages of
- * what it copied (madvise DONTNEED), so nothing is resident twice.
+ * misaligned arrays, then drops the mapping's pages of what it copied (madvise DONTNEED), so
+ * nothing is resident twice; its coefficients are checked but not decoded (k->coefs NULL,
+ * k->coefs_raw the zkey's entries, read by synthesis where they are: session 17).
  * Coefficients keep the zkey's value (coef*R^2 mod r, "double Montgomery").
  * Checks done while loading (the zkey is untrusted input):
  *   - every coordinate canonical (< q) and every point on its curve (or (0,0)): all arrays.
@@ -105,6 +106,7 @@ typedef struct {
     const zp_zkey_t *z;
     const g16_curve_t *cv;
     bool drop;
+    bool raw;                    /* checked only, read where they are (k->coefs_raw) */
     atomic_size_t bad;           /* the first bad entry; SIZE_MAX: none */
     atomic_bool unsorted;
 } coef_job_t;
@@ -127,23 +129,27 @@ static void coef_run(void *arg, unsigned tid, unsigned nt)
     zp_split(z->n_coefs, tid, nt, &lo, &hi);
     const uint8_t *base = z->coefs + lo * esz;
     bool unsorted = false;
+    uint32_t prev = 0;
     for (size_t i = lo; i < hi; i++) {
-        struct zp_g16_coef *c = &j->k->coefs[i];
+        struct zp_g16_coef tmp, *c = j->raw ? &tmp : &j->k->coefs[i];
         if (!coef_decode(c, z->coefs + i * esz, z, j->cv)) {
             size_t cur = atomic_load(&j->bad);
             while (i < cur && !atomic_compare_exchange_weak(&j->bad, &cur, i)) {
             }
             return;
         }
-        if (i > lo && c->row < c[-1].row) unsorted = true;
-        if (j->drop && (i + 1 - lo) % 8192 == 0) key_drop_pages(z, base, (i + 1 - lo) * esz);
+        if (i > lo && c->row < prev) unsorted = true;
+        prev = c->row;
+        if (j->drop && !j->raw && (i + 1 - lo) % 8192 == 0) key_drop_pages(z, base, (i + 1 - lo) * esz);
     }
     if (unsorted) atomic_store(&j->unsorted, true);
 }
 
 static int load_coefs(zp_g16_key_t *k, const zp_zkey_t *z, const g16_curve_t *cv, bool drop, zp_pool_t *pool)
 {
-    coef_job_t j = {.k = k, .z = z, .cv = cv, .drop = drop};
+    /* in place (drop): the entries stay in the zkey, only checked (z->n8r is 32 on both curves) */
+    bool raw = drop && 12 + (size_t)z->n8r == G16_RAW_COEF;
+    coef_job_t j = {.k = k, .z = z, .cv = cv, .drop = drop, .raw = raw};
     atomic_init(&j.bad, SIZE_MAX);
     atomic_init(&j.unsorted, false);
     zp_pool_t *use = pool;
@@ -158,12 +164,16 @@ static int load_coefs(zp_g16_key_t *k, const zp_zkey_t *z, const g16_curve_t *cv
                           "wire < %u, value < r)", z->f.path ? z->f.path : "zkey", bad, c.matrix, c.row, c.wire,
                           z->domain_size, z->n_vars);
     }
+    if (raw) {
+        k->coefs = NULL;
+        k->coefs_raw = z->coefs;
+    }
     /* sorted: no slice out of order, nor any slice's first row below its predecessor's last */
     bool sorted = !atomic_load(&j.unsorted);
     for (unsigned t = 1; sorted && t < nt; t++) {
         size_t lo, hi;
         zp_split(z->n_coefs, t, nt, &lo, &hi);
-        if (lo > 0 && lo < z->n_coefs && k->coefs[lo].row < k->coefs[lo - 1].row) sorted = false;
+        if (lo > 0 && lo < z->n_coefs && g16_coef_row(k, lo) < g16_coef_row(k, lo - 1)) sorted = false;
     }
     k->coefs_sorted = sorted;
     return 0;
@@ -323,7 +333,7 @@ static int key_load_into(zp_g16_key_t *k, const zp_zkey_t *z, void *mem, size_t 
         for (int i = 0; i < L_N; i++)
             if (arr[i].dst != (const void *)arr[i].src || !(z->moved & arr[i].moved))
                 key_drop_pages(z, arr[i].src, arr[i].n * (arr[i].g2 ? cv->g2a_size : cv->g1a_size));
-        key_drop_pages(z, z->coefs, (size_t)z->n_coefs * (12 + (size_t)z->n8r));
+        if (!k->coefs_raw) key_drop_pages(z, z->coefs, (size_t)z->n_coefs * (12 + (size_t)z->n8r));   /* raw: read by synthesis, dropped after it */
     }
     return 0;
 }

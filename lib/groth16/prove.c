@@ -60,7 +60,7 @@ static int prove_run(zp_g16_proof_t *proof, const zp_g16_key_t *k, zp_g16_key_t 
                      const zp_r1cs_t *r1cs, const zp_scalar_t *r, const zp_scalar_t *s, const zp_backend_ops_t *ops,
                      zp_backend_t *be, zp_pool_t *pool, zp_g16_prove_times_t *t)
 {
-    if (!k->coefs || !k->a || !k->b1 || !k->c || !k->h)
+    if ((!k->coefs && !k->coefs_raw) || !k->a || !k->b1 || !k->c || !k->h)
         return zp_err_set(-EINVAL, "prove: the proving key was consumed by a one-shot proof (zp_g16_prove_once)");
     const g16_curve_t *cv = g16_curve(k->curve);
     if (!cv) return ZP_ECURVE;
@@ -78,8 +78,10 @@ static int prove_run(zp_g16_proof_t *proof, const zp_g16_key_t *k, zp_g16_key_t 
     tt.synth_ns = zp_now_ns() - t0;
     zp_trace_mark("synthesis: a, b, c");
     if (once) {                                  /* the coefficients are dead */
-        g16_drop_pages(once->coefs, (size_t)once->n_coefs * sizeof *once->coefs);
+        if (once->coefs_raw) g16_drop_pages(once->coefs_raw, (size_t)once->n_coefs * G16_RAW_COEF);
+        else g16_drop_pages(once->coefs, (size_t)once->n_coefs * sizeof *once->coefs);
         once->coefs = NULL;
+        once->coefs_raw = NULL;
         zp_trace_mark("drop the decoded coefficients");
     }
     /* only pi_C's sum of C and H is needed: a backend with prove_g1_sum runs them as one

@@ -33,7 +33,7 @@ static size_t lower_bound_row(const zp_g16_key_t *k, uint32_t row)
     size_t lo = 0, hi = k->n_coefs;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (k->coefs[mid].row < row) lo = mid + 1;
+        if (g16_coef_row(k, mid) < row) lo = mid + 1;
         else hi = mid;
     }
     return lo;
