@@ -54,8 +54,17 @@ static zp_pool_t *pools[4];  /* pools[t] has t threads (pools[0] unused) */
 int main(void)
 {
     for (unsigned t = 1; t <= 3; t++) CHECK((pools[t] = zp_pool_new(t)) != NULL);
+    /* every test on the default path (vector where the CPU has AVX-512 IFMA), then, where
+     * that was the vector path, on the scalar one */
+    bool vec = zp_ntt_vector();
     test_bn254();
     test_bls12_381();
+    if (vec) {
+        zp_ntt_set_vector(false);
+        test_bn254();
+        test_bls12_381();
+        zp_ntt_set_vector(true);
+    }
     zp_pool_t *all = zp_pool_new(0);
     CHECK(all != NULL);
     bench_bn254(all);
@@ -292,8 +301,62 @@ static void TN(test_roundtrip)(void)
     }
 }
 
+/* (session 17) the vector butterflies give the scalar path's bytes: every schedule (tiny blocks
+ * and tiles: stages with half-spans 1..4 stay scalar, 8 up vector), edge values (0, 1, p - 1,
+ * p - 2 as raw words) among random ones, forward and inverse, coset shift around them */
+static void TN(test_paths)(void)
+{
+    bool had = zp_ntt_vector();
+    if (!zp_ntt_set_vector(true)) {
+        zp_ntt_set_vector(had);
+        printf("ntt %s: no AVX-512 IFMA here: vector path not tested\n", XSTR(TC));
+        return;
+    }
+    static const unsigned sched[][2] = {{ZP_NTT_BLK_LOG, ZP_NTT_TILE_LOG - 4}, {1, 1}, {3, 2}, {4, 3}, {5, 1}, {12, 1}, {1, 7}};
+    const FT *p = &FN(modulus);
+    for (unsigned L = 1; L <= 14; L += (L < 6 ? 1 : 4)) {
+        size_t n = (size_t)1 << L;
+        FT *x = TN(rand_vec)(n), *v = malloc(n * sizeof(FT)), *s = malloc(n * sizeof(FT));
+        CHECK(v && s);
+        for (size_t i = 0; i < n; i += 5) {
+            memset(&x[i], 0, sizeof x[i]);
+            if (i % 4 == 1) x[i].l[0] = 1;
+            if (i % 4 >= 2) {
+                x[i] = *p;
+                x[i].l[0] -= i % 4 == 2 ? 1 : 2;   /* p - 1, p - 2 (p is odd: no borrow) */
+            }
+        }
+        for (size_t si = 0; si < sizeof sched / sizeof sched[0]; si++) {
+            DT d;
+            CHECK(NN(domain_init_tuned)(&d, L, pools[2], sched[si][0], sched[si][1]) == 0);
+            for (int inv = 0; inv < 2; inv++) {
+                memcpy(v, x, n * sizeof(FT));
+                memcpy(s, x, n * sizeof(FT));
+                zp_ntt_set_vector(true);
+                if (inv) NN(inverse)(&d, v, pools[2]);
+                else NN(forward)(&d, v, pools[2]);
+                zp_ntt_set_vector(false);
+                if (inv) NN(inverse)(&d, s, pools[2]);
+                else NN(forward)(&d, s, pools[2]);
+                if (memcmp(v, s, n * sizeof(FT))) {
+                    fprintf(stderr, "ntt %s 2^%u schedule %u/%u %s: vector and scalar differ\n", XSTR(TC), L,
+                            sched[si][0], sched[si][1], inv ? "inverse" : "forward");
+                    exit(1);
+                }
+            }
+            NN(domain_close)(&d);
+        }
+        free(x);
+        free(v);
+        free(s);
+    }
+    zp_ntt_set_vector(had);
+    printf("ntt %s: vector and scalar butterflies agree (2^1..2^14, 7 schedules, edge values)\n", XSTR(TC));
+}
+
 static void TN(test)(void)
 {
+    TN(test_paths)();
     TN(test_roots)();
     TN(test_naive)();
     TN(test_coset)();

@@ -13,6 +13,40 @@
 #include "lib/ntt/ntt_int.h"
 #include "lib/util/util.h"
 
+#include "lib/ntt/ntt_vec.h"
+#include <stdatomic.h>
+
+/* the vector path (ntt_vec.h): -1 not decided yet, 0 off, 1 on */
+static atomic_int ntt_vec_state = -1;
+
+static bool ntt_vec_on(void)
+{
+    int s = atomic_load_explicit(&ntt_vec_state, memory_order_relaxed);
+    if (s < 0) {
+#if NTT_VEC
+        const char *e = getenv("ZP_NTT_VECTOR");
+        s = nv_cpu() && !(e && e[0] == '0');
+#else
+        s = 0;
+#endif
+        atomic_store_explicit(&ntt_vec_state, s, memory_order_relaxed);
+    }
+    return s > 0;
+}
+
+bool zp_ntt_set_vector(bool on)
+{
+#if NTT_VEC
+    atomic_store(&ntt_vec_state, on && nv_cpu());
+#else
+    (void)on;
+    atomic_store(&ntt_vec_state, 0);
+#endif
+    return ntt_vec_on();
+}
+
+bool zp_ntt_vector(void) { return ntt_vec_on(); }
+
 #define NTT_CAT3_(a, b, c) a##b##c
 #define NTT_XCAT3(a, b, c) NTT_CAT3_(a, b, c)
 

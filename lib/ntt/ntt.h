@@ -50,6 +50,12 @@
     /* x_k *= g^k for k < n */                                                                \
     void zp_ntt_##C##_coset_shift(zp_fr_##C##_t *x, size_t n, const zp_fr_##C##_t *g, zp_pool_t *pool);
 
+/* (added, session 17) the butterflies on AVX-512 IFMA (eight at a time) where the CPU has it,
+ * unless the environment has ZP_NTT_VECTOR=0; results are identical. set: on only where the
+ * CPU can; returns the state now in effect (for tests and benchmarks). */
+bool zp_ntt_set_vector(bool on);
+bool zp_ntt_vector(void);
+
 ZP_NTT_API(bn254)
 ZP_NTT_API(bls12_381)
 

@@ -210,6 +210,10 @@ static void SN(col_job)(void *arg, unsigned tid, unsigned nt)
     else SN(col_run)(j, tid, nt, false);
 }
 
+#define NTT_VEC_PER_CURVE
+#include "lib/ntt/ntt_vec.h"
+#undef NTT_VEC_PER_CURVE
+
 /* src NULL or x: in place; else src is read by the bit reversal (its first pass) only */
 static void SN(run)(const DT *d, FT *x, const FT *src, zp_pool_t *pool, bool inv)
 {
@@ -229,17 +233,28 @@ static void SN(run)(const DT *d, FT *x, const FT *src, zp_pool_t *pool, bool inv
     unsigned nt = zp_pool_size(pool);
     while (j.blk > 1 && (d->n >> j.blk) < nt) j.blk--;
     zp_pool_run(pool, src ? SN(bitrev_from_job) : SN(bitrev_job), &j);
-    zp_pool_run(pool, SN(block_job), &j);
+    bool vec = false;
+#if NTT_VEC
+    vec = ntt_vec_on();
+#endif
+    void (*block_job)(void *, unsigned, unsigned) = SN(block_job), (*col_job)(void *, unsigned, unsigned) = SN(col_job);
+#if NTT_VEC
+    if (vec) block_job = SN(block_job_v);
+#endif
+    zp_pool_run(pool, block_job, &j);
     unsigned left = L - j.blk, cur = j.blk;
     if (!left) return;
     unsigned passes = (left + d->tile_k - 1) / d->tile_k;
     j.w = ZP_NTT_TILE_W;
     if (j.w > ((size_t)1 << j.blk)) j.w = 1u << j.blk;
+#if NTT_VEC
+    if (vec && j.w % 8 == 0) col_job = SN(col_job_v);
+#endif
     for (unsigned p = 0; p < passes; p++) {
         unsigned k = (left + (passes - p) - 1) / (passes - p);
         j.m0_log = cur;
         j.k = k;
-        zp_pool_run(pool, SN(col_job), &j);
+        zp_pool_run(pool, col_job, &j);
         cur += k;
         left -= k;
     }
