@@ -42,6 +42,7 @@ enum {
     MSM_ONE_MIN = 2048,   /* scalar-1 points per scalar-1 task, at least */
     MSM_PREFETCH = 8,     /* batched additions: bucket prefetch distance */
     MSM_FOLD_MIN = 32,    /* bucket reduction: halving folds down to this many buckets */
+    MSM_TREE_MIN = 64,    /* a fold's upper-half sum: halving while a half has this many */
     MSM_VEC_MIN = 64,     /* msm_vec_impl.h: batches from this size (its 32 lanes' own inversion) */
     MSM_VEC_PAD = 32,     /* msm_vec_impl.h: padding lanes, at most */
 };
