@@ -337,6 +337,8 @@ typedef struct {
     unsigned reps;                          /* --reps: alternating rounds (0: 2, 1 from 2^20) */
     bool model;                             /* --model: also auto at the model's window */
     bool many_only;                         /* --many-only (--json): the N-thread MSMs only */
+    unsigned kp[8][2], nkp;                 /* --kp "K:P ...": the auto MSM with each forced
+                                               K / P (0: the plan's), alternately */
 } bench_opts_t;
 
 static int parse_mask(unsigned *m, const char *v, const char *a, const char *b)
@@ -380,6 +382,29 @@ static int bench_parse(bench_opts_t *o, int argc, char **argv)
             o->model = true;
         } else if (!strcmp(a, "--many-only")) {
             o->many_only = true;
+        } else if (!strcmp(a, "--kp") && v) {
+            const char *q = v;
+            o->nkp = 0;
+            while (*q) {
+                char *end;
+                unsigned long kk = strtoul(q, &end, 10), pp = 0;
+                if (end == q || kk > 1024) break;
+                if (*end == ':') {
+                    q = end + 1;
+                    pp = strtoul(q, &end, 10);
+                    if (end == q || pp > 64) break;
+                }
+                if (o->nkp == 8) break;
+                o->kp[o->nkp][0] = (unsigned)kk;
+                o->kp[o->nkp++][1] = (unsigned)pp;
+                q = end;
+                while (*q == ' ' || *q == ',') q++;
+            }
+            if (*q || !o->nkp) {
+                fprintf(stderr, "bench arith: --kp wants up to 8 \"K:P\" pairs (K 0..1024, P 0..64, 0: the plan's), e.g. \"0:0 512:0 0:2\"\n");
+                return -1;
+            }
+            i++;
         } else if (!strcmp(a, "--reps") && v) {
             if (parse_uint(&o->reps, v, 1, 15, a)) return -1;
             i++;
@@ -432,7 +457,7 @@ static int bench_parse(bench_opts_t *o, int argc, char **argv)
             fprintf(stderr, "usage: zkpipe bench arith [--quick] [--threads N] [--msm-only] "
                             "[--sizes \"16 18 20\"] [--groups g1,g2] [--c C] "
                             "[--scalars uniform|witness|both] [--endo on|off|both] [--vector on|off|both] [--dim 2|4] [--cpu] "
-                            "[--thread-cpu] [--json [--model] [--reps N] [--many-only]]\n");
+                            "[--thread-cpu] [--json [--model] [--reps N] [--many-only] [--kp \"K:P ...\"]]\n");
             return -1;
         }
     }
@@ -517,6 +542,47 @@ static int bench_parse(bench_opts_t *o, int argc, char **argv)
                                    pk == ZP_MSM_PLAIN ? "plain" : "endo", pi_.c, pi_.dc, ms[2] / best); \
                         if (j == 3) printf(",\"over_auto\":%.3f", ms[3] / ms[2]);             \
                         printf("}\n");                                                         \
+                    }                                                                          \
+                    fflush(stdout);                                                            \
+                }                                                                              \
+            }                                                                                  \
+    }
+
+/* --json --kp (session 17): the auto MSM with each forced K / P, alternately on the same
+ * scalars (results checked equal), one line each with the plan's own K and P and the time
+ * over the first pair's ("over_first"): what a calibration of K and P would measure */
+#define KP_ROWS(G, GN)                                                                         \
+    for (unsigned s = 0; s < o.nlogs; s++) {                                                   \
+        size_t n = (size_t)1 << o.logs[s];                                                     \
+        int reps = o.reps ? (int)o.reps : n >= ((size_t)1 << 20) ? 1 : 2;                      \
+        for (unsigned pi = o.many_only; pi < npools; pi++)                                     \
+            for (unsigned kind = 1; kind <= 2; kind++) {                                       \
+                if (!(o.kinds & kind)) continue;                                               \
+                for (unsigned cv = 0; cv < 2; cv++) {                                          \
+                    zp_msm_opts_t mo[8];                                                       \
+                    double ms[8];                                                              \
+                    for (unsigned j = 0; j < o.nkp; j++)                                       \
+                        mo[j] = (zp_msm_opts_t){.c = o.c, .method = ZP_MSM_AUTO, .k = o.kp[j][0], .p = o.kp[j][1]}; \
+                    (kind == 1 ? rnd_scalars : wit_scalars)(k, n, cv ? r_bls : r_bn);          \
+                    int e = cv ? msm_alt_##G##_bls12_381(ms, G##_bls, k, n, pools[pi], reps, mo, o.nkp) \
+                               : msm_alt_##G##_bn254(ms, G##_bn, k, n, pools[pi], reps, mo, o.nkp); \
+                    if (e) goto out;                                                           \
+                    zp_msm_info_t plan, got;                                                   \
+                    zp_msm_opts_t auto0 = {.c = o.c, .method = ZP_MSM_AUTO};                   \
+                    for (unsigned j = 0; j < o.nkp; j++) {                                     \
+                        if (cv) {                                                              \
+                            zp_msm_##G##_bls12_381_plan_info(&plan, n, zp_pool_size(pools[pi]), kind == 2, &auto0); \
+                            zp_msm_##G##_bls12_381_plan_info(&got, n, zp_pool_size(pools[pi]), kind == 2, &mo[j]); \
+                        } else {                                                               \
+                            zp_msm_##G##_bn254_plan_info(&plan, n, zp_pool_size(pools[pi]), kind == 2, &auto0); \
+                            zp_msm_##G##_bn254_plan_info(&got, n, zp_pool_size(pools[pi]), kind == 2, &mo[j]); \
+                        }                                                                      \
+                        printf("{\"group\":\"G%u\",\"curve\":\"%s\",\"log2n\":%u,\"threads\":%u,"     \
+                               "\"scalars\":\"%s\",\"method\":\"auto\",\"k\":%u,\"p\":%u,\"plan_k\":%u,"   \
+                               "\"plan_p\":%u,\"c\":%u,\"ms\":%.2f,\"over_first\":%.3f}\n",                \
+                               GN, cv ? "bls12_381" : "bn254", o.logs[s], zp_pool_size(pools[pi]), \
+                               kind == 1 ? "uniform" : "witness", got.K, got.P, plan.K, plan.P, got.c, ms[j], \
+                               ms[j] / ms[0]);                                                 \
                     }                                                                          \
                     fflush(stdout);                                                            \
                 }                                                                              \
@@ -612,6 +678,13 @@ int zp_bench_arith(int argc, char **argv)
     double setup_ms = ms_since(t0);
     const uint64_t *r_bn = zp_fr_bn254_modulus.l, *r_bls = zp_fr_bls12_381_modulus.l;
     char what[64];
+    if (o.json && o.nkp) {
+        if (o.groups & 1) KP_ROWS(g1, 1)
+        if (o.groups & 2) KP_ROWS(g2, 2)
+        fprintf(stderr, "zkpipe bench arith --json --kp: load average %.2f at the end\n", fixed_load());
+        rc = 0;
+        goto out;
+    }
     if (o.json) {
         if (o.groups & 1) JSON_ROWS(g1, 1)
         if (o.groups & 2) JSON_ROWS(g2, 2)

@@ -534,6 +534,50 @@ MSM_NORM_TESTS(bls12_381)
         free(pa);                                                                              \
         free(k);                                                                               \
     }
+/* forced K / P (opts.k, opts.p, session 17: the tuning knobs a calibration alternates): the
+ * naive sum for K below, at and above the plan's and past the clamps, P 1..8, both methods,
+ * witness-like scalars (scalar-1 tasks beside the windows) and uniform ones */
+#define MSM_KP_TESTS(G, C)                                                                     \
+    static void test_kp_##G##_##C(zp_pool_t *pool, size_t n)                                   \
+    {                                                                                          \
+        const zp_scalar_t *r = (const zp_scalar_t *)(const void *)&zp_fr_##C##_modulus;        \
+        zp_##G##a_##C##_t *pa = malloc(n * sizeof *pa);                                        \
+        zp_scalar_t *k = malloc(n * sizeof *k);                                                \
+        points_##G##_##C(pa, n);                                                               \
+        static const unsigned kp[][2] = {{0, 0}, {1, 0}, {16, 3}, {64, 1}, {200, 2}, {1024, 8}, {5000, 0}, {0, 100}}; \
+        for (int shape = 0; shape < 2; shape++) {                                              \
+            for (size_t i = 0; i < n; i++) {                                                   \
+                for (int j = 0; j < 4; j++) k[i].l[j] = rnd64();                               \
+                k[i].l[3] &= r->l[3] >> 1;                                                     \
+                if (shape && i % 3 == 0) memset(&k[i], 0, sizeof k[i]), k[i].l[0] = i % 2;     \
+            }                                                                                  \
+            zp_##G##_##C##_t want;                                                             \
+            naive_##G##_##C(&want, pa, k, n);                                                  \
+            for (size_t t = 0; t < sizeof kp / sizeof kp[0]; t++)                              \
+                for (int m = 1; m <= 2; m++) {                                                 \
+                    zp_msm_opts_t o = {.method = (zp_msm_method_t)m, .k = kp[t][0], .p = kp[t][1]}; \
+                    size_t sz = zp_msm_##G##_##C##_ex_scratch_size(n, 1, zp_pool_size(pool), &o); \
+                    void *scr = NULL;                                                          \
+                    if (posix_memalign(&scr, 64, sz)) abort();                                 \
+                    zp_##G##_##C##_t got;                                                      \
+                    const zp_##G##a_##C##_t *pc = pa;                                          \
+                    zp_msm_##G##_##C##_multi_ex(&got, &pc, 1, k, n, scr, pool, &o);            \
+                    free(scr);                                                                 \
+                    if (!zp_##G##_##C##_eq(&got, &want)) {                                     \
+                        fprintf(stderr, "kp %s n=%zu k=%u p=%u method %d shape %d: wrong sum\n", \
+                                #G "_" #C, n, kp[t][0], kp[t][1], m, shape);                   \
+                        fails++;                                                               \
+                    }                                                                          \
+                }                                                                              \
+        }                                                                                      \
+        free(pa);                                                                              \
+        free(k);                                                                               \
+    }
+MSM_KP_TESTS(g1, bn254)
+MSM_KP_TESTS(g2, bn254)
+MSM_KP_TESTS(g1, bls12_381)
+MSM_KP_TESTS(g2, bls12_381)
+
 MSM_VEC_TESTS(g1, bn254)
 MSM_VEC_TESTS(g2, bn254)
 MSM_VEC_TESTS(g1, bls12_381)
@@ -1190,6 +1234,10 @@ static void run_all(zp_pool_t **pools, zp_pool_t **wide)
     test_vec_g1_bls12_381(pools[1], 3001);
     test_vec_g2_bn254(NULL, 1500);
     test_vec_g2_bls12_381(NULL, 1500);
+    test_kp_g1_bn254(pools[2], 2500);
+    test_kp_g1_bls12_381(pools[1], 1200);
+    test_kp_g2_bn254(pools[2], 600);
+    test_kp_g2_bls12_381(NULL, 300);
     test_auto(pools);
     test_window(pools);
 }

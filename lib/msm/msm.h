@@ -68,6 +68,11 @@ typedef struct {
      * instead (what `zkpipe msm calibrate` measures). The scratch covers every offset. */
     bool model_window;
     int window_delta;
+    /* (added, session 17; tuning: what a calibration of them would alternate in one process)
+     * k: batched additions per inversion K, p: point ranges per window P; 0 = the plan's. K is
+     * clamped to 16..1024, P to a power of two 1..64. The scratch sized with these opts
+     * covers them. */
+    unsigned k, p;
 } zp_msm_opts_t;
 
 /* what the calibration table says for one MSM (zp_msm_auto_pick): the method, and for each

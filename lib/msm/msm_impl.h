@@ -747,11 +747,23 @@ static unsigned S(shift_c)(unsigned c, int dc)
     return x < MSM_C_MIN ? MSM_C_MIN : x > MSM_C_MAX ? MSM_C_MAX : (unsigned)x;
 }
 
+/* opts' forced K and P (tuning) on a plan */
+static void S(force_kp)(msm_plan_t *pl, const zp_msm_opts_t *o)
+{
+    if (!o) return;
+    if (o->k) pl->K = o->k < MSM_K_MIN ? MSM_K_MIN : o->k > MSM_K_MAX ? MSM_K_MAX : o->k;
+    if (o->p) {
+        unsigned p = 1;
+        while (p * 2 <= o->p && p * 2 <= MSM_P_MAX) p *= 2;
+        pl->P = p;
+    }
+}
+
 /* the part past the endomorphism area: room for every dim's full plan on either path (so
  * that a scratch sized before zp_msm_set_vector still fits), and with cf = 0 for the model's
  * window and one bit either side (the calibrated offsets, issue 31: whatever table is in use
  * when the MSM runs) */
-static size_t S(budget)(size_t n, unsigned m, unsigned nthreads, unsigned cf)
+static size_t S(budget)(size_t n, unsigned m, unsigned nthreads, unsigned cf, const zp_msm_opts_t *o)
 {
     size_t best = 0;
     for (unsigned d = 1; d <= MSM_DIM_MAX; d *= 2)
@@ -762,6 +774,7 @@ static size_t S(budget)(size_t n, unsigned m, unsigned nthreads, unsigned cf)
             for (int dc = -1; dc <= 1; dc++) {
                 if (dc && cf) continue;
                 if (dc) S(full_plan)(&a, n, nthreads, d, S(shift_c)(c0, dc), v);
+                S(force_kp)(&a, o);
                 size_t x = S(bytes)(&a, m, d * n, nthreads);
                 if (x > best) best = x;
             }
@@ -853,7 +866,7 @@ static size_t S(scratch_size)(size_t n, unsigned m, unsigned nthreads, const zp_
     if (nthreads == 0) nthreads = 1;
     if (m == 0) m = 1;
     if (n > MSM_CHUNK) n = MSM_CHUNK;
-    return S(area)(n, m, o) + S(budget)(n, m, nthreads, S(force_c)(o));
+    return S(area)(n, m, o) + S(budget)(n, m, nthreads, S(force_c)(o), o);
 }
 
 /* the endomorphism pre-pass: split scalars [lo, hi) into dim parts (part j of scalar i at
@@ -949,7 +962,7 @@ static void S(multi2)(P_T *out, const PA_T *const *points, unsigned m, const zp_
     }
     int dc;
     const unsigned dim = S(dim)(opts, n, scalars, sc2, n1, nthr, &dc), cf = S(force_c)(opts);
-    const size_t n0 = n, budget = S(budget)(n0, m, nthr, cf);
+    const size_t n0 = n, budget = S(budget)(n0, m, nthr, cf, opts);
     uint8_t *base = (uint8_t *)scratch + S(area)(n0, m, opts);
     const FE_T *phix = NULL;
     const S(psi_t) *psi = NULL;
@@ -979,6 +992,7 @@ static void S(multi2)(P_T *out, const PA_T *const *points, unsigned m, const zp_
     const bool vec = S(vec)();
     S(full_plan)(&full, n0, nthr, dim, cf, vec);
     if (!cf && dc) S(full_plan)(&full, n0, nthr, dim, S(shift_c)(full.c, dc), vec);
+    S(force_kp)(&full, opts);
     /* (the plan's model is tuned for full-size scalars: the bit lengths are used only when
      * every scalar is clearly short; measured: no gain, some loss, with a few full ones; the
      * largest bit length sets the window count: 127-bit halves fill 8 windows of 16) */
@@ -990,6 +1004,7 @@ static void S(multi2)(P_T *out, const PA_T *const *points, unsigned m, const zp_
         msm_plan_h(&pl, cl.nbig, nthr, cl.bits + 1, MSM_COST_FQ, cl.hist, cf, vec);
         if (!cf && dc) msm_plan_h(&pl, cl.nbig, nthr, cl.bits + 1, MSM_COST_FQ, cl.hist, S(shift_c)(pl.c, dc), vec);
     }
+    S(force_kp)(&pl, opts);
     if (S(bytes)(&pl, m, n, nthr) > budget) pl = full;
     unsigned P1 = 0;
     if (cl.none) {
@@ -1106,6 +1121,7 @@ void MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _plan_info)(zp_msm_info_t *info, size_t 
     S(full_plan)(&pl, n, nthreads, dim, cf, S(vec)());
     const unsigned c0 = pl.c;
     if (!cf && dc) S(full_plan)(&pl, n, nthreads, dim, S(shift_c)(pl.c, dc), S(vec)());
+    S(force_kp)(&pl, opts);
     /* dc: the offset in effect (0 where the shift was clamped at MSM_C_MIN / MSM_C_MAX) */
     *info = (zp_msm_info_t){.method = dim == 1 ? ZP_MSM_PLAIN : ZP_MSM_ENDO, .dim = dim, .c = pl.c,
                             .W = S(dim_bits)(dim) / pl.c + 1, .P = pl.P, .K = pl.K,
