@@ -350,8 +350,27 @@ static void TN(test_paths)(void)
         free(v);
         free(s);
     }
+    /* the coset shift (x[k] *= g^k): vector and scalar, one thread and three (slices start
+     * at odd k), a length that leaves a tail */
+    size_t n = 100003;
+    FT *a = TN(rand_vec)(n), *b = malloc(n * sizeof(FT)), *c = malloc(n * sizeof(FT));
+    CHECK(b && c);
+    memcpy(b, a, n * sizeof(FT));
+    memcpy(c, a, n * sizeof(FT));
+    zp_ntt_set_vector(true);
+    NN(coset_shift)(a, n, FN(root)(9), NULL);
+    NN(coset_shift)(b, n, FN(root)(9), pools[3]);
+    zp_ntt_set_vector(false);
+    NN(coset_shift)(c, n, FN(root)(9), pools[2]);
+    if (memcmp(a, c, n * sizeof(FT)) || memcmp(b, c, n * sizeof(FT))) {
+        fprintf(stderr, "ntt %s: vector and scalar coset shifts differ\n", XSTR(TC));
+        exit(1);
+    }
+    free(a);
+    free(b);
+    free(c);
     zp_ntt_set_vector(had);
-    printf("ntt %s: vector and scalar butterflies agree (2^1..2^14, 7 schedules, edge values)\n", XSTR(TC));
+    printf("ntt %s: vector and scalar butterflies and coset shifts agree (2^1..2^14, 7 schedules, edge values)\n", XSTR(TC));
 }
 
 static void TN(test)(void)

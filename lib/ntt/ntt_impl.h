@@ -269,7 +269,7 @@ void NN(forward_from)(const DT *d, FT *dst, const FT *src, zp_pool_t *pool) { SN
 void NN(inverse_from)(const DT *d, FT *dst, const FT *src, zp_pool_t *pool) { SN(run)(d, dst, src, pool, true); }
 
 /* x[k] *= g^k (mul = true) or x[k] = g^k (mul = false), split over threads */
-typedef struct { FT *x; size_t n; const FT *g; bool mul; } SN(pow_job_t);
+typedef struct { FT *x; size_t n; const FT *g; bool mul, vec; } SN(pow_job_t);
 
 static void SN(pow_job)(void *arg, unsigned tid, unsigned nt)
 {
@@ -277,6 +277,12 @@ static void SN(pow_job)(void *arg, unsigned tid, unsigned nt)
     size_t lo, hi;
     zp_split(j->n, tid, nt, &lo, &hi);
     if (lo >= hi) return;
+#if NTT_VEC
+    if (j->mul && j->vec) {
+        SN(pow_mul_v)(j->x, j->g, lo, hi);
+        return;
+    }
+#endif
     uint64_t e = lo;
     FT cur;
     FN(pow)(&cur, j->g, &e, 1);
@@ -289,7 +295,10 @@ static void SN(pow_job)(void *arg, unsigned tid, unsigned nt)
 
 void NN(coset_shift)(FT *x, size_t n, const FT *g, zp_pool_t *pool)
 {
-    SN(pow_job_t) j = {x, n, g, true};
+    SN(pow_job_t) j = {x, n, g, true, false};
+#if NTT_VEC
+    j.vec = ntt_vec_on();
+#endif
     zp_pool_run(n < ((size_t)1 << ZP_NTT_PAR_MIN_LOG) ? NULL : pool, SN(pow_job), &j);
 }
 
@@ -322,7 +331,7 @@ static int SN(domain_init_w)(DT *d, unsigned log_n, zp_pool_t *pool, unsigned bl
     /* n/2 + 1 entries: roots[n/2] = -1 lets the inverse read w^-k = -roots[n/2 - k] */
     d->roots = ntt_alloc((half + 1) * sizeof(FT));
     if (!d->roots) goto out_nomem;
-    SN(pow_job_t) pj = {d->roots, half, w ? w : FN(root)(log_n), false};
+    SN(pow_job_t) pj = {d->roots, half, w ? w : FN(root)(log_n), false, false};
     zp_pool_run(pool, SN(pow_job), &pj);
     FN(neg_inl)(&d->roots[half], &FN(one));
     if (log_n > blk_log) {

@@ -228,6 +228,19 @@ NV_I void nv_bcast_shifted(nv_e *r, const void *c)
     nv_from_words(r, w, 4);
 }
 
+/* r = 2^4 a (a < 2^256): the form a product's second factor takes */
+NV_I void nv_shift(nv_e *r, const nv_e *a)
+{
+    const __m512i m52 = _mm512_set1_epi64((long long)NV_M52);
+    __m512i prev = _mm512_setzero_si512();
+#pragma GCC unroll 8
+    for (int i = 0; i < 5; i++) {
+        __m512i cur = a->l[i];
+        r->l[i] = _mm512_or_si512(_mm512_and_si512(_mm512_slli_epi64(cur, 4), m52), _mm512_srli_epi64(prev, 48));
+        prev = cur;
+    }
+}
+
 static bool nv_cpu(void)
 {
     __builtin_cpu_init();
@@ -327,6 +340,33 @@ NV_T static void SN(col_run_v)(const SN(job_t) *j, unsigned tid, unsigned nt, bo
                 }
         }
         for (size_t t = 0; t < rows; t++) memcpy(src + (t << m0l), tile + t * W, W * sizeof(FT));
+    }
+}
+
+/* x[k] *= g^k for k in [lo, hi) (SN(pow_job) with mul, eight at a time): the lanes hold
+ * g^k..g^(k+7), multiplied by g^8 per block; the tail by the scalar loop */
+NV_T static void SN(pow_mul_v)(FT *x, const FT *g, size_t lo, size_t hi)
+{
+    const nv_k *k = &SN(vk);
+    uint64_t e = lo;
+    FT pw[8], g8;
+    FN(pow)(&pw[0], g, &e, 1);
+    for (int i = 1; i < 8; i++) FN(mul_inl)(&pw[i], &pw[i - 1], g);
+    uint64_t e8 = 8;
+    FN(pow)(&g8, g, &e8, 1);
+    nv_e p, ps, g8s;
+    nv_load(&p, pw, 0);
+    nv_bcast_shifted(&g8s, &g8);
+    size_t i = lo;
+    for (; i + 8 <= hi; i += 8) {
+        nv_shift(&ps, &p);
+        nv_scale(&x[i], &ps, k);
+        nv_mul(&p, &p, &g8s, k);
+    }
+    if (i < hi) {                                /* p holds g^i..g^(i+7) */
+        FT rest[8];
+        nv_store(rest, &p);
+        for (size_t j = 0; i + j < hi; j++) FN(mul_inl)(&x[i + j], &x[i + j], &rest[j]);
     }
 }
 
