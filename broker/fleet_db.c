@@ -15,7 +15,9 @@
  * database clock (clock_timestamp()), never a box's. NOTIFY zkpipe_work on new or requeued
  * work (idle boxes wake), zkpipe_done with the job id when a job finishes (await wakes).
  * Tests: tests/fleet/. */
+#include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,6 +261,40 @@ static const struct { int version; const char *what, *sql; } migrations[] = {
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
 /* ---------------------------------------------------------------- connecting */
+struct zp_pq_fns zp_pq;
+
+int zp_pq_load(char *err, size_t n)
+{
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    static void *lib;
+    pthread_mutex_lock(&mu);
+    if (lib) {
+        pthread_mutex_unlock(&mu);
+        return 0;
+    }
+    const char *name = getenv("ZP_LIBPQ");
+    if (!name || !*name) name = "libpq.so.5";
+    void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    const char *why = h ? NULL : dlerror();
+    const char *missing = NULL;
+#define ZP_PQ_SYM(f) \
+    if (h && !missing && !(*(void **)&zp_pq.f##_ = dlsym(h, #f))) missing = #f;
+    ZP_PQ_FNS(ZP_PQ_SYM)
+#undef ZP_PQ_SYM
+    if (!h || missing) {
+        if (err && n)
+            snprintf(err, n, "fleet mode needs libpq (Debian: libpq5): %s: %s%s", name, why ? why : "no symbol ",
+                     why ? "" : missing);
+        if (h) dlclose(h);
+        memset(&zp_pq, 0, sizeof zp_pq);
+        pthread_mutex_unlock(&mu);
+        return -1;
+    }
+    lib = h;
+    pthread_mutex_unlock(&mu);
+    return 0;
+}
+
 static void set_err(char *err, size_t n, const char *what, const char *pgmsg)
 {
     if (!err || !n) return;
@@ -279,6 +315,7 @@ PGconn *zp_fleet_connect(const char *url, const char *app, bool check_schema, ch
 {
     const char *keys[] = {"dbname", "application_name", "connect_timeout", NULL};
     const char *vals[] = {url, app, "10", NULL};
+    if (zp_pq_load(err, n)) return NULL;
     PGconn *c = PQconnectdbParams(keys, vals, 1);   /* expand_dbname: url may be a URI or key=value */
     if (!c) { set_err(err, n, "cannot connect to the fleet database", "out of memory"); return NULL; }
     if (PQstatus(c) != CONNECTION_OK) {

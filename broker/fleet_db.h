@@ -12,6 +12,70 @@
 
 #include <libpq-fe.h>
 
+/* libpq is loaded when the first connection is made (zp_fleet_connect: dlopen of libpq.so.5,
+ * or $ZP_LIBPQ), not linked: a process that never uses fleet mode (every `zkpipe prove`) does
+ * not pay its ~11 ms of loading and relocating (libpq and the TLS, LDAP and Kerberos libraries
+ * behind it; session 17, measured on a 2-core VM where a page fault costs ~10 us). Every PQ
+ * function these files call goes through this table; a call before the first connection would
+ * be a NULL call, and none exists (every other PQ call takes the connection). */
+#define ZP_PQ_FNS(X) \
+    X(PQclear) \
+    X(PQconnectdbParams) \
+    X(PQconsumeInput) \
+    X(PQdb) \
+    X(PQerrorMessage) \
+    X(PQexec) \
+    X(PQexecParams) \
+    X(PQfinish) \
+    X(PQfreemem) \
+    X(PQgetisnull) \
+    X(PQgetlength) \
+    X(PQgetvalue) \
+    X(PQhost) \
+    X(PQnfields) \
+    X(PQnotifies) \
+    X(PQntuples) \
+    X(PQport) \
+    X(PQresultErrorField) \
+    X(PQresultErrorMessage) \
+    X(PQresultStatus) \
+    X(PQsocket) \
+    X(PQstatus) \
+    X(PQunescapeBytea) \
+    X(PQuser)
+struct zp_pq_fns {
+#define ZP_PQ_MEMBER(f) __typeof__(f) *f##_;
+    ZP_PQ_FNS(ZP_PQ_MEMBER)
+#undef ZP_PQ_MEMBER
+};
+extern struct zp_pq_fns zp_pq;
+/* 0, or -1 with the reason in err (the library's name and dlerror's text) */
+int zp_pq_load(char *err, size_t n);
+#define PQclear (*zp_pq.PQclear_)
+#define PQconnectdbParams (*zp_pq.PQconnectdbParams_)
+#define PQconsumeInput (*zp_pq.PQconsumeInput_)
+#define PQdb (*zp_pq.PQdb_)
+#define PQerrorMessage (*zp_pq.PQerrorMessage_)
+#define PQexec (*zp_pq.PQexec_)
+#define PQexecParams (*zp_pq.PQexecParams_)
+#define PQfinish (*zp_pq.PQfinish_)
+#define PQfreemem (*zp_pq.PQfreemem_)
+#define PQgetisnull (*zp_pq.PQgetisnull_)
+#define PQgetlength (*zp_pq.PQgetlength_)
+#define PQgetvalue (*zp_pq.PQgetvalue_)
+#define PQhost (*zp_pq.PQhost_)
+#define PQnfields (*zp_pq.PQnfields_)
+#define PQnotifies (*zp_pq.PQnotifies_)
+#define PQntuples (*zp_pq.PQntuples_)
+#define PQport (*zp_pq.PQport_)
+#define PQresultErrorField (*zp_pq.PQresultErrorField_)
+#define PQresultErrorMessage (*zp_pq.PQresultErrorMessage_)
+#define PQresultStatus (*zp_pq.PQresultStatus_)
+#define PQsocket (*zp_pq.PQsocket_)
+#define PQstatus (*zp_pq.PQstatus_)
+#define PQunescapeBytea (*zp_pq.PQunescapeBytea_)
+#define PQuser (*zp_pq.PQuser_)
+
 #define ZP_FLEET_SCHEMA 1          /* the migration version this build needs */
 
 typedef struct zp_fleet_io {

@@ -149,5 +149,10 @@ out=$(ZP_FLEET="host=$FL_DIR/nowhere user=secretuser password=hunter2 dbname=x" 
 [ $rc = 1 ] || fl_fail "status with an unreachable database: exit $rc"
 echo "$out" | grep -q hunter2 && fl_fail "the password was printed: $out"
 echo "$out" | grep -q "cannot connect to the fleet database" || fl_fail "no clear message: $out"
+# libpq is loaded at the first connection (session 17): a library that cannot be loaded is
+# named, with the package, and the command fails cleanly
+out=$(ZP_LIBPQ=$FL_DIR/no-libpq.so.5 "$ZKPIPE" status --fleet "$FL_URL" 2>&1); rc=$?
+[ $rc = 1 ] || fl_fail "status without a loadable libpq: exit $rc"
+echo "$out" | grep -q "fleet mode needs libpq (Debian: libpq5): $FL_DIR/no-libpq.so.5" || fl_fail "no clear message: $out"
 fl_finish
 echo "fleet lease: OK"
