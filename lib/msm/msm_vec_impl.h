@@ -31,6 +31,8 @@
 
 #include <immintrin.h>
 
+#include "lib/util/avx512_tr.h"
+
 #define MV_T __attribute__((target("avx512f,avx512ifma,avx512vl,avx512dq,avx512bw")))
 #define MV_I MV_T __attribute__((always_inline)) static inline
 #define MV(n) MSM_CAT5(msmv_, MSM_G, _, MSM_C, _##n)
@@ -275,29 +277,9 @@ MV_I void MV(cmul)(MV(c) *r, const MV(c) *a, const MV(c) *bs)
  * (microcoded), the transpose ~1 a shuffle (session 16, issue 31). */
 #define MV_TR4 (MV_W == 4)
 
-/* rows (one lane's four words each) z[r] = lanes r and r + 4 -> word vectors w[0..4) */
-MV_I void MV(tr_in4)(__m512i *w, const __m512i *z)
-{
-    const __m512i ia = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13), ib = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
-    __m512i t0 = _mm512_unpacklo_epi64(z[0], z[1]), t1 = _mm512_unpackhi_epi64(z[0], z[1]);
-    __m512i t2 = _mm512_unpacklo_epi64(z[2], z[3]), t3 = _mm512_unpackhi_epi64(z[2], z[3]);
-    w[0] = _mm512_permutex2var_epi64(t0, ia, t2);
-    w[1] = _mm512_permutex2var_epi64(t1, ia, t3);
-    w[2] = _mm512_permutex2var_epi64(t0, ib, t2);
-    w[3] = _mm512_permutex2var_epi64(t1, ib, t3);
-}
-
-/* the inverse: word vectors w[0..4) -> z[r] = lanes r and r + 4 */
-MV_I void MV(tr_out4)(__m512i *z, const __m512i *w)
-{
-    const __m512i ia = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13), ib = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
-    __m512i t0 = _mm512_permutex2var_epi64(w[0], ia, w[2]), t2 = _mm512_permutex2var_epi64(w[0], ib, w[2]);
-    __m512i t1 = _mm512_permutex2var_epi64(w[1], ia, w[3]), t3 = _mm512_permutex2var_epi64(w[1], ib, w[3]);
-    z[0] = _mm512_unpacklo_epi64(t0, t1);
-    z[1] = _mm512_unpackhi_epi64(t0, t1);
-    z[2] = _mm512_unpacklo_epi64(t2, t3);
-    z[3] = _mm512_unpackhi_epi64(t2, t3);
-}
+/* rows z[r] = lanes r and r + 4 <-> word vectors: lib/util/avx512_tr.h */
+#define MV_tr_in4 zp_tr48_in
+#define MV_tr_out4 zp_tr48_out
 
 /* 8 x 8 transpose of 64-bit words (rows <-> columns; its own inverse): BLS12-381's six-word
  * coordinates, rows padded to eight words */
@@ -351,7 +333,7 @@ MV_I void MV(gather)(MV(cw) *w, const void *base, __m256i off)
             for (int r = 0; r < 4; r++)
                 z[r] = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(b + o[r]))),
                                           _mm256_loadu_si256((const __m256i *)(const void *)(b + o[r + 4])), 1);
-            MV(tr_in4)(w->c[i], z);
+            MV_tr_in4(w->c[i], z);
         }
         return;
     }
@@ -463,7 +445,7 @@ MV_I void MV(scatter)(void *base, __mmask8 mk, __m256i off, const MV(c) *a)
             uint8_t *b = (uint8_t *)base + sizeof(FB_T) * i;
             __m512i z[4];
             MV(to_words)(w, &a->c[i]);
-            MV(tr_out4)(z, w);
+            MV_tr_out4(z, w);
             for (int r = 0; r < 4; r++) {
                 if (mk >> r & 1) _mm256_storeu_si256((__m256i *)(void *)(b + o[r]), _mm512_castsi512_si256(z[r]));
                 if (mk >> (r + 4) & 1)

@@ -128,6 +128,22 @@ static void SN(bitrev_job)(void *arg, unsigned tid, unsigned nt)
 }
 
 /* ---- phase 1: the first blk stages inside contiguous blocks ---- */
+/* one radix-2 stage of half-span h over the block y[0..B) (twiddles tw[q * th / h], mirrored
+ * for the inverse) */
+static inline __attribute__((always_inline)) void SN(block_stage)(FT *y, size_t B, size_t h, const FT *tw,
+                                                                  size_t th, bool inv)
+{
+    size_t step = th / h;
+    for (size_t g = 0; g < B; g += 2 * h) {
+        FT *a = y + g, *b = y + g + h;
+        SN(bfly1)(&a[0], &b[0]);
+        if (inv)
+            for (size_t q = 1; q < h; q++) SN(ibfly)(&a[q], &b[q], &tw[th - q * step]);
+        else
+            for (size_t q = 1; q < h; q++) SN(bfly)(&a[q], &b[q], &tw[q * step]);
+    }
+}
+
 /* inv is a constant at both call sites, so each direction gets its own loop */
 static inline __attribute__((always_inline)) void SN(block_run)(const SN(job_t) *j, unsigned tid,
                                                                 unsigned nt, bool inv)
@@ -142,17 +158,7 @@ static inline __attribute__((always_inline)) void SN(block_run)(const SN(job_t) 
             for (size_t i = 0; i < B; i++) FN(mul_inl)(&y[i], &y[i], &j->d->n_inv);
         if (B < 2) continue;
         for (size_t i = 0; i < B; i += 2) SN(bfly1)(&y[i], &y[i + 1]);
-        for (size_t h = 2; h < B; h <<= 1) {
-            size_t step = th / h;
-            for (size_t g = 0; g < B; g += 2 * h) {
-                FT *a = y + g, *b = y + g + h;
-                SN(bfly1)(&a[0], &b[0]);
-                if (inv)
-                    for (size_t q = 1; q < h; q++) SN(ibfly)(&a[q], &b[q], &tw[th - q * step]);
-                else
-                    for (size_t q = 1; q < h; q++) SN(bfly)(&a[q], &b[q], &tw[q * step]);
-            }
-        }
+        for (size_t h = 2; h < B; h <<= 1) SN(block_stage)(y, B, h, tw, th, inv);
     }
 }
 

@@ -21,6 +21,8 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define NTT_VEC 1
 #include <immintrin.h>
+
+#include "lib/util/avx512_tr.h"
 #define NV_T __attribute__((target("avx512f,avx512ifma,avx512vl,avx512dq,avx512bw")))
 #define NV_I NV_T __attribute__((always_inline)) static inline
 #define NV_M52 0xfffffffffffffULL
@@ -41,28 +43,9 @@ static void nv_k_init(nv_k *k, const uint64_t *p)
     k->pinv = (0 - inv) & NV_M52;
 }
 
-/* rows z[i] = elements 2i, 2i+1 -> word vectors w[0..4) (and back: nv_tr_out) */
-NV_I void nv_tr_in(__m512i *w, const __m512i *z)
-{
-    const __m512i ia = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13), ib = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
-    __m512i t0 = _mm512_unpacklo_epi64(z[0], z[1]), t1 = _mm512_unpackhi_epi64(z[0], z[1]);
-    __m512i t2 = _mm512_unpacklo_epi64(z[2], z[3]), t3 = _mm512_unpackhi_epi64(z[2], z[3]);
-    w[0] = _mm512_permutex2var_epi64(t0, ia, t2);
-    w[1] = _mm512_permutex2var_epi64(t1, ia, t3);
-    w[2] = _mm512_permutex2var_epi64(t0, ib, t2);
-    w[3] = _mm512_permutex2var_epi64(t1, ib, t3);
-}
-
-NV_I void nv_tr_out(__m512i *z, const __m512i *w)
-{
-    const __m512i ia = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13), ib = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
-    __m512i t0 = _mm512_permutex2var_epi64(w[0], ia, w[2]), t2 = _mm512_permutex2var_epi64(w[0], ib, w[2]);
-    __m512i t1 = _mm512_permutex2var_epi64(w[1], ia, w[3]), t3 = _mm512_permutex2var_epi64(w[1], ib, w[3]);
-    z[0] = _mm512_unpacklo_epi64(t0, t1);
-    z[1] = _mm512_unpackhi_epi64(t0, t1);
-    z[2] = _mm512_unpacklo_epi64(t2, t3);
-    z[3] = _mm512_unpackhi_epi64(t2, t3);
-}
+/* rows z[i] = elements 2i, 2i+1 <-> word vectors w[0..4): lib/util/avx512_tr.h */
+#define nv_tr_in zp_tr48_in
+#define nv_tr_out zp_tr48_out
 
 /* limbs of 2^s v (s = 0 or 4), v the lanes' words */
 NV_I void nv_from_words(nv_e *r, const __m512i *w, unsigned s)
@@ -289,14 +272,7 @@ NV_T static void SN(block_run_v)(const SN(job_t) *j, unsigned tid, unsigned nt, 
                 }
                 continue;
             }
-            for (size_t g = 0; g < B; g += 2 * h) {
-                FT *a = y + g, *b = y + g + h;
-                SN(bfly1)(&a[0], &b[0]);
-                if (inv)
-                    for (size_t q = 1; q < h; q++) SN(ibfly)(&a[q], &b[q], &tw[th - q * step]);
-                else
-                    for (size_t q = 1; q < h; q++) SN(bfly)(&a[q], &b[q], &tw[q * step]);
-            }
+            SN(block_stage)(y, B, h, tw, th, inv);
         }
     }
 }
