@@ -507,7 +507,9 @@ static int bench_parse(bench_opts_t *o, int argc, char **argv)
     }
 
 /* --json: one line per MSM and method (endo, plain, auto: run alternately, same scalars);
- * auto's line also names the method it took ("picked") */
+ * auto's line also names the method it took ("picked"). With --kp (session 17) the runs are
+ * the auto MSM with each forced K / P instead, one line each with the plan's own K and P and
+ * the time over the first pair's ("over_first"): what a calibration of K and P would measure */
 #define JSON_ROWS(G, GN)                                                                       \
     for (unsigned s = 0; s < o.nlogs; s++) {                                                   \
         size_t n = (size_t)1 << o.logs[s];                                                     \
@@ -516,73 +518,45 @@ static int bench_parse(bench_opts_t *o, int argc, char **argv)
             for (unsigned kind = 1; kind <= 2; kind++) {                                       \
                 if (!(o.kinds & kind)) continue;                                               \
                 for (unsigned cv = 0; cv < 2; cv++) {                                          \
-                    zp_msm_opts_t mo[4] = {{.c = o.c, .method = ZP_MSM_ENDO},                  \
+                    zp_msm_opts_t mo[8] = {{.c = o.c, .method = ZP_MSM_ENDO},                  \
                                            {.c = o.c, .method = ZP_MSM_PLAIN},                 \
                                            {.c = o.c, .method = ZP_MSM_AUTO},                  \
                                            {.c = o.c, .method = ZP_MSM_AUTO, .model_window = true}}; \
-                    double ms[4];                                                              \
-                    const unsigned nmeth = o.model ? 4 : 3;                                    \
+                    const zp_msm_opts_t auto0 = mo[2];                                         \
+                    double ms[8];                                                              \
+                    unsigned nmeth = o.model ? 4 : 3;                                          \
+                    if (o.nkp) {                                                               \
+                        nmeth = o.nkp;                                                         \
+                        for (unsigned j = 0; j < o.nkp; j++)                                   \
+                            mo[j] = (zp_msm_opts_t){.c = o.c, .method = ZP_MSM_AUTO, .k = o.kp[j][0], .p = o.kp[j][1]}; \
+                    }                                                                          \
                     (kind == 1 ? rnd_scalars : wit_scalars)(k, n, cv ? r_bls : r_bn);          \
                     int e = cv ? msm_alt_##G##_bls12_381(ms, G##_bls, k, n, pools[pi], reps, mo, nmeth) \
                                : msm_alt_##G##_bn254(ms, G##_bn, k, n, pools[pi], reps, mo, nmeth); \
                     if (e) goto out;                                                           \
-                    zp_msm_info_t pi_;                                                         \
-                    if (cv) zp_msm_##G##_bls12_381_plan_info(&pi_, n, zp_pool_size(pools[pi]), kind == 2, &mo[2]); \
-                    else zp_msm_##G##_bn254_plan_info(&pi_, n, zp_pool_size(pools[pi]), kind == 2, &mo[2]); \
-                    zp_msm_method_t pk = pi_.method;                                           \
+                    const unsigned nt_ = zp_pool_size(pools[pi]);                              \
+                    zp_msm_info_t pi_, got;                                                    \
+                    if (cv) zp_msm_##G##_bls12_381_plan_info(&pi_, n, nt_, kind == 2, &auto0); \
+                    else zp_msm_##G##_bn254_plan_info(&pi_, n, nt_, kind == 2, &auto0);        \
                     double best = ms[0] < ms[1] ? ms[0] : ms[1];                               \
                     for (unsigned j = 0; j < nmeth; j++) {                                     \
                         printf("{\"group\":\"G%u\",\"curve\":\"%s\",\"log2n\":%u,\"threads\":%u,"     \
-                               "\"scalars\":\"%s\",\"method\":\"%s\",\"ms\":%.2f",                     \
-                               GN, cv ? "bls12_381" : "bn254", o.logs[s], zp_pool_size(pools[pi]), \
-                               kind == 1 ? "uniform" : "witness",                              \
-                               j == 0 ? "endo" : j == 1 ? "plain" : j == 2 ? "auto" : "auto_model", ms[j]); \
+                               "\"scalars\":\"%s\",\"method\":\"%s\"",                                \
+                               GN, cv ? "bls12_381" : "bn254", o.logs[s], nt_, kind == 1 ? "uniform" : "witness", \
+                               o.nkp || j == 2 ? "auto" : j == 0 ? "endo" : j == 1 ? "plain" : "auto_model"); \
+                        if (o.nkp) {                                                           \
+                            if (cv) zp_msm_##G##_bls12_381_plan_info(&got, n, nt_, kind == 2, &mo[j]); \
+                            else zp_msm_##G##_bn254_plan_info(&got, n, nt_, kind == 2, &mo[j]); \
+                            printf(",\"k\":%u,\"p\":%u,\"plan_k\":%u,\"plan_p\":%u,\"c\":%u,\"ms\":%.2f,\"over_first\":%.3f}\n", \
+                                   got.K, got.P, pi_.K, pi_.P, got.c, ms[j], ms[j] / ms[0]);   \
+                            continue;                                                          \
+                        }                                                                      \
+                        printf(",\"ms\":%.2f", ms[j]);                                         \
                         if (j == 2)                                                            \
                             printf(",\"picked\":\"%s\",\"c\":%u,\"dc\":%d,\"auto_over_best\":%.3f", \
-                                   pk == ZP_MSM_PLAIN ? "plain" : "endo", pi_.c, pi_.dc, ms[2] / best); \
+                                   pi_.method == ZP_MSM_PLAIN ? "plain" : "endo", pi_.c, pi_.dc, ms[2] / best); \
                         if (j == 3) printf(",\"over_auto\":%.3f", ms[3] / ms[2]);             \
                         printf("}\n");                                                         \
-                    }                                                                          \
-                    fflush(stdout);                                                            \
-                }                                                                              \
-            }                                                                                  \
-    }
-
-/* --json --kp (session 17): the auto MSM with each forced K / P, alternately on the same
- * scalars (results checked equal), one line each with the plan's own K and P and the time
- * over the first pair's ("over_first"): what a calibration of K and P would measure */
-#define KP_ROWS(G, GN)                                                                         \
-    for (unsigned s = 0; s < o.nlogs; s++) {                                                   \
-        size_t n = (size_t)1 << o.logs[s];                                                     \
-        int reps = o.reps ? (int)o.reps : n >= ((size_t)1 << 20) ? 1 : 2;                      \
-        for (unsigned pi = o.many_only; pi < npools; pi++)                                     \
-            for (unsigned kind = 1; kind <= 2; kind++) {                                       \
-                if (!(o.kinds & kind)) continue;                                               \
-                for (unsigned cv = 0; cv < 2; cv++) {                                          \
-                    zp_msm_opts_t mo[8];                                                       \
-                    double ms[8];                                                              \
-                    for (unsigned j = 0; j < o.nkp; j++)                                       \
-                        mo[j] = (zp_msm_opts_t){.c = o.c, .method = ZP_MSM_AUTO, .k = o.kp[j][0], .p = o.kp[j][1]}; \
-                    (kind == 1 ? rnd_scalars : wit_scalars)(k, n, cv ? r_bls : r_bn);          \
-                    int e = cv ? msm_alt_##G##_bls12_381(ms, G##_bls, k, n, pools[pi], reps, mo, o.nkp) \
-                               : msm_alt_##G##_bn254(ms, G##_bn, k, n, pools[pi], reps, mo, o.nkp); \
-                    if (e) goto out;                                                           \
-                    zp_msm_info_t plan, got;                                                   \
-                    zp_msm_opts_t auto0 = {.c = o.c, .method = ZP_MSM_AUTO};                   \
-                    for (unsigned j = 0; j < o.nkp; j++) {                                     \
-                        if (cv) {                                                              \
-                            zp_msm_##G##_bls12_381_plan_info(&plan, n, zp_pool_size(pools[pi]), kind == 2, &auto0); \
-                            zp_msm_##G##_bls12_381_plan_info(&got, n, zp_pool_size(pools[pi]), kind == 2, &mo[j]); \
-                        } else {                                                               \
-                            zp_msm_##G##_bn254_plan_info(&plan, n, zp_pool_size(pools[pi]), kind == 2, &auto0); \
-                            zp_msm_##G##_bn254_plan_info(&got, n, zp_pool_size(pools[pi]), kind == 2, &mo[j]); \
-                        }                                                                      \
-                        printf("{\"group\":\"G%u\",\"curve\":\"%s\",\"log2n\":%u,\"threads\":%u,"     \
-                               "\"scalars\":\"%s\",\"method\":\"auto\",\"k\":%u,\"p\":%u,\"plan_k\":%u,"   \
-                               "\"plan_p\":%u,\"c\":%u,\"ms\":%.2f,\"over_first\":%.3f}\n",                \
-                               GN, cv ? "bls12_381" : "bn254", o.logs[s], zp_pool_size(pools[pi]), \
-                               kind == 1 ? "uniform" : "witness", got.K, got.P, plan.K, plan.P, got.c, ms[j], \
-                               ms[j] / ms[0]);                                                 \
                     }                                                                          \
                     fflush(stdout);                                                            \
                 }                                                                              \
@@ -678,13 +652,6 @@ int zp_bench_arith(int argc, char **argv)
     double setup_ms = ms_since(t0);
     const uint64_t *r_bn = zp_fr_bn254_modulus.l, *r_bls = zp_fr_bls12_381_modulus.l;
     char what[64];
-    if (o.json && o.nkp) {
-        if (o.groups & 1) KP_ROWS(g1, 1)
-        if (o.groups & 2) KP_ROWS(g2, 2)
-        fprintf(stderr, "zkpipe bench arith --json --kp: load average %.2f at the end\n", fixed_load());
-        rc = 0;
-        goto out;
-    }
     if (o.json) {
         if (o.groups & 1) JSON_ROWS(g1, 1)
         if (o.groups & 2) JSON_ROWS(g2, 2)
