@@ -170,41 +170,52 @@ static void SN(block_job)(void *arg, unsigned tid, unsigned nt)
 }
 
 /* ---- phase 2: k stages (half-spans 2^m0_log .. 2^(m0_log+k-1)) in stack tiles ---- */
-static inline __attribute__((always_inline)) void SN(col_run)(const SN(job_t) *j, unsigned tid,
-                                                              unsigned nt, bool inv)
+/* the pass's k stages on one tile (2^k rows x W columns, columns c0.. of the array) */
+typedef void (*SN(tile_fn))(const SN(job_t) *j, FT *tile, size_t c0, bool inv);
+
+static void SN(tile_pass)(const SN(job_t) *j, FT *tile, size_t c0, bool inv)
+{
+    unsigned L = j->d->log_n, m0l = j->m0_log, K = j->k;
+    size_t W = j->w, rows = (size_t)1 << K, half = j->n / 2; /* roots[half] = -1 */
+    const FT *roots = j->roots;
+    for (unsigned s = 0; s < K; s++) {
+        size_t hs = (size_t)1 << s;
+        unsigned sl = L - (m0l + s + 1);  /* twiddle index stride n/(2m), m = m0 2^s */
+        for (size_t u = 0; u < hs; u++)
+            for (size_t cc = 0; cc < W; cc++) {
+                size_t e = (c0 + cc + (u << m0l)) << sl;
+                if (inv) {
+                    const FT *t = &roots[half - e];
+                    for (size_t tt = u; tt < rows; tt += 2 * hs) {
+                        FT *a = &tile[tt * W + cc];
+                        SN(ibfly)(a, a + hs * W, t);
+                    }
+                } else {
+                    const FT *t = &roots[e];
+                    for (size_t tt = u; tt < rows; tt += 2 * hs) {
+                        FT *a = &tile[tt * W + cc];
+                        SN(bfly)(a, a + hs * W, t);
+                    }
+                }
+            }
+    }
+}
+
+/* the pass's tiles split over the threads: each copied to the stack, pass() run on it, copied
+ * back (the scalar and the vector jobs differ only in pass) */
+static inline __attribute__((always_inline)) void SN(col_run)(const SN(job_t) *j, unsigned tid, unsigned nt,
+                                                              bool inv, SN(tile_fn) pass)
 {
     FT tile[(size_t)1 << ZP_NTT_TILE_LOG];
-    unsigned L = j->d->log_n, m0l = j->m0_log, K = j->k;
+    unsigned m0l = j->m0_log, K = j->k;
     size_t W = j->w, rows = (size_t)1 << K, m0 = (size_t)1 << m0l;
     size_t chunks = m0 / W, nbases = j->n >> (m0l + K), lo, hi;
-    const FT *roots = j->roots;
-    size_t half = j->n / 2; /* roots[half] = -1 */
     zp_split(nbases * chunks, tid, nt, &lo, &hi);
     for (size_t task = lo; task < hi; task++) {
         size_t bi = task / chunks, c0 = (task % chunks) * W;
         FT *src = j->x + (bi << (m0l + K)) + c0;
         for (size_t t = 0; t < rows; t++) memcpy(tile + t * W, src + (t << m0l), W * sizeof(FT));
-        for (unsigned s = 0; s < K; s++) {
-            size_t hs = (size_t)1 << s;
-            unsigned sl = L - (m0l + s + 1);  /* twiddle index stride n/(2m), m = m0 2^s */
-            for (size_t u = 0; u < hs; u++)
-                for (size_t cc = 0; cc < W; cc++) {
-                    size_t e = (c0 + cc + (u << m0l)) << sl;
-                    if (inv) {
-                        const FT *t = &roots[half - e];
-                        for (size_t tt = u; tt < rows; tt += 2 * hs) {
-                            FT *a = &tile[tt * W + cc];
-                            SN(ibfly)(a, a + hs * W, t);
-                        }
-                    } else {
-                        const FT *t = &roots[e];
-                        for (size_t tt = u; tt < rows; tt += 2 * hs) {
-                            FT *a = &tile[tt * W + cc];
-                            SN(bfly)(a, a + hs * W, t);
-                        }
-                    }
-                }
-        }
+        pass(j, tile, c0, inv);
         for (size_t t = 0; t < rows; t++) memcpy(src + (t << m0l), tile + t * W, W * sizeof(FT));
     }
 }
@@ -212,8 +223,7 @@ static inline __attribute__((always_inline)) void SN(col_run)(const SN(job_t) *j
 static void SN(col_job)(void *arg, unsigned tid, unsigned nt)
 {
     const SN(job_t) *j = arg;
-    if (j->inv) SN(col_run)(j, tid, nt, true);
-    else SN(col_run)(j, tid, nt, false);
+    SN(col_run)(j, tid, nt, j->inv, SN(tile_pass));
 }
 
 #define NTT_VEC_PER_CURVE

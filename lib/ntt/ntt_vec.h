@@ -284,38 +284,29 @@ NV_T static void SN(block_job_v)(void *arg, unsigned tid, unsigned nt)
     else SN(block_run_v)(j, tid, nt, false);
 }
 
-/* phase 2 as SN(col_run), eight columns at a time (W a multiple of 8: SN(run) checks) */
-NV_T static void SN(col_run_v)(const SN(job_t) *j, unsigned tid, unsigned nt, bool inv)
+/* phase 2's tile pass as SN(tile_pass), eight columns at a time (W a multiple of 8: SN(run)
+ * checks) */
+NV_T static void SN(tile_pass_v)(const SN(job_t) *j, FT *tile, size_t c0, bool inv)
 {
     const nv_k *k = &SN(vk);
-    FT tile[(size_t)1 << ZP_NTT_TILE_LOG];
     unsigned L = j->d->log_n, m0l = j->m0_log, K = j->k;
-    size_t W = j->w, rows = (size_t)1 << K, m0 = (size_t)1 << m0l;
-    size_t chunks = m0 / W, nbases = j->n >> (m0l + K), lo, hi;
+    size_t W = j->w, rows = (size_t)1 << K, half = j->n / 2;
     const FT *roots = j->roots;
-    size_t half = j->n / 2;
-    zp_split(nbases * chunks, tid, nt, &lo, &hi);
-    for (size_t task = lo; task < hi; task++) {
-        size_t bi = task / chunks, c0 = (task % chunks) * W;
-        FT *src = j->x + (bi << (m0l + K)) + c0;
-        for (size_t t = 0; t < rows; t++) memcpy(tile + t * W, src + (t << m0l), W * sizeof(FT));
-        for (unsigned s = 0; s < K; s++) {
-            size_t hs = (size_t)1 << s;
-            unsigned sl = L - (m0l + s + 1);
-            ptrdiff_t st = (ptrdiff_t)1 << sl;
-            for (size_t u = 0; u < hs; u++)
-                for (size_t cc = 0; cc < W; cc += 8) {
-                    size_t e = (c0 + cc + (u << m0l)) << sl;
-                    nv_e t;
-                    if (inv) nv_load_strided(&t, &roots[half - e], -st, 4);
-                    else nv_load_strided(&t, &roots[e], st, 4);
-                    for (size_t tt = u; tt < rows; tt += 2 * hs) {
-                        FT *a = &tile[tt * W + cc];
-                        nv_bfly(a, a + hs * W, &t, inv, k);
-                    }
+    for (unsigned s = 0; s < K; s++) {
+        size_t hs = (size_t)1 << s;
+        unsigned sl = L - (m0l + s + 1);
+        ptrdiff_t st = (ptrdiff_t)1 << sl;
+        for (size_t u = 0; u < hs; u++)
+            for (size_t cc = 0; cc < W; cc += 8) {
+                size_t e = (c0 + cc + (u << m0l)) << sl;
+                nv_e t;
+                if (inv) nv_load_strided(&t, &roots[half - e], -st, 4);
+                else nv_load_strided(&t, &roots[e], st, 4);
+                for (size_t tt = u; tt < rows; tt += 2 * hs) {
+                    FT *a = &tile[tt * W + cc];
+                    nv_bfly(a, a + hs * W, &t, inv, k);
                 }
-        }
-        for (size_t t = 0; t < rows; t++) memcpy(src + (t << m0l), tile + t * W, W * sizeof(FT));
+            }
     }
 }
 
@@ -349,8 +340,7 @@ NV_T static void SN(pow_mul_v)(FT *x, const FT *g, size_t lo, size_t hi)
 NV_T static void SN(col_job_v)(void *arg, unsigned tid, unsigned nt)
 {
     const SN(job_t) *j = arg;
-    if (j->inv) SN(col_run_v)(j, tid, nt, true);
-    else SN(col_run_v)(j, tid, nt, false);
+    SN(col_run)(j, tid, nt, j->inv, SN(tile_pass_v));
 }
 #endif
 #endif
