@@ -293,10 +293,10 @@ static void fmt_drop(const uint8_t *p, size_t n)
     if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }
 
-/* len bytes of fresh anonymous memory for the pages [lo, lo + len): from 4 MiB up placed at
+/* len bytes of fresh anonymous memory for the pages [lo, lo + len): from 2 MiB up placed at
  * the same offset modulo 2 MiB as lo, with the huge-page hint (zp_advise_huge), so that the
  * copy faults 2 MiB at a time and mremap moves whole huge pages (session 17: 4 KiB faults cost
- * ~10 us each on this VM; MAP_POPULATE of 4 KiB pages ~5 us a page); below 4 MiB populated
+ * ~10 us each on this VM; MAP_POPULATE of 4 KiB pages ~5 us a page); below 2 MiB populated
  * 4 KiB pages. NULL with errno on failure. */
 static uint8_t *align_fresh(uintptr_t lo, size_t len)
 {

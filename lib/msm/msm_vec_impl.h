@@ -277,10 +277,6 @@ MV_I void MV(cmul)(MV(c) *r, const MV(c) *a, const MV(c) *bs)
  * (microcoded), the transpose ~1 a shuffle (session 16, issue 31). */
 #define MV_TR4 (MV_W == 4)
 
-/* rows z[r] = lanes r and r + 4 <-> word vectors: lib/util/avx512_tr.h */
-#define MV_tr_in4 zp_tr48_in
-#define MV_tr_out4 zp_tr48_out
-
 /* 8 x 8 transpose of 64-bit words (rows <-> columns; its own inverse): BLS12-381's six-word
  * coordinates, rows padded to eight words */
 #define MV_TR8 (MV_W > 4 && MV_W <= 8)
@@ -333,7 +329,7 @@ MV_I void MV(gather)(MV(cw) *w, const void *base, __m256i off)
             for (int r = 0; r < 4; r++)
                 z[r] = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(b + o[r]))),
                                           _mm256_loadu_si256((const __m256i *)(const void *)(b + o[r + 4])), 1);
-            MV_tr_in4(w->c[i], z);
+            zp_tr48_in(w->c[i], z);   /* rows z[r] = lanes r and r + 4 (lib/util/avx512_tr.h) */
         }
         return;
     }
@@ -445,7 +441,7 @@ MV_I void MV(scatter)(void *base, __mmask8 mk, __m256i off, const MV(c) *a)
             uint8_t *b = (uint8_t *)base + sizeof(FB_T) * i;
             __m512i z[4];
             MV(to_words)(w, &a->c[i]);
-            MV_tr_out4(z, w);
+            zp_tr48_out(z, w);
             for (int r = 0; r < 4; r++) {
                 if (mk >> r & 1) _mm256_storeu_si256((__m256i *)(void *)(b + o[r]), _mm512_castsi512_si256(z[r]));
                 if (mk >> (r + 4) & 1)
@@ -623,14 +619,12 @@ MV_T static void S(flush_v)(S(ws_t) *ws)
  * first), and y^2 == x^3 + b in 52-bit limbs (products < 2p, the difference brought below p
  * and compared limb by limb with b), or the point is (0,0) (infinity, as the key stores it).
  * A lane with a non-canonical coordinate computes garbage but is refused by the first test.
- * b is y^2 - x^3 of the generator (scalar field code, once). Same answers as
+ * b is y^2 - x^3 of the generator (scalar field code, at load time). Same answers as
  * ECA(is_inf) / F canonical / ECA(on_curve) (tests/test_msm.c test_check_v). */
 static uint64_t MV(b)[MV_NC][MV_NL];
-static atomic_int MV(b_ready);
 
-static void MV(b_init)(void)
+__attribute__((constructor)) static void MV(b_init)(void)
 {
-    if (atomic_load_explicit(&MV(b_ready), memory_order_acquire)) return;
     PA_T g;
     FE_T y2, x3;
     EC(generator)(&g);
@@ -640,7 +634,6 @@ static void MV(b_init)(void)
     F(sub)(&y2, &y2, &x3);   /* b, canonical */
     const FB_T *c = (const FB_T *)(const void *)&y2;
     for (int i = 0; i < MV_NC; i++) MV(limbs_u64)(MV(b)[i], c[i].l, 0);
-    atomic_store_explicit(&MV(b_ready), 1, memory_order_release);
 }
 
 /* lanes whose component words are all below p */
@@ -664,7 +657,6 @@ MV_T size_t MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _check_v)(const PA_T *pts, size_t
 {
     *done = 0;
     if (!msm_vec_on() || n < 8) return 0;
-    MV(b_init)();
     const __m256i off = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32((int)sizeof(PA_T)));
     size_t nb = n & ~(size_t)7;
     for (size_t i = 0; i < nb; i += 8) {

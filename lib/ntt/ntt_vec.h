@@ -43,10 +43,6 @@ static void nv_k_init(nv_k *k, const uint64_t *p)
     k->pinv = (0 - inv) & NV_M52;
 }
 
-/* rows z[i] = elements 2i, 2i+1 <-> word vectors w[0..4): lib/util/avx512_tr.h */
-#define nv_tr_in zp_tr48_in
-#define nv_tr_out zp_tr48_out
-
 /* limbs of 2^s v (s = 0 or 4), v the lanes' words */
 NV_I void nv_from_words(nv_e *r, const __m512i *w, unsigned s)
 {
@@ -87,7 +83,7 @@ NV_I void nv_load(nv_e *r, const void *x, unsigned s)
 {
     __m512i z[4], w[4];
     for (int i = 0; i < 4; i++) z[i] = _mm512_loadu_si512((const uint8_t *)x + 64 * i);
-    nv_tr_in(w, z);
+    zp_tr48_in(w, z);   /* rows z[i] = elements 2i, 2i+1 (lib/util/avx512_tr.h) */
     nv_from_words(r, w, s);
 }
 
@@ -98,7 +94,7 @@ NV_I void nv_load_strided(nv_e *r, const void *t, ptrdiff_t st, unsigned s)
     for (int i = 0; i < 4; i++)
         z[i] = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(b + 2 * i * 32 * st))),
                                   _mm256_loadu_si256((const __m256i *)(const void *)(b + (2 * i + 1) * 32 * st)), 1);
-    nv_tr_in(w, z);
+    zp_tr48_in(w, z);   /* rows z[i] = elements 2i, 2i+1 (lib/util/avx512_tr.h) */
     nv_from_words(r, w, s);
 }
 
@@ -106,7 +102,7 @@ NV_I void nv_store(void *x, const nv_e *a)
 {
     __m512i z[4], w[4];
     nv_to_words(w, a);
-    nv_tr_out(z, w);
+    zp_tr48_out(z, w);
     for (int i = 0; i < 4; i++) _mm512_storeu_si512((uint8_t *)x + 64 * i, z[i]);
 }
 

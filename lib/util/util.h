@@ -146,7 +146,7 @@ typedef struct { char *p; size_t n, cap; bool oom; } zp_sbuf_t;
 void zp_sbuf_printf(zp_sbuf_t *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 char *zp_sbuf_take(zp_sbuf_t *s);
 
-/* Large working memory: 64-byte aligned; from 4 MiB up 2 MiB aligned with a transparent-huge-
+/* Large working memory: 64-byte aligned; from 2 MiB up 2 MiB aligned with a transparent-huge-
  * page hint (madvise MADV_HUGEPAGE), so that first touches fault 2 MiB at a time. Measured on
  * a 2-core VM (session 17): 4 KiB faults cost ~10 us each there (64 MiB touched: 173 ms with
  * 4 KiB pages, 4 ms with huge ones); a 2^18 proof took 34,000 faults. Freed with free().
