@@ -212,8 +212,8 @@ static void msm_layout(msm_layout_t *l, const msm_plan_t *pl, unsigned m, size_t
     o = align64(o + (kmax / MSM_Q_DIV) * pa);
     l->off_qb = o;
     o = align64(o + (kmax / MSM_Q_DIV) * sizeof(uint32_t));
-    l->off_vec = o;                                    /* msm_vec_impl.h: <= 64 bytes a lane */
-    o = align64(o + (kmax + MSM_VEC_PAD) * 64);
+    l->off_vec = o;   /* msm_vec_impl.h: <= 64 bytes a lane (G1), 128 for G2 (the norms too) */
+    o = align64(o + (kmax + MSM_VEC_PAD) * (fe >= 64 ? 128 : 64));
     l->thread_bytes = o;
 }
 
