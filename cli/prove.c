@@ -201,10 +201,10 @@ int zp_prove_run(const zp_prove_args_t *a)
     if ((rc = zp_wtns_check_values(&wt, pool))) { fail(rc, "reading the witness"); goto out; }   /* on the pool */
     zp_trace_mark("witness: values < r");
     stage("loading the proving key");
-    /* every point array used where it is in the zkey's mapping (the misaligned ones moved
-     * onto 8-byte boundaries there first), the witness likewise: nothing copied twice */
-    if ((rc = zp_zkey_align_points_pool(&z, pool))) { fail(rc, "aligning the proving key's points"); goto out; }
-    zp_trace_mark("zkey: align point arrays (memmove)");
+    /* every point array used where it is in the zkey's mapping, at whatever alignment the
+     * file gives it (session 18: the MSMs read points through memcpy; before, the misaligned
+     * ones were moved onto 8-byte boundaries into fresh pages first, ~16 MB at 2^16), the
+     * witness's values moved onto 8 bytes in place: nothing copied twice */
     if ((rc = zp_g16_key_load_inplace(&key, &z, pool))) { fail(rc, "loading the proving key"); goto out; }
     zp_trace_mark("zkey: point checks, coefficient decode");
     if ((rc = zp_g16_witness_inplace(&w, &wcopy, &wt))) { fail(rc, "loading the witness"); goto out; }

@@ -53,13 +53,15 @@ static size_t L(g1_check)(const void *pts, size_t n, bool subgroup, bool allow_i
         if (bad < from) return bad;
     }
     for (size_t i = from; i < n; i++) {
-        if (!L(fq_ok)(&p[i].x) || !L(fq_ok)(&p[i].y)) return i;
-        if (G1A(is_inf)(&p[i])) {
+        G1A_T q;   /* pts may sit at any alignment (a zkey section in place): copied out */
+        memcpy(&q, (const uint8_t *)pts + i * sizeof q, sizeof q);
+        if (!L(fq_ok)(&q.x) || !L(fq_ok)(&q.y)) return i;
+        if (G1A(is_inf)(&q)) {
             if (!allow_inf) return i;
             continue;
         }
-        if (!G1A(on_curve)(&p[i])) return i;
-        if (subgroup && !G1A(in_subgroup)(&p[i])) return i;
+        if (!G1A(on_curve)(&q)) return i;
+        if (subgroup && !G1A(in_subgroup)(&q)) return i;
     }
     return n;
 }
@@ -75,15 +77,16 @@ static size_t L(g2_check)(const void *pts, size_t n, bool subgroup, bool allow_i
         if (bad < from) return bad;
     }
     for (size_t i = from; i < n; i++) {
-        if (!L(fq_ok)(&p[i].x.c0) || !L(fq_ok)(&p[i].x.c1) || !L(fq_ok)(&p[i].y.c0) ||
-            !L(fq_ok)(&p[i].y.c1))
+        G2A_T q;   /* pts may sit at any alignment (a zkey section in place): copied out */
+        memcpy(&q, (const uint8_t *)pts + i * sizeof q, sizeof q);
+        if (!L(fq_ok)(&q.x.c0) || !L(fq_ok)(&q.x.c1) || !L(fq_ok)(&q.y.c0) || !L(fq_ok)(&q.y.c1))
             return i;
-        if (G2A(is_inf)(&p[i])) {
+        if (G2A(is_inf)(&q)) {
             if (!allow_inf) return i;
             continue;
         }
-        if (!G2A(on_curve)(&p[i])) return i;
-        if (subgroup && !G2A(in_subgroup)(&p[i])) return i;
+        if (!G2A(on_curve)(&q)) return i;
+        if (subgroup && !G2A(in_subgroup)(&q)) return i;
     }
     return n;
 }

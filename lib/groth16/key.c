@@ -5,10 +5,11 @@
  *   IC (n_public+1 G1) | A (n_vars G1) | B1 (n_vars G1) | C (n_vars-n_public-1 G1) |
  *   H (domain_size G1) | B2 (n_vars G2) | coefs (n_coefs x 48 bytes)
  * Points are the zkey's bytes copied unchanged (affine, Montgomery, LE; (0,0) = infinity);
- * zp_g16_key_load_inplace leaves every 8-byte aligned point array in the zkey's mapping
- * instead (checked there; the zkey must stay open while the key is used) and copies only the
- * misaligned arrays, then drops the mapping's pages of what it copied (madvise DONTNEED), so
- * nothing is resident twice; its coefficients are checked but not decoded (k->coefs NULL,
+ * zp_g16_key_load_inplace leaves the point arrays A, B1, C, H, B2 in the zkey's mapping at
+ * any alignment (the MSMs read points by memcpy: session 18), IC where 8-byte aligned
+ * (checked there; the zkey must stay open while the key is used), copies IC otherwise, then
+ * drops the mapping's pages of what it copied (madvise DONTNEED), so nothing is resident
+ * twice; its coefficients are checked but not decoded (k->coefs NULL,
  * k->coefs_raw the zkey's entries, read by synthesis where they are: session 17).
  * Coefficients keep the zkey's value (coef*R^2 mod r, "double Montgomery").
  * Checks done while loading (the zkey is untrusted input):
@@ -280,8 +281,12 @@ static int key_load_into(zp_g16_key_t *k, const zp_zkey_t *z, void *mem, size_t 
     memcpy(&k->beta2, z->beta2, cv->g2a_size);
     memcpy(&k->gamma2, z->gamma2, cv->g2a_size);
     memcpy(&k->delta2, z->delta2, cv->g2a_size);
-#define KEY_ARR(src, o) (inplace && !((uintptr_t)(src) % 8) ? (void *)(uintptr_t)(src) : (void *)(base + off[o]))
-    k->ic = KEY_ARR(z->ic, K_IC);
+    /* in place: the MSMs read their point arrays at any alignment (lib/msm S(pt_load), the
+     * checks likewise: session 18), so A, B1, C, H and B2 are used where the zkey has them
+     * whatever their offset; IC (a few points, read as typed values by the verification key
+     * and the public inputs' sum) only when 8-byte aligned, else copied */
+#define KEY_ARR(src, o) (inplace ? (void *)(uintptr_t)(src) : (void *)(base + off[o]))
+    k->ic = inplace && !((uintptr_t)z->ic % 8) ? (void *)(uintptr_t)z->ic : (void *)(base + off[K_IC]);
     k->a = KEY_ARR(z->points_a, K_A);
     k->b1 = KEY_ARR(z->points_b1, K_B1);
     k->c = KEY_ARR(z->points_c, K_C);
@@ -308,7 +313,12 @@ static int key_load_into(zp_g16_key_t *k, const zp_zkey_t *z, void *mem, size_t 
         j.arr[i].what = arr[i].what;
         j.arr[i].g2 = arr[i].g2;
         j.arr[i].subgroup = arr[i].subgroup;
-        j.arr[i].drop = inplace && z->f.mapped && arr[i].dst == (const void *)arr[i].src && !(z->moved & arr[i].moved);
+        /* in place: B2's clean file pages dropped after the check (read again by the last
+         * MSM, the finalizer's), the G1 arrays' kept (their MSMs come right after synthesis;
+         * dropping them all and faulting them back cost ~4% of a 2^16 proof, keeping them all
+         * +8 MiB of peak RSS: session 18) */
+        j.arr[i].drop = inplace && arr[i].g2 && z->f.mapped && arr[i].dst == (const void *)arr[i].src &&
+                        !(z->moved & arr[i].moved);
         atomic_init(&j.arr[i].bad, SIZE_MAX);
     }
     zp_pool_run(pool, load_run, &j);
@@ -326,12 +336,12 @@ static int key_load_into(zp_g16_key_t *k, const zp_zkey_t *z, void *mem, size_t 
         return rc;
     }
     if (inplace) {
-        /* copied arrays: the mapping's pages are dead. Arrays used in place and not moved by
-         * zp_zkey_align_points (clean file pages): dropped too after their check, read again
-         * from the page cache by their MSM, so they are not resident during synthesis (moved
-         * ones are the process's own pages now and stay) */
+        /* copied arrays (IC where misaligned): the mapping's pages are dead. B2 used in place
+         * and not moved by zp_zkey_align_points (clean file pages): dropped too, read again
+         * from the page cache by its MSM, so it is not resident during synthesis (moved arrays
+         * are the process's own pages now and stay) */
         for (int i = 0; i < L_N; i++)
-            if (arr[i].dst != (const void *)arr[i].src || !(z->moved & arr[i].moved))
+            if (arr[i].dst != (const void *)arr[i].src || (j.arr[i].drop))
                 key_drop_pages(z, arr[i].src, arr[i].n * (arr[i].g2 ? cv->g2a_size : cv->g1a_size));
         if (!k->coefs_raw) key_drop_pages(z, z->coefs, (size_t)z->n_coefs * (12 + (size_t)z->n8r));   /* raw: read by synthesis, dropped after it */
     }

@@ -146,7 +146,11 @@ static void S(bsplit_worker)(void *arg, unsigned tid, unsigned nthr)
             any |= (k2.l[0] | k2.l[1]) != 0;
         }
         if (any)
-            for (unsigned b = 0; b < sj->nbases; b++) F(mulb)(&sj->phix[(size_t)b * n0 + i], &sj->pts[b][i].x, beta);
+            for (unsigned b = 0; b < sj->nbases; b++) {
+                PA_T pt;
+                S(pt_load)(&pt, sj->pts[b], i);
+                F(mulb)(&sj->phix[(size_t)b * n0 + i], &pt.x, beta);
+            }
     }
     for (unsigned j = 0; j < sj->m; j++) atomic_fetch_add_explicit(&sj->nbig[j], big[j], memory_order_relaxed);
     unsigned cur = atomic_load_explicit(&sj->bits, memory_order_relaxed);

@@ -269,6 +269,21 @@ static inline bool S(pa_zero)(const PA_T *p)
     return o == 0;
 }
 
+/* *q = point i of an input array. Input arrays may sit at any alignment (a zkey's point
+ * section used where the file has it, 4 bytes past a multiple of 8 for every other section:
+ * session 18), so they are only ever read through here - memcpy, which compiles to plain
+ * loads - never as typed lvalues */
+static inline void S(pt_load)(PA_T *q, const PA_T *arr, size_t i)
+{
+    memcpy(q, (const uint8_t *)(const void *)arr + i * sizeof(PA_T), sizeof(PA_T));
+}
+
+/* arr + i for an input array (byte arithmetic: arr may be misaligned for PA_T) */
+static inline const PA_T *S(pt_at)(const PA_T *arr, size_t i)
+{
+    return (const PA_T *)(const void *)((const uint8_t *)(const void *)arr + i * sizeof(PA_T));
+}
+
 /* q = point ii, negated if negd (xor its own sign); false for infinity */
 static inline bool S(fetch)(PA_T *q, const S(src_t) *src, size_t ii, bool negd)
 {
@@ -278,7 +293,12 @@ static inline bool S(fetch)(PA_T *q, const S(src_t) *src, size_t ii, bool negd)
         pi -= src->n0;
         cls++;
     }
-    const PA_T *p = src->pts2 && pi >= src->n1 ? &src->pts2[pi - src->n1] : &src->pts[pi];
+    PA_T pt;
+    if (src->pts2 && pi >= src->n1)
+        S(pt_load)(&pt, src->pts2, pi - src->n1);
+    else
+        S(pt_load)(&pt, src->pts, pi);
+    const PA_T *p = &pt;
     if (S(pa_zero)(p)) return false;
     if (src->neg && src->neg[ii]) negd = !negd;
     const FE_T *y = &p->y;
@@ -902,9 +922,12 @@ static inline const zp_scalar_t *S(split_sc)(const S(split_job_t) *sj, size_t i)
     return sj->sc2 && i >= sj->n1 ? &sj->sc2[i - sj->n1] : &sj->sc[i];
 }
 
-static inline const PA_T *S(split_pt)(const S(split_job_t) *sj, unsigned j, size_t i)
+static inline void S(split_pt)(PA_T *q, const S(split_job_t) *sj, unsigned j, size_t i)
 {
-    return sj->pts2 && i >= sj->n1 ? &sj->pts2[i - sj->n1] : &sj->pts[j][i];
+    if (sj->pts2 && i >= sj->n1)
+        S(pt_load)(q, sj->pts2, i - sj->n1);
+    else
+        S(pt_load)(q, sj->pts[j], i);
 }
 
 static void S(split_worker)(void *arg, unsigned tid, unsigned nthr)
@@ -929,9 +952,10 @@ static void S(split_worker)(void *arg, unsigned tid, unsigned nthr)
                 const FB_T *a = MSM_CAT3(zp_g2_, MSM_C, _psi2_a)();
                 for (unsigned j = 0; j < sj->m; j++) {
                     S(psi_t) *e = &sj->psi[(size_t)j * n0 + i];
-                    const PA_T *p = S(split_pt)(sj, j, i);
-                    MSM_CAT3(zp_g2a_, MSM_C, _psi)(&e->q, p);
-                    F(mulb)(&e->ax, &p->x, a);
+                    PA_T p;
+                    S(split_pt)(&p, sj, j, i);
+                    MSM_CAT3(zp_g2a_, MSM_C, _psi)(&e->q, &p);
+                    F(mulb)(&e->ax, &p.x, a);
                     F(mulb)(&e->aqx, &e->q.x, a);
                 }
             }
@@ -945,7 +969,11 @@ static void S(split_worker)(void *arg, unsigned tid, unsigned nthr)
         sj->neg[i] = (uint8_t)(ng & 1);
         sj->neg[n0 + i] = (uint8_t)(ng >> 1);
         if (sj->half[n0 + i].l[0] | sj->half[n0 + i].l[1])
-            for (unsigned j = 0; j < sj->m; j++) F(mulb)(&sj->phix[(size_t)j * n0 + i], &S(split_pt)(sj, j, i)->x, beta);
+            for (unsigned j = 0; j < sj->m; j++) {
+                PA_T p;
+                S(split_pt)(&p, sj, j, i);
+                F(mulb)(&sj->phix[(size_t)j * n0 + i], &p.x, beta);
+            }
     }
 }
 
@@ -964,7 +992,9 @@ static void S(multi2)(P_T *out, const PA_T *const *points, unsigned m, const zp_
         for (unsigned j = 0; j < m; j++)
             for (size_t i = 0; i < n; i++) {
                 P_T p, t;
-                EC(from_affine)(&p, &points[j][i]);
+                PA_T a;
+                S(pt_load)(&a, points[j], i);
+                EC(from_affine)(&p, &a);
                 EC(mul)(&t, &p, &scalars[i]);
                 EC(add)(&out[j], &out[j], &t);
             }
@@ -1111,7 +1141,7 @@ void MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _multi_ex)(P_T *out, const PA_T *const *
     for (size_t lo = 0; lo < n; lo += MSM_CHUNK) {
         size_t len = n - lo < MSM_CHUNK ? n - lo : MSM_CHUNK;
         for (unsigned j = 0; j < m; j++) {
-            const PA_T *pj = points[j] + lo;
+            const PA_T *pj = S(pt_at)(points[j], lo);
             P_T t;
             S(multi)(&t, &pj, 1, scalars + lo, len, scratch, pool, opts);
             EC(add)(&out[j], &out[j], &t);

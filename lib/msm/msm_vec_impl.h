@@ -772,8 +772,9 @@ MV_T size_t MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _check_v)(const PA_T *pts, size_t
     size_t nb = n & ~(size_t)7;
     for (size_t i = 0; i < nb; i += 8) {
         MV(cw) xw, yw;
-        MV(gather)(&xw, &pts[i].x, off);
-        MV(gather)(&yw, &pts[i].y, off);
+        const uint8_t *pb = (const uint8_t *)(const void *)pts + i * sizeof(PA_T);   /* any alignment */
+        MV(gather)(&xw, pb + offsetof(PA_T, x), off);
+        MV(gather)(&yw, pb + offsetof(PA_T, y), off);
         __mmask8 zero = 0xff;
         for (int c = 0; c < MV_NC; c++)
             for (int k = 0; k < MV_W; k++)
