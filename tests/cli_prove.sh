@@ -89,6 +89,23 @@ for name in bn128_chain bls12381_chain; do
   grep -q "badcoef.zkey: coefficient $((ncoef - 1)) (matrix [01], row [0-9]*, wire 4294967295) out of range" "$TMP/out" \
     || fail "bad coefficient message: $(cat "$TMP/out")"
   [ -e "$o/x.json" ] && fail "a proof was written for a bad key"
+  # a B2 point off its curve (the second point's last byte): the points are checked where the
+  # zkey has them, at whatever alignment its sections give them (session 18), and the error
+  # names the array and the index
+  cp "$d/circuit.zkey" "$o/badpt.zkey"
+  b2_off=$(zkey_section_off "$o/badpt.zkey" 7) || fail "no B2 section in $d/circuit.zkey"
+  case $name in bls12381*) g2=192;; *) g2=128;; esac
+  printf '\001' | dd of="$o/badpt.zkey" bs=1 seek=$(( b2_off + 2 * g2 - 1 )) conv=notrunc 2>/dev/null
+  expect_rc 1 "B2 point off the curve" "$Z" prove "$o/badpt.zkey" "$d/witness.wtns" "$o/x.json" "$o/y.json" --threads 2
+  grep -q "badpt.zkey: pointsB2\[1\] is not a valid G2 point" "$TMP/out" || fail "bad point message: $(cat "$TMP/out")"
+  [ -e "$o/x.json" ] && fail "a proof was written for a key with a bad point"
+  # proving needs no ZeroMQ: libzmq is loaded at the first ZeroMQ call (cli/lazy_libs.c), so a
+  # prove runs with a broken libzmq.so.5 first on the library path, and a command that talks to
+  # the broker stops with the library named (exit 127, as the dynamic loader would)
+  mkdir -p "$o/badlib" && : > "$o/badlib/libzmq.so.5"
+  expect_rc 0 "prove without a loadable libzmq" env LD_LIBRARY_PATH="$o/badlib" "$Z" prove "$d/circuit.zkey" "$d/witness.wtns" "$o/nz.json" "$o/nzp.json"
+  expect_rc 127 "status without a loadable libzmq" env LD_LIBRARY_PATH="$o/badlib" "$Z" status
+  grep -q "cannot load libzmq.so.5" "$TMP/out" || fail "missing libzmq message: $(cat "$TMP/out")"
   if [ -f "$d/witness-bad.wtns" ]; then
     expect_rc 1 "bad witness" "$Z" prove "$d/circuit.zkey" "$d/witness-bad.wtns" "$o/x.json" "$o/y.json" --r1cs "$d/circuit.r1cs"
     grep -q "constraint [0-9]" "$TMP/out" || fail "bad witness message lacks the constraint: $(cat "$TMP/out")"
