@@ -284,7 +284,21 @@ static inline const PA_T *S(pt_at)(const PA_T *arr, size_t i)
     return (const PA_T *)(const void *)((const uint8_t *)(const void *)arr + i * sizeof(PA_T));
 }
 
-/* q = point ii, negated if negd (xor its own sign); false for infinity */
+/* the affine infinity (0,0) at bytes pb of an input array (any alignment) */
+static inline bool S(pa_zero_b)(const uint8_t *pb)
+{
+    uint64_t o = 0;
+    for (size_t i = 0; i < sizeof(PA_T) / 8; i++) {
+        uint64_t w;
+        memcpy(&w, pb + 8 * i, 8);
+        o |= w;
+    }
+    return o == 0;
+}
+
+/* q = point ii, negated if negd (xor its own sign); false for infinity. The point's words go
+ * from the input array straight into q (no copy on the stack first: a 64-byte struct copied
+ * there word by word and read back whole stalled on store forwarding, +12% window loop) */
 static inline bool S(fetch)(PA_T *q, const S(src_t) *src, size_t ii, bool negd)
 {
     size_t pi = ii;
@@ -293,17 +307,13 @@ static inline bool S(fetch)(PA_T *q, const S(src_t) *src, size_t ii, bool negd)
         pi -= src->n0;
         cls++;
     }
-    PA_T pt;
-    if (src->pts2 && pi >= src->n1)
-        S(pt_load)(&pt, src->pts2, pi - src->n1);
-    else
-        S(pt_load)(&pt, src->pts, pi);
-    const PA_T *p = &pt;
-    if (S(pa_zero)(p)) return false;
+    const uint8_t *pb = src->pts2 && pi >= src->n1 ? (const uint8_t *)S(pt_at)(src->pts2, pi - src->n1)
+                                                   : (const uint8_t *)S(pt_at)(src->pts, pi);
+    if (S(pa_zero_b)(pb)) return false;
     if (src->neg && src->neg[ii]) negd = !negd;
-    const FE_T *y = &p->y;
+    const FE_T *y = NULL;                       /* NULL: the point's own y */
     if (cls == 0) {
-        q->x = p->x;
+        memcpy(&q->x, pb + offsetof(PA_T, x), sizeof q->x);
     } else if (src->dim == 2) {
         q->x = src->phix[pi];
 #if MSM_GLS
@@ -314,15 +324,22 @@ static inline bool S(fetch)(PA_T *q, const S(src_t) *src, size_t ii, bool negd)
             y = &e->q.y;
         } else {
             q->x = cls == 2 ? e->ax : e->aqx;
-            y = cls == 2 ? &p->y : &e->q.y;
+            y = cls == 2 ? NULL : &e->q.y;
             negd = !negd;
         }
 #endif
     }
-    if (negd)
+    if (!y) {
+        memcpy(&q->y, pb + offsetof(PA_T, y), sizeof q->y);
+        if (negd) {
+            FE_T t = q->y;
+            F(neg)(&q->y, &t);
+        }
+    } else if (negd) {
         F(neg)(&q->y, y);
-    else
+    } else {
         q->y = *y;
+    }
     return true;
 }
 
