@@ -785,9 +785,9 @@ MV_T size_t MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _check_v)(const PA_T *pts, size_t
         MV(cfrom)(&xs, &xw, MV_SH);
         MV(cfrom)(&y, &yw, 0);
         MV(cfrom)(&ys, &yw, MV_SH);
-        MV(cmul)(&x2, &x, &xs);       /* < 2p */
+        MV(csqr)(&x2, &x, &xs);       /* < 2p (squarings: session 18) */
         MV(cmul)(&x3, &x2, &xs);      /* < 2p */
-        MV(cmul)(&y2, &y, &ys);       /* < 2p */
+        MV(csqr)(&y2, &y, &ys);       /* < 2p */
         MV(csubc)(&d, &y2, &x3, MV(k).p2);   /* y^2 - x^3 + 2p < 4p */
         MV(creduce)(&d, &d);                 /* < p */
         __mmask8 on = 0xff;
