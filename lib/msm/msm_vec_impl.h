@@ -207,7 +207,7 @@ MV_I void MV(mul)(MV(e) *r, const MV(e) *a, const MV(e) *bs)
         for (int j = 0; j < MV_NL; j++) t[j] = _mm512_madd52lo_epu64(t[j], a->l[j], bi);
 #pragma GCC unroll 16
         for (int j = 0; j < MV_NL; j++) t[j + 1] = _mm512_madd52hi_epu64(t[j + 1], a->l[j], bi);
-        __m512i q = _mm512_and_si512(_mm512_madd52lo_epu64(z, t[0], pinv), m52);
+        __m512i q = _mm512_madd52lo_epu64(z, t[0], pinv);   /* < 2^52 already (0 + the low half) */
 #pragma GCC unroll 16
         for (int j = 0; j < MV_NL; j++)
             t[j] = _mm512_madd52lo_epu64(t[j], q, _mm512_set1_epi64((long long)MV(k).p[j]));
@@ -273,7 +273,7 @@ MV_I void MV(redc)(MV(e) *r, __m512i *t)
                   pinv = _mm512_set1_epi64((long long)MV(k).pinv);
 #pragma GCC unroll 16
     for (int i = 0; i < MV_NL; i++) {
-        __m512i q = _mm512_and_si512(_mm512_madd52lo_epu64(z, t[i], pinv), m52);
+        __m512i q = _mm512_madd52lo_epu64(z, t[i], pinv);   /* < 2^52 already (0 + the low half) */
 #pragma GCC unroll 16
         for (int j = 0; j < MV_NL; j++)
             t[i + j] = _mm512_madd52lo_epu64(t[i + j], q, _mm512_set1_epi64((long long)MV(k).p[j]));

@@ -156,7 +156,7 @@ NV_I void nv_mul(nv_e *r, const nv_e *a, const nv_e *bs, const nv_k *k)
         for (int j = 0; j < 5; j++) t[j] = _mm512_madd52lo_epu64(t[j], a->l[j], bi);
 #pragma GCC unroll 8
         for (int j = 0; j < 5; j++) t[j + 1] = _mm512_madd52hi_epu64(t[j + 1], a->l[j], bi);
-        __m512i q = _mm512_and_si512(_mm512_madd52lo_epu64(z, t[0], pinv), m52);
+        __m512i q = _mm512_madd52lo_epu64(z, t[0], pinv);   /* < 2^52 already (0 + the low half) */
 #pragma GCC unroll 8
         for (int j = 0; j < 5; j++) t[j] = _mm512_madd52lo_epu64(t[j], q, _mm512_set1_epi64((long long)k->p[j]));
 #pragma GCC unroll 8
