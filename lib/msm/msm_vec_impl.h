@@ -527,8 +527,22 @@ MV_I void MV(read)(MV(blk_t) *b, const S(ws_t) *ws, unsigned j0, unsigned m, boo
         if (norm) {                          /* N(d) = d0^2 + d1^2 (< 2.6p reduced once), below 2p */
             __m512i t[2 * MV_NL];
             for (int k = 0; k < 2 * MV_NL; k++) t[k] = _mm512_setzero_si512();
-            MV(mulw)(t, &b->d.c[0], &b->ds.c[0]);
-            MV(mulw)(t, &b->d.c[MV_NC - 1], &b->ds.c[MV_NC - 1]);
+            if (MV_NL >= 8) {
+                /* BLS12-381: squarings of 2^(SH/2) d_i (2^SH d_i^2, as d_i ds_i): 72 multiply-adds
+                 * each instead of 128, G2 MSMs -7%; on BN254 (25 of 50 saved) the extra shifts
+                 * and columns cost more than they save (+5%: measured, session 18) */
+                __m512i u[2 * MV_NL];
+                for (int k = 0; k < 2 * MV_NL; k++) u[k] = _mm512_setzero_si512();
+                MV(e) h0, h1;
+                MV(shl)(&h0, &b->d.c[0], MV_SH / 2);
+                MV(shl)(&h1, &b->d.c[MV_NC - 1], MV_SH / 2);
+                MV(sqrw)(t, &h0);
+                MV(sqrw)(u, &h1);
+                for (int k = 0; k < 2 * MV_NL; k++) t[k] = _mm512_add_epi64(t[k], u[k]);
+            } else {
+                MV(mulw)(t, &b->d.c[0], &b->ds.c[0]);
+                MV(mulw)(t, &b->d.c[MV_NC - 1], &b->ds.c[MV_NC - 1]);
+            }
             MV(redc)(&b->n, t);
             MV(csub)(&b->n, &b->n, MV(k).p2);
             MV(shift)(&b->ns, &b->n);
