@@ -124,27 +124,21 @@ int zp_fmt_map(zp_binfile_t *f, const char *path)
         return zp_err_set(ZP_ETOOBIG, "%s: %lld bytes do not fit in memory", path, (long long)st.st_size);
     }
     void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (m == MAP_FAILED) {
-        int e = errno;
-        close(fd);
-        return zp_err_set(-e, "%s: mmap: %s", path, strerror(e));
-    }
+    int e = errno;
+    close(fd);
+    if (m == MAP_FAILED) return zp_err_set(-e, "%s: mmap: %s", path, strerror(e));
     f->map = m;
     f->size = (size_t)st.st_size;
     f->mapped = 1;
-    f->fd = fd;   /* kept for the aligned sections' reads (zp_fmt_align_inplace_pool) */
-    f->fd_open = 1;
     return 0;
 }
 
 void zp_fmt_unmap(zp_binfile_t *f)
 {
     if (f->mapped && f->map) munmap((void *)f->map, f->size);
-    if (f->fd_open) close(f->fd);
     f->map = NULL;
     f->size = 0;
     f->mapped = 0;
-    f->fd_open = 0;
 }
 
 int zp_fmt_container(zp_fmt_container_t *c, const zp_binfile_t *f, const char magic[4],
@@ -281,20 +275,12 @@ size_t zp_fmt_le_to_dec(char *out, size_t cap, const uint8_t *le, size_t n8)
  * own private mapping, each page a read fault plus a copy-on-write fault: 34 MB took ~300 ms
  * here against ~30 ms now (a 2^16 zkey's key load: 145 -> ~25 ms CPU). The source pages are
  * dropped as their bytes are copied (MADV_DONTNEED on the file mapping: they were clean), so
- * the peak stays at the new pages plus one chunk a thread.
- * Session 18: where the file is still open (zp_fmt_map) the payload is read with pread into
- * the new pages instead of copied out of the mapping: the kernel copies from the page cache
- * without mapping a source page, so the source's read faults (4 KiB, fault-around 64 KiB, ~10 us
- * each on this VM) are gone: a 2^16 zkey's align phase 25 -> ~8 ms wall. The bytes are the
- * file's either way; a file that shrank under us is an error naming it. */
+ * the peak stays at the new pages plus one chunk a thread. */
 enum { ALIGN_MAX_CHUNKS = 1024, ALIGN_MIN_CHUNK = (size_t)1 << 16, ALIGN_CHUNK = (size_t)1 << 20 };
 typedef struct {
     uint8_t *dst;          /* the payload's place in the new pages */
     const uint8_t *src;    /* the payload in the file mapping */
     size_t n, chunks;
-    int fd;                /* >= 0: read the payload from here at off instead of src */
-    off_t off;
-    int err;               /* first read error: errno, -1 for a file now shorter; 0 if none */
 } align_job_t;
 
 /* the whole pages inside [p, p + n) of a clean private file mapping given back: a later read
@@ -334,21 +320,8 @@ static void align_job(void *arg, unsigned tid, unsigned nt)
     for (size_t c = tid; c < j->chunks; c += nt) {
         size_t lo, hi;
         zp_split(j->n, (unsigned)c, (unsigned)j->chunks, &lo, &hi);
-        if (j->fd < 0) {
-            memcpy(j->dst + lo, j->src + lo, hi - lo);
-            fmt_drop(j->src + lo, hi - lo);   /* whole pages inside: copied, clean, never read again */
-            continue;
-        }
-        while (lo < hi) {
-            ssize_t r = pread(j->fd, j->dst + lo, hi - lo, j->off + (off_t)lo);
-            if (r < 0 && errno == EINTR) continue;
-            if (r <= 0) {
-                int e = r < 0 ? errno : -1;
-                __atomic_compare_exchange_n(&j->err, &(int){0}, e, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-                return;
-            }
-            lo += (size_t)r;
-        }
+        memcpy(j->dst + lo, j->src + lo, hi - lo);
+        fmt_drop(j->src + lo, hi - lo);   /* whole pages inside: copied, clean, never read again */
     }
 }
 
@@ -380,8 +353,7 @@ int zp_fmt_align_inplace_pool(zp_binfile_t *f, const uint8_t **p, size_t n, size
     }
     size_t head = a - shift - lo, tail_at = head + n;   /* the payload's place in fresh */
     memcpy(fresh, (const void *)lo, head);
-    align_job_t j = {.dst = fresh + head, .src = (const uint8_t *)a, .n = n, .chunks = 1,
-                     .fd = f->fd_open ? f->fd : -1, .off = (off_t)(a - base)};
+    align_job_t j = {.dst = fresh + head, .src = (const uint8_t *)a, .n = n, .chunks = 1};
     unsigned nt = pool ? zp_pool_size(pool) : 1;
     /* chunks of ~1 MiB (the source pages dropped behind each), at least two a thread where
      * the payload has 64 KiB for each */
@@ -390,11 +362,6 @@ int zp_fmt_align_inplace_pool(zp_binfile_t *f, const uint8_t **p, size_t n, size
         j.chunks = n / ALIGN_MIN_CHUNK < nt * 2 ? n / ALIGN_MIN_CHUNK : nt * 2;
     if (nt > 1 && j.chunks > 1) zp_pool_run(pool, align_job, &j);
     else align_job(&j, 0, 1);
-    if (j.err) {
-        munmap(fresh, len);
-        return zp_err_set(j.err < 0 ? ZP_EFORMAT : -j.err, "%s: reading the %zu-byte section at offset %llu: %s", name, n,
-                          (unsigned long long)(a - base), j.err < 0 ? "the file is shorter than when it was opened (changed while read)" : strerror(j.err));
-    }
     /* the bytes after the payload as the in-place move left them: the payload's last shift
      * bytes (moved over, so unchanged) and what follows it up to the page's end */
     memcpy(fresh + tail_at, (const void *)(lo + tail_at), len - tail_at);

@@ -26,8 +26,6 @@ typedef struct {
     const uint8_t *map;        /* whole file */
     size_t size;
     int mapped;                /* 1: munmap on close; 0: caller's memory */
-    int fd_open, fd;           /* (added, issue 31) zp_fmt_map keeps the file open (fd_open = 1)
-                                * for zp_fmt_align_inplace's reads; closed by zp_fmt_unmap */
 } zp_binfile_t;
 
 typedef struct zp_zkey {
