@@ -206,7 +206,7 @@ int zp_prove_run(const zp_prove_args_t *a)
      * ones were moved onto 8-byte boundaries into fresh pages first, ~16 MB at 2^16), the
      * witness's values moved onto 8 bytes in place: nothing copied twice */
     if ((rc = zp_g16_key_load_inplace(&key, &z, pool))) { fail(rc, "loading the proving key"); goto out; }
-    zp_trace_mark("zkey: point checks, coefficient decode");
+    zp_trace_mark("key: coefficients checked (in place)");
     if ((rc = zp_g16_witness_inplace(&w, &wcopy, &wt))) { fail(rc, "loading the witness"); goto out; }
     zp_trace_mark("witness: align, values in place");
     uint64_t t1 = zp_now_ns();

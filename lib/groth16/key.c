@@ -322,6 +322,7 @@ static int key_load_into(zp_g16_key_t *k, const zp_zkey_t *z, void *mem, size_t 
         atomic_init(&j.arr[i].bad, SIZE_MAX);
     }
     zp_pool_run(pool, load_run, &j);
+    zp_trace_mark("key: point arrays checked (canonical, on the curve)");
 
     int rc;
     if ((rc = check_g1(cv, z, &k->alpha1, 1, true, false, "alpha1")) ||
@@ -330,7 +331,7 @@ static int key_load_into(zp_g16_key_t *k, const zp_zkey_t *z, void *mem, size_t 
         (rc = check_g2(cv, z, &k->beta2, 1, true, false, "beta2")) ||
         (rc = check_g2(cv, z, &k->gamma2, 1, true, false, "gamma2")) ||
         (rc = check_g2(cv, z, &k->delta2, 1, true, false, "delta2")) ||
-        (rc = load_result(&j, z)) ||
+        (rc = load_result(&j, z)) || (zp_trace_mark("key: header points (subgroup)"), 0) ||
         (rc = load_coefs(k, z, cv, inplace, pool))) {
         memset(k, 0, sizeof *k);
         return rc;
