@@ -259,33 +259,26 @@ typedef struct {
     unsigned dim;
 } S(src_t);
 
-/* (0,0), the affine infinity: every word of both coordinates zero (ECA(is_inf) exactly,
- * inline: the out-of-line call per point and window was ~2% of a 2^16 proof) */
-static inline bool S(pa_zero)(const PA_T *p)
+/* Input point arrays may sit at any alignment (a zkey's point section used where the file has
+ * it, 4 bytes past a multiple of 8 for every other section: session 18), so they are only ever
+ * read through these - byte addresses and memcpy, which compiles to plain loads - never as
+ * typed lvalues. */
+/* the bytes of point i of an input array */
+static inline const uint8_t *S(pt_bytes)(const PA_T *arr, size_t i)
 {
-    const uint64_t *w = (const uint64_t *)(const void *)p;
-    uint64_t o = 0;
-    for (size_t i = 0; i < sizeof(PA_T) / 8; i++) o |= w[i];
-    return o == 0;
+    return (const uint8_t *)(const void *)arr + i * sizeof(PA_T);
 }
 
-/* *q = point i of an input array. Input arrays may sit at any alignment (a zkey's point
- * section used where the file has it, 4 bytes past a multiple of 8 for every other section:
- * session 18), so they are only ever read through here - memcpy, which compiles to plain
- * loads - never as typed lvalues */
+/* *q = point i of an input array */
 static inline void S(pt_load)(PA_T *q, const PA_T *arr, size_t i)
 {
-    memcpy(q, (const uint8_t *)(const void *)arr + i * sizeof(PA_T), sizeof(PA_T));
+    memcpy(q, S(pt_bytes)(arr, i), sizeof(PA_T));
 }
 
-/* arr + i for an input array (byte arithmetic: arr may be misaligned for PA_T) */
-static inline const PA_T *S(pt_at)(const PA_T *arr, size_t i)
-{
-    return (const PA_T *)(const void *)((const uint8_t *)(const void *)arr + i * sizeof(PA_T));
-}
-
-/* the affine infinity (0,0) at bytes pb of an input array (any alignment) */
-static inline bool S(pa_zero_b)(const uint8_t *pb)
+/* (0,0), the affine infinity, at bytes pb of an input array: every word of both coordinates
+ * zero (ECA(is_inf) exactly, inline: the out-of-line call per point and window was ~2% of a
+ * 2^16 proof) */
+static inline bool S(pa_zero)(const uint8_t *pb)
 {
     uint64_t o = 0;
     for (size_t i = 0; i < sizeof(PA_T) / 8; i++) {
@@ -307,9 +300,8 @@ static inline bool S(fetch)(PA_T *q, const S(src_t) *src, size_t ii, bool negd)
         pi -= src->n0;
         cls++;
     }
-    const uint8_t *pb = src->pts2 && pi >= src->n1 ? (const uint8_t *)S(pt_at)(src->pts2, pi - src->n1)
-                                                   : (const uint8_t *)S(pt_at)(src->pts, pi);
-    if (S(pa_zero_b)(pb)) return false;
+    const uint8_t *pb = src->pts2 && pi >= src->n1 ? S(pt_bytes)(src->pts2, pi - src->n1) : S(pt_bytes)(src->pts, pi);
+    if (S(pa_zero)(pb)) return false;
     if (src->neg && src->neg[ii]) negd = !negd;
     const FE_T *y = NULL;                       /* NULL: the point's own y */
     if (cls == 0) {
@@ -1158,7 +1150,7 @@ void MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _multi_ex)(P_T *out, const PA_T *const *
     for (size_t lo = 0; lo < n; lo += MSM_CHUNK) {
         size_t len = n - lo < MSM_CHUNK ? n - lo : MSM_CHUNK;
         for (unsigned j = 0; j < m; j++) {
-            const PA_T *pj = S(pt_at)(points[j], lo);
+            const PA_T *pj = (const PA_T *)(const void *)S(pt_bytes)(points[j], lo);
             P_T t;
             S(multi)(&t, &pj, 1, scalars + lo, len, scratch, pool, opts);
             EC(add)(&out[j], &out[j], &t);
