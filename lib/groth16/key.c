@@ -191,7 +191,6 @@ typedef struct {
         size_t n;
         const char *what;
         bool g2, subgroup;
-        bool drop;             /* clean pages of the zkey used in place: dropped once checked */
         atomic_size_t bad;
     } arr[L_N];
 } load_job_t;
@@ -207,7 +206,6 @@ static void load_run(void *arg, unsigned tid, unsigned nt)
         if (j->arr[i].dst != (const void *)j->arr[i].src)   /* in place: checked where it is */
             memcpy(dst, j->arr[i].src + lo * psz, (hi - lo) * psz);
         size_t bad = (j->arr[i].g2 ? j->cv->g2_check : j->cv->g1_check)(dst, hi - lo, j->arr[i].subgroup, true);
-        if (j->arr[i].drop) g16_drop_pages(dst, (hi - lo) * psz);   /* read again by its MSM */
         if (bad < hi - lo) {
             size_t cur = atomic_load(&j->arr[i].bad);
             while (lo + bad < cur && !atomic_compare_exchange_weak(&j->arr[i].bad, &cur, lo + bad)) {
@@ -313,15 +311,17 @@ static int key_load_into(zp_g16_key_t *k, const zp_zkey_t *z, void *mem, size_t 
         j.arr[i].what = arr[i].what;
         j.arr[i].g2 = arr[i].g2;
         j.arr[i].subgroup = arr[i].subgroup;
-        /* in place: B2's clean file pages dropped after the check (read again by the last
-         * MSM, the finalizer's), the G1 arrays' kept (their MSMs come right after synthesis;
-         * dropping them all and faulting them back cost ~4% of a 2^16 proof, keeping them all
-         * +8 MiB of peak RSS: session 18) */
-        j.arr[i].drop = inplace && arr[i].g2 && z->f.mapped && arr[i].dst == (const void *)arr[i].src &&
-                        !(z->moved & arr[i].moved);
         atomic_init(&j.arr[i].bad, SIZE_MAX);
     }
     zp_pool_run(pool, load_run, &j);
+    /* in place: B2's clean file pages (not moved by zp_zkey_align_points) dropped once checked,
+     * read again from the page cache by the last MSM (the finalizer's), so they are not
+     * resident during synthesis; the G1 arrays' pages kept (their MSMs come right after
+     * synthesis: dropping them all and faulting them back cost ~4% of a 2^16 proof, keeping B2
+     * too +8 MiB of peak RSS: session 18); moved arrays are the process's own pages and stay */
+    for (int i = 0; inplace && i < L_N; i++)
+        if (arr[i].g2 && arr[i].dst == (const void *)arr[i].src && !(z->moved & arr[i].moved))
+            key_drop_pages(z, arr[i].src, arr[i].n * cv->g2a_size);
     zp_trace_mark("key: point arrays checked (canonical, on the curve)");
 
     int rc;
@@ -330,23 +330,21 @@ static int key_load_into(zp_g16_key_t *k, const zp_zkey_t *z, void *mem, size_t 
         (rc = check_g1(cv, z, &k->delta1, 1, true, false, "delta1")) ||
         (rc = check_g2(cv, z, &k->beta2, 1, true, false, "beta2")) ||
         (rc = check_g2(cv, z, &k->gamma2, 1, true, false, "gamma2")) ||
-        (rc = check_g2(cv, z, &k->delta2, 1, true, false, "delta2")) ||
-        (rc = load_result(&j, z)) || (zp_trace_mark("key: header points (subgroup)"), 0) ||
-        (rc = load_coefs(k, z, cv, inplace, pool))) {
-        memset(k, 0, sizeof *k);
-        return rc;
-    }
+        (rc = check_g2(cv, z, &k->delta2, 1, true, false, "delta2")) || (rc = load_result(&j, z)))
+        goto fail;
+    zp_trace_mark("key: header points (subgroup)");
+    if ((rc = load_coefs(k, z, cv, inplace, pool))) goto fail;
     if (inplace) {
-        /* copied arrays (IC where misaligned): the mapping's pages are dead. B2 used in place
-         * and not moved by zp_zkey_align_points (clean file pages): dropped too, read again
-         * from the page cache by its MSM, so it is not resident during synthesis (moved arrays
-         * are the process's own pages now and stay) */
+        /* copied arrays (IC where misaligned): the mapping's pages are dead */
         for (int i = 0; i < L_N; i++)
-            if (arr[i].dst != (const void *)arr[i].src || (j.arr[i].drop))
+            if (arr[i].dst != (const void *)arr[i].src)
                 key_drop_pages(z, arr[i].src, arr[i].n * (arr[i].g2 ? cv->g2a_size : cv->g1a_size));
         if (!k->coefs_raw) key_drop_pages(z, z->coefs, (size_t)z->n_coefs * (12 + (size_t)z->n8r));   /* raw: read by synthesis, dropped after it */
     }
     return 0;
+fail:
+    memset(k, 0, sizeof *k);
+    return rc;
 }
 
 int zp_g16_key_load_into(zp_g16_key_t *k, const zp_zkey_t *z, void *mem, size_t len)
