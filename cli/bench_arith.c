@@ -337,7 +337,7 @@ typedef struct {
     unsigned reps;                          /* --reps: alternating rounds (0: 2, 1 from 2^20) */
     bool model;                             /* --model: also auto at the model's window */
     bool many_only;                         /* --many-only (--json): the N-thread MSMs only */
-    unsigned kp[8][2], nkp;                 /* --kp "K:P ...": the auto MSM with each forced
+    unsigned kp[8][3], nkp;                 /* --kp "K:P ...": the auto MSM with each forced
                                                K / P (0: the plan's), alternately */
 } bench_opts_t;
 
@@ -387,21 +387,27 @@ static int bench_parse(bench_opts_t *o, int argc, char **argv)
             o->nkp = 0;
             while (*q) {
                 char *end;
-                unsigned long kk = strtoul(q, &end, 10), pp = 0;
+                unsigned long kk = strtoul(q, &end, 10), pp = 0, gg = 0;
                 if (end == q || kk > 1024) break;
                 if (*end == ':') {
                     q = end + 1;
                     pp = strtoul(q, &end, 10);
                     if (end == q || pp > 64) break;
+                    if (*end == ':') {
+                        q = end + 1;
+                        gg = strtoul(q, &end, 10);
+                        if (end == q || gg > 2) break;
+                    }
                 }
                 if (o->nkp == 8) break;
                 o->kp[o->nkp][0] = (unsigned)kk;
-                o->kp[o->nkp++][1] = (unsigned)pp;
+                o->kp[o->nkp][1] = (unsigned)pp;
+                o->kp[o->nkp++][2] = (unsigned)gg;
                 q = end;
                 while (*q == ' ' || *q == ',') q++;
             }
             if (*q || !o->nkp) {
-                fprintf(stderr, "bench arith: --kp wants up to 8 \"K:P\" pairs (K 0..1024, P 0..64, 0: the plan's), e.g. \"0:0 512:0 0:2\"\n");
+                fprintf(stderr, "bench arith: --kp wants up to 8 \"K:P[:G]\" (K 0..1024, P 0..64, G windows per task 0..2; 0: the plan's), e.g. \"0:0 512:0 0:2 0:0:1\"\n");
                 return -1;
             }
             i++;
@@ -528,7 +534,7 @@ static int bench_parse(bench_opts_t *o, int argc, char **argv)
                     if (o.nkp) {                                                               \
                         nmeth = o.nkp;                                                         \
                         for (unsigned j = 0; j < o.nkp; j++)                                   \
-                            mo[j] = (zp_msm_opts_t){.c = o.c, .method = ZP_MSM_AUTO, .k = o.kp[j][0], .p = o.kp[j][1]}; \
+                            mo[j] = (zp_msm_opts_t){.c = o.c, .method = ZP_MSM_AUTO, .k = o.kp[j][0], .p = o.kp[j][1], .g = o.kp[j][2]}; \
                     }                                                                          \
                     (kind == 1 ? rnd_scalars : wit_scalars)(k, n, cv ? r_bls : r_bn);          \
                     int e = cv ? msm_alt_##G##_bls12_381(ms, G##_bls, k, n, pools[pi], reps, mo, nmeth) \
@@ -547,8 +553,8 @@ static int bench_parse(bench_opts_t *o, int argc, char **argv)
                         if (o.nkp) {                                                           \
                             if (cv) zp_msm_##G##_bls12_381_plan_info(&got, n, nt_, kind == 2, &mo[j]); \
                             else zp_msm_##G##_bn254_plan_info(&got, n, nt_, kind == 2, &mo[j]); \
-                            printf(",\"k\":%u,\"p\":%u,\"plan_k\":%u,\"plan_p\":%u,\"c\":%u,\"ms\":%.2f,\"over_first\":%.3f}\n", \
-                                   got.K, got.P, pi_.K, pi_.P, got.c, ms[j], ms[j] / ms[0]);   \
+                            printf(",\"k\":%u,\"p\":%u,\"g\":%u,\"plan_k\":%u,\"plan_p\":%u,\"plan_g\":%u,\"c\":%u,\"ms\":%.2f,\"over_first\":%.3f}\n", \
+                                   got.K, got.P, got.wpt, pi_.K, pi_.P, pi_.wpt, got.c, ms[j], ms[j] / ms[0]);   \
                             continue;                                                          \
                         }                                                                      \
                         printf(",\"ms\":%.2f", ms[j]);                                         \

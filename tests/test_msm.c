@@ -221,6 +221,24 @@ static void pick_sparse(zp_scalar_t *k, const zp_scalar_t *r)
     k->l[3] &= r->l[3] >> 1;
 }
 
+/* scratch of sz bytes with a canary after it (checked by canary_intact: the MSM wrote nothing
+ * past the size the scratch-size function gave) */
+enum { SCRATCH_CANARY = 1 << 16 };   /* a whole thread's working set past the end, at small sizes */
+static uint8_t *scratch_canary(size_t sz)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, 64, sz + SCRATCH_CANARY)) abort();
+    memset((uint8_t *)p + sz, 0xa5, SCRATCH_CANARY);
+    return p;
+}
+
+static bool canary_intact(const uint8_t *p, size_t sz)
+{
+    for (size_t b = 0; b < SCRATCH_CANARY; b++)
+        if (p[sz + b] != 0xa5) return false;
+    return true;
+}
+
 /* the multi-MSM (several point sets, one scalar array) against the naive sums, on
  * witness-like scalars (also exercising the scalar-1 path and the bit-length split) and on
  * all-ones / all-small / dense inputs */
@@ -253,11 +271,11 @@ static void pick_sparse(zp_scalar_t *k, const zp_scalar_t *r)
                 unsigned nt = zp_pool_size(pools[pi]);                                         \
                 for (unsigned m = 1; m <= M; m++) {                                            \
                     size_t sz = zp_msm_##G##_##C##_multi_scratch_size(n, m, nt);               \
-                    void *scr = NULL;                                                          \
-                    if (posix_memalign(&scr, 64, sz ? sz : 64)) abort();                       \
+                    uint8_t *scr = scratch_canary(sz);                                         \
                     memset(got, 0xa5, sizeof got);                                             \
                     zp_msm_##G##_##C##_multi(got, (const zp_##G##a_##C##_t *const *)pa, m, k, n, \
                                              scr, pools[pi]);                                  \
+                    CHECK(canary_intact(scr, sz));                                             \
                     for (unsigned j = 0; j < m; j++)                                           \
                         if (!zp_##G##_##C##_eq(&got[j], &want[j])) {                           \
                             fprintf(stderr, "msm multi %s n=%zu m=%u j=%u mode=%d threads=%u: " \
@@ -268,10 +286,10 @@ static void pick_sparse(zp_scalar_t *k, const zp_scalar_t *r)
                         for (int e = 0; e < 3; e++) {                                          \
                             zp_msm_opts_t o = {.no_endo = e == 0, .dim = e == 2 ? 4 : 2};      \
                             size_t sz4 = zp_msm_##G##_##C##_ex_scratch_size(n, m, nt, &o);     \
-                            void *s4 = NULL;                                                   \
-                            if (posix_memalign(&s4, 64, sz4 ? sz4 : 64)) abort();              \
+                            uint8_t *s4 = scratch_canary(sz4);                                 \
                             zp_msm_##G##_##C##_multi_ex(got, (const zp_##G##a_##C##_t *const *)pa, m, k, n,\
                                                         s4, pools[pi], &o);                    \
+                            CHECK(canary_intact(s4, sz4));  /* (session 19: the dim-4 budget) */ \
                             free(s4);                                                          \
                             for (unsigned j = 0; j < m; j++) CHECK(zp_##G##_##C##_eq(&got[j], &want[j]));\
                         }                                                                      \
@@ -534,9 +552,11 @@ MSM_NORM_TESTS(bls12_381)
         free(pa);                                                                              \
         free(k);                                                                               \
     }
-/* forced K / P (opts.k, opts.p, session 17: the tuning knobs a calibration alternates): the
- * naive sum for K below, at and above the plan's and past the clamps, P 1..8, both methods,
- * witness-like scalars (scalar-1 tasks beside the windows) and uniform ones */
+/* forced K / P (opts.k, opts.p, session 17: the tuning knobs a calibration alternates) and
+ * windows per task (opts.g, session 19; with windows c = 5..8 for an odd and an even count
+ * of full windows, and where 2K does not fit): the naive sum for K below, at and above the
+ * plan's and past the clamps, P 1..8, both methods, witness-like scalars (scalar-1 tasks
+ * beside the windows) and uniform ones */
 #define MSM_KP_TESTS(G, C)                                                                     \
     static void test_kp_##G##_##C(zp_pool_t *pool, size_t n)                                   \
     {                                                                                          \
@@ -544,7 +564,10 @@ MSM_NORM_TESTS(bls12_381)
         zp_##G##a_##C##_t *pa = malloc(n * sizeof *pa);                                        \
         zp_scalar_t *k = malloc(n * sizeof *k);                                                \
         points_##G##_##C(pa, n);                                                               \
-        static const unsigned kp[][2] = {{0, 0}, {1, 0}, {16, 3}, {64, 1}, {200, 2}, {1024, 8}, {5000, 0}, {0, 100}}; \
+        static const unsigned kp[][4] = {{0, 0, 0, 0}, {1, 0, 0, 0}, {16, 3, 0, 0}, {64, 1, 0, 0}, {200, 2, 0, 0}, \
+                                         {1024, 8, 0, 0}, {5000, 0, 0, 0}, {0, 100, 0, 0}, {0, 0, 1, 0},          \
+                                         {0, 0, 2, 0}, {0, 0, 2, 7}, {0, 0, 2, 8}, {0, 2, 2, 8}, {512, 0, 2, 0},   \
+                                         {1024, 0, 2, 0}, {16, 0, 2, 5}, {0, 0, 9, 6}};                             \
         for (int shape = 0; shape < 2; shape++) {                                              \
             for (size_t i = 0; i < n; i++) {                                                   \
                 for (int j = 0; j < 4; j++) k[i].l[j] = rnd64();                               \
@@ -555,17 +578,18 @@ MSM_NORM_TESTS(bls12_381)
             naive_##G##_##C(&want, pa, k, n);                                                  \
             for (size_t t = 0; t < sizeof kp / sizeof kp[0]; t++)                              \
                 for (int m = 1; m <= 2; m++) {                                                 \
-                    zp_msm_opts_t o = {.method = (zp_msm_method_t)m, .k = kp[t][0], .p = kp[t][1]}; \
+                    zp_msm_opts_t o = {.method = (zp_msm_method_t)m, .k = kp[t][0], .p = kp[t][1],  \
+                                       .g = kp[t][2], .c = kp[t][3]};                                    \
                     size_t sz = zp_msm_##G##_##C##_ex_scratch_size(n, 1, zp_pool_size(pool), &o); \
-                    void *scr = NULL;                                                          \
-                    if (posix_memalign(&scr, 64, sz)) abort();                                 \
+                    uint8_t *scr = scratch_canary(sz);                                         \
                     zp_##G##_##C##_t got;                                                      \
                     const zp_##G##a_##C##_t *pc = pa;                                          \
                     zp_msm_##G##_##C##_multi_ex(&got, &pc, 1, k, n, scr, pool, &o);            \
+                    CHECK(canary_intact(scr, sz));                                             \
                     free(scr);                                                                 \
                     if (!zp_##G##_##C##_eq(&got, &want)) {                                     \
-                        fprintf(stderr, "kp %s n=%zu k=%u p=%u method %d shape %d: wrong sum\n", \
-                                #G "_" #C, n, kp[t][0], kp[t][1], m, shape);                   \
+                        fprintf(stderr, "kp %s n=%zu k=%u p=%u g=%u c=%u method %d shape %d: wrong sum\n", \
+                                #G "_" #C, n, kp[t][0], kp[t][1], kp[t][2], kp[t][3], m, shape); \
                         fails++;                                                               \
                     }                                                                          \
                 }                                                                              \

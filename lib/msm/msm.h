@@ -73,6 +73,10 @@ typedef struct {
      * clamped to 16..1024, P to a power of two 1..64. The scratch sized with these opts
      * covers them. */
     unsigned k, p;
+    /* (added, session 19) g: full windows per task, 1 or 2 (two windows' buckets side by
+     * side, one batch of 2K additions over both); 0 = the plan's. 2 is taken only where 2K
+     * fits the batch limit (1024). */
+    unsigned g;
 } zp_msm_opts_t;
 
 /* what the calibration table says for one MSM (zp_msm_auto_pick): the method, and for each
@@ -89,7 +93,7 @@ typedef struct {
  * ranges per window P, batched additions per inversion K */
 typedef struct {
     zp_msm_method_t method;
-    unsigned dim, c, W, P, K;
+    unsigned dim, c, W, P, K, wpt;  /* wpt: full windows per task (msm_plan_t.G) */
     int dc;
 } zp_msm_info_t;
 

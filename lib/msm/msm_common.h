@@ -36,7 +36,7 @@ enum {
     MSM_C_MIN = 2,
     MSM_C_MAX = 16,
     MSM_K_MIN = 16,
-    MSM_K_MAX = 1024,
+    MSM_K_MAX = 1024,     /* pending additions in one batch (a window pair's 2K included) */
     MSM_P_MAX = 64,
     MSM_Q_DIV = 4,        /* deferred-point queue: K / MSM_Q_DIV entries */
     MSM_ONE_MIN = 2048,   /* scalar-1 points per scalar-1 task, at least */
@@ -61,7 +61,13 @@ typedef struct {
     unsigned K;   /* batched additions per inversion */
     unsigned P1;  /* tasks summing the scalar-1 points (result slots reserved per MSM) */
     unsigned K1;  /* scalar-1 tasks: accumulators = batched additions per inversion */
+    unsigned G;   /* full windows per task: 1, or 2 (two windows' buckets side by side, one
+                   * pending batch of 2K over both: half the inversions per addition at the
+                   * conflict rate of K; every point read once for both digits); 0 means 1 */
 } msm_plan_t;
+
+/* windows per task of plan pl (its G; 0: 1) */
+static inline unsigned msm_g(const msm_plan_t *pl) { return pl->G > 1 ? pl->G : 1; }
 
 typedef struct {
     size_t res_bytes, thread_bytes, idx_bytes;  /* idx: one uint32 per input scalar */
@@ -75,28 +81,30 @@ static inline bool msm_vec_on(void) { return atomic_load_explicit(&msm_vec_state
 
 static size_t align64(size_t x) { return (x + 63) & ~(size_t)63; }
 
-/* Makespan of nfull tasks of cost task then ntop of cost top handed out in that order to nt
- * threads, each taking the next task when free (the pool's atomic counter; the top window's
- * tasks come last). (Before: ceil(nfull / nt) task + ceil(ntop / nt) top, which charged 2
+/* Makespan of nfull tasks of cost task, then nmid of cost mid, then ntop of cost top, handed
+ * out in that order to nt threads, each taking the next task when free (the pool's atomic
+ * counter; the top window's tasks come last; mid: a lone full window after the window pairs,
+ * msm_plan_t.G). (Before: ceil(nfull / nt) task + ceil(ntop / nt) top, which charged 2
  * threads 5 rounds for 7 + 1 tasks where they take 4, and so kept 2 threads off c = 16.) */
-static double msm_makespan(unsigned nfull, double task, unsigned ntop, double top, unsigned nt)
+static double msm_makespan(unsigned nfull, double task, unsigned nmid, double mid, unsigned ntop, double top,
+                           unsigned nt)
 {
-    if (nt <= 1) return nfull * task + ntop * top;
+    if (nt <= 1) return nfull * task + nmid * mid + ntop * top;
     double fin[MSM_P_MAX], m = 0;
     unsigned k = nt < MSM_P_MAX ? nt : MSM_P_MAX;
     /* the equal full tasks go round-robin (the least-loaded thread, lowest index on ties): the
      * first nfull % k threads get one more; summed one by one as the greedy loop did (same
-     * doubles), then only the top tasks are dealt greedily (session 17: the plan evaluates this
+     * doubles), then only the others are dealt greedily (session 17: the plan evaluates this
      * ~1,000 times per MSM; dealing every task was ~0.7% of a 2^16 proof) */
     unsigned q = nfull / k, r = nfull % k;
     double base = 0;
     for (unsigned t = 0; t < q; t++) base += task;
     for (unsigned i = 0; i < k; i++) fin[i] = i < r ? base + task : base;
-    for (unsigned t = 0; t < ntop; t++) {
+    for (unsigned t = 0; t < nmid + ntop; t++) {
         unsigned b = 0;
         for (unsigned i = 1; i < k; i++)
             if (fin[i] < fin[b]) b = i;
-        fin[b] += top;
+        fin[b] += t < nmid ? mid : top;
     }
     for (unsigned i = 0; i < k; i++)
         if (fin[i] > m) m = fin[i];
@@ -165,12 +173,22 @@ static void msm_plan_h(msm_plan_t *pl, size_t n, unsigned nt, unsigned bits, dou
             unsigned tb = bits - (W - 1) * c;
             double topb = tb + 1 < c ? (double)(1u << tb) + 1 : nb, topf = tb ? 1.0 : 0.5;
             double top = m * topf * add + (m * topf / K + 1) * invc + msm_red_cost((unsigned)topb, inv_cost, vec) + 0.5 * m;
-            unsigned T = (W - 1) * P;
-            double cost = msm_makespan(T, task, P, top, nt);
-            if (best < 0 || cost < best) {
-                best = cost;
-                *pl = (msm_plan_t){.c = c, .nb = nb, .W = W, .P = P, .K = K,
-                                   .P1 = nt < MSM_P_MAX ? nt : MSM_P_MAX, .K1 = K};
+            /* G = 2 (session 19): the full windows in pairs, a batch of 2K over both windows'
+             * buckets (the conflict rate of K, half the inversions; the per-point work of two
+             * tasks). Measured, pairs over single windows, one thread, 2^12..2^17, both groups
+             * and curves, uniform and witness-like: 0.84..1.02 (median ~0.93; G1 gains most,
+             * its additions are cheapest next to the inversion); with K = 1024 (a batch of
+             * 2048, c >= 15) 0.98..1.02 at 2^18, so pairs stop at 2K = MSM_K_MAX */
+            for (unsigned G = 1; G <= 2; G++) {
+                if (G == 2 && (W < 3 || 2 * K > MSM_K_MAX)) break;
+                unsigned nfull = (W - 1) / G * P, nmid = (W - 1) % G * P;
+                double pair = 2 * (m * add + msm_red_cost(nb, inv_cost, vec)) + (m / K + 1) * invc + 1.0 * m;
+                double cost = msm_makespan(nfull, G == 1 ? task : pair, nmid, task, P, top, nt);
+                if (best < 0 || cost < best) {
+                    best = cost;
+                    *pl = (msm_plan_t){.c = c, .nb = nb, .W = W, .P = P, .K = K,
+                                       .P1 = nt < MSM_P_MAX ? nt : MSM_P_MAX, .K1 = K, .G = G};
+                }
             }
         }
     }
@@ -190,8 +208,9 @@ static void msm_layout(msm_layout_t *l, const msm_plan_t *pl, unsigned m, size_t
                        size_t xyzz, size_t fe, size_t jac)
 {
     size_t wmax = MSM_BITS_MAX / pl->c + 1, o = 0;
-    size_t nba = pl->nb > pl->K1 ? pl->nb : pl->K1;   /* affine buckets / accumulators */
-    size_t kmax = pl->K > pl->K1 ? pl->K : pl->K1;    /* pending additions */
+    size_t nbw = (size_t)pl->nb * msm_g(pl), kw = (size_t)pl->K * msm_g(pl);
+    size_t nba = nbw > pl->K1 ? nbw : pl->K1;         /* affine buckets / accumulators */
+    size_t kmax = kw > pl->K1 ? kw : pl->K1;          /* pending additions */
     l->res_bytes = align64((size_t)m * (wmax * pl->P + pl->P1) * jac);
     l->idx_bytes = align64(n * sizeof(uint32_t));
     l->off_bk = o;

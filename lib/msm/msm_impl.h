@@ -598,20 +598,31 @@ static void S(sum_buckets)(const S(ws_t) *ws, unsigned nbk, P_T *out)
  * flag (true). */
 static void S(task)(S(ws_t) *ws, const msm_plan_t *pl, unsigned w, const S(src_t) *src,
                     const zp_scalar_t *sc, const uint32_t *idx, size_t lo, size_t hi, P_T *out,
-                    unsigned topu)
+                    unsigned topu, P_T *out2)
 {
     const unsigned c = pl->c, u = topu && topu < pl->nb ? topu : 0;
     const unsigned r = !u ? 1 : u == 1 ? (pl->K < pl->nb ? pl->K : pl->nb) : pl->nb / u;
     const unsigned nb = u ? u * r : pl->nb;
-    memset(ws->st, 0, nb);
-    ws->K = pl->K;
-    ws->qmax = pl->K / MSM_Q_DIV;
+    /* out2 (msm_plan_t.G = 2, full windows only): window w + 1 too, its buckets at [nb, 2 nb),
+     * its result in *out2; the batch is 2K over both, so each batch's buckets are as likely
+     * to be busy as with K over one window, for half the inversions */
+    const bool two = out2 != NULL;
+    memset(ws->st, 0, two ? 2 * nb : nb);
+    ws->K = two ? 2 * pl->K : pl->K;
+    ws->qmax = ws->K / MSM_Q_DIV;
     ws->cnt = 0;
     ws->qn = 0;
     uint32_t rr = 0;
     for (size_t i = lo; i < hi; i++) {
         size_t ii = idx ? idx[i] : i;
         int32_t d = msm_digit(&sc[ii], w, c);
+        if (two) {
+            int32_t d2 = msm_digit(&sc[ii], w + 1, c);
+            if (d2 != 0) {
+                if (!S(fetch)(&ws->bp[ws->cnt], src, ii, d2 < 0)) continue;
+                S(bucket_put)(ws, nb + (uint32_t)(d2 < 0 ? -d2 : d2) - 1, true);
+            }
+        }
         if (d == 0) continue;
         if (!S(fetch)(&ws->bp[ws->cnt], src, ii, d < 0)) continue;
         uint32_t bi = (uint32_t)(d < 0 ? -d : d) - 1;
@@ -627,6 +638,14 @@ static void S(task)(S(ws_t) *ws, const msm_plan_t *pl, unsigned w, const S(src_t
     for (unsigned j = 0; j < qn; j++) S(bucket_add)(ws, ws->qb[j], &ws->qp[j], false);
     S(flush)(ws);
     S(xyzz_t) sum;
+    if (two) {                                   /* window w + 1: the upper buckets as a set */
+        S(ws_t) hi2 = *ws;
+        hi2.bk += nb;
+        hi2.xb += nb;
+        hi2.st += nb;
+        S(weigh_fold)(&sum, &hi2, nb);
+        S(xz_to_jac)(out2, &sum);
+    }
     if (!u) {
         S(weigh_fold)(&sum, ws, nb);
     } else {                                     /* fold the copies, then weigh the digits */
@@ -705,11 +724,14 @@ static void S(worker)(void *arg, unsigned tid, unsigned nthr)
     msm_layout(&lay, pl, job->m, job->n, sizeof(PA_T), sizeof(S(xyzz_t)), sizeof(FE_T), sizeof(P_T));
     uint8_t *base = job->scratch + lay.res_bytes + lay.idx_bytes + (size_t)tid * lay.thread_bytes;
     S(ws_t) ws = S(ws_carve)(base, &lay, pl);
-    const unsigned T = job->P1 + pl->W * pl->P, ntask = job->m * T;
+    /* per MSM: T result slots (P1, then window w part p at P1 + w P + p) and TT tasks (with
+     * G = 2 the full windows in pairs (0, 1), (2, 3), ..., then the top window) */
+    const unsigned T = job->P1 + pl->W * pl->P, G = msm_g(pl), nwt = G == 2 && pl->W ? pl->W / 2 + 1 : pl->W;
+    const unsigned TT = job->P1 + nwt * pl->P, ntask = job->m * TT;
     for (;;) {
         unsigned t = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
         if (t >= ntask) break;
-        unsigned j = t / T, u = t % T;
+        unsigned j = t / TT, u = t % TT;
         S(src_t) src = {.pts = job->pts[j], .pts2 = job->pts2, .n1 = job->n1,
                         .phix = job->phix ? job->phix + (size_t)j * job->n0 : NULL,
                         .psi = job->psi ? job->psi + (size_t)j * job->n0 : NULL,
@@ -721,10 +743,12 @@ static void S(worker)(void *arg, unsigned tid, unsigned nthr)
             S(ones_task)(&ws, pl, &src, job->idx + job->nbig, lo, hi, out);
         } else {
             u -= job->P1;
-            unsigned w = u / pl->P, part = u % pl->P;
+            unsigned q = u / pl->P, part = u % pl->P, w = G == 2 ? (q + 1 == nwt ? pl->W - 1 : 2 * q) : q;
+            const bool two = G == 2 && w + 2 < pl->W;       /* w + 1 a full window too */
+            out = &job->res[(size_t)j * T + job->P1 + w * pl->P + part];
             zp_split(job->cnt[w], part, pl->P, &lo, &hi);
             S(task)(&ws, pl, w, &src, job->sc, job->idx, lo, hi, out,    /* idx NULL: identity */
-                    w == pl->W - 1 ? job->top_u : 0);
+                    w == pl->W - 1 ? job->top_u : 0, two ? out + pl->P : NULL);
         }
     }
 }
@@ -796,6 +820,8 @@ static void S(force_kp)(msm_plan_t *pl, const zp_msm_opts_t *o)
         while (p * 2 <= o->p && p * 2 <= MSM_P_MAX) p *= 2;
         pl->P = p;
     }
+    if (o->g) pl->G = o->g >= 2 && 2 * pl->K <= MSM_K_MAX ? 2 : 1;
+    else if (2 * pl->K > MSM_K_MAX) pl->G = 1;   /* a forced K too large for pairs */
 }
 
 /* the part past the endomorphism area: room for every dim's full plan on either path (so
@@ -807,12 +833,15 @@ static size_t S(budget)(size_t n, unsigned m, unsigned nthreads, unsigned cf, co
     size_t best = 0;
     for (unsigned d = 1; d <= MSM_DIM_MAX; d *= 2)
         for (unsigned v = 0; v < MSM_VEC_MODES; v++) {
-            msm_plan_t a;
-            S(full_plan)(&a, n, nthreads, d, cf, v);
-            const unsigned c0 = a.c;
+            msm_plan_t a0, a;
+            S(full_plan)(&a0, n, nthreads, d, cf, v);
             for (int dc = -1; dc <= 1; dc++) {
                 if (dc && cf) continue;
-                if (dc) S(full_plan)(&a, n, nthreads, d, S(shift_c)(c0, dc), v);
+                /* each offset's own plan (before session 19 the offset 0 was measured on the
+                 * -1 plan left in a: harmless while bytes grew with c, not once a smaller c
+                 * may take window pairs and a larger one not) */
+                a = a0;
+                if (dc) S(full_plan)(&a, n, nthreads, d, S(shift_c)(a0.c, dc), v);
                 S(force_kp)(&a, o);
                 size_t x = S(bytes)(&a, m, d * n, nthreads);
                 if (x > best) best = x;
@@ -1173,7 +1202,7 @@ void MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _plan_info)(zp_msm_info_t *info, size_t 
     S(force_kp)(&pl, opts);
     /* dc: the offset in effect (0 where the shift was clamped at MSM_C_MIN / MSM_C_MAX) */
     *info = (zp_msm_info_t){.method = dim == 1 ? ZP_MSM_PLAIN : ZP_MSM_ENDO, .dim = dim, .c = pl.c,
-                            .W = S(dim_bits)(dim) / pl.c + 1, .P = pl.P, .K = pl.K,
+                            .W = S(dim_bits)(dim) / pl.c + 1, .P = pl.P, .K = pl.K, .wpt = msm_g(&pl),
                             .dc = (int)pl.c - (int)c0};
 }
 
