@@ -86,7 +86,7 @@ static int ensure_domain(zp_backend_t *be, const g16_curve_t *cv, unsigned log_n
     if (be->dom[ci] && be->dom_log[ci] == log_n) return 0;
     if (be->dom[ci]) cv->dom_free(be->dom[ci]);
     be->dom[ci] = NULL;
-    int rc = cv->dom_new(&be->dom[ci], log_n);
+    int rc = cv->dom_new(&be->dom[ci], log_n, be->pool);
     if (rc) return zp_err_set(rc, "cpu backend: NTT domain 2^%u: %s", log_n, zp_strerror(rc));
     be->dom_log[ci] = log_n;
     return 0;

@@ -141,11 +141,11 @@ static bool L(r1cs_c_matches)(const uint8_t *lc, uint32_t nterms, const zp_scala
 }
 
 /* ---------------------------------------------------------------- h = (a*b - c) on the coset */
-static int L(dom_new)(void **dom, unsigned log_n)
+static int L(dom_new)(void **dom, unsigned log_n, zp_pool_t *pool)
 {
     NTT_DOM *d = calloc(1, sizeof *d);
     if (!d) return -ENOMEM;
-    int rc = NTT(domain_init)(d, log_n);
+    int rc = NTT(domain_init_pool)(d, log_n, pool);
     if (rc) {
         free(d);
         return rc;

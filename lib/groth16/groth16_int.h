@@ -33,7 +33,7 @@ typedef struct g16_curve {
      * validated by fmt), compared with c (Montgomery): true if equal */
     bool (*r1cs_c_matches)(const uint8_t *lc, uint32_t nterms, const zp_scalar_t *w, const zp_scalar_t *c);
     /* NTT domain (heap object) for log_n */
-    int (*dom_new)(void **dom, unsigned log_n);
+    int (*dom_new)(void **dom, unsigned log_n, zp_pool_t *pool);   /* tables built on pool (may be NULL) */
     void (*dom_free)(void *dom);
     /* a, b: Montgomery evaluations (clobbered); h: in c (Montgomery), out h (standard) */
     void (*compute_h)(const void *dom, unsigned log_n, zp_scalar_t *a, zp_scalar_t *b, zp_scalar_t *h,
