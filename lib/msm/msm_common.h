@@ -173,22 +173,28 @@ static void msm_plan_h(msm_plan_t *pl, size_t n, unsigned nt, unsigned bits, dou
             unsigned tb = bits - (W - 1) * c;
             double topb = tb + 1 < c ? (double)(1u << tb) + 1 : nb, topf = tb ? 1.0 : 0.5;
             double top = m * topf * add + (m * topf / K + 1) * invc + msm_red_cost((unsigned)topb, inv_cost, vec) + 0.5 * m;
+            unsigned T = (W - 1) * P;
+            double cost = msm_makespan(T, task, 0, 0, P, top, nt);
             /* G = 2 (session 19): the full windows in pairs, a batch of 2K over both windows'
              * buckets (the conflict rate of K, half the inversions; the per-point work of two
-             * tasks). Measured, pairs over single windows, one thread, 2^12..2^17, both groups
-             * and curves, uniform and witness-like: 0.84..1.02 (median ~0.93; G1 gains most,
-             * its additions are cheapest next to the inversion); with K = 1024 (a batch of
-             * 2048, c >= 15) 0.98..1.02 at 2^18, so pairs stop at 2K = MSM_K_MAX */
-            for (unsigned G = 1; G <= 2; G++) {
-                if (G == 2 && (W < 3 || 2 * K > MSM_K_MAX)) break;
-                unsigned nfull = (W - 1) / G * P, nmid = (W - 1) % G * P;
+             * tasks). Measured, pairs over single windows at the same c, one thread,
+             * 2^12..2^17, both groups and curves, uniform and witness-like: 0.84..1.02
+             * (median ~0.93; G1 gains most, its additions are cheapest next to the inversion);
+             * with K = 1024 (a batch of 2048, c >= 15) 0.98..1.02 at 2^18, so pairs stop at
+             * 2K = MSM_K_MAX. Taken where the makespan is no worse (few windows over many
+             * threads: pairs halve the tasks), but c, K and P are chosen on single windows: a
+             * first version let the pairs' saving move c down (2^18: c = 14 with pairs for
+             * 16 without), +13% on the prover's G1 MSMs, and the calibrated window offsets
+             * (msm_calib.c) are offsets from the single-window choice */
+            unsigned G = 1;
+            if (W >= 3 && 2 * K <= MSM_K_MAX) {
                 double pair = 2 * (m * add + msm_red_cost(nb, inv_cost, vec)) + (m / K + 1) * invc + 1.0 * m;
-                double cost = msm_makespan(nfull, G == 1 ? task : pair, nmid, task, P, top, nt);
-                if (best < 0 || cost < best) {
-                    best = cost;
-                    *pl = (msm_plan_t){.c = c, .nb = nb, .W = W, .P = P, .K = K,
-                                       .P1 = nt < MSM_P_MAX ? nt : MSM_P_MAX, .K1 = K, .G = G};
-                }
+                if (msm_makespan((W - 1) / 2 * P, pair, (W - 1) % 2 * P, task, P, top, nt) <= cost) G = 2;
+            }
+            if (best < 0 || cost < best) {
+                best = cost;
+                *pl = (msm_plan_t){.c = c, .nb = nb, .W = W, .P = P, .K = K,
+                                   .P1 = nt < MSM_P_MAX ? nt : MSM_P_MAX, .K1 = K, .G = G};
             }
         }
     }
