@@ -58,6 +58,7 @@ static void S(bplan)(msm_plan_t *pl, size_t n0, unsigned nthr, bool endo, unsign
         msm_plan(pl, 2 * n0, nthr, B_ENDO_BITS, MSM_COST_FQ, cf, false);
     else
         msm_plan(pl, n0, nthr, MSM_BITS_MAX, MSM_COST_FQ, cf, false);
+    pl->G = 1;   /* the batch's tasks run one window each (no window pairs: msm_impl.h S(task)) */
 }
 
 typedef struct {
