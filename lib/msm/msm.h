@@ -90,7 +90,8 @@ typedef struct {
  * dimension (1: plain), window c (for full-size scalars: witness-like ones are planned on
  * their bit lengths, with the same offset), the offset dc from the model's window in effect
  * (0 where the table's was clamped to the window range 2..16), windows W, point
- * ranges per window P, batched additions per inversion K */
+ * ranges per window P, batched additions per inversion K, full windows per task wpt (1, or 2:
+ * window pairs sharing one batch of 2K) */
 typedef struct {
     zp_msm_method_t method;
     unsigned dim, c, W, P, K, wpt;  /* wpt: full windows per task (msm_plan_t.G) */

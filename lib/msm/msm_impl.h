@@ -736,16 +736,16 @@ static void S(worker)(void *arg, unsigned tid, unsigned nthr)
                         .phix = job->phix ? job->phix + (size_t)j * job->n0 : NULL,
                         .psi = job->psi ? job->psi + (size_t)j * job->n0 : NULL,
                         .neg = job->neg, .n0 = job->n0, .dim = job->dim};
-        P_T *out = &job->res[(size_t)j * T + u];
+        P_T *res = &job->res[(size_t)j * T];     /* this MSM's slots */
         size_t lo, hi;
         if (u < job->P1) {
             zp_split(job->none, u, job->P1, &lo, &hi);
-            S(ones_task)(&ws, pl, &src, job->idx + job->nbig, lo, hi, out);
+            S(ones_task)(&ws, pl, &src, job->idx + job->nbig, lo, hi, &res[u]);
         } else {
             u -= job->P1;
             unsigned q = u / pl->P, part = u % pl->P, w = G == 2 ? (q + 1 == nwt ? pl->W - 1 : 2 * q) : q;
             const bool two = G == 2 && w + 2 < pl->W;       /* w + 1 a full window too */
-            out = &job->res[(size_t)j * T + job->P1 + w * pl->P + part];
+            P_T *out = &res[job->P1 + w * pl->P + part];
             zp_split(job->cnt[w], part, pl->P, &lo, &hi);
             S(task)(&ws, pl, w, &src, job->sc, job->idx, lo, hi, out,    /* idx NULL: identity */
                     w == pl->W - 1 ? job->top_u : 0, two ? out + pl->P : NULL);
