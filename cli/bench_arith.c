@@ -22,9 +22,11 @@
  * alternately on the same scalars and checked equal. ZP_MSM_METHOD=endo|plain forces every
  * AUTO MSM (the prover's too). The text table's "endo" column is the split forced. With
  * --json, endo and plain run at their calibrated windows; auto's line adds "picked", its
- * window "c", the calibrated offset "dc" and "auto_over_best" (auto / the better of endo and
+ * window "c", the calibrated offset "dc", the batch size "k" and point ranges "p" with their
+ * calibrated offsets "dk", "dp" (session 20), and "auto_over_best" (auto / the better of endo and
  * plain: the rule is <= 1.05); --model adds "auto_model" (auto's method at the model's
- * window; "over_auto": its time / auto's); --reps N: N alternating rounds, the median from 3
+ * window, K and P; "over_auto": its time / auto's) and "auto_plan_kp" (auto's method and
+ * window at the plan's K and P: what the table's K / P offsets gain, session 20); --reps N: N alternating rounds, the median from 3
  * (else the best). With --threads, the N-thread figures are wall ms even with --cpu;
  * --thread-cpu (with --json) makes them the busiest pool thread's CPU ms over the MSM (see
  * tcpu_sample: the makespan without the scheduler's waits on a loaded machine); --many-only
@@ -529,8 +531,15 @@ static int bench_parse(bench_opts_t *o, int argc, char **argv)
                                            {.c = o.c, .method = ZP_MSM_AUTO},                  \
                                            {.c = o.c, .method = ZP_MSM_AUTO, .model_window = true}}; \
                     const zp_msm_opts_t auto0 = mo[2];                                         \
+                    const unsigned nt_ = zp_pool_size(pools[pi]);                              \
+                    zp_msm_info_t pi_, got;                                                    \
+                    if (cv) zp_msm_##G##_bls12_381_plan_info(&pi_, n, nt_, kind == 2, &auto0); \
+                    else zp_msm_##G##_bn254_plan_info(&pi_, n, nt_, kind == 2, &auto0);        \
+                    /* --model, session 20: auto's method and window at the plan's K and P */  \
+                    mo[4] = (zp_msm_opts_t){.c = o.c, .method = pi_.method, .model_window = true, \
+                                            .window_delta = pi_.dc};                           \
                     double ms[8];                                                              \
-                    unsigned nmeth = o.model ? 4 : 3;                                          \
+                    unsigned nmeth = o.model ? 5 : 3;                                          \
                     if (o.nkp) {                                                               \
                         nmeth = o.nkp;                                                         \
                         for (unsigned j = 0; j < o.nkp; j++)                                   \
@@ -540,16 +549,13 @@ static int bench_parse(bench_opts_t *o, int argc, char **argv)
                     int e = cv ? msm_alt_##G##_bls12_381(ms, G##_bls, k, n, pools[pi], reps, mo, nmeth) \
                                : msm_alt_##G##_bn254(ms, G##_bn, k, n, pools[pi], reps, mo, nmeth); \
                     if (e) goto out;                                                           \
-                    const unsigned nt_ = zp_pool_size(pools[pi]);                              \
-                    zp_msm_info_t pi_, got;                                                    \
-                    if (cv) zp_msm_##G##_bls12_381_plan_info(&pi_, n, nt_, kind == 2, &auto0); \
-                    else zp_msm_##G##_bn254_plan_info(&pi_, n, nt_, kind == 2, &auto0);        \
                     double best = ms[0] < ms[1] ? ms[0] : ms[1];                               \
                     for (unsigned j = 0; j < nmeth; j++) {                                     \
                         printf("{\"group\":\"G%u\",\"curve\":\"%s\",\"log2n\":%u,\"threads\":%u,"     \
                                "\"scalars\":\"%s\",\"method\":\"%s\"",                                \
                                GN, cv ? "bls12_381" : "bn254", o.logs[s], nt_, kind == 1 ? "uniform" : "witness", \
-                               o.nkp || j == 2 ? "auto" : j == 0 ? "endo" : j == 1 ? "plain" : "auto_model"); \
+                               o.nkp || j == 2 ? "auto" : j == 0 ? "endo" : j == 1 ? "plain"      \
+                               : j == 3 ? "auto_model" : "auto_plan_kp");                          \
                         if (o.nkp) {                                                           \
                             if (cv) zp_msm_##G##_bls12_381_plan_info(&got, n, nt_, kind == 2, &mo[j]); \
                             else zp_msm_##G##_bn254_plan_info(&got, n, nt_, kind == 2, &mo[j]); \
@@ -559,9 +565,10 @@ static int bench_parse(bench_opts_t *o, int argc, char **argv)
                         }                                                                      \
                         printf(",\"ms\":%.2f", ms[j]);                                         \
                         if (j == 2)                                                            \
-                            printf(",\"picked\":\"%s\",\"c\":%u,\"dc\":%d,\"auto_over_best\":%.3f", \
-                                   pi_.method == ZP_MSM_PLAIN ? "plain" : "endo", pi_.c, pi_.dc, ms[2] / best); \
-                        if (j == 3) printf(",\"over_auto\":%.3f", ms[3] / ms[2]);             \
+                            printf(",\"picked\":\"%s\",\"c\":%u,\"dc\":%d,\"k\":%u,\"dk\":%d,\"p\":%u,\"dp\":%d," \
+                                   "\"auto_over_best\":%.3f", pi_.method == ZP_MSM_PLAIN ? "plain" : "endo", pi_.c, \
+                                   pi_.dc, pi_.K, pi_.dk, pi_.P, pi_.dp, ms[2] / best);                 \
+                        if (j >= 3) printf(",\"over_auto\":%.3f", ms[j] / ms[2]);             \
                         printf("}\n");                                                         \
                     }                                                                          \
                     fflush(stdout);                                                            \
@@ -1057,7 +1064,11 @@ bad:
  * side (fewer where that is clamped to 2..16), all candidates alternately on the same scalars,
  * best of 2 rounds (1 from 2^18 up; --reps N: N rounds, the median from 3 up; --thread-cpu:
  * the N-thread rows are the busiest thread's CPU ms, tcpu_sample; --many-only: no one-thread
- * rows), and writes every candidate as a row
+ * rows), then (session 20) for each method at the window the table takes from those rows
+ * (zp_msm_calib_offset) the batch size K halved and doubled and, with threads, the point
+ * ranges per window P doubled and halved (where P > 1), each against the plan's K and P
+ * alternately (median of at least 3 rounds), as format 4 kp rows (ratios; --kp-only: those
+ * alone, at the windows of the table in use), and writes every candidate as a row
  * of the table msm_calib.c reads (msm.h: zp_msm_calib_init): to FILE (written to FILE.tmp,
  * checked by loading it, then renamed), or stdout. Install it as
  * $prefix/share/zkpipe/msm-calib.txt or point ZKPIPE_MSM_CALIB at it. The rows are measured on
@@ -1069,9 +1080,66 @@ typedef struct {
     const unsigned *logs;
     unsigned nlogs, wmax, reps, nthr;
     bool ctab, many_only;          /* --many-only: the N-thread rows only */
+    bool kp_only;                  /* --kp-only: no window rows, kp rows at the table's windows */
     FILE *f;
     zp_pool_t *pool;
 } calib_ctx_t;
+
+/* the K / P candidates (session 20): K/2, 2K; with threads 2P, and P/2 where P > 1 */
+static const int calib_kp_var[4][2] = {{-1, 0}, {1, 0}, {0, 1}, {0, -1}};
+
+/* Per method, at the window offset wd[method] the table takes, the plan's K and P and the
+ * candidates of calib_kp_var that change them, alternately on the same scalars (median of at
+ * least 3 rounds: a ratio decides at 2%), written as format 4 kp rows: the time over the
+ * plan's K and P */
+#define CALIB_KP(G, GN, C, CV)                                                                 \
+    static int calib_kp_##G##_##C(const calib_ctx_t *cx, const zp_##G##a_##C##_t *pa,         \
+                                  const zp_scalar_t *k, size_t n, zp_pool_t *pool, unsigned kind, \
+                                  unsigned lg, const int wd[2])                                \
+    {                                                                                          \
+        const unsigned nt = zp_pool_size(pool);                                                \
+        for (unsigned meth = 0; meth < 2; meth++) {                                            \
+            zp_msm_opts_t mo[5];                                                               \
+            zp_msm_info_t in[5];                                                               \
+            unsigned nc = 1;                                                                   \
+            mo[0] = (zp_msm_opts_t){.method = meth ? ZP_MSM_PLAIN : ZP_MSM_ENDO,               \
+                                    .model_window = true, .window_delta = wd[meth]};           \
+            zp_msm_##G##_##C##_plan_info(&in[0], n, nt, kind, &mo[0]);                         \
+            for (unsigned v = 0; v < 4; v++) {                                                 \
+                if (calib_kp_var[v][1] && nt == 1) continue;  /* one thread: P is 1 */         \
+                mo[nc] = mo[0];                                                                \
+                mo[nc].k_delta = calib_kp_var[v][0], mo[nc].p_delta = calib_kp_var[v][1];      \
+                zp_msm_##G##_##C##_plan_info(&in[nc], n, nt, kind, &mo[nc]);                   \
+                if (in[nc].K != in[0].K || in[nc].P != in[0].P) nc++;  /* not clamped */       \
+            }                                                                                  \
+            if (nc == 1) continue;                                                             \
+            double ms[5];                                                                      \
+            int rp = cx->reps > 3 ? (int)cx->reps : 3;                                         \
+            if (msm_alt_##G##_##C(ms, pa, k, n, pool, rp, mo, nc)) return -1;                  \
+            fprintf(stderr, "  g%u %s %s 2^%u %uT %s c %u: K %u P %u %.1f ms;", GN, #C,        \
+                    kind ? "witness" : "uniform", lg, nt, meth ? "plain" : "endo", in[0].c, in[0].K, \
+                    in[0].P, ms[0]);                                                           \
+            for (unsigned j = 1; j < nc; j++) {                                                \
+                const double r = ms[j] / ms[0];                                                \
+                if (cx->ctab)                                                                  \
+                    fprintf(cx->f, "    {%u, %u, %u, %u, %u, %u, %d, %d, %d, %.3ff}, /* kp: c %u K %u P %u */\n", \
+                            GN, CV, kind, lg, nt, meth, wd[meth], mo[j].k_delta, mo[j].p_delta, r, in[j].c, \
+                            in[j].K, in[j].P);                                                 \
+                else                                                                           \
+                    fprintf(cx->f, "kp g%u %s %s %u %u %s %d %d %d %.3f  # c %u K %u P %u\n", GN, #C, \
+                            kind ? "witness" : "uniform", lg, nt, meth ? "plain" : "endo", wd[meth], \
+                            mo[j].k_delta, mo[j].p_delta, r, in[j].c, in[j].K, in[j].P);       \
+                fprintf(stderr, " K %u P %u %.3fx", in[j].K, in[j].P, r);                      \
+            }                                                                                  \
+            fprintf(stderr, "\n");                                                             \
+            fflush(cx->f);                                                                     \
+        }                                                                                      \
+        return 0;                                                                              \
+    }
+CALIB_KP(g1, 1, bn254, 0)
+CALIB_KP(g1, 1, bls12_381, 1)
+CALIB_KP(g2, 2, bn254, 0)
+CALIB_KP(g2, 2, bls12_381, 1)
 
 #define CALIB_GROUP(G, GN, C, CV)                                                              \
     static int calib_##G##_##C(const calib_ctx_t *cx)                                          \
@@ -1091,6 +1159,13 @@ typedef struct {
                 for (unsigned tc = cx->many_only; tc < (cx->pool ? 2u : 1u); tc++) {           \
                     zp_pool_t *pool = tc ? cx->pool : NULL;                                    \
                     const unsigned nt = zp_pool_size(pool);                                    \
+                    int wd[2] = {0, 0};  /* the windows the table takes: the K / P rows' */    \
+                    if (cx->kp_only) {                                                         \
+                        zp_msm_pick_t pk = zp_msm_auto_pick(GN, CV, kind ? 0.15 : 1.0, n, nt); \
+                        wd[0] = pk.dc[0], wd[1] = pk.dc[1];                                    \
+                        if (calib_kp_##G##_##C(cx, pa, k, n, pool, kind, cx->logs[s], wd)) goto out; \
+                        continue;                                                              \
+                    }                                                                          \
                     zp_msm_opts_t mo[6];                                                       \
                     unsigned cc[6], nc = 0;                                                    \
                     for (unsigned meth = 0; meth < 2; meth++)                                  \
@@ -1109,11 +1184,12 @@ typedef struct {
                     double ms[6];                                                              \
                     int rp = cx->reps ? (int)cx->reps : cx->logs[s] >= 18 ? 1 : 2;             \
                     if (msm_alt_##G##_##C(ms, pa, k, n, pool, rp, mo, nc)) goto out;           \
-                    double bm[2] = {-1, -1};                                                   \
+                    double bm[2] = {-1, -1}, w3[2][3] = {{0}};                                 \
                     int bd[2] = {0, 0};                                                        \
                     unsigned bc[2] = {0, 0};                                                   \
                     for (unsigned j = 0; j < nc; j++) {                                        \
                         unsigned meth = mo[j].method == ZP_MSM_PLAIN;                          \
+                        w3[meth][mo[j].window_delta + 1] = ms[j];                              \
                         if (cx->ctab)                                                          \
                             fprintf(cx->f, "    {%u, %u, %u, %u, %u, %u, %d, %.2ff}, /* c %u */\n", GN, CV, kind, \
                                     cx->logs[s], nt, meth, mo[j].window_delta, ms[j], cc[j]);  \
@@ -1128,6 +1204,8 @@ typedef struct {
                     fprintf(stderr, "  g%u %s %s 2^%u %uT: endo %.1f ms (c %u, %+d), plain %.1f ms (c %u, %+d): %.3fx\n", \
                             GN, #C, kind ? "witness" : "uniform", cx->logs[s], nt, bm[0], bc[0], bd[0], \
                             bm[1], bc[1], bd[1], bm[0] / bm[1]);                               \
+                    wd[0] = zp_msm_calib_offset(w3[0]), wd[1] = zp_msm_calib_offset(w3[1]);    \
+                    if (calib_kp_##G##_##C(cx, pa, k, n, pool, kind, cx->logs[s], wd)) goto out; \
                 }                                                                              \
             }                                                                                  \
         rc = 0;                                                                                \
@@ -1141,11 +1219,11 @@ CALIB_GROUP(g1, 1, bls12_381, 1)
 CALIB_GROUP(g2, 2, bn254, 0)
 CALIB_GROUP(g2, 2, bls12_381, 1)
 
-#define CALIB_USAGE "usage: zkpipe msm calibrate [--out FILE] [--quick] [--sizes \"12 16 20\"] [--threads N] [--groups g1,g2] [--reps N] [--thread-cpu] [--many-only] [--c-table]\n"
+#define CALIB_USAGE "usage: zkpipe msm calibrate [--out FILE] [--quick] [--sizes \"12 16 20\"] [--threads N] [--groups g1,g2] [--reps N] [--thread-cpu] [--many-only] [--kp-only] [--c-table]\n"
 static int msm_calibrate(int argc, char **argv)
 {
     const char *out = NULL;
-    bool quick = false, ctab = false, many_only = false;
+    bool quick = false, ctab = false, many_only = false, kp_only = false;
     unsigned logs[8] = {12, 14, 16, 18, 20}, nlogs = 5, reps = 0, groups = 3;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     unsigned nthr = ncpu > 1 && ncpu < 1024 ? (unsigned)ncpu : 1;
@@ -1173,6 +1251,8 @@ static int msm_calibrate(int argc, char **argv)
             bench_tcpu = true;
         } else if (!strcmp(argv[i], "--many-only")) {
             many_only = true;
+        } else if (!strcmp(argv[i], "--kp-only")) {
+            kp_only = true;
         } else if (!strcmp(argv[i], "--sizes") && v) {
             if (parse_list(logs, &nlogs, argv[++i], 4, 24, "--sizes")) return 2;
         } else {
@@ -1223,7 +1303,7 @@ static int msm_calibrate(int argc, char **argv)
     const double load0 = fixed_load();
     bench_cpu = true;                           /* one thread: process CPU; threads: wall or --thread-cpu */
     const char *hd = ctab ? "/* " : "";
-    if (!ctab) fprintf(f, "zkpipe-msm-calib 3\n");
+    if (!ctab) fprintf(f, "zkpipe-msm-calib 4\n");
     fprintf(f, "%smachine %s, %ld cores online, %s path, %s%s\n", ctab ? "/* " : "", model, ncpu,
             zp_msm_vector() ? "AVX-512 IFMA" : "scalar", day, ctab ? " */" : "");
     /* the path every row below was measured on (the table keeps the paths apart) */
@@ -1232,14 +1312,18 @@ static int msm_calibrate(int argc, char **argv)
                 zp_msm_vector() ? "_vec" : "");
     else
         fprintf(f, "path %s\n", zp_msm_vector() ? "vector" : "scalar");
-    fprintf(f, "%s# zkpipe msm calibrate%s: threads %s%u (%s), %s, load %.2f at start%s\n",
-            hd, quick ? " --quick" : "", many_only ? "" : "1 (process CPU ms) and ", nthr, bench_tcpu ? "the busiest thread's CPU ms" : "wall ms",
-            reps >= 3 ? "median of the rounds" : "best of the rounds", load0, ctab ? " */" : "");
-    if (!ctab) fprintf(f, "# group curve scalars log2n threads method window_offset ms  # window\n");
+    fprintf(f, "%s# zkpipe msm calibrate%s%s: threads %s%u (%s), %s, load %.2f at start%s\n",
+            hd, quick ? " --quick" : "", kp_only ? " --kp-only" : "", many_only ? "" : "1 (process CPU ms) and ", nthr, bench_tcpu ? "the busiest thread's CPU ms" : "wall ms",
+            kp_only ? "kp rows: the median of at least 3 rounds"
+            : reps >= 3 ? "median of the rounds" : "best of the rounds (kp rows: the median of at least 3)",
+            load0, ctab ? " */" : "");
+    if (!ctab)
+        fprintf(f, "# group curve scalars log2n threads method window_offset ms  # window\n"
+                   "# kp group curve scalars log2n threads method window_offset k_offset p_offset ratio  # c K P\n");
     fprintf(stderr, "msm calibrate: %s (%s path), threads 1 and %u, load %.2f\n", model,
             zp_msm_vector() ? "AVX-512 IFMA" : "scalar", nthr, load0);
     const calib_ctx_t cx = {.logs = logs, .nlogs = nlogs, .wmax = 20, .reps = reps, .nthr = nthr,
-                            .ctab = ctab, .many_only = many_only, .f = f, .pool = pool};
+                            .ctab = ctab, .many_only = many_only, .kp_only = kp_only, .f = f, .pool = pool};
     const uint64_t t0 = zp_now_ns();
     int e = 0;
     if (groups & 1) e = e || calib_g1_bn254(&cx) || calib_g1_bls12_381(&cx);
@@ -1297,7 +1381,8 @@ int zp_cmd_msm(int argc, char **argv)
         const bool vec = zp_msm_vector();
         printf("table: %s\narithmetic path in use: %s (the rows of that path are used; [rows: ...] names\n"
                "the rows each line reads)\nper log2 n: method (E: the split, P: plain), window c and its offset from the\n"
-               "model (+1/-1; uniform scalars: the c of full-size scalars), threads 1 and %u:\n",
+               "model (+1/-1; uniform scalars: the c of full-size scalars), then k-/k+ where the table halves /\n"
+               "doubles the batch size K and p-/p+ the point ranges per window P, threads 1 and %u:\n",
                zp_msm_calib_source(), vec ? "vector (AVX-512 IFMA)" : "scalar", nt > 1 ? nt : 2);
         for (unsigned g = 1; g <= 2; g++)
             for (unsigned cv = 0; cv < 2; cv++)
@@ -1311,9 +1396,12 @@ int zp_cmd_msm(int argc, char **argv)
                             else if (g == 1) zp_msm_g1_bls12_381_plan_info(&in, n, t, w, NULL);
                             else if (cv == 0) zp_msm_g2_bn254_plan_info(&in, n, t, w, NULL);
                             else zp_msm_g2_bls12_381_plan_info(&in, n, t, w, NULL);
-                            char d[4] = "";
+                            char d[4] = "", kp[12] = "";
                             if (in.dc) snprintf(d, sizeof d, "%+d", in.dc);
-                            printf(" %u:%s%u%s", l, in.method == ZP_MSM_PLAIN ? "P" : "E", in.c, d);
+                            if (in.dk || in.dp)
+                                snprintf(kp, sizeof kp, "%s%s%s%s", in.dk ? "k" : "", in.dk > 0 ? "+" : in.dk ? "-" : "",
+                                         in.dp ? "p" : "", in.dp > 0 ? "+" : in.dp ? "-" : "");
+                            printf(" %u:%s%u%s%s", l, in.method == ZP_MSM_PLAIN ? "P" : "E", in.c, d, kp);
                         }
                         zp_msm_rows_t rw;
                         zp_msm_calib_rows(&rw, g, cv, w, t, vec);

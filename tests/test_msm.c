@@ -830,10 +830,14 @@ MSM_AUTO_TESTS(g2, 2, bls12_381, 1)
                     size_t sz = zp_msm_##G##_##C##_scratch_size(n, nt);                        \
                     uint8_t *scr = NULL;                                                       \
                     if (posix_memalign((void **)&scr, 64, sz + CANARY)) abort();               \
-                    for (int mode = 0; mode < 7; mode++) {                                     \
-                        zp_msm_opts_t o = {.method = mode < 3 ? ZP_MSM_ENDO : ZP_MSM_PLAIN,    \
+                    for (int mode = 0; mode < 11; mode++) {                                    \
+                        zp_msm_opts_t o = {.method = mode % 6 < 3 ? ZP_MSM_ENDO : ZP_MSM_PLAIN, \
                                            .model_window = true, .window_delta = mode % 3 - 1}; \
                         if (mode == 6) o = (zp_msm_opts_t){0};  /* AUTO, the table's offsets */ \
+                        if (mode > 6) {   /* K and P offsets (session 20), the scratch covers them */ \
+                            o.k_delta = mode & 1 ? 1 : -1;                                     \
+                            o.p_delta = mode & 2 ? 1 : -1;                                     \
+                        }                                                                      \
                         memset(scr + sz, 0xa5, CANARY);                                        \
                         const zp_##G##a_##C##_t *pp = pa;                                      \
                         zp_msm_##G##_##C##_multi_ex(&got, &pp, 1, k, n, scr, pools[pi], &o);   \
@@ -848,7 +852,8 @@ MSM_AUTO_TESTS(g2, 2, bls12_381, 1)
                     free(scr);                                                                 \
                 }                                                                              \
             }                                                                                  \
-            /* plan_info: the table's offsets (calib_window_table), the model's window + offset */ \
+            /* plan_info: the table's offsets (calib_window_table; K and P: calib_kp_table),   \
+             * the model's window + offset */                                                  \
             for (unsigned nt = 1; nt <= 2; nt++) {                                             \
                 zp_msm_info_t au, m0, mp;                                                      \
                 zp_msm_##G##_##C##_plan_info(&au, n, nt, false, NULL);                         \
@@ -862,6 +867,12 @@ MSM_AUTO_TESTS(g2, 2, bls12_381, 1)
                 CHECK(m0.dc == 0 && au.dc == want_dc && au.c == mp.c);                         \
                 unsigned wc = (int)m0.c + want_dc < 2 ? 2 : (int)m0.c + want_dc > 16 ? 16 : (unsigned)((int)m0.c + want_dc); \
                 CHECK(mp.c == wc);                                                             \
+                /* K doubled with one thread, halved and P doubled with two (clamped to       \
+                 * 16..1024 and 1..64): the kp rows at the window the table takes */           \
+                const unsigned wk = nt == 1 ? (mp.K < 1024 ? 2 * mp.K : mp.K) : (mp.K / 2 >= 16 ? mp.K / 2 : mp.K); \
+                const unsigned wp = nt == 1 ? mp.P : mp.P < 64 ? 2 * mp.P : mp.P;            \
+                CHECK(mp.dk == 0 && mp.dp == 0 && au.K == wk && au.P == wp);                   \
+                CHECK(au.dk == (wk > mp.K) - (wk < mp.K) && au.dp == (wp > mp.P));             \
             }                                                                                  \
             free(pa);                                                                          \
             free(k);                                                                           \
@@ -905,6 +916,35 @@ static bool calib_window_table(char *path, size_t cap)
     return ok;
 }
 
+/* a format 4 file of kp rows alone (session 20) for every key, both paths, 2^8..2^10, at every
+ * window offset: one thread K doubled (ratio 0.9), three threads K halved and P doubled (0.9;
+ * K doubled 0.99: within 2%, not taken). Loaded over calib_window_table: its windows stay. */
+static bool calib_kp_table(char *path, size_t cap)
+{
+    static const char *gc[] = {"g1 bn254", "g1 bls12_381", "g2 bn254", "g2 bls12_381"};
+    const size_t sz = 65536;
+    char *text = malloc(sz);
+    if (!text) return false;
+    size_t o = (size_t)snprintf(text, sz, "zkpipe-msm-calib 4\nmachine kp test\n");
+    for (int p = 0; p < 2; p++) {
+        o += (size_t)snprintf(text + o, sz - o, "path %s\n", p ? "vector" : "scalar");
+        for (int i = 0; i < 4; i++)
+            for (int w = 0; w < 2; w++)
+                for (int l = 8; l <= 10; l++)
+                    for (int m = 0; m < 2; m++)
+                        for (int dc = -1; dc <= 1; dc++) {
+                            const char *sh = w ? "witness" : "uniform", *me = m ? "plain" : "endo";
+                            o += (size_t)snprintf(text + o, sz - o,
+                                                  "kp %s %s %d 1 %s %d 1 0 0.9\nkp %s %s %d 3 %s %d -1 1 0.9\n"
+                                                  "kp %s %s %d 3 %s %d 1 0 0.99  # within 2%%\n",
+                                                  gc[i], sh, l, me, dc, gc[i], sh, l, me, dc, gc[i], sh, l, me, dc);
+                        }
+    }
+    bool ok = o < sz && calib_write(path, cap, text, o);
+    free(text);
+    return ok;
+}
+
 static void test_window(zp_pool_t **pools)
 {
     char path[256];
@@ -931,6 +971,15 @@ static void test_window(zp_pool_t **pools)
     CHECK(calib_window_table(path, sizeof path));
     CHECK(zp_msm_calib_load(path) == 0);
     unlink(path);
+    /* the kp rows over it: the windows and methods kept, the K / P offsets taken */
+    CHECK(zp_msm_auto_pick(1, 0, 1.0, 1024, 1).dk[1] == 0);
+    CHECK(calib_kp_table(path, sizeof path));
+    CHECK(zp_msm_calib_load(path) == 0);
+    unlink(path);
+    pk = zp_msm_auto_pick(1, 0, 1.0, 1024, 1);
+    CHECK(pk.method == ZP_MSM_PLAIN && pk.dc[1] == 1 && pk.dk[1] == 1 && pk.dp[1] == 0);
+    pk = zp_msm_auto_pick(2, 1, 0.15, 400, 3);
+    CHECK(pk.method == ZP_MSM_ENDO && pk.dc[0] == -1 && pk.dk[0] == -1 && pk.dp[0] == 1);
     static const size_t s1[] = {300, 1100, 2500}, s2[] = {200, 1100};
     test_window_g1_bn254(pools, 3, s1, 3);
     test_window_g1_bls12_381(pools, 3, s1, 3);
@@ -946,7 +995,8 @@ static void test_calib_errors(void)
     static const struct { const char *text, *line, *what; } bad[] = {
         {"", ":0:", "no header"},
         {"# only a comment\n\n", ":2:", "no header"},
-        {"zkpipe-msm-calib 4\n", ":1:", "expected the header"},
+        {"zkpipe-msm-calib 5\n", ":1:", "expected the header"},
+        {"zkpipe-msm-calib 4\n", ":1:", "no rows"},
         {"zkpipe-msm-calib 3\n", ":1:", "no rows"},
         {"zkpipe-msm-calib 2\n", ":1:", "no rows"},
         {"g1 bn254 uniform 12 1 1\n", ":1:", "expected the header"},
@@ -1000,6 +1050,24 @@ static void test_calib_errors(void)
          "on the path vector (the first at line 3)"},
         {"zkpipe-msm-calib 3\npath scalar\ng1 bn254 uniform 12 1 endo 0 5 1\n", ":3:", "more than 8"},
         {"zkpipe-msm-calib 3\npath scalar\ng1 bn254 uniform 12 1 endo 0 -5\n", ":3:", "MS '-5'"},
+        /* version 4: kp rows */
+        {"zkpipe-msm-calib 3\npath scalar\nkp g1 bn254 uniform 12 1 endo 0 1 0 0.9\n", ":3:",
+         "a 'kp' row in a format 3 file"},
+        {"zkpipe-msm-calib 4\nkp g1 bn254 uniform 12 1 endo 0 1 0 0.9\n", ":2:", "a row before any 'path"},
+        {"zkpipe-msm-calib 4\npath vector\nkp g1 bn254 uniform 12 1 endo 0 1 0\n", ":3:", "(11 fields), got 10"},
+        {"zkpipe-msm-calib 4\npath vector\nkp g1 bn254 uniform 12 1 endo 0 1 0 0.9 1\n", ":3:", "got more than 11"},
+        {"zkpipe-msm-calib 4\npath vector\nkp g1 bn254 uniform 12 1 endo 0 2 0 0.9\n", ":3:", "K offset '2'"},
+        {"zkpipe-msm-calib 4\npath vector\nkp g1 bn254 uniform 12 1 endo 0 0 -2 0.9\n", ":3:", "P offset '-2'"},
+        {"zkpipe-msm-calib 4\npath vector\nkp g1 bn254 uniform 12 1 endo 0 0 0 0.9\n", ":3:", "both 0"},
+        {"zkpipe-msm-calib 4\npath vector\nkp g1 bn254 uniform 12 1 endo 0 1 0 0\n", ":3:", "RATIO '0'"},
+        {"zkpipe-msm-calib 4\npath vector\nkp g1 bn254 uniform 12 1 endo 0 1 0 101\n", ":3:", "RATIO '101'"},
+        {"zkpipe-msm-calib 4\npath vector\nkp g1 bn254 uniform 12 1 endo 2 1 0 0.9\n", ":3:", "window offset '2'"},
+        {"zkpipe-msm-calib 4\npath vector\nkp g3 bn254 uniform 12 1 endo 0 1 0 0.9\n", ":3:", "group 'g3'"},
+        {"zkpipe-msm-calib 4\npath vector\nkp g1 bn254 uniform 12 1 endo 0 1 0 0.9\n"
+         "kp g1 bn254 uniform 12 1 endo 0 1 0 0.8\n", ":4:", "a second kp row for g1 bn254 uniform 2^12 1 endo "
+         "window +0 K +1 P +0 on the path vector (the first at line 3)"},
+        {"zkpipe-msm-calib 4\npath vector\ng1 bn254 uniform 12 2 endo 0 5\nkp g1 bn254 uniform 12 4 endo 0 1 0 0.9\n",
+         ":4:", "threads 4, but line 3 has 2"},
     };
     char path[256];
     CHECK(calib_switch_table(path, sizeof path));
@@ -1058,6 +1126,69 @@ static void test_calib_errors(void)
     unlink(bp);
     zp_msm_calib_reset();
     CHECK(strstr(zp_msm_calib_source(), "built-in") != NULL);
+}
+
+/* kp rows (format 4, session 20) in the pick: a ratio below 0.98 at the window the table takes
+ * is taken (the lowest), the method's time is its window's times it (so it may turn the method);
+ * rows at another window, and within 2%, are not; a file of kp rows alone keeps the windows, a
+ * file of window rows for a key drops its kp rows */
+static void test_calib_kp(void)
+{
+#define KP_ROWS                                                                                \
+    "g1 bn254 uniform 12 1 endo 0 100\ng1 bn254 uniform 12 1 plain 0 110\n"                    \
+    "g1 bn254 uniform 16 1 endo 0 100\ng1 bn254 uniform 16 1 plain 0 110\n"                    \
+    "kp g1 bn254 uniform 12 1 endo 0 -1 0 0.99\nkp g1 bn254 uniform 12 1 endo 0 1 0 0.95\n"    \
+    "kp g1 bn254 uniform 16 1 plain 0 -1 0 0.8\nkp g1 bn254 uniform 16 1 endo 1 -1 0 0.5\n"    \
+    "g1 bn254 uniform 12 2 endo 0 100\ng1 bn254 uniform 12 2 plain 0 110\n"                    \
+    "kp g1 bn254 uniform 12 2 endo 0 0 1 0.9\nkp g1 bn254 uniform 12 2 endo 0 1 0 0.95\n"
+    static const char tab[] = "zkpipe-msm-calib 4\nmachine kp\npath scalar\n" KP_ROWS "path vector\n" KP_ROWS;
+#undef KP_ROWS
+    char path[256];
+    for (int v = 0; v < 2; v++) {
+        zp_msm_calib_reset();
+        const zp_msm_pick_t bw = zp_msm_auto_pick_path(1, 0, 0.15, 1 << 12, 1, v);  /* built-in */
+        CHECK(calib_load_text(path, sizeof path, tab, sizeof tab - 1) == 0);
+        zp_msm_pick_t pk = zp_msm_auto_pick_path(1, 0, 1.0, 1 << 12, 1, v);
+        CHECK(pk.method == ZP_MSM_ENDO && pk.dc[0] == 0 && pk.dk[0] == 1 && pk.dp[0] == 0);
+        pk = zp_msm_auto_pick_path(1, 0, 1.0, 1 << 13, 1, v);   /* 0.75 of the way: rounds to 1 */
+        CHECK(pk.dk[0] == 1);
+        pk = zp_msm_auto_pick_path(1, 0, 1.0, 1 << 15, 1, v);   /* 0.25 */
+        CHECK(pk.dk[0] == 0);
+        /* plain 110 * 0.8 = 88 < endo 100 (its dc +1 row is not its window) */
+        pk = zp_msm_auto_pick_path(1, 0, 1.0, 1 << 16, 1, v);
+        CHECK(pk.method == ZP_MSM_PLAIN && pk.dk[1] == -1 && pk.dk[0] == 0 && pk.dc[0] == 0);
+        pk = zp_msm_auto_pick_path(1, 0, 1.0, 1 << 12, 2, v);   /* P doubled: 0.9 beats 0.95 */
+        CHECK(pk.method == ZP_MSM_ENDO && pk.dk[0] == 0 && pk.dp[0] == 1);
+        /* another key (the other shape): the built-in table's offsets, as before the load */
+        pk = zp_msm_auto_pick_path(1, 0, 0.15, 1 << 12, 1, v);
+        CHECK(pk.method == bw.method && !memcmp(pk.dc, bw.dc, sizeof pk.dc) && !memcmp(pk.dk, bw.dk, sizeof pk.dk) &&
+              !memcmp(pk.dp, bw.dp, sizeof pk.dp));
+        /* with the vector path in use (where the CPU has it) the MSM's plan follows */
+        if (v == (int)zp_msm_vector()) {
+            zp_msm_info_t au, m0;
+            zp_msm_opts_t o = {.method = ZP_MSM_PLAIN, .model_window = true};
+            zp_msm_g1_bn254_plan_info(&au, 1 << 16, 1, false, NULL);
+            zp_msm_g1_bn254_plan_info(&m0, 1 << 16, 1, false, &o);
+            CHECK(au.method == ZP_MSM_PLAIN && au.dk == -1 && au.K * 2 == m0.K && au.c == m0.c);
+        }
+    }
+    /* kp rows alone: the windows stay, the kp rows are replaced */
+    static const char kp_only[] = "zkpipe-msm-calib 4\npath scalar\nkp g1 bn254 uniform 12 1 endo 0 1 0 1.5\n"
+                                  "path vector\nkp g1 bn254 uniform 12 1 endo 0 1 0 1.5\n";
+    CHECK(calib_load_text(path, sizeof path, kp_only, sizeof kp_only - 1) == 0);
+    zp_msm_pick_t pk = zp_msm_auto_pick(1, 0, 1.0, 1 << 12, 1);
+    CHECK(pk.method == ZP_MSM_ENDO && pk.dk[0] == 0);
+    CHECK(zp_msm_auto_pick(1, 0, 1.0, 1 << 16, 1).method == ZP_MSM_ENDO);   /* plain's 0.8 gone */
+    CHECK(zp_msm_auto_pick(1, 0, 1.0, 1 << 12, 2).dp[0] == 1);            /* another class: kept */
+    /* window rows alone for the key and class: its kp rows go */
+    CHECK(calib_load_text(path, sizeof path, tab, sizeof tab - 1) == 0);
+    static const char win[] = "zkpipe-msm-calib 3\npath scalar\ng1 bn254 uniform 12 2 endo 0 100\n"
+                              "g1 bn254 uniform 12 2 plain 0 110\npath vector\ng1 bn254 uniform 12 2 endo 0 100\n"
+                              "g1 bn254 uniform 12 2 plain 0 110\n";
+    CHECK(calib_load_text(path, sizeof path, win, sizeof win - 1) == 0);
+    CHECK(zp_msm_auto_pick(1, 0, 1.0, 1 << 12, 2).dp[0] == 0);
+    CHECK(zp_msm_auto_pick(1, 0, 1.0, 1 << 12, 1).dk[0] == 1);            /* 1T kept */
+    zp_msm_calib_reset();
 }
 
 /* the table per arithmetic path (format 3, session 16): the scalar rows say the split wins
@@ -1280,6 +1411,7 @@ int main(void)
     printf("test_msm: vector path %s\n", vec ? "on (then off)" : "not available on this CPU");
     test_calib_errors();
     test_calib_paths();
+    test_calib_kp();
     test_check_g1_bn254();
     test_check_g2_bn254();
     test_check_g1_bls12_381();

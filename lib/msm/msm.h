@@ -77,13 +77,23 @@ typedef struct {
      * side, one batch of 2K additions over both); 0 = the plan's. 2 is taken only where 2K
      * fits the batch limit (1024). */
     unsigned g;
+    /* (added, session 20) with model_window: K and P as the plan's times 2^k_delta and
+     * 2^p_delta (-1..1; clamped as k and p are): the candidates `zkpipe msm calibrate`
+     * measures for the table's `kp` rows; k and p, when set, still override them. Without
+     * model_window the table's offsets for the MSM are used (zp_msm_pick_t.dk / dp). The
+     * scratch covers every offset. */
+    int k_delta, p_delta;
 } zp_msm_opts_t;
 
 /* what the calibration table says for one MSM (zp_msm_auto_pick): the method, and for each
- * method (0 endo, 1 plain) the window offset from the model's choice */
+ * method (0 endo, 1 plain) the window offset from the model's choice and, at that window, the
+ * offsets of the batch size K (dk: K * 2^dk) and of the point ranges per window P (dp: P *
+ * 2^dp) from the plan's (session 20: the table's `kp` rows; 0 where none was measured at
+ * least 2% faster) */
 typedef struct {
     zp_msm_method_t method;
     int dc[2];
+    int dk[2], dp[2];
 } zp_msm_pick_t;
 
 /* the plan one MSM takes (zp_msm_<G>_<C>_plan_info; `zkpipe msm which`): method, split
@@ -96,6 +106,8 @@ typedef struct {
     zp_msm_method_t method;
     unsigned dim, c, W, P, K, wpt;  /* wpt: full windows per task (msm_plan_t.G) */
     int dc;
+    int dk, dp;   /* the K and P offsets in effect (K, P over the plan's at this window, as
+                   * powers of two; 0 where clamped) */
 } zp_msm_info_t;
 
 /* Endomorphism split or plain, and the window, per MSM (issue 31; doc/msm.md). With
@@ -108,7 +120,9 @@ typedef struct {
  * rows where that one has none); per method the fastest window counts. The ratio endo/plain (of the methods' best times) is interpolated linearly
  * in log2n between the measured sizes (held constant outside them) and the split is used
  * where it is below 0.98 (a tie goes to plain, which touches less memory); each method's
- * window offset is interpolated the same way and rounded. MSMs with more than one thread
+ * window offset is interpolated the same way and rounded, and so are the batch size K's and
+ * the point split P's offsets at that window (format 4's kp rows, session 20: ratios to the
+ * plan's K and P measured alongside; a method's time is its window's times its best ratio). MSMs with more than one thread
  * use the many-thread rows where the table has them, else the one-thread rows (and one-thread
  * MSMs the many-thread rows where a key has none; zp_msm_calib_rows below).
  * The table is the built-in one (measured on the machine named in zp_msm_calib_source), or a
@@ -117,7 +131,7 @@ typedef struct {
  * table, a malformed one is refused (ZP_EFORMAT, zp_err naming file and line). Keys the file
  * does not have keep the built-in rows. ZP_MSM_METHOD=endo|plain|auto in the environment
  * forces the method of every AUTO MSM (benchmarks); ZP_MSM_WINDOW=model the model's window
- * (offset 0) for every MSM without a forced c. Called lazily by the first MSM (which, if it
+ * (offset 0) and the plan's K and P for every MSM without a forced c. Called lazily by the first MSM (which, if it
  * fails there, prints the error once on stderr and uses the built-in table); processes call
  * it at start to refuse a bad file. Thread-safe; the first call decides. The table is
  * process-wide and immutable once published (msm_calib.c): loads and resets publish a new
@@ -126,6 +140,10 @@ int zp_msm_calib_init(void);
 /* parse path and use it (tests, `zkpipe msm calibrate --check`): 0, or ZP_EFORMAT / -errno
  * with zp_err "PATH:LINE: what"; a failed load leaves the table in use unchanged */
 int zp_msm_calib_load(const char *path);
+/* the window offset (-1..1) the table takes from the three times ms[dc + 1] of one method at
+ * the model's window + dc (0: not measured): 0 unless another is more than 2% faster, the
+ * fastest of those then (`msm calibrate` measures the K / P candidates at it) */
+int zp_msm_calib_offset(const double ms[3]);
 /* the built-in table again (tests) */
 void zp_msm_calib_reset(void);
 /* an empty table: no rows on either path (tests of the fallbacks; then loads add to it) */

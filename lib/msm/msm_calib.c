@@ -14,6 +14,13 @@
  *        uniform|witness, LOG2N 1..30, THREADS 1..1024 (1: the one-thread class; more: the
  *        many-thread class, one count per file), METHOD endo|plain, DC -1..1 (the window the
  *        row measured: the model's + DC), MS > 0 (only ratios are used)
+ *   kp GROUP CURVE SCALARS LOG2N THREADS METHOD DC DK DP RATIO
+ *        format 4 (session 20; otherwise format 3): the batch size K and the point ranges per
+ *        window P at the window DC (the model's + DC) as the plan's times 2^DK and 2^DP (DK,
+ *        DP -1..1, not both 0), RATIO > 0 (<= 100) the time over the plan's K and P at that
+ *        window measured alongside (`zkpipe msm calibrate`, each method at the window the
+ *        table takes). Ratios, not times: a file of kp rows alone (`msm calibrate --kp-only`)
+ *        leaves the window rows of the table in use as they are.
  * Version 2 is version 3 without path lines; version 1 rows are `GROUP CURVE SCALARS LOG2N
  * ENDO_MS PLAIN_MS` (one thread, DC 0). Version 1 and 2 rows do not say their path: they are
  * taken as measured on both (they replace both paths' rows for their key and thread class).
@@ -24,7 +31,9 @@
  * order; `zkpipe msm which` prints which (zp_msm_calib_rows).
  * For each (key, thread class, size, method) the row with offset 0 counts unless one with
  * offset -1 or +1 was measured more than 2% faster (CAL_WIN_BELOW: a window is not moved on
- * noise); the fastest of those then. Every error names the file and line.
+ * noise); the fastest of those then. At that window the kp row with the lowest ratio counts
+ * where that ratio is below CAL_KP_BELOW (else the plan's K and P), and the method's time is
+ * the window's times that ratio (the endo / plain comparison sees each method's best). Every error names the file and line.
  * The table in use is process-wide (one per process: the install's or ZKPIPE_MSM_CALIB's,
  * read once by zp_msm_calib_init; MSMs with NULL opts, i.e. the prover's, use it). It is
  * immutable once published: an atomic pointer, read without a lock (acquire); a load or reset
@@ -54,11 +63,15 @@ enum { CAL_LOG_MAX = 30, CAL_KEYS = 8, CAL_TC = 2, CAL_PATHS = 2, CAL_LINE = 512
 #define CAL_WIT_LONG 0.15
 /* a window offset is taken where it measured at least 2% faster than the model's window */
 #define CAL_WIN_BELOW 0.98
+/* a K / P offset likewise, against the plan's K and P at the same window */
+#define CAL_KP_BELOW 0.98
 
 typedef struct cal_table {
     /* [path: 0 scalar, 1 vector][key][thread class][log2n][method: 0 endo, 1 plain][window
      * offset + 1]: the measured time (0: none) */
     float ms[CAL_PATHS][CAL_KEYS][CAL_TC][CAL_LOG_MAX + 1][2][3];
+    /* the same and [dk + 1][dp + 1]: the kp rows' ratios (0: none) */
+    float kp[CAL_PATHS][CAL_KEYS][CAL_TC][CAL_LOG_MAX + 1][2][3][3][3];
     unsigned thr[CAL_PATHS];     /* per path the many-thread class's thread count (0: no rows) */
     char source[CAL_PATHS][320]; /* per path where its rows came from ("" : none) */
     char desc[700];              /* zp_msm_calib_source: both paths' */
@@ -77,17 +90,30 @@ static unsigned cal_key(unsigned g, unsigned curve, bool wit)
  * machines, one file per path (each names its runs): {group, curve (0 bn254, 1 bls12_381),
  * witness, log2n, threads, method (0 endo, 1 plain), window offset, ms}. */
 typedef struct { uint8_t g, curve, wit, log2n; uint16_t threads; uint8_t method; int8_t dc; float ms; } cal_row_t;
+/* kp rows: {..., method, window offset, K offset, P offset, ratio} */
+typedef struct { uint8_t g, curve, wit, log2n; uint16_t threads; uint8_t method; int8_t dc, dk, dp; float ratio; } cal_kp_row_t;
 static const cal_row_t cal_builtin_scalar[] = {
 #include "lib/msm/msm_calib_default.h"
 };
 static const cal_row_t cal_builtin_vector[] = {
 #include "lib/msm/msm_calib_default_vec.h"
 };
-static const struct { const cal_row_t *rows; size_t n; const char *source; } cal_builtin[CAL_PATHS] = {
+static const cal_kp_row_t cal_builtin_kp_vector[] = {
+#include "lib/msm/msm_calib_default_kp_vec.h"
+    {0}   /* the end (group 0) */
+};
+static const struct {
+    const cal_row_t *rows;
+    size_t n;
+    const char *source;
+    const cal_kp_row_t *kp;   /* the kp rows (the scalar path has none: the plan's K and P) */
+    size_t nkp;
+} cal_builtin[CAL_PATHS] = {
     {cal_builtin_scalar, sizeof cal_builtin_scalar / sizeof cal_builtin_scalar[0],
      "built-in (AMD EPYC, 2 cores, 1 MiB L2/core, 32 MiB L3, scalar path; msm calibrate, best of 2 runs, "
-     "2026-12-04 09:40-10:04 UTC, load 0.4-7)"},
-    {cal_builtin_vector, sizeof cal_builtin_vector / sizeof cal_builtin_vector[0], CAL_BUILTIN_VEC_SOURCE},
+     "2026-12-04 09:40-10:04 UTC, load 0.4-7)", NULL, 0},
+    {cal_builtin_vector, sizeof cal_builtin_vector / sizeof cal_builtin_vector[0], CAL_BUILTIN_VEC_SOURCE,
+     cal_builtin_kp_vector, sizeof cal_builtin_kp_vector / sizeof cal_builtin_kp_vector[0]},
 };
 
 static _Atomic(cal_table_t *) cal_cur;
@@ -115,20 +141,34 @@ static void cal_describe(cal_table_t *t)
                  t->source[1][0] ? t->source[1] : "none");
 }
 
-/* the window offset of (path, key, class, size, method) and its time (0: nothing measured):
- * offset 0 unless another measured CAL_WIN_BELOW faster (without a row at offset 0: the
- * fastest) */
-static float cal_best(const cal_table_t *t, unsigned p, unsigned k, unsigned tc, unsigned l, unsigned meth, int *dc)
+int zp_msm_calib_offset(const double ms[3])
+{
+    double eff = -1;                     /* an offset's time counts 1/CAL_WIN_BELOW more */
+    int dc = 0;
+    for (int d = -1; d <= 1; d++) {
+        if (!(ms[d + 1] > 0)) continue;
+        double e = d ? ms[d + 1] / CAL_WIN_BELOW : ms[d + 1];
+        if (eff < 0 || e < eff) eff = e, dc = d;
+    }
+    return dc;
+}
+
+/* the window offset of (path, key, class, size, method), at it the K and P offsets (the kp
+ * row of the lowest ratio below CAL_KP_BELOW, else 0, 0), and the time (the window's times
+ * that ratio; 0: nothing measured) */
+static float cal_best(const cal_table_t *t, unsigned p, unsigned k, unsigned tc, unsigned l, unsigned meth,
+                      int off[3])
 {
     const float *m = t->ms[p][k][tc][l][meth];
-    double eff = -1;                     /* an offset's time counts 1/CAL_WIN_BELOW more */
-    *dc = 0;
-    for (int d = -1; d <= 1; d++) {
-        if (!(m[d + 1] > 0)) continue;
-        double e = d ? m[d + 1] / CAL_WIN_BELOW : m[d + 1];
-        if (eff < 0 || e < eff) eff = e, *dc = d;
+    const double w[3] = {m[0], m[1], m[2]};
+    off[0] = zp_msm_calib_offset(w), off[1] = off[2] = 0;
+    if (!(m[off[0] + 1] > 0)) return 0;
+    double best = CAL_KP_BELOW;
+    for (unsigned j = 0; j < 9; j++) {
+        const float r = t->kp[p][k][tc][l][meth][off[0] + 1][j / 3][j % 3];
+        if (r > 0 && r < best) best = r, off[1] = (int)(j / 3) - 1, off[2] = (int)(j % 3) - 1;
     }
-    return eff < 0 ? 0 : m[*dc + 1];
+    return off[1] || off[2] ? (float)(m[off[0] + 1] * best) : m[off[0] + 1];
 }
 
 static void cal_builtin_fill(cal_table_t *t)
@@ -141,6 +181,12 @@ static void cal_builtin_fill(cal_table_t *t)
             unsigned tc = r->threads > 1;
             if (tc) t->thr[p] = r->threads;
             cal_put(t, p, k, tc, r->log2n, r->method, r->dc, r->ms);
+        }
+        for (size_t i = 0; i < cal_builtin[p].nkp; i++) {
+            const cal_kp_row_t *r = &cal_builtin[p].kp[i];
+            if (!r->g) continue;
+            t->kp[p][cal_key(r->g, r->curve, r->wit)][r->threads > 1][r->log2n][r->method][r->dc + 1][r->dk + 1]
+                 [r->dp + 1] = r->ratio;
         }
         if (cal_builtin[p].n) snprintf(t->source[p], sizeof t->source[p], "%s", cal_builtin[p].source);
     }
@@ -195,8 +241,9 @@ static unsigned cal_tokens(char *s, char **tok, unsigned max)
  * (format 3: -1 before the first path line; formats 1 and 2: both paths, -2) */
 typedef struct {
     cal_table_t t;
-    bool seen[CAL_PATHS][CAL_KEYS][CAL_TC];
+    bool seen[CAL_PATHS][CAL_KEYS][CAL_TC], seen_kp[CAL_PATHS][CAL_KEYS][CAL_TC];
     unsigned first[CAL_PATHS][CAL_KEYS][CAL_TC][CAL_LOG_MAX + 1][2][3];
+    unsigned first_kp[CAL_PATHS][CAL_KEYS][CAL_TC][CAL_LOG_MAX + 1][2][3][3][3];
     unsigned thr_line, thr;
     int path;
 } cal_parse_t;
@@ -221,15 +268,9 @@ static int cal_ms(double *v, const char *s)
     return 0;
 }
 
-/* one data row (nt tokens) of a version ver file */
-static int cal_row(cal_parse_t *ps, char **tok, unsigned nt, unsigned ver, const char *path, unsigned ln)
+/* a row's GROUP CURVE SCALARS LOG2N (tok[0..3]): *k the key, *l log2n */
+static int cal_key_fields(char **tok, const char *path, unsigned ln, unsigned *k, unsigned *l)
 {
-    const unsigned want = ver == 1 ? 6 : 8;
-    if (nt != want)
-        return zp_err_set(ZP_EFORMAT, "%s:%u: expected '%s' (%u fields), got %s%u", path, ln,
-                          ver == 1 ? "GROUP CURVE SCALARS LOG2N ENDO_MS PLAIN_MS"
-                                   : "GROUP CURVE SCALARS LOG2N THREADS METHOD DC MS",
-                          want, nt > want ? "more than " : "", nt > want ? want : nt);
     unsigned g, cv, wit;
     if (!strcmp(tok[0], "g1")) g = 1;
     else if (!strcmp(tok[0], "g2")) g = 2;
@@ -243,34 +284,89 @@ static int cal_row(cal_parse_t *ps, char **tok, unsigned nt, unsigned ver, const
     long lg;
     if (cal_int(&lg, tok[3], 1, CAL_LOG_MAX) || tok[3][0] == '-' || tok[3][0] == '+')
         return zp_err_set(ZP_EFORMAT, "%s:%u: log2n '%s' is not an integer in 1..%u", path, ln, tok[3], CAL_LOG_MAX);
-    const unsigned k = cal_key(g, cv, wit), l = (unsigned)lg;
-    long thr = 1, meth, dc = 0;
+    *k = cal_key(g, cv, wit), *l = (unsigned)lg;
+    return 0;
+}
+
+/* a row's THREADS METHOD DC (tok[0..2]): *tc its thread class (one many-thread count per
+ * file, ps->thr) */
+static int cal_class_fields(cal_parse_t *ps, char **tok, const char *path, unsigned ln, long *thr, unsigned *tc,
+                            long *meth, long *dc)
+{
+    if (cal_int(thr, tok[0], 1, CAL_THR_MAX) || tok[0][0] == '+')
+        return zp_err_set(ZP_EFORMAT, "%s:%u: threads '%s' is not an integer in 1..%u", path, ln, tok[0], CAL_THR_MAX);
+    if (!strcmp(tok[1], "endo")) *meth = 0;
+    else if (!strcmp(tok[1], "plain")) *meth = 1;
+    else return zp_err_set(ZP_EFORMAT, "%s:%u: method '%s' is not endo or plain", path, ln, tok[1]);
+    if (cal_int(dc, tok[2], -1, 1))
+        return zp_err_set(ZP_EFORMAT, "%s:%u: window offset '%s' is not -1, 0 or 1", path, ln, tok[2]);
+    *tc = *thr > 1;
+    if (*tc && ps->thr && ps->thr != (unsigned)*thr)
+        return zp_err_set(ZP_EFORMAT, "%s:%u: threads %ld, but line %u has %u (one many-thread count per file)",
+                          path, ln, *thr, ps->thr_line, ps->thr);
+    if (*tc && !ps->thr) ps->thr = (unsigned)*thr, ps->thr_line = ln;
+    return 0;
+}
+
+/* a format 4 kp row (nt tokens, tok[0] "kp"): format 4, after a path line (cal_parse) */
+static int cal_kp_row(cal_parse_t *ps, char **tok, unsigned nt, const char *path, unsigned ln)
+{
+    if (nt != 11)
+        return zp_err_set(ZP_EFORMAT, "%s:%u: expected 'kp GROUP CURVE SCALARS LOG2N THREADS METHOD DC DK DP RATIO' "
+                          "(11 fields), got %s%u", path, ln, nt > 11 ? "more than " : "", nt > 11 ? 11 : nt);
+    unsigned k, l, tc;
+    long thr, meth, dc, dk, dp;
+    double r;
+    int rc;
+    if ((rc = cal_key_fields(tok + 1, path, ln, &k, &l)) || (rc = cal_class_fields(ps, tok + 5, path, ln, &thr, &tc, &meth, &dc)))
+        return rc;
+    if (cal_int(&dk, tok[8], -1, 1))
+        return zp_err_set(ZP_EFORMAT, "%s:%u: K offset '%s' is not -1, 0 or 1", path, ln, tok[8]);
+    if (cal_int(&dp, tok[9], -1, 1))
+        return zp_err_set(ZP_EFORMAT, "%s:%u: P offset '%s' is not -1, 0 or 1", path, ln, tok[9]);
+    if (!dk && !dp)
+        return zp_err_set(ZP_EFORMAT, "%s:%u: K and P offsets both 0 (the plan's own K and P are the ratio's 1)", path, ln);
+    if (cal_ms(&r, tok[10]) || r > 100)
+        return zp_err_set(ZP_EFORMAT, "%s:%u: RATIO '%s' is not a number > 0, <= 100", path, ln, tok[10]);
+    const unsigned p = (unsigned)ps->path;
+    unsigned *first = &ps->first_kp[p][k][tc][l][meth][dc + 1][dk + 1][dp + 1];
+    if (*first)
+        return zp_err_set(ZP_EFORMAT, "%s:%u: a second kp row for %s %s %s 2^%u %s %s window %+ld K %+ld P %+ld on the "
+                          "path %s (the first at line %u)", path, ln, tok[1], tok[2], tok[3], l, tok[5], tok[6], dc,
+                          dk, dp, cal_path_name[p], *first);
+    *first = ln;
+    ps->t.kp[p][k][tc][l][meth][dc + 1][dk + 1][dp + 1] = (float)r;
+    ps->seen_kp[p][k][tc] = true;
+    if (tc) ps->t.thr[p] = (unsigned)thr;
+    return 0;
+}
+
+/* one data row (nt tokens) of a version ver file */
+static int cal_row(cal_parse_t *ps, char **tok, unsigned nt, unsigned ver, const char *path, unsigned ln)
+{
+    const unsigned want = ver == 1 ? 6 : 8;
+    if (nt != want)
+        return zp_err_set(ZP_EFORMAT, "%s:%u: expected '%s' (%u fields), got %s%u", path, ln,
+                          ver == 1 ? "GROUP CURVE SCALARS LOG2N ENDO_MS PLAIN_MS"
+                                   : "GROUP CURVE SCALARS LOG2N THREADS METHOD DC MS",
+                          want, nt > want ? "more than " : "", nt > want ? want : nt);
+    unsigned k, l, tc = 0;
+    long thr = 1, meth = 0, dc = 0;
     double ms[2];
-    unsigned nm = ver == 1 ? 2 : 1;
+    const unsigned nm = ver == 1 ? 2 : 1;
+    int rc;
+    if ((rc = cal_key_fields(tok, path, ln, &k, &l))) return rc;
     if (ver == 1) {
         for (int j = 0; j < 2; j++)
             if (cal_ms(&ms[j], tok[4 + j]))
                 return zp_err_set(ZP_EFORMAT, "%s:%u: %s '%s' is not a time in ms (a number > 0, <= 1e9)",
                                   path, ln, j ? "PLAIN_MS" : "ENDO_MS", tok[4 + j]);
-        meth = 0;
     } else {
-        if (cal_int(&thr, tok[4], 1, CAL_THR_MAX) || tok[4][0] == '+')
-            return zp_err_set(ZP_EFORMAT, "%s:%u: threads '%s' is not an integer in 1..%u", path, ln, tok[4],
-                              CAL_THR_MAX);
-        if (!strcmp(tok[5], "endo")) meth = 0;
-        else if (!strcmp(tok[5], "plain")) meth = 1;
-        else return zp_err_set(ZP_EFORMAT, "%s:%u: method '%s' is not endo or plain", path, ln, tok[5]);
-        if (cal_int(&dc, tok[6], -1, 1))
-            return zp_err_set(ZP_EFORMAT, "%s:%u: window offset '%s' is not -1, 0 or 1", path, ln, tok[6]);
+        if ((rc = cal_class_fields(ps, tok + 4, path, ln, &thr, &tc, &meth, &dc))) return rc;
         if (cal_ms(&ms[0], tok[7]))
             return zp_err_set(ZP_EFORMAT, "%s:%u: MS '%s' is not a time in ms (a number > 0, <= 1e9)", path,
                               ln, tok[7]);
     }
-    const unsigned tc = thr > 1;
-    if (tc && ps->thr && ps->thr != (unsigned)thr)
-        return zp_err_set(ZP_EFORMAT, "%s:%u: threads %ld, but line %u has %u (one many-thread count per file)",
-                          path, ln, thr, ps->thr_line, ps->thr);
-    if (tc && !ps->thr) ps->thr = (unsigned)thr, ps->thr_line = ln;
     /* format 3: the path line's; formats 1 and 2: both */
     const unsigned p0 = ps->path >= 0 ? (unsigned)ps->path : 0, p1 = ps->path >= 0 ? (unsigned)ps->path : 1;
     for (unsigned p = p0; p <= p1; p++) {
@@ -279,7 +375,7 @@ static int cal_row(cal_parse_t *ps, char **tok, unsigned nt, unsigned ver, const
             if (*first)
                 return zp_err_set(ZP_EFORMAT, "%s:%u: a second row for %s %s %s 2^%u%s%s%s%s (the first at line %u)",
                                   path, ln, tok[0], tok[1], tok[2], l, ver == 1 ? "" : " ", ver == 1 ? "" : tok[5],
-                                  ver == 3 ? " on the path " : "", ver == 3 ? cal_path_name[p] : "", *first);
+                                  ver >= 3 ? " on the path " : "", ver >= 3 ? cal_path_name[p] : "", *first);
             *first = ln;
             cal_put(&ps->t, p, k, tc, l, (unsigned)meth + j, (int)dc, (float)ms[j]);
         }
@@ -291,7 +387,7 @@ static int cal_row(cal_parse_t *ps, char **tok, unsigned nt, unsigned ver, const
 
 static int cal_parse(cal_table_t *t, FILE *f, const char *path)
 {
-    char *line = NULL, *tok[10];
+    char *line = NULL, *tok[12];
     size_t cap = 0;
     ssize_t got;
     unsigned ln = 0, rows = 0, ver = 0;
@@ -315,23 +411,23 @@ static int cal_parse(cal_table_t *t, FILE *f, const char *path)
         if (hash) *hash = '\0';
         char raw[CAL_LINE + 1];
         memcpy(raw, line, strlen(line) + 1);
-        unsigned nt = cal_tokens(line, tok, 9);
+        unsigned nt = cal_tokens(line, tok, 11);
         if (nt == 0) continue;
         if (!ver) {
             if (nt != 2 || strcmp(tok[0], "zkpipe-msm-calib") ||
-                (strcmp(tok[1], "1") && strcmp(tok[1], "2") && strcmp(tok[1], "3"))) {
+                (strcmp(tok[1], "1") && strcmp(tok[1], "2") && strcmp(tok[1], "3") && strcmp(tok[1], "4"))) {
                 rc = zp_err_set(ZP_EFORMAT,
-                                "%s:%u: expected the header 'zkpipe-msm-calib 3' (or 2, 1), got '%s%s%s'",
+                                "%s:%u: expected the header 'zkpipe-msm-calib 4' (or 3, 2, 1), got '%s%s%s'",
                                 path, ln, tok[0], nt > 1 ? " " : "", nt > 1 ? tok[1] : "");
                 goto out;
             }
             ver = (unsigned)(tok[1][0] - '0');
-            ps->path = ver == 3 ? -1 : -2;
+            ps->path = ver >= 3 ? -1 : -2;
             continue;
         }
         if (!strcmp(tok[0], "path")) {
-            if (ver != 3) {
-                rc = zp_err_set(ZP_EFORMAT, "%s:%u: a 'path' line in a format %u file (path lines are format 3)",
+            if (ver < 3) {
+                rc = zp_err_set(ZP_EFORMAT, "%s:%u: a 'path' line in a format %u file (path lines are formats 3, 4)",
                                 path, ln, ver);
                 goto out;
             }
@@ -355,10 +451,19 @@ static int cal_parse(cal_table_t *t, FILE *f, const char *path)
             continue;
         }
         if (ps->path == -1) {
-            rc = zp_err_set(ZP_EFORMAT, "%s:%u: a row before any 'path scalar|vector' line (format 3)", path, ln);
+            rc = zp_err_set(ZP_EFORMAT, "%s:%u: a row before any 'path scalar|vector' line (format %u)", path, ln,
+                            ver);
             goto out;
         }
-        if ((rc = cal_row(ps, tok, nt, ver, path, ln))) goto out;
+        if (!strcmp(tok[0], "kp")) {
+            if (ver < 4) {
+                rc = zp_err_set(ZP_EFORMAT, "%s:%u: a 'kp' row in a format %u file (kp rows are format 4)", path,
+                                ln, ver);
+                goto out;
+            }
+            if ((rc = cal_kp_row(ps, tok, nt, path, ln))) goto out;
+        } else if ((rc = cal_row(ps, tok, nt, ver, path, ln)))
+            goto out;
         rows++;
     }
     if (ferror(f)) {
@@ -366,7 +471,7 @@ static int cal_parse(cal_table_t *t, FILE *f, const char *path)
         goto out;
     }
     if (!ver) {
-        rc = zp_err_set(ZP_EFORMAT, "%s:%u: no header 'zkpipe-msm-calib 3' (empty file)", path, ln);
+        rc = zp_err_set(ZP_EFORMAT, "%s:%u: no header 'zkpipe-msm-calib 4' (empty file)", path, ln);
         goto out;
     }
     if (!rows) {
@@ -376,11 +481,15 @@ static int cal_parse(cal_table_t *t, FILE *f, const char *path)
     for (unsigned p = 0; p < CAL_PATHS; p++) {
         bool any = false;
         for (unsigned k = 0; k < CAL_KEYS; k++)
-            for (unsigned tc = 0; tc < CAL_TC; tc++)
-                if (ps->seen[p][k][tc]) {    /* the file's (path, key, class) replace the table's rows */
-                    memcpy(t->ms[p][k][tc], ps->t.ms[p][k][tc], sizeof t->ms[p][k][tc]);
-                    any = true;
-                }
+            for (unsigned tc = 0; tc < CAL_TC; tc++) {
+                /* the file's (path, key, class) replace the table's rows; its kp rows replace
+                 * the table's kp rows, and so do its window rows (kp rows were measured at the
+                 * windows the table took then): a file of kp rows alone keeps the windows */
+                if (ps->seen[p][k][tc]) memcpy(t->ms[p][k][tc], ps->t.ms[p][k][tc], sizeof t->ms[p][k][tc]);
+                if (ps->seen[p][k][tc] || ps->seen_kp[p][k][tc])
+                    memcpy(t->kp[p][k][tc], ps->t.kp[p][k][tc], sizeof t->kp[p][k][tc]);
+                any |= ps->seen[p][k][tc] || ps->seen_kp[p][k][tc];
+            }
         if (ps->t.thr[p]) t->thr[p] = ps->t.thr[p];
         if (any) snprintf(t->source[p], sizeof t->source[p], "%s (%s)", path, machine ? mach : "machine not named");
     }
@@ -549,41 +658,51 @@ static bool cal_lerp(double *r, const double *v, const bool *have, double x)
 }
 
 /* key k at n points, nthreads, on the path vec: the ratio endo/plain (*hr: known) and each
- * method's window offset (interpolated, not rounded; hd[j]: known), from the rows cal_which
- * picks */
+ * method's window, K and P offsets (off[j][0..2], interpolated, not rounded; hd[j]: known),
+ * from the rows cal_which picks */
 static void cal_key_at(const cal_table_t *t, unsigned k, size_t n, unsigned nthreads, bool vec, double *ratio,
-                       bool *hr, double dc[2], bool hd[2])
+                       bool *hr, double off[2][3], bool hd[2])
 {
     unsigned p, tc;
     cal_which(t, vec, k, nthreads, &p, &tc);
     const double x = n > 1 ? log2((double)n) : 0;
-    double v[CAL_LOG_MAX + 1], w[2][CAL_LOG_MAX + 1];
+    double v[CAL_LOG_MAX + 1], w[2][3][CAL_LOG_MAX + 1];
     bool have[CAL_LOG_MAX + 1], hw[2][CAL_LOG_MAX + 1];
     for (unsigned l = 0; l <= CAL_LOG_MAX; l++) {
         float ms[2] = {0, 0};
         for (unsigned j = 0; j < 2; j++) {
-            int d = 0;
-            ms[j] = l ? cal_best(t, p, k, tc, l, j, &d) : 0;
+            int d[3] = {0, 0, 0};
+            ms[j] = l ? cal_best(t, p, k, tc, l, j, d) : 0;
             hw[j][l] = ms[j] > 0;
-            w[j][l] = d;
+            for (unsigned i = 0; i < 3; i++) w[j][i][l] = d[i];
         }
         have[l] = ms[0] > 0 && ms[1] > 0;
         v[l] = have[l] ? (double)ms[0] / ms[1] : 0;
     }
     *hr = cal_lerp(ratio, v, have, x);
-    for (unsigned j = 0; j < 2; j++) hd[j] = cal_lerp(&dc[j], w[j], hw[j], x);
+    for (unsigned j = 0; j < 2; j++) {
+        hd[j] = cal_lerp(&off[j][0], w[j][0], hw[j], x);
+        for (unsigned i = 1; i < 3; i++) cal_lerp(&off[j][i], w[j][i], hw[j], x);
+    }
+}
+
+/* an interpolated offset, rounded, within -1..1 */
+static int cal_round(double d)
+{
+    long q = lround(d);
+    return q < -1 ? -1 : q > 1 ? 1 : (int)q;
 }
 
 zp_msm_pick_t zp_msm_auto_pick_path(unsigned g, unsigned curve, double long_frac, size_t n, unsigned nthreads,
                                     bool vector)
 {
-    zp_msm_pick_t p = {.method = ZP_MSM_ENDO, .dc = {0, 0}};
+    zp_msm_pick_t p = {.method = ZP_MSM_ENDO};
     const cal_table_t *t = cal_get();
     if (cal_init_rc && !atomic_load(&cal_asked) && !atomic_exchange(&cal_warned, true))
         fprintf(stderr, "zkpipe: %s; using the built-in MSM table\n", cal_init_msg);
     int forced = atomic_load(&cal_forced);
     if (!t) return p;
-    double ru = 0, rw = 0, du[2] = {0, 0}, dw[2] = {0, 0};
+    double ru = 0, rw = 0, du[2][3] = {{0}}, dw[2][3] = {{0}};
     bool hu, hw, hdu[2], hdw[2];
     cal_key_at(t, cal_key(g, curve, false), n, nthreads, vector, &ru, &hu, du, hdu);
     cal_key_at(t, cal_key(g, curve, true), n, nthreads, vector, &rw, &hw, dw, hdw);
@@ -595,9 +714,10 @@ zp_msm_pick_t zp_msm_auto_pick_path(unsigned g, unsigned curve, double long_frac
     else if (hu || hw) p.method = r < CAL_SPLIT_BELOW ? ZP_MSM_ENDO : ZP_MSM_PLAIN;
     if (!atomic_load(&cal_model_window))
         for (unsigned j = 0; j < 2; j++) {
-            double d = !hdw[j] ? du[j] : !hdu[j] ? dw[j] : dw[j] + (du[j] - dw[j]) * s;
-            long q = lround(d);
-            p.dc[j] = q < -1 ? -1 : q > 1 ? 1 : (int)q;
+            int o[3];
+            for (unsigned i = 0; i < 3; i++)
+                o[i] = cal_round(!hdw[j] ? du[j][i] : !hdu[j] ? dw[j][i] : dw[j][i] + (du[j][i] - dw[j][i]) * s);
+            p.dc[j] = o[0], p.dk[j] = o[1], p.dp[j] = o[2];
         }
     return p;
 }

@@ -535,4 +535,4 @@
     {2, 1, 0, 22, 1, 0, 0, 16531.96f}, /* c 16, 1 */
     {2, 1, 0, 22, 1, 1, -1, 17197.08f}, /* c 15, 1 */
     {2, 1, 0, 22, 1, 1, 0, 15301.93f}, /* c 16, 1 */
-#define CAL_BUILTIN_VEC_SOURCE "built-in (AMD EPYC Zen 4, 2 cores, AVX-512 IFMA, vector path; msm calibrate, 1T best of 2-4 runs (process CPU), 2T best of 2 (busiest thread CPU), 2026-12-04 21:10-21:47 UTC, load 1.7-8; G2 rows re-measured 2026-12-05 08:48-08:53 UTC)"
+#define CAL_BUILTIN_VEC_SOURCE "built-in (AMD EPYC Zen 4, 2 cores, AVX-512 IFMA, vector path; msm calibrate, 1T best of 2-4 runs (process CPU), 2T best of 2 (busiest thread CPU), 2026-12-04 21:10-21:47 UTC, load 1.7-8; G2 rows re-measured 2026-12-05 08:48-08:53 UTC; K / P rows (kp) 2026-12-05 10:35-10:54 UTC)"

@@ -810,6 +810,17 @@ static unsigned S(shift_c)(unsigned c, int dc)
     return x < MSM_C_MIN ? MSM_C_MIN : x > MSM_C_MAX ? MSM_C_MAX : (unsigned)x;
 }
 
+/* K and P times 2^dk and 2^dp (-1..1: the calibrated offsets, or opts' with model_window),
+ * clamped to MSM_K_MIN..MSM_K_MAX and 1..MSM_P_MAX; a K too large for window pairs drops them */
+static void S(shift_kp)(msm_plan_t *pl, int dk, int dp)
+{
+    if (dk > 0 && pl->K < MSM_K_MAX) pl->K *= 2;
+    if (dk < 0 && pl->K / 2 >= MSM_K_MIN) pl->K /= 2;
+    if (dp > 0 && pl->P < MSM_P_MAX) pl->P *= 2;
+    if (dp < 0 && pl->P > 1) pl->P /= 2;
+    if (2 * pl->K > MSM_K_MAX) pl->G = 1;
+}
+
 /* opts' forced K and P (tuning) on a plan */
 static void S(force_kp)(msm_plan_t *pl, const zp_msm_opts_t *o)
 {
@@ -839,12 +850,17 @@ static size_t S(budget)(size_t n, unsigned m, unsigned nthreads, unsigned cf, co
                 if (dc && cf) continue;
                 /* each offset's own plan (before session 19 the offset 0 was measured on the
                  * -1 plan left in a: harmless while bytes grew with c, not once a smaller c
-                 * may take window pairs and a larger one not) */
+                 * may take window pairs and a larger one not); at each window every K and P
+                 * offset (the table's kp rows) */
                 a = a0;
                 if (dc) S(full_plan)(&a, n, nthreads, d, S(shift_c)(a0.c, dc), v);
-                S(force_kp)(&a, o);
-                size_t x = S(bytes)(&a, m, d * n, nthreads);
-                if (x > best) best = x;
+                for (int j = 0; j < 9; j++) {
+                    msm_plan_t b = a;
+                    S(shift_kp)(&b, j / 3 - 1, j % 3 - 1);
+                    S(force_kp)(&b, o);
+                    size_t x = S(bytes)(&b, m, d * n, nthreads);
+                    if (x > best) best = x;
+                }
             }
         }
     return best;
@@ -888,10 +904,13 @@ static zp_msm_pick_t S(pick)(double long_frac, size_t n0, unsigned nthr)
 /* the split's dimension for opts and the n0 scalars sc (from n1 on sc2, S(sum2)): no_endo 1;
  * dim 2 or 4 when asked (4 only where the group has it); method ENDO: S(endo_dim), PLAIN: 1;
  * AUTO (and NULL opts): the calibrated choice for this group, curve, shape, size and thread
- * class (msm.h: zp_msm_auto_pick, issue 31). *dc (may be NULL): the window offset for that
- * dim's method (opts' window_delta with model_window; 0 with a forced c) */
-static unsigned S(dim_lf)(const zp_msm_opts_t *o, size_t n0, double long_frac, unsigned nthr, int *dc)
+ * class (msm.h: zp_msm_auto_pick, issue 31). *off (may be NULL): the window, K and P offsets
+ * for that dim's method (opts' window_delta, k_delta, p_delta with model_window; 0 with a
+ * forced c) */
+typedef struct { int dc, dk, dp; } S(off_t);
+static unsigned S(dim_lf)(const zp_msm_opts_t *o, size_t n0, double long_frac, unsigned nthr, S(off_t) *off)
 {
+    int *dc = off ? &off->dc : NULL;
     unsigned d;
     zp_msm_method_t m = o ? o->method : ZP_MSM_AUTO;
     const bool need_pick = m == ZP_MSM_AUTO || (dc && !(o && (o->c || o->model_window)));
@@ -901,14 +920,17 @@ static unsigned S(dim_lf)(const zp_msm_opts_t *o, size_t n0, double long_frac, u
     else if (o && o->dim == 2) d = 2;
     else if (o && o->dim == 4) d = MSM_DIM_MAX;
     else d = (m == ZP_MSM_AUTO ? pk.method : m) == ZP_MSM_PLAIN ? 1 : S(endo_dim)(n0);
-    if (dc) *dc = o && o->c ? 0 : o && o->model_window ? o->window_delta : pk.dc[d == 1];
+    if (off)
+        *off = o && o->c ? (S(off_t)){0, 0, 0}
+             : o && o->model_window ? (S(off_t)){o->window_delta, o->k_delta, o->p_delta}
+                                    : (S(off_t)){pk.dc[d == 1], pk.dk[d == 1], pk.dp[d == 1]};
     return d;
 }
 
 static unsigned S(dim)(const zp_msm_opts_t *o, size_t n0, const zp_scalar_t *sc,
-                       const zp_scalar_t *sc2, size_t n1, unsigned nthr, int *dc)
+                       const zp_scalar_t *sc2, size_t n1, unsigned nthr, S(off_t) *off)
 {
-    return S(dim_lf)(o, n0, S(long_frac)(sc, sc2, n1, n0), nthr, dc);
+    return S(dim_lf)(o, n0, S(long_frac)(sc, sc2, n1, n0), nthr, off);
 }
 
 /* the largest dimension a call with opts may take for n0 points (its scratch) */
@@ -1038,8 +1060,9 @@ static void S(multi2)(P_T *out, const PA_T *const *points, unsigned m, const zp_
             }
         return;
     }
-    int dc;
-    const unsigned dim = S(dim)(opts, n, scalars, sc2, n1, nthr, &dc), cf = S(force_c)(opts);
+    S(off_t) off;
+    const unsigned dim = S(dim)(opts, n, scalars, sc2, n1, nthr, &off), cf = S(force_c)(opts);
+    const int dc = off.dc;
     const size_t n0 = n, budget = S(budget)(n0, m, nthr, cf, opts);
     uint8_t *base = (uint8_t *)scratch + S(area)(n0, m, opts);
     const FE_T *phix = NULL;
@@ -1070,6 +1093,7 @@ static void S(multi2)(P_T *out, const PA_T *const *points, unsigned m, const zp_
     const bool vec = S(vec)();
     S(full_plan)(&full, n0, nthr, dim, cf, vec);
     if (!cf && dc) S(full_plan)(&full, n0, nthr, dim, S(shift_c)(full.c, dc), vec);
+    S(shift_kp)(&full, off.dk, off.dp);
     S(force_kp)(&full, opts);
     /* (the plan's model is tuned for full-size scalars: the bit lengths are used only when
      * every scalar is clearly short; measured: no gain, some loss, with a few full ones; the
@@ -1082,6 +1106,7 @@ static void S(multi2)(P_T *out, const PA_T *const *points, unsigned m, const zp_
         msm_plan_h(&pl, cl.nbig, nthr, cl.bits + 1, MSM_COST_FQ, cl.hist, cf, vec);
         if (!cf && dc) msm_plan_h(&pl, cl.nbig, nthr, cl.bits + 1, MSM_COST_FQ, cl.hist, S(shift_c)(pl.c, dc), vec);
     }
+    S(shift_kp)(&pl, off.dk, off.dp);
     S(force_kp)(&pl, opts);
     if (S(bytes)(&pl, m, n, nthr) > budget) pl = full;
     unsigned P1 = 0;
@@ -1193,17 +1218,20 @@ void MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _plan_info)(zp_msm_info_t *info, size_t 
     if (nthreads == 0) nthreads = 1;
     if (n > MSM_CHUNK) n = MSM_CHUNK;
     /* the shape's share of long scalars: uniform all, witness-like the calibration's mix */
-    int dc;
-    const unsigned dim = S(dim_lf)(opts, n, witness ? 0.15 : 1.0, nthreads, &dc), cf = S(force_c)(opts);
+    S(off_t) off;
+    const unsigned dim = S(dim_lf)(opts, n, witness ? 0.15 : 1.0, nthreads, &off), cf = S(force_c)(opts);
     msm_plan_t pl;
     S(full_plan)(&pl, n, nthreads, dim, cf, S(vec)());
     const unsigned c0 = pl.c;
-    if (!cf && dc) S(full_plan)(&pl, n, nthreads, dim, S(shift_c)(pl.c, dc), S(vec)());
+    if (!cf && off.dc) S(full_plan)(&pl, n, nthreads, dim, S(shift_c)(pl.c, off.dc), S(vec)());
+    const msm_plan_t p0 = pl;
+    S(shift_kp)(&pl, off.dk, off.dp);
     S(force_kp)(&pl, opts);
-    /* dc: the offset in effect (0 where the shift was clamped at MSM_C_MIN / MSM_C_MAX) */
+    /* dc, dk, dp: the offsets in effect (0 where the shift was clamped) */
     *info = (zp_msm_info_t){.method = dim == 1 ? ZP_MSM_PLAIN : ZP_MSM_ENDO, .dim = dim, .c = pl.c,
                             .W = S(dim_bits)(dim) / pl.c + 1, .P = pl.P, .K = pl.K, .wpt = msm_g(&pl),
-                            .dc = (int)pl.c - (int)c0};
+                            .dc = (int)pl.c - (int)c0, .dk = (pl.K > p0.K) - (pl.K < p0.K),
+                            .dp = (pl.P > p0.P) - (pl.P < p0.P)};
 }
 
 void MSM_CAT5(zp_msm_, MSM_G, _, MSM_C, _multi)(P_T *out, const PA_T *const *points, unsigned m,
