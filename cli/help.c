@@ -27,19 +27,21 @@ static const struct { const char *cmd, *text; } k_help[] = {
     {"bench", "Print timings: `bench arith` (field and curve operations), `bench prove ZKEY WTNS` (each stage).\n"},
     {"msm",
      "The MSM's method table (issue 31, doc/msm.md): each MSM takes the endomorphism split or the\n"
-     "plain Pippenger, and its window (the model's or one bit either side), by group, curve, scalar\n"
+     "plain Pippenger, its window (the model's or one bit either side) and, at that window, its batch\n"
+     "size K and point ranges per window P (the plan's, halved or doubled), by group, curve, scalar\n"
      "shape, size, thread class and arithmetic path (scalar, or AVX-512 IFMA: each MSM reads the rows\n"
      "of the path it runs on, the other path's where that has none), from measured times.\n"
      "`msm calibrate [--out FILE] [--quick] [--sizes \"12 16\"] [--threads N] [--groups g1,g2]\n"
-     "[--reps N] [--thread-cpu] [--many-only]` measures every candidate on this CPU and path (1 and N\n"
-     "threads; 5-11 min on 2 cores, --quick: 2^12-2^16 only; --thread-cpu: N-thread rows as the\n"
-     "busiest thread's CPU time; ZP_MSM_VECTOR=0: the scalar path) and writes the table (format 3,\n"
-     "with its `path` line; stdout without --out); install it as\n"
+     "[--reps N] [--thread-cpu] [--many-only] [--kp-only]` measures every candidate on this CPU and\n"
+     "path (1 and N threads; 10-20 min on 2 cores, --quick: 2^12-2^16 only; --thread-cpu: N-thread\n"
+     "rows as the busiest thread's CPU time; --kp-only: K and P alone, at the windows of the table in\n"
+     "use; ZP_MSM_VECTOR=0: the scalar path) and writes the table (format 4, with its `path` line;\n"
+     "stdout without --out); scripts/msm-calib-merge merges runs; install it as\n"
      "PREFIX/share/zkpipe/msm-calib.txt or point ZKPIPE_MSM_CALIB at it (a malformed file stops\n"
      "prove, fullprove and up with the file and line). `msm check FILE` parses one; `msm which`\n"
      "prints the table in use, the path in use, and the method and window it picks per size with\n"
-     "the rows it read. ZP_MSM_METHOD=endo|plain forces a method, ZP_MSM_WINDOW=model the model's\n"
-     "window.\n"},
+     "the rows it read (k-/k+, p-/p+: K or P halved / doubled). ZP_MSM_METHOD=endo|plain forces a\n"
+     "method, ZP_MSM_WINDOW=model the model's window, K and P.\n"},
     {"up",
      "Run a whole process group in the foreground: the broker, synthesizers, GPU workers and\n"
      "finalizers, restarted when they die. --config FILE reads the same options from a file\n"

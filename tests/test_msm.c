@@ -1129,8 +1129,8 @@ static void test_calib_errors(void)
 }
 
 /* kp rows (format 4, session 20) in the pick: a ratio below 0.98 at the window the table takes
- * is taken (the lowest), the method's time is its window's times it (so it may turn the method);
- * rows at another window, and within 2%, are not; a file of kp rows alone keeps the windows, a
+ * is taken (the lowest); the method stays the window rows' choice; rows at another window, and
+ * within 2%, are not; a file of kp rows alone keeps the windows, a
  * file of window rows for a key drops its kp rows */
 static void test_calib_kp(void)
 {
@@ -1154,9 +1154,10 @@ static void test_calib_kp(void)
         CHECK(pk.dk[0] == 1);
         pk = zp_msm_auto_pick_path(1, 0, 1.0, 1 << 15, 1, v);   /* 0.25 */
         CHECK(pk.dk[0] == 0);
-        /* plain 110 * 0.8 = 88 < endo 100 (its dc +1 row is not its window) */
+        /* the method from the window rows alone: endo 100 < plain 110 (plain's K/2 at 0.8 does
+         * not turn it); endo's dc +1 kp row is not at its window */
         pk = zp_msm_auto_pick_path(1, 0, 1.0, 1 << 16, 1, v);
-        CHECK(pk.method == ZP_MSM_PLAIN && pk.dk[1] == -1 && pk.dk[0] == 0 && pk.dc[0] == 0);
+        CHECK(pk.method == ZP_MSM_ENDO && pk.dk[1] == -1 && pk.dk[0] == 0 && pk.dc[0] == 0);
         pk = zp_msm_auto_pick_path(1, 0, 1.0, 1 << 12, 2, v);   /* P doubled: 0.9 beats 0.95 */
         CHECK(pk.method == ZP_MSM_ENDO && pk.dk[0] == 0 && pk.dp[0] == 1);
         /* another key (the other shape): the built-in table's offsets, as before the load */
@@ -1166,8 +1167,8 @@ static void test_calib_kp(void)
         /* with the vector path in use (where the CPU has it) the MSM's plan follows */
         if (v == (int)zp_msm_vector()) {
             zp_msm_info_t au, m0;
-            zp_msm_opts_t o = {.method = ZP_MSM_PLAIN, .model_window = true};
-            zp_msm_g1_bn254_plan_info(&au, 1 << 16, 1, false, NULL);
+            zp_msm_opts_t o = {.method = ZP_MSM_PLAIN, .model_window = true}, op = {.method = ZP_MSM_PLAIN};
+            zp_msm_g1_bn254_plan_info(&au, 1 << 16, 1, false, &op);   /* plain at the table's */
             zp_msm_g1_bn254_plan_info(&m0, 1 << 16, 1, false, &o);
             CHECK(au.method == ZP_MSM_PLAIN && au.dk == -1 && au.K * 2 == m0.K && au.c == m0.c);
         }
@@ -1178,7 +1179,7 @@ static void test_calib_kp(void)
     CHECK(calib_load_text(path, sizeof path, kp_only, sizeof kp_only - 1) == 0);
     zp_msm_pick_t pk = zp_msm_auto_pick(1, 0, 1.0, 1 << 12, 1);
     CHECK(pk.method == ZP_MSM_ENDO && pk.dk[0] == 0);
-    CHECK(zp_msm_auto_pick(1, 0, 1.0, 1 << 16, 1).method == ZP_MSM_ENDO);   /* plain's 0.8 gone */
+    CHECK(zp_msm_auto_pick(1, 0, 1.0, 1 << 16, 1).dk[1] == 0);             /* plain's 0.8 gone */
     CHECK(zp_msm_auto_pick(1, 0, 1.0, 1 << 12, 2).dp[0] == 1);            /* another class: kept */
     /* window rows alone for the key and class: its kp rows go */
     CHECK(calib_load_text(path, sizeof path, tab, sizeof tab - 1) == 0);

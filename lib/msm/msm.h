@@ -122,7 +122,7 @@ typedef struct {
  * where it is below 0.98 (a tie goes to plain, which touches less memory); each method's
  * window offset is interpolated the same way and rounded, and so are the batch size K's and
  * the point split P's offsets at that window (format 4's kp rows, session 20: ratios to the
- * plan's K and P measured alongside; a method's time is its window's times its best ratio). MSMs with more than one thread
+ * plan's K and P measured alongside; the method is chosen on the window rows alone). MSMs with more than one thread
  * use the many-thread rows where the table has them, else the one-thread rows (and one-thread
  * MSMs the many-thread rows where a key has none; zp_msm_calib_rows below).
  * The table is the built-in one (measured on the machine named in zp_msm_calib_source), or a

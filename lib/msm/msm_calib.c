@@ -32,8 +32,8 @@
  * For each (key, thread class, size, method) the row with offset 0 counts unless one with
  * offset -1 or +1 was measured more than 2% faster (CAL_WIN_BELOW: a window is not moved on
  * noise); the fastest of those then. At that window the kp row with the lowest ratio counts
- * where that ratio is below CAL_KP_BELOW (else the plan's K and P), and the method's time is
- * the window's times that ratio (the endo / plain comparison sees each method's best). Every error names the file and line.
+ * where that ratio is below CAL_KP_BELOW (else the plan's K and P); the method is chosen on
+ * the window rows' times alone (cal_best). Every error names the file and line.
  * The table in use is process-wide (one per process: the install's or ZKPIPE_MSM_CALIB's,
  * read once by zp_msm_calib_init; MSMs with NULL opts, i.e. the prover's, use it). It is
  * immutable once published: an atomic pointer, read without a lock (acquire); a load or reset
@@ -154,8 +154,11 @@ int zp_msm_calib_offset(const double ms[3])
 }
 
 /* the window offset of (path, key, class, size, method), at it the K and P offsets (the kp
- * row of the lowest ratio below CAL_KP_BELOW, else 0, 0), and the time (the window's times
- * that ratio; 0: nothing measured) */
+ * row of the lowest ratio below CAL_KP_BELOW, else 0, 0), and the window's time (0: nothing
+ * measured). The time is not scaled by the ratio: the method is chosen on the window rows
+ * alone. (A first version compared the methods' times scaled by their kp ratios; a ratio from
+ * a --kp-only run times a window row measured in another run, days and flush changes apart,
+ * turned G2 BN254 2^20 two threads to the split, 0.979 by the table, 1.11x plain measured.) */
 static float cal_best(const cal_table_t *t, unsigned p, unsigned k, unsigned tc, unsigned l, unsigned meth,
                       int off[3])
 {
@@ -168,7 +171,7 @@ static float cal_best(const cal_table_t *t, unsigned p, unsigned k, unsigned tc,
         const float r = t->kp[p][k][tc][l][meth][off[0] + 1][j / 3][j % 3];
         if (r > 0 && r < best) best = r, off[1] = (int)(j / 3) - 1, off[2] = (int)(j % 3) - 1;
     }
-    return off[1] || off[2] ? (float)(m[off[0] + 1] * best) : m[off[0] + 1];
+    return m[off[0] + 1];
 }
 
 static void cal_builtin_fill(cal_table_t *t)
