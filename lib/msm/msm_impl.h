@@ -910,10 +910,9 @@ static zp_msm_pick_t S(pick)(double long_frac, size_t n0, unsigned nthr)
 typedef struct { int dc, dk, dp; } S(off_t);
 static unsigned S(dim_lf)(const zp_msm_opts_t *o, size_t n0, double long_frac, unsigned nthr, S(off_t) *off)
 {
-    int *dc = off ? &off->dc : NULL;
     unsigned d;
     zp_msm_method_t m = o ? o->method : ZP_MSM_AUTO;
-    const bool need_pick = m == ZP_MSM_AUTO || (dc && !(o && (o->c || o->model_window)));
+    const bool need_pick = m == ZP_MSM_AUTO || (off && !(o && (o->c || o->model_window)));
     zp_msm_pick_t pk = {.method = ZP_MSM_ENDO};
     if (need_pick) pk = S(pick)(long_frac, n0, nthr);
     if (o && o->no_endo) d = 1;
